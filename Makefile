@@ -1,0 +1,29 @@
+# Two commands set up and check a fresh clone: `make generate` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: generate test check bench clean
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+	touch $(STAMP)
+
+## Compile opdefs/ (and the IR protos) into generated/, then print a summary.
+generate: $(STAMP)
+	$(BIN)/opspec generate
+
+## Fail when generated/ is stale, then run the test suite.
+test: $(STAMP)
+	$(BIN)/opspec generate --check
+	$(BIN)/python -m pytest
+
+## Measure import time, lookup latency, generation and inference speed.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,81 @@
+"""The compiler's front half: an opdefs tree in, resolved schemas out (or every error)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
+from opspec.codegen.load import Tree, load_tree
+from opspec.codegen.model import DomainDecl, OpDecl
+from opspec.codegen.source import Location
+from opspec.codegen.resolve import TypeSets, resolve_op
+from opspec.runtime.schema import OpSchema
+
+
+@dataclass(frozen=True)
+class CompiledOp:
+    """One operator: where it came from and its resolved versions, oldest first."""
+
+    decl: OpDecl
+    schemas: tuple[OpSchema, ...]
+
+    @property
+    def versions(self) -> tuple[int, ...]:
+        return tuple(schema.since_version for schema in self.schemas)
+
+    @property
+    def latest(self) -> OpSchema:
+        return self.schemas[-1]
+
+
+@dataclass(frozen=True)
+class CompiledDomain:
+    decl: DomainDecl
+    ops: tuple[CompiledOp, ...]
+
+    @property
+    def schema_count(self) -> int:
+        return sum(len(op.schemas) for op in self.ops)
+
+
+def compile_tree(root: Path) -> tuple[CompiledDomain, ...]:
+    """Load, validate and resolve ``root``; raise :class:`CompileError` listing every problem."""
+    diagnostics = Diagnostics()
+    if not root.is_dir():
+        raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
+    tree = load_tree(root, diagnostics)
+    domains = _resolve(tree, diagnostics)
+    if diagnostics:
+        raise CompileError(diagnostics.sorted())
+    return domains
+
+
+def _resolve(tree: Tree, diagnostics: Diagnostics) -> tuple[CompiledDomain, ...]:
+    type_sets = TypeSets(tree.type_sets, diagnostics)
+    by_domain: dict[str, dict[str, CompiledOp]] = {name: {} for name in tree.domains}
+    for op in tree.ops:
+        stem = Path(op.path).stem
+        if stem != op.name:
+            diagnostics.error(op.location, f"op {op.name!r} must live in a file named {op.name}.yaml, not {stem}.yaml")
+        ops = by_domain[op.domain]
+        if op.name in ops:
+            diagnostics.error(op.location, f"op {op.name!r} is already defined in {ops[op.name].decl.path}")
+            continue
+        domain = tree.domains[op.domain]
+        ops[op.name] = CompiledOp(op, tuple(resolve_op(op, domain, type_sets, diagnostics)))
+    _check_aliases(tree, diagnostics)
+    return tuple(
+        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)))
+        for name, ops in sorted(by_domain.items())
+    )
+
+
+def _check_aliases(tree: Tree, diagnostics: Diagnostics) -> None:
+    owners: dict[str, str] = {}
+    for domain in tree.domains.values():
+        for spelling in {domain.name, domain.node_domain, *domain.aliases}:
+            if spelling in owners and owners[spelling] != domain.name:
+                diagnostics.error(
+                    domain.location, f"domain spelling {spelling!r} is claimed by both {owners[spelling]!r} and {domain.name!r}"
+                )
+            owners[spelling] = domain.name

@@ -1,0 +1,47 @@
+"""Collects every problem of a compiler run, so that all are reported together."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opspec.codegen.source import Location, SourceError
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    location: Location
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: error: {self.message}"
+
+
+@dataclass
+class Diagnostics:
+    """An ordered, de-duplicated list of errors."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, location: Location, message: str) -> None:
+        diagnostic = Diagnostic(location, message)
+        if diagnostic not in self.items:
+            self.items.append(diagnostic)
+
+    def add(self, error: SourceError) -> None:
+        self.error(error.location, error.message)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        return sorted(self.items)
+
+
+class CompileError(Exception):
+    """Raised when an opdefs tree has errors; carries all of them."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(str(d) for d in diagnostics))

@@ -1,0 +1,113 @@
+"""What changed between two resolved versions of an operator, in readable sentences.
+
+Computed from the schemas themselves, so the version history in the docs can never
+disagree with the registry.
+"""
+from __future__ import annotations
+
+from opspec.codegen.notation import shortest_float
+from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
+
+
+def format_value(value: object) -> str:
+    """A default value as the YAML notation writes it (floats at float32 precision)."""
+    if isinstance(value, float):
+        return shortest_float(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(format_value(item) for item in value) + "]"
+    return str(value)
+
+
+def param_spec(param: FormalParameter) -> str:
+    """A formal parameter in the compact notation (``T+ differentiable``)."""
+    suffix = {FormalParameterOption.Single: "", FormalParameterOption.Optional: "?"}.get(
+        param.option, "+" if param.min_arity else "*"
+    )
+    words = [param.type_str + suffix]
+    if not param.is_homogeneous:
+        words.append("heterogeneous")
+    if param.differentiation_category.name != "Unknown":
+        words.append(
+            "differentiable" if param.differentiation_category.name == "Differentiable" else "non-differentiable"
+        )
+    return " ".join(words)
+
+
+def attribute_spec(attribute: Attribute) -> str:
+    """An attribute in the compact notation (``int >= 0 = 1``)."""
+    words = [attribute.type.spelling]
+    if attribute.constraint is not None:
+        words.append(attribute.constraint.describe())
+    if attribute.required:
+        words.append("required")
+    elif attribute.default_value is not None:
+        words.append(f"= {format_value(attribute.default_value)}")
+    return " ".join(words)
+
+
+def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalParameter, ...]) -> list[str]:
+    changes = []
+    old = {p.name: p for p in before}
+    new = {p.name: p for p in after}
+    for name, param in new.items():
+        if name not in old:
+            changes.append(f"New {role} `{name}`: `{param_spec(param)}`.")
+        elif param_spec(old[name]) != param_spec(param):
+            changes.append(f"{role.capitalize()} `{name}`: `{param_spec(old[name])}` → `{param_spec(param)}`.")
+    for name in old:
+        if name not in new:
+            changes.append(f"Removed {role} `{name}`.")
+    if [n for n in old if n in new] != [n for n in new if n in old]:
+        changes.append(f"{role.capitalize()}s were reordered: {', '.join(f'`{n}`' for n in new)}.")
+    return changes
+
+
+def _attributes(before: OpSchema, after: OpSchema) -> list[str]:
+    changes = []
+    for name, attribute in after.attributes.items():
+        old = before.attributes.get(name)
+        if old is None:
+            changes.append(f"New attribute `{name}`: `{attribute_spec(attribute)}`.")
+        elif attribute_spec(old) != attribute_spec(attribute):
+            changes.append(f"Attribute `{name}`: `{attribute_spec(old)}` → `{attribute_spec(attribute)}`.")
+    changes.extend(f"Removed attribute `{name}`." for name in before.attributes if name not in after.attributes)
+    return changes
+
+
+def _types(before: OpSchema, after: OpSchema) -> list[str]:
+    changes = []
+    old = before.type_constraint_map
+    for name, constraint in after.type_constraint_map.items():
+        if name not in old:
+            changes.append(f"New type parameter `{name}`: {_type_list(constraint.allowed_type_strs)}.")
+            continue
+        added = [t for t in constraint.allowed_type_strs if t not in old[name].allowed_type_strs]
+        removed = [t for t in old[name].allowed_type_strs if t not in constraint.allowed_type_strs]
+        if added:
+            changes.append(f"`{name}` also accepts {_type_list(added)}.")
+        if removed:
+            changes.append(f"`{name}` no longer accepts {_type_list(removed)}.")
+    changes.extend(f"Removed type parameter `{name}`." for name in old if name not in after.type_constraint_map)
+    return changes
+
+
+def _type_list(types: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(f"`{t}`" for t in types)
+
+
+def version_changes(before: OpSchema | None, after: OpSchema) -> list[str]:
+    """Sentences describing how ``after`` differs from ``before`` (the first version: none)."""
+    if before is None:
+        return []
+    changes = _params("input", before.inputs, after.inputs)
+    changes += _params("output", before.outputs, after.outputs)
+    changes += _attributes(before, after)
+    changes += _types(before, after)
+    if before.inference != after.inference:
+        rule = after.inference.name if after.inference else "none"
+        changes.append(f"Inference rule is now `{rule}`.")
+    if before.deprecated != after.deprecated:
+        changes.append("The operator is deprecated." if after.deprecated else "The operator is no longer deprecated.")
+    return changes

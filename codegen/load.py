@@ -1,0 +1,250 @@
+"""Read an opdefs tree into declarations, collecting every error on the way.
+
+Layout of a tree::
+
+    types.yaml                      named type sets (optional)
+    <domain>/domain.yaml            one per domain
+    <domain>/<family>/<Op>.yaml     one operator per file
+    schema/                         JSON Schemas (not read as opdefs)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opspec.codegen.diagnostics import Diagnostics
+from opspec.codegen.model import (
+    AttrDecl,
+    DomainDecl,
+    OpDecl,
+    ParamDecl,
+    RuleDecl,
+    TypeParamDecl,
+    TypeSetDecl,
+    VersionDecl,
+)
+from opspec.codegen.notation import (
+    DIFFERENTIATION,
+    ATTR_TYPES,
+    AttrSpec,
+    NotationError,
+    ParamSpec,
+    parse_attribute,
+    parse_param,
+)
+from opspec.codegen.source import Location, Map, Seq, SourceError, load_yaml
+from opspec.codegen.validate import schema_errors
+from opspec.runtime.schema import FormalParameterOption, ValueConstraint
+
+DOMAIN_FILE = "domain.yaml"
+TYPES_FILE = "types.yaml"
+SKIPPED_FOLDERS = {"schema"}
+
+
+@dataclass
+class Tree:
+    """Everything read from one opdefs tree."""
+
+    root: Path
+    domains: dict[str, DomainDecl] = field(default_factory=dict)
+    type_sets: dict[str, TypeSetDecl] = field(default_factory=dict)
+    ops: list[OpDecl] = field(default_factory=list)
+
+
+def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
+    """Read ``root``; problems go to ``diagnostics`` and the bad parts are skipped."""
+    tree = Tree(root)
+    base = root.parent
+
+    def shown(path: Path) -> str:
+        return path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)
+
+    def read(path: Path, kind: str) -> Any:
+        try:
+            document = load_yaml(path, shown(path))
+        except SourceError as error:
+            diagnostics.add(error)
+            return None
+        problems = list(schema_errors(document, kind))
+        for location, message in problems:
+            diagnostics.error(location, message)
+        return None if problems else document
+
+    types_path = root / TYPES_FILE
+    if types_path.is_file() and (document := read(types_path, "types")) is not None:
+        _read_type_sets(document, tree)
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in SKIPPED_FOLDERS):
+        domain_path = folder / DOMAIN_FILE
+        if not domain_path.is_file():
+            diagnostics.error(Location(shown(folder), 1, 1), f"domain folder has no {DOMAIN_FILE}")
+            continue
+        document = read(domain_path, "domain")
+        if document is None:
+            continue
+        domain = _read_domain(document, folder.name, shown(domain_path))
+        if domain.name in tree.domains:
+            first = tree.domains[domain.name]
+            diagnostics.error(domain.location, f"domain {domain.name!r} is already defined in {first.path}")
+            continue
+        tree.domains[domain.name] = domain
+        for path in sorted(folder.rglob("*.yaml")):
+            if path == domain_path:
+                continue
+            document = read(path, "op")
+            if document is not None:
+                family = path.parent.relative_to(folder).as_posix()
+                tree.ops.append(_read_op(document, domain, family if family != "." else "", shown(path), diagnostics))
+    return tree
+
+
+def _read_type_sets(document: Map, tree: Tree) -> None:
+    sets = document["type_sets"]
+    for name, items in sets.items():
+        tree.type_sets[name] = TypeSetDecl(
+            name, tuple(zip(items, items.item_locations)), sets.key_at(name)
+        )
+
+
+def _read_domain(document: Map, folder: str, path: str) -> DomainDecl:
+    opset = document["opset"]
+    name = document["domain"]
+    return DomainDecl(
+        name=name,
+        node_domain=document.get("node_domain", name),
+        aliases=tuple(document.get("aliases", ())),
+        opset_min=opset["min"],
+        opset_max=opset["max"],
+        path=path,
+        location=document.value_at("domain"),
+        folder=folder,
+        summary=document.get("summary", ""),
+        doc=document.get("doc", ""),
+    )
+
+
+def _read_op(document: Map, domain: DomainDecl, family: str, path: str, diagnostics: Diagnostics) -> OpDecl:
+    op = OpDecl(
+        name=document["op"],
+        domain=domain.name,
+        family=family,
+        path=path,
+        location=document.value_at("op"),
+        summary=document.get("summary", ""),
+        doc=document.get("doc", ""),
+    )
+    docs = document.get("docs", Map())
+    op.docs = dict(docs)
+    op.doc_locations = {name: docs.key_at(name) for name in docs}
+    versions = document["versions"]
+    for key, body in versions.items():
+        op.versions.append(_read_version(int(key), body, versions.key_at(key), diagnostics))
+    return op
+
+
+def _read_version(since: int, body: Map, location: Location, diagnostics: Diagnostics) -> VersionDecl:
+    version = VersionDecl(since=since, location=location, notes=body.get("notes", ""))
+    if "inputs" in body:
+        version.inputs = _read_params(body["inputs"], diagnostics)
+    if "outputs" in body:
+        version.outputs = _read_params(body["outputs"], diagnostics)
+    attributes = body.get("attributes", Map())
+    for name, value in attributes.items():
+        version.attribute_locations[name] = attributes.key_at(name)
+        if value is None:
+            version.attributes[name] = None
+            continue
+        declared = _read_attribute(name, value, attributes.value_at(name), diagnostics)
+        if declared is not None:
+            version.attributes[name] = declared
+    types = body.get("types", Map())
+    for name, value in types.items():
+        version.type_locations[name] = types.key_at(name)
+        version.types[name] = _read_type_param(name, value, types.key_at(name), types.value_at(name))
+    if "inference" in body:
+        version.inference_set = True
+        version.inference = _read_rule(body["inference"], body.value_at("inference"))
+    if "deprecated" in body:
+        version.deprecated = body["deprecated"]
+    return version
+
+
+def _at_offset(location: Location, text: str, offset: int, raw: str | None = None) -> Location:
+    """Point inside a one-line scalar; quoted scalars shift by their opening quote."""
+    shift = 1 if raw is not None and raw[:1] in "\"'" else 0
+    return Location(location.path, location.line, location.column + offset + shift)
+
+
+def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]:
+    declared = []
+    for name, value in params.items():
+        where = params.value_at(name)
+        if isinstance(value, str):
+            try:
+                spec = parse_param(value)
+            except NotationError as error:
+                diagnostics.error(_at_offset(where, value, error.offset), f"input/output {name!r}: {error}")
+                continue
+            declared.append(ParamDecl(str(name), spec, params.key_at(name), where))
+            continue
+        option = FormalParameterOption[value.get("option", "single").capitalize()]
+        spec = ParamSpec(
+            type_str=value["type"].replace(" ", ""),
+            option=option,
+            min_arity=value.get("min_arity", 1),
+            is_homogeneous=value.get("homogeneous", True),
+            differentiation=DIFFERENTIATION[value.get("differentiability", "unknown")],
+        )
+        if not spec.is_homogeneous and option is not FormalParameterOption.Variadic:
+            diagnostics.error(value.key_at("homogeneous"), "only a variadic can be heterogeneous")
+        declared.append(ParamDecl(str(name), spec, params.key_at(name), value.value_at("type"), value.get("doc")))
+    return tuple(declared)
+
+
+_BOUND_KEYS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "min_length", "max_length")
+
+
+def _read_attribute(name: str, value: Any, where: Location, diagnostics: Diagnostics) -> AttrDecl | None:
+    if isinstance(value, str):
+        try:
+            spec = parse_attribute(value)
+        except NotationError as error:
+            diagnostics.error(_at_offset(where, value, error.offset), f"attribute {name!r}: {error}")
+            return None
+        return AttrDecl(str(name), spec, where)
+    bounds = {key: value[key] for key in _BOUND_KEYS if key in value}
+    if "allowed" in value:
+        bounds["allowed"] = tuple(value["allowed"])
+    if value.get("required") and "default" in value:
+        diagnostics.error(value.key_at("default"), f"attribute {name!r} cannot be both required and defaulted")
+    spec = AttrSpec(
+        type=ATTR_TYPES[value["type"]],
+        required=bool(value.get("required", False)),
+        default=value.get("default"),
+        constraint=ValueConstraint(**bounds) if bounds else None,
+    )
+    return AttrDecl(str(name), spec, where, value.get("doc"))
+
+
+def _read_type_param(name: str, value: Any, key_at: Location, value_at: Location) -> TypeParamDecl | None:
+    if value is None:
+        return None
+    doc = None
+    if isinstance(value, Map):
+        doc, value, value_at = value.get("doc"), value["types"], value.value_at("types")
+    if isinstance(value, Seq):
+        items = tuple(zip((item.replace(" ", "") for item in value), value.item_locations))
+    else:
+        items = ((value.replace(" ", ""), value_at),)
+    return TypeParamDecl(str(name), items, key_at, doc)
+
+
+def _read_rule(value: Any, where: Location) -> RuleDecl | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return RuleDecl(value, {}, where)
+    args = {key: item for key, item in value.items() if key != "rule"}
+    return RuleDecl(
+        value["rule"], args, value.value_at("rule"), {key: value.value_at(key) for key in args}
+    )

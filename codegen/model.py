@@ -1,0 +1,117 @@
+"""Declarations read from an opdefs tree, before versions are resolved.
+
+These records mirror the YAML closely and keep a :class:`Location` on everything, so
+the semantic checks and the resolver can point back at the source. Resolution turns
+them into :class:`opspec.runtime.schema.OpSchema` values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from opspec.codegen.notation import AttrSpec, ParamSpec
+from opspec.codegen.source import Location
+
+
+@dataclass(frozen=True)
+class ParamDecl:
+    """A formal input or output as declared in one version."""
+
+    name: str
+    spec: ParamSpec
+    location: Location
+    type_location: Location
+    doc: str | None = None
+
+
+@dataclass(frozen=True)
+class AttrDecl:
+    """An attribute as declared in one version."""
+
+    name: str
+    spec: AttrSpec
+    location: Location
+    doc: str | None = None
+
+
+@dataclass(frozen=True)
+class TypeParamDecl:
+    """A type parameter: type set names and type strings, each with its location."""
+
+    name: str
+    items: tuple[tuple[str, Location], ...]
+    location: Location
+    doc: str | None = None
+
+
+@dataclass(frozen=True)
+class RuleDecl:
+    """A reference to an inference rule, with its arguments."""
+
+    name: str
+    args: dict[str, Any]
+    location: Location
+    arg_locations: dict[str, Location] = field(default_factory=dict)
+
+
+@dataclass
+class VersionDecl:
+    """One version of an operator: the full first version, or a change to the previous one.
+
+    ``inputs``/``outputs`` are None when inherited; ``attributes`` and ``types`` map a
+    name to a declaration, or to None when this version removes it.
+    """
+
+    since: int
+    location: Location
+    inputs: tuple[ParamDecl, ...] | None = None
+    outputs: tuple[ParamDecl, ...] | None = None
+    attributes: dict[str, AttrDecl | None] = field(default_factory=dict)
+    attribute_locations: dict[str, Location] = field(default_factory=dict)
+    types: dict[str, TypeParamDecl | None] = field(default_factory=dict)
+    type_locations: dict[str, Location] = field(default_factory=dict)
+    inference: RuleDecl | None = None
+    inference_set: bool = False
+    deprecated: bool | None = None
+    notes: str = ""
+
+
+@dataclass
+class OpDecl:
+    """One operator file."""
+
+    name: str
+    domain: str
+    family: str
+    path: str
+    location: Location
+    summary: str = ""
+    doc: str = ""
+    versions: list[VersionDecl] = field(default_factory=list)
+    docs: dict[str, str] = field(default_factory=dict)
+    doc_locations: dict[str, Location] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DomainDecl:
+    """One domain file."""
+
+    name: str
+    node_domain: str
+    aliases: tuple[str, ...]
+    opset_min: int
+    opset_max: int
+    path: str
+    location: Location
+    folder: str
+    summary: str = ""
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class TypeSetDecl:
+    """A named, reusable set of types."""
+
+    name: str
+    items: tuple[tuple[str, Location], ...]
+    location: Location

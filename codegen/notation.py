@@ -1,0 +1,272 @@
+"""The compact one-line notation of opdefs, in the spirit of TensorFlow's spec strings.
+
+Formal inputs and outputs::
+
+    T                   one value whose type is bound to type parameter T
+    tensor(int64)?      an optional input of a fixed type
+    T+                  variadic, at least one value (``T*``: zero or more)
+    T+ heterogeneous    variadic whose values may have different types
+    T differentiable    flags: differentiable | non-differentiable | heterogeneous
+
+Attributes::
+
+    int = 1                               optional, with a default
+    ints                                  optional, no default
+    int required
+    float >= 0 = 0.5                      value constraints before the default
+    string in {NOTSET, VALID} = NOTSET    allowed values
+    ints len >= 1                         list length
+
+Each parser raises :class:`NotationError` with the character offset of the problem.
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from opspec.runtime.schema import (
+    AttrType,
+    DifferentiationCategory,
+    FormalParameterOption,
+    ValueConstraint,
+)
+
+
+class NotationError(ValueError):
+    """A spec string that does not parse; ``offset`` is 0-based within the string."""
+
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """What a formal-parameter spec string says."""
+
+    type_str: str
+    option: FormalParameterOption = FormalParameterOption.Single
+    min_arity: int = 1
+    is_homogeneous: bool = True
+    differentiation: DifferentiationCategory = DifferentiationCategory.Unknown
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """What an attribute spec string says."""
+
+    type: AttrType
+    required: bool = False
+    default: Any = None
+    constraint: ValueConstraint | None = None
+
+
+ATTR_TYPES = {t.spelling: t for t in AttrType}
+DIFFERENTIATION = {
+    "differentiable": DifferentiationCategory.Differentiable,
+    "non-differentiable": DifferentiationCategory.NonDifferentiable,
+    "unknown": DifferentiationCategory.Unknown,
+}
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<number>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf\b|nan\b)
+      | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+      | (?P<word>[A-Za-z_][\w.\-]*)
+      | (?P<op>>=|<=|==|[<>={}\[\],])
+    )""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str
+    text: str
+    offset: int
+
+
+def _tokenize(text: str) -> list[_Token]:
+    tokens, position = [], 0
+    while position < len(text):
+        if text[position:].strip() == "":
+            break
+        match = _TOKEN.match(text, position)
+        if not match:
+            start = len(text) - len(text[position:].lstrip())
+            raise NotationError(f"unexpected character {text[start]!r}", start)
+        kind = match.lastgroup or "op"
+        tokens.append(_Token(kind, match.group(kind), match.start(kind)))
+        position = match.end()
+    return tokens
+
+
+def split_type(text: str) -> tuple[str, int]:
+    """Split a leading type (``T`` or ``tensor(float)``) off ``text``; return it and its end."""
+    match = re.match(r"\s*[A-Za-z_][\w.]*", text)
+    if not match:
+        raise NotationError("expected a type parameter or a type such as tensor(float)", 0)
+    end, depth = match.end(), 0
+    if end < len(text) and text[end] == "(":
+        for index in range(end, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[index], 0)
+            if depth == 0:
+                end = index + 1
+                break
+        else:
+            raise NotationError("unbalanced parentheses in type", end)
+    return re.sub(r"\s+", "", text[: end]).strip(), end
+
+
+def parse_param(text: str) -> ParamSpec:
+    """Parse a formal input/output spec such as ``T+ differentiable``."""
+    type_str, end = split_type(text)
+    option, min_arity = FormalParameterOption.Single, 1
+    rest = text[end:]
+    if rest[:1] in ("?", "+", "*"):
+        option = FormalParameterOption.Optional if rest[0] == "?" else FormalParameterOption.Variadic
+        min_arity = 0 if rest[0] == "*" else 1
+        end += 1
+        rest = rest[1:]
+    homogeneous, differentiation = True, DifferentiationCategory.Unknown
+    for token in _tokenize(rest):
+        offset = end + token.offset
+        if token.text == "heterogeneous":
+            if option is not FormalParameterOption.Variadic:
+                raise NotationError("only a variadic (T+ or T*) can be heterogeneous", offset)
+            homogeneous = False
+        elif token.text in DIFFERENTIATION:
+            differentiation = DIFFERENTIATION[token.text]
+        else:
+            raise NotationError(
+                f"unknown flag {token.text!r} (expected differentiable, non-differentiable "
+                "or heterogeneous)",
+                offset,
+            )
+    return ParamSpec(type_str, option, min_arity, homogeneous, differentiation)
+
+
+class _Cursor:
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.index = 0
+
+    def peek(self) -> _Token | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def take(self) -> _Token:
+        token = self.peek()
+        if token is None:
+            raise NotationError("unexpected end of spec", len(self.text))
+        self.index += 1
+        return token
+
+    def expect(self, text: str) -> _Token:
+        token = self.take()
+        if token.text != text:
+            raise NotationError(f"expected {text!r}, found {token.text!r}", token.offset)
+        return token
+
+
+def _literal(cursor: _Cursor) -> Any:
+    token = cursor.take()
+    if token.kind == "number":
+        if re.fullmatch(r"[-+]?\d+", token.text):
+            return int(token.text)
+        return float(token.text)
+    if token.kind == "string":
+        return bytes(token.text[1:-1], "utf-8").decode("unicode_escape")
+    if token.kind == "word":
+        return token.text
+    if token.text == "[":
+        items: list[Any] = []
+        if cursor.peek() is not None and cursor.peek().text == "]":  # type: ignore[union-attr]
+            cursor.take()
+            return items
+        while True:
+            items.append(_literal(cursor))
+            closing = cursor.take()
+            if closing.text == "]":
+                return items
+            if closing.text != ",":
+                raise NotationError(f"expected ',' or ']', found {closing.text!r}", closing.offset)
+    raise NotationError(f"expected a value, found {token.text!r}", token.offset)
+
+
+def _number(cursor: _Cursor) -> int | float:
+    token = cursor.peek()
+    value = _literal(cursor)
+    if not isinstance(value, (int, float)):
+        raise NotationError("expected a number", token.offset if token else 0)
+    return value
+
+
+def parse_attribute(text: str) -> AttrSpec:
+    """Parse an attribute spec such as ``int >= 0 = 1`` or ``string in {a, b} = a``."""
+    cursor = _Cursor(text)
+    head = cursor.take()
+    if head.text not in ATTR_TYPES:
+        raise NotationError(
+            f"unknown attribute type {head.text!r} (expected one of {', '.join(ATTR_TYPES)})",
+            head.offset,
+        )
+    attr_type = ATTR_TYPES[head.text]
+    bounds: dict[str, Any] = {}
+    required, default, has_default = False, None, False
+    while (token := cursor.peek()) is not None:
+        cursor.take()
+        if token.text in (">=", ">"):
+            bounds["minimum"], bounds["exclusive_minimum"] = _number(cursor), token.text == ">"
+        elif token.text in ("<=", "<"):
+            bounds["maximum"], bounds["exclusive_maximum"] = _number(cursor), token.text == "<"
+        elif token.text == "in":
+            cursor.expect("{")
+            allowed = [_literal(cursor)]
+            while cursor.take().text == ",":
+                allowed.append(_literal(cursor))
+            bounds["allowed"] = tuple(allowed)
+        elif token.text == "len":
+            relation = cursor.take()
+            size = _number(cursor)
+            if relation.text in (">=", "=="):
+                bounds["min_length"] = int(size)
+            if relation.text in ("<=", "=="):
+                bounds["max_length"] = int(size)
+            if relation.text not in (">=", "<=", "=="):
+                raise NotationError("expected >=, <= or == after len", relation.offset)
+        elif token.text == "required":
+            required = True
+        elif token.text == "=":
+            default, has_default = _literal(cursor), True
+        else:
+            raise NotationError(
+                f"unexpected {token.text!r} (expected a constraint, '= default' or 'required')",
+                token.offset,
+            )
+    if required and has_default:
+        raise NotationError("an attribute cannot be both required and defaulted", 0)
+    constraint = ValueConstraint(**bounds) if bounds else None
+    return AttrSpec(attr_type, required, default if has_default else None, constraint)
+
+
+def float32(value: float) -> float:
+    """The float onnx stores for a float attribute (rounded to float32)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:  # beyond float32's range: onnx would store an infinity
+        return math.copysign(math.inf, value)
+
+
+def shortest_float(value: float) -> str:
+    """The shortest text that reads back as the same float32 (``1e-05``, not ``9.99e-06``)."""
+    if math.isinf(value) or math.isnan(value):
+        return repr(value)
+    stored = float32(value)
+    for digits in range(1, 18):
+        text = f"{stored:.{digits}g}"
+        if float32(float(text)) == stored:
+            return text if ("e" in text or "." in text) else text + ".0"
+    return repr(stored)

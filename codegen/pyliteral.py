@@ -1,0 +1,99 @@
+"""Render schema values as Python source: every string goes through ``repr``, never pasted.
+
+Records (named tuples, as :mod:`opspec.runtime.schema` defines them) and dataclasses become constructor calls that list only non-default fields, one per
+line; values named in ``hoisted`` are replaced by that name (for module-level constants
+such as the op's doc text or a shared type set). Output is deterministic: sets are sorted.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from types import MappingProxyType
+from typing import Any, Mapping
+
+INDENT = "    "
+
+
+def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> str:
+    """Python source text that evaluates to ``value``."""
+    names = hoisted or {}
+    try:
+        if value in names:
+            return names[value]
+    except TypeError:  # unhashable values are never hoisted
+        pass
+    if value is None or isinstance(value, (bool, int, str)) and not isinstance(value, enum.Enum):
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else 'float("-inf")'
+        return repr(value)
+    if _is_record(value):
+        return _record(value, names, depth)
+    if isinstance(value, frozenset):
+        return "frozenset({" + ", ".join(py(v, names) for v in sorted(value)) + "})" if value else "frozenset()"
+    if isinstance(value, (tuple, list)):
+        return _sequence(value, names, depth)
+    if isinstance(value, (dict, MappingProxyType)):
+        body = _mapping(value, names, depth)
+        return f"MappingProxyType({body})" if isinstance(value, MappingProxyType) else body
+    raise TypeError(f"cannot render {type(value).__name__} as Python source")
+
+
+def _sequence(value: tuple[Any, ...] | list[Any], names: Mapping[Any, str], depth: int) -> str:
+    open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
+    items = [py(v, names, depth + 1) for v in value]
+    if not items:
+        return open_ + close
+    if all(_is_record(v) for v in value):
+        pad = INDENT * (depth + 1)
+        return open_ + "\n" + "".join(f"{pad}{item},\n" for item in items) + INDENT * depth + close
+    trailing = "," if len(items) == 1 and isinstance(value, tuple) else ""
+    return open_ + ", ".join(items) + trailing + close
+
+
+def _mapping(value: Mapping[Any, Any], names: Mapping[Any, str], depth: int) -> str:
+    if not value:
+        return "{}"
+    pad = INDENT * (depth + 1)
+    lines = "".join(f"{pad}{py(k, names)}: {py(v, names, depth + 1)},\n" for k, v in value.items())
+    return "{\n" + lines + INDENT * depth + "}"
+
+
+def _is_record(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) or hasattr(type(value), "_field_defaults")
+
+
+def _fields(value: Any) -> list[tuple[str, Any, bool]]:
+    """(name, value, equals its default) for every field of a record or dataclass."""
+    if dataclasses.is_dataclass(value):
+        result = []
+        for field in dataclasses.fields(value):
+            current = getattr(value, field.name)
+            default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+            result.append((field.name, current, default is not dataclasses.MISSING and current == default))
+        return result
+    defaults = type(value)._field_defaults
+    return [
+        (name, current, name in defaults and _same(current, defaults[name]))
+        for name, current in zip(value._fields, value)
+    ]
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _record(value: Any, names: Mapping[Any, str], depth: int) -> str:
+    pad = INDENT * (depth + 1)
+    parts = [
+        f"{pad}{name}={py(current, names, depth + 1)},\n"
+        for name, current, is_default in _fields(value)
+        if not is_default
+    ]
+    return f"{type(value).__name__}(\n" + "".join(parts) + INDENT * depth + ")"

@@ -1,0 +1,199 @@
+"""Render compiled domains into the files of a registry package: Python modules and docs.
+
+Templates only render; every decision about content is made here or in the model.
+The result is a mapping from relative path to text, so writing and freshness checks
+share one code path and the output is deterministic.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from opspec.codegen.compiler import CompiledDomain, CompiledOp
+from opspec.codegen.history import attribute_spec, format_value, param_spec, version_changes
+from opspec.codegen.pyliteral import py
+from opspec.runtime.rules.catalog import RULES
+from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
+                "OpSchema", "RuleRef", "TypeConstraintParam", "ValueConstraint")
+_HOIST_MIN_LENGTH = 60
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One version of one op, with what changed since the version before it."""
+
+    op: CompiledOp
+    schema: OpSchema
+    previous: OpSchema | None
+    changes: tuple[str, ...]
+    notes: str
+
+
+def module_name(name: str) -> str:
+    """A safe Python module name for a domain or an op."""
+    cleaned = re.sub(r"\W", "_", name)
+    if not cleaned.isidentifier() or keyword.iskeyword(cleaned) or cleaned[0] == "_":
+        cleaned = "op_" + cleaned
+    return cleaned
+
+
+def _md_cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _md_code(text: str) -> str:
+    return text.replace("`", "'") if text else ""
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(py=py, mdcell=_md_cell, mdcode=_md_code)
+    env.globals.update(
+        signature=signature,
+        kind=_kind,
+        differentiable=_differentiable,
+        default=_default,
+        rule_summary=lambda name: RULES[name].summary if name in RULES else "",
+    )
+    return env
+
+
+def signature(schema: OpSchema) -> str:
+    """A readable one-screen signature: call line, then attributes."""
+    inputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.inputs)
+    outputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.outputs)
+    lines = [f"{schema.name}({inputs}) -> ({outputs})"]
+    lines += [f"    {a.name}: {attribute_spec(a)}" for a in schema.attributes.values()]
+    return "\n".join(lines)
+
+
+def _kind(param: FormalParameter) -> str:
+    if param.option is FormalParameterOption.Variadic:
+        arity = f"at least {param.min_arity}"
+        return f"variadic ({arity}{', heterogeneous' if not param.is_homogeneous else ''})"
+    return param.option.name.lower()
+
+
+def _differentiable(param: FormalParameter) -> str:
+    return {"Differentiable": "yes", "NonDifferentiable": "no"}.get(param.differentiation_category.name, "")
+
+
+def _default(attribute: Attribute) -> str:
+    if attribute.required:
+        return "*required*"
+    if attribute.default_value is None:
+        return ""
+    return f"`{format_value(attribute.default_value)}`"
+
+
+def history(op: CompiledOp) -> list[HistoryEntry]:
+    """Every version of ``op``, newest first, with its changes and notes."""
+    entries = []
+    previous = None
+    for schema, decl in zip(op.schemas, op.decl.versions):
+        entries.append(HistoryEntry(op, schema, previous, tuple(version_changes(previous, schema)), decl.notes))
+        previous = schema
+    return entries[::-1]
+
+
+def _families(domain: CompiledDomain) -> list[tuple[str, list[CompiledOp]]]:
+    families: dict[str, list[CompiledOp]] = {}
+    for op in domain.ops:
+        families.setdefault(op.decl.family, []).append(op)
+    return sorted(families.items())
+
+
+def _changelog(domain: CompiledDomain) -> list[tuple[int, list[HistoryEntry]]]:
+    by_opset: dict[int, list[HistoryEntry]] = {}
+    for op in domain.ops:
+        for entry in history(op):
+            by_opset.setdefault(entry.schema.since_version, []).append(entry)
+    return [(opset, sorted(entries, key=lambda e: e.op.decl.name)) for opset, entries in sorted(by_opset.items(), reverse=True)]
+
+
+def _constants(op: CompiledOp) -> list[tuple[Any, str]]:
+    """Values worth naming once at module level: the op's doc, repeated long texts and type sets."""
+    counts: Counter[Any] = Counter()
+    for schema in op.schemas:
+        counts.update(p.types for p in schema.inputs + schema.outputs)
+        counts.update(p.description for p in schema.inputs + schema.outputs)
+        counts.update(a.description for a in schema.attributes.values())
+        counts.update(t.description for t in schema.type_constraints)
+    repeated = [value for value, count in counts.items() if count > 1]
+    texts = [v for v in repeated if isinstance(v, str) and len(v) >= _HOIST_MIN_LENGTH and v != op.decl.doc]
+    sets = [v for v in repeated if isinstance(v, frozenset) and len(v) > 1]
+    named = [(op.decl.doc, "DOC")] if op.decl.doc else []
+    named += [(text, f"_TEXT_{index}") for index, text in enumerate(texts)]
+    named += [(types, f"_TYPES_{index}") for index, types in enumerate(sets)]
+    return named
+
+
+def render_package(domains: tuple[CompiledDomain, ...], source: str) -> dict[str, str]:
+    """All files of a registry package: ``{relative path: text}``."""
+    env = _environment()
+    files: dict[str, str] = {}
+    modules: dict[tuple[str, str], str] = {}
+    for domain in domains:
+        package = module_name(domain.decl.name)
+        files[f"{package}/__init__.py"] = env.get_template("domain_package.py.j2").render(domain=domain)
+        for op in domain.ops:
+            module = module_name(op.decl.name)
+            modules[op.decl.domain, op.decl.name] = f"{package}.{module}"
+            constants = _constants(op)
+            hoisted = {value: name for value, name in constants}
+            body = py(op.schemas, hoisted)
+            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", body)]
+            files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
+                op=op, imports=imports, constants=constants, hoisted=hoisted
+            )
+    files["__init__.py"] = env.get_template("registry_index.py.j2").render(
+        domains=domains, modules=modules, source=source
+    )
+    files.update(render_docs(domains, source, env))
+    return files
+
+
+def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment | None = None) -> dict[str, str]:
+    """The Markdown reference: an index, and per domain an op list, op pages, a changelog."""
+    env = env or _environment()
+    files = {}
+    folders = []
+    for domain in domains:
+        folder = f"docs/{domain.decl.name or module_name(domain.decl.node_domain)}"
+        folders.append(_DomainView(domain, folder.split("/", 1)[1]))
+        files[f"{folder}/README.md"] = env.get_template("domain_index.md.j2").render(
+            domain=domain, families=_families(domain)
+        )
+        files[f"{folder}/changelog.md"] = env.get_template("changelog.md.j2").render(
+            domain=domain, changelog=_changelog(domain)
+        )
+        op_template = env.get_template("op.md.j2")
+        for op in domain.ops:
+            files[f"{folder}/{op.decl.name}.md"] = op_template.render(op=op, domain=domain, history=history(op))
+    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=folders, source=source)
+    return files
+
+
+class _DomainView:
+    """A compiled domain plus the folder its docs live in."""
+
+    def __init__(self, domain: CompiledDomain, folder: str):
+        self.decl, self.ops, self.schema_count, self.folder = domain.decl, domain.ops, domain.schema_count, folder
+

@@ -1,0 +1,364 @@
+"""Resolve declarations into exact per-version schemas, checking their meaning on the way.
+
+Version model: the first version of an op is written in full; each later version states
+only what changed. ``inputs``/``outputs``, when present, restate the whole signature;
+``attributes`` and ``types`` merge by name (a new name adds, an existing name replaces,
+``null`` removes); ``inference`` and ``deprecated`` replace; everything else is inherited.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from opspec.codegen.diagnostics import Diagnostics
+from opspec.codegen.model import AttrDecl, DomainDecl, OpDecl, ParamDecl, RuleDecl, TypeParamDecl, VersionDecl
+from opspec.codegen.notation import float32
+from opspec.codegen.source import Location
+from opspec.runtime.rules.catalog import (
+    NAMES_ATTRIBUTE,
+    NAMES_INPUT,
+    NAMES_INPUT_OR_ATTRIBUTE,
+    PLAIN_KINDS,
+    RULES,
+)
+from opspec.runtime.schema import (
+    UNBOUNDED,
+    Attribute,
+    AttrType,
+    FormalParameter,
+    FormalParameterOption,
+    OpSchema,
+    RuleRef,
+    TypeConstraintParam,
+)
+from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string
+
+
+@dataclass
+class _State:
+    """The accumulated declarations of an op up to some version."""
+
+    inputs: tuple[ParamDecl, ...] = ()
+    outputs: tuple[ParamDecl, ...] = ()
+    attributes: dict[str, AttrDecl] = field(default_factory=dict)
+    types: dict[str, TypeParamDecl] = field(default_factory=dict)
+    inference: RuleDecl | None = None
+    deprecated: bool = False
+
+
+class TypeSets:
+    """Named type sets, expanded (recursively, order kept) on demand."""
+
+    def __init__(self, declared: dict[str, Any], diagnostics: Diagnostics):
+        self._declared = declared
+        self._diagnostics = diagnostics
+        self._expanded: dict[str, tuple[str, ...]] = {}
+
+    def expand(self, name: str, location: Location, trail: tuple[str, ...] = ()) -> tuple[str, ...]:
+        if name in self._expanded:
+            return self._expanded[name]
+        if name in trail:
+            self._diagnostics.error(location, f"type set {name!r} includes itself ({' -> '.join(trail + (name,))})")
+            return ()
+        declared = self._declared.get(name)
+        if declared is None:
+            known = ", ".join(sorted(self._declared)) or "none are defined"
+            self._diagnostics.error(location, f"unknown type set {name!r} (known: {known})")
+            return ()
+        result = self.items(declared.items, trail + (name,))
+        self._expanded[name] = result
+        return result
+
+    def items(self, items: tuple[tuple[str, Location], ...], trail: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """Expand a list of type strings and type set names, de-duplicated in order."""
+        result: dict[str, None] = {}
+        for item, location in items:
+            if is_type_string(item):
+                try:
+                    result[normalize_type_string(item)] = None
+                except TypeStringError as error:
+                    self._diagnostics.error(location, str(error))
+            else:
+                result.update(dict.fromkeys(self.expand(item, location, trail)))
+        return tuple(result)
+
+
+def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics) -> list[OpSchema]:
+    """All versions of ``op``, resolved; problems go to ``diagnostics``."""
+    state, schemas, previous = _State(), [], None
+    for position, version in enumerate(op.versions):
+        if previous is not None and version.since <= previous.since:
+            diagnostics.error(
+                version.location,
+                f"versions must be listed in increasing order: {version.since} comes after {previous.since}",
+            )
+        if not domain.opset_min <= version.since <= domain.opset_max:
+            diagnostics.error(
+                version.location,
+                f"version {version.since} is outside domain {domain.name!r}'s opset range "
+                f"{domain.opset_min}..{domain.opset_max}",
+            )
+        if position == 0 and (version.inputs is None or version.outputs is None):
+            diagnostics.error(version.location, "the first version must declare both inputs and outputs")
+        _apply(version, state, diagnostics)
+        schema = _build(op, domain, version, state, type_sets, diagnostics)
+        if schemas and _same_contract(schemas[-1], schema) and not version.notes:
+            diagnostics.error(
+                version.location,
+                f"version {version.since} changes nothing visible from version {schemas[-1].since_version}; "
+                "add 'notes' saying how its behaviour differs",
+            )
+        schemas.append(schema)
+        previous = version
+    _check_docs(op, schemas, diagnostics)
+    return schemas
+
+
+def _same_contract(before: OpSchema, after: OpSchema) -> bool:
+    def contract(schema: OpSchema) -> tuple[Any, ...]:
+        return (schema.inputs, schema.outputs, dict(schema.attributes), schema.type_constraints,
+                schema.deprecated, schema.inference)
+
+    return contract(before) == contract(after)
+
+
+def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> None:
+    if version.inputs is not None:
+        state.inputs = version.inputs
+    if version.outputs is not None:
+        state.outputs = version.outputs
+    for table, changes, where, what in (
+        (state.attributes, version.attributes, version.attribute_locations, "attribute"),
+        (state.types, version.types, version.type_locations, "type parameter"),
+    ):
+        for name, declared in changes.items():
+            if declared is None:
+                if name not in table:
+                    diagnostics.error(where[name], f"cannot remove {what} {name!r}: the previous version has none")
+                table.pop(name, None)
+            else:
+                table[name] = declared
+    if version.inference_set:
+        state.inference = version.inference
+    if version.deprecated is not None:
+        state.deprecated = version.deprecated
+
+
+def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, type_sets: TypeSets,
+           diagnostics: Diagnostics) -> OpSchema:
+    constraints = []
+    allowed: dict[str, frozenset[str]] = {}
+    for name, declared in state.types.items():
+        types = type_sets.items(declared.items)
+        allowed[name] = frozenset(types)
+        constraints.append(TypeConstraintParam(name, types, _doc(op, name, declared.doc)))
+    inputs = _params(op, state.inputs, allowed, "input", diagnostics)
+    outputs = _params(op, state.outputs, allowed, "output", diagnostics)
+    used = {p.spec.type_str for p in state.inputs + state.outputs}
+    for name, declared in state.types.items():
+        if name not in used:
+            where = version.type_locations.get(name, version.location)
+            diagnostics.error(where, f"type parameter {name!r} is declared but no input or output uses it")
+    attributes = {name: _attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
+    schema = OpSchema(
+        name=op.name,
+        domain=domain.node_domain,
+        since_version=version.since,
+        inputs=inputs,
+        outputs=outputs,
+        attributes=MappingProxyType(attributes),
+        type_constraints=tuple(constraints),
+        min_input=_arity(inputs)[0],
+        max_input=_arity(inputs)[1],
+        min_output=_arity(outputs)[0],
+        max_output=_arity(outputs)[1],
+        doc=op.doc,
+        summary=op.summary,
+        deprecated=state.deprecated,
+        inference=None,
+    )
+    if state.inference is not None:
+        rule = _rule(state.inference, schema, diagnostics)
+        schema = schema._replace(inference=rule)
+    return schema
+
+
+def _doc(op: OpDecl, name: str, own: str | None) -> str:
+    return own if own is not None else op.docs.get(name, "")
+
+
+def _params(op: OpDecl, declared: tuple[ParamDecl, ...], allowed: dict[str, frozenset[str]], role: str,
+            diagnostics: Diagnostics) -> tuple[FormalParameter, ...]:
+    result = []
+    seen_optional = None
+    for index, param in enumerate(declared):
+        spec = param.spec
+        type_str = spec.type_str
+        if is_type_string(type_str):
+            try:
+                type_str = normalize_type_string(type_str)
+            except TypeStringError as error:
+                diagnostics.error(param.type_location, str(error))
+            types = frozenset({type_str})
+        elif type_str in allowed:
+            types = allowed[type_str]
+        else:
+            known = ", ".join(allowed) or "none are declared"
+            diagnostics.error(
+                param.type_location,
+                f"{role} {param.name!r} uses type parameter {type_str!r}, which is not declared in "
+                f"'types' (declared: {known})",
+            )
+            types = frozenset()
+        if spec.option is FormalParameterOption.Variadic and index != len(declared) - 1:
+            diagnostics.error(param.location, f"variadic {role} {param.name!r} must be the last {role}")
+        if spec.option is FormalParameterOption.Optional and seen_optional is None:
+            seen_optional = param.name
+        if spec.option is FormalParameterOption.Single and seen_optional is not None:
+            diagnostics.error(
+                param.location,
+                f"required {role} {param.name!r} cannot follow optional {role} {seen_optional!r}",
+            )
+        result.append(
+            FormalParameter(
+                name=param.name,
+                type_str=type_str,
+                types=types,
+                option=spec.option,
+                is_homogeneous=spec.is_homogeneous,
+                min_arity=spec.min_arity,
+                differentiation_category=spec.differentiation,
+                description=_doc(op, param.name, param.doc),
+            )
+        )
+    return tuple(result)
+
+
+def _arity(params: tuple[FormalParameter, ...]) -> tuple[int, int]:
+    """Minimum and maximum count of actual values, as onnx computes them."""
+    low = high = 0
+    for param in params:
+        if param.option is FormalParameterOption.Single:
+            high += 1
+            low = high
+        elif param.option is FormalParameterOption.Optional:
+            high += 1
+        else:
+            low, high = high + param.min_arity, UNBOUNDED
+    return low, high
+
+
+_SCALAR_CHECKS = {
+    AttrType.FLOAT: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    AttrType.INT: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    AttrType.STRING: lambda v: isinstance(v, str),
+}
+_LIST_OF = {AttrType.FLOATS: AttrType.FLOAT, AttrType.INTS: AttrType.INT, AttrType.STRINGS: AttrType.STRING}
+
+
+def _attribute(op: OpDecl, declared: AttrDecl, diagnostics: Diagnostics) -> Attribute:
+    spec = declared.spec
+    default = spec.default
+    if default is not None:
+        default = _check_default(declared, diagnostics)
+    if spec.constraint is not None and default is not None:
+        for problem in spec.constraint.violations(default):
+            diagnostics.error(declared.location, f"attribute {declared.name!r}: default {problem}")
+    return Attribute(
+        name=declared.name,
+        type=spec.type,
+        description=_doc(op, declared.name, declared.doc),
+        required=spec.required,
+        default_value=default,
+        constraint=spec.constraint,
+    )
+
+
+def _check_default(declared: AttrDecl, diagnostics: Diagnostics) -> Any:
+    spec, value = declared.spec, declared.spec.default
+    kind = spec.type.spelling
+    if spec.type in _SCALAR_CHECKS:
+        if not _SCALAR_CHECKS[spec.type](value):
+            diagnostics.error(declared.location, f"attribute {declared.name!r}: default {value!r} is not {kind}")
+            return None
+        return float32(float(value)) if spec.type is AttrType.FLOAT else value
+    if spec.type in _LIST_OF:
+        item_type = _LIST_OF[spec.type]
+        if not isinstance(value, list) or not all(_SCALAR_CHECKS[item_type](item) for item in value):
+            diagnostics.error(
+                declared.location,
+                f"attribute {declared.name!r}: default {value!r} is not a list of {item_type.spelling}",
+            )
+            return None
+        return tuple(float32(float(v)) for v in value) if item_type is AttrType.FLOAT else tuple(value)
+    diagnostics.error(declared.location, f"attribute {declared.name!r}: {kind} attributes cannot have a default")
+    return None
+
+
+def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics) -> RuleRef | None:
+    spec = RULES.get(declared.name)
+    if spec is None:
+        diagnostics.error(
+            declared.location,
+            f"unknown inference rule {declared.name!r} (known rules: {', '.join(sorted(RULES))})",
+        )
+        return None
+    inputs = {p.name for p in schema.inputs}
+    attributes = set(schema.attributes)
+    args = {}
+    for name, value in declared.args.items():
+        where = declared.arg_locations.get(name, declared.location)
+        param = spec.param(name)
+        if param is None:
+            expected = ", ".join(p.name for p in spec.params) or "no arguments"
+            diagnostics.error(where, f"rule {spec.name!r} has no argument {name!r} (it takes: {expected})")
+            continue
+        if param.kind in PLAIN_KINDS and not isinstance(value, PLAIN_KINDS[param.kind]):
+            diagnostics.error(where, f"rule {spec.name!r}: argument {name!r} must be a {param.kind}")
+            continue
+        if param.choices is not None and value not in param.choices:
+            diagnostics.error(
+                where, f"rule {spec.name!r}: argument {name!r} is {value!r}, expected one of: "
+                f"{', '.join(map(str, param.choices))}",
+            )
+            continue
+        args[name] = value
+    for param in spec.params:
+        if param.kind not in (NAMES_INPUT, NAMES_ATTRIBUTE, NAMES_INPUT_OR_ATTRIBUTE):
+            continue
+        target = args.get(param.name, param.default)
+        if target is None:
+            continue
+        found = (param.kind != NAMES_ATTRIBUTE and target in inputs) or (
+            param.kind != NAMES_INPUT and target in attributes
+        )
+        if param.name in args and not found:
+            what = {"input": "an input", "attribute": "an attribute"}.get(param.kind, "an input or attribute")
+            where = declared.arg_locations.get(param.name, declared.location)
+            diagnostics.error(
+                where, f"rule {spec.name!r}: argument {param.name!r} names {target!r}, which is not {what} of "
+                f"{schema.name} version {schema.since_version}",
+            )
+        elif param.required and not found:
+            what = {"input": "an input", "attribute": "an attribute"}.get(param.kind, "an input or attribute")
+            diagnostics.error(
+                declared.location,
+                f"rule {spec.name!r} needs {what} named {target!r}, which {schema.name} version "
+                f"{schema.since_version} does not have",
+            )
+    return RuleRef(spec.name, MappingProxyType(args))
+
+
+def _check_docs(op: OpDecl, schemas: list[OpSchema], diagnostics: Diagnostics) -> None:
+    names = set()
+    for schema in schemas:
+        names.update(p.name for p in schema.inputs + schema.outputs)
+        names.update(schema.attributes)
+        names.update(t.type_param_str for t in schema.type_constraints)
+    for name, location in op.doc_locations.items():
+        if name not in names:
+            diagnostics.error(
+                location,
+                f"docs for {name!r}, which is not an input, output, attribute or type parameter of any version",
+            )

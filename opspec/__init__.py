@@ -1,0 +1,44 @@
+"""opspec: declarative operator schemas and type/shape inference for ONNX-style op sets.
+
+Schema lookups mirror ``onnx.defs``::
+
+    >>> import opspec
+    >>> opspec.get_schema("Add", 13).since_version
+    13
+
+Names are loaded on first use, so ``import opspec`` stays cheap and the compiler
+(``opspec.codegen``) never depends on the generated registry being present.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+#: Public name -> module that defines it.
+_EXPORTS = {
+    "SchemaError": "opspec.runtime.registry",
+    "domain_version_range": "opspec.runtime.defs",
+    "get_all_schemas": "opspec.runtime.defs",
+    "get_all_schemas_with_history": "opspec.runtime.defs",
+    "get_schema": "opspec.runtime.defs",
+    "has_schema": "opspec.runtime.defs",
+    "onnx_opset_version": "opspec.runtime.defs",
+    "register": "opspec.runtime.defs",
+    "schema_version_map": "opspec.runtime.defs",
+    "OpSchema": "opspec.runtime.schema",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'opspec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,153 @@
+"""The ``opspec`` command line."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UserError(Exception):
+    """A problem to report in one line, without a traceback."""
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from opspec.codegen.diagnostics import CompileError
+    from opspec.codegen.generate import DEFAULT_OPDEFS, DEFAULT_OUT, generate
+
+    opdefs = Path(args.opdefs) if args.opdefs else DEFAULT_OPDEFS
+    out = Path(args.out) if args.out else DEFAULT_OUT
+    try:
+        result = generate(opdefs, out, check=args.check)
+    except CompileError as error:
+        for diagnostic in error.diagnostics:
+            print(diagnostic, file=sys.stderr)
+        count = len(error.diagnostics)
+        print(f"opspec: {count} error{'s' if count != 1 else ''} in {opdefs}", file=sys.stderr)
+        return EXIT_FAILED
+    summary = (
+        f"{len(result.domains)} domain{'s' if len(result.domains) != 1 else ''}, {result.op_count} ops, "
+        f"{result.schema_count} schemas in {result.seconds:.2f}s"
+    )
+    if args.check:
+        if result.stale:
+            for path in result.stale:
+                print(f"stale: {out / path}", file=sys.stderr)
+            print(f"opspec: {out} is out of date ({len(result.stale)} files); run `make generate`", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"{out} is up to date: {summary}")
+        return EXIT_OK
+    for domain in result.domains:
+        print(f"  {domain.decl.name:<20} opsets {domain.decl.opset_min}-{domain.decl.opset_max}  "
+              f"{len(domain.ops):>4} ops  {domain.schema_count:>5} schemas")
+    changed = len(result.written) + len(result.removed)
+    print(f"generated {summary} -> {out} ({changed} files changed)")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    import opspec
+    from opspec.codegen.render import signature
+
+    try:
+        schema = opspec.get_schema(args.op, args.version, args.domain)
+    except opspec.SchemaError as error:
+        raise UserError(str(error)) from None
+    from opspec.runtime.defs import REGISTRY
+
+    versions = [s.since_version for s in REGISTRY.schemas_of(schema.name, schema.domain)]
+    print(f"{schema.name} version {schema.since_version} (domain {REGISTRY.domain(schema.domain).name!r}; "
+          f"versions {', '.join(map(str, versions))}){'  DEPRECATED' if schema.deprecated else ''}")
+    if schema.summary:
+        print(f"  {schema.summary}")
+    print()
+    print(signature(schema))
+    if schema.type_constraints:
+        print()
+        for constraint in schema.type_constraints:
+            print(f"  {constraint.type_param_str}: {', '.join(constraint.allowed_type_strs)}")
+    if schema.inference:
+        args_text = ", ".join(f"{k}={v}" for k, v in schema.inference.args.items())
+        print(f"\ninference: {schema.inference.name}{f'({args_text})' if args_text else ''}")
+    print(f"\ninputs {schema.min_input}..{_bound(schema.max_input)}, "
+          f"outputs {schema.min_output}..{_bound(schema.max_output)}")
+    return EXIT_OK
+
+
+def _bound(count: int) -> str:
+    from opspec.runtime.schema import UNBOUNDED
+
+    return "∞" if count == UNBOUNDED else str(count)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from opspec.codegen.importer import import_ops
+
+    try:
+        import onnx  # noqa: F401 - only to give a clear message when it is missing
+    except ImportError:
+        raise UserError("`opspec import` reads onnx.defs: install the onnx package first") from None
+    try:
+        written = import_ops(args.ops.split(","), args.domain, Path(args.out), lambda _: args.family)
+    except KeyError as error:
+        raise UserError(str(error.args[0])) from None
+    for path in written:
+        print(f"drafted {path}")
+    print(f"{len(written)} ops drafted; write their descriptions in place of the TODO markers")
+    return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="opspec", description="Operator schemas compiled from YAML.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    generate = commands.add_parser("generate", help="compile opdefs into a registry package and docs")
+    generate.add_argument("--opdefs", metavar="DIR", help="opdefs tree (default: the built-in one)")
+    generate.add_argument("--out", metavar="DIR", help="output package folder (default: generated/)")
+    generate.add_argument("--check", action="store_true", help="only check that the output is up to date")
+    generate.set_defaults(run=_generate)
+
+    show = commands.add_parser("show", help="print an operator's schema")
+    show.add_argument("op")
+    show.add_argument("--version", type=int, default=None, help="opset version (default: newest)")
+    show.add_argument("--domain", default="", help="domain (default: ai.onnx)")
+    show.set_defaults(run=_show)
+
+    draft = commands.add_parser("import", help="draft opdefs YAML for ops registered in onnx.defs")
+    draft.add_argument("--ops", required=True, help="comma-separated op names")
+    draft.add_argument("--domain", default="", help="onnx domain of the ops (default: ai.onnx)")
+    draft.add_argument("--out", required=True, metavar="DIR", help="the domain folder to write into")
+    draft.add_argument("--family", default="misc", help="family subfolder (default: misc)")
+    draft.set_defaults(run=_import)
+
+    for register in _EXTRA_COMMANDS:
+        register(commands)
+    return parser
+
+
+#: Further subcommands add themselves here: each takes the subparsers object.
+_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UserError as error:
+        print(f"opspec: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("OPSPEC_DEBUG"):
+            raise
+        print(f"opspec: internal error: {type(error).__name__}: {error} (set OPSPEC_DEBUG=1 for details)",
+              file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Schema lookup over generated registry packages, loaded lazily, one operator at a time.
+
+A registry package (what ``opspec generate`` writes) is a Python package whose
+``__init__`` holds only an index: its domains and, per operator, the module that builds
+its schemas and their since-versions. Nothing is built until asked for; each answer is
+cached, so a repeated lookup is one dictionary access.
+"""
+from __future__ import annotations
+
+import importlib
+from bisect import bisect_right
+from types import ModuleType
+
+from opspec.runtime.schema import OpSchema
+
+
+class SchemaError(LookupError):
+    """No schema matches a lookup (unknown domain, operator or version)."""
+
+
+class DomainInfo:
+    """A domain's spellings and opset range, as the index records them."""
+
+    __slots__ = ("name", "node_domain", "aliases", "opset_min", "opset_max", "package")
+
+    def __init__(self, name: str, node_domain: str, aliases: tuple[str, ...], opset_min: int, opset_max: int,
+                 package: str):
+        self.name, self.node_domain, self.aliases = name, node_domain, aliases
+        self.opset_min, self.opset_max, self.package = opset_min, opset_max, package
+
+    def __repr__(self) -> str:
+        return f"DomainInfo({self.name!r}, opset {self.opset_min}..{self.opset_max})"
+
+
+class Registry:
+    """Operators of one or more registry packages, looked up as ``onnx.defs`` does."""
+
+    def __init__(self) -> None:
+        self._domains: dict[str, DomainInfo] = {}  # by node_domain
+        self._spellings: dict[str, str] = {}  # any accepted spelling -> node_domain
+        self._ops: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {}  # node_domain -> op -> (module, versions)
+        self._loaded: dict[tuple[str, str], tuple[OpSchema, ...]] = {}
+        self._cache: dict[tuple[str, int | None, str], OpSchema] = {}
+
+    # -- building -------------------------------------------------------------------
+    def add_package(self, index: ModuleType) -> None:
+        """Add the domains and operators of a generated registry package."""
+        for entry in index.DOMAINS:
+            info = DomainInfo(package=index.__name__, **entry)
+            node_domain = info.node_domain
+            if node_domain in self._domains:
+                raise SchemaError(f"domain {info.name!r} is already registered (from {self._domains[node_domain].package})")
+            self._domains[node_domain] = info
+            for spelling in {info.name, node_domain, *info.aliases}:
+                self._spellings[spelling] = node_domain
+            self._ops[node_domain] = {
+                op: (f"{index.__name__}.{module}", versions) for op, (module, versions) in index.OPS[info.name].items()
+            }
+        self._cache.clear()
+
+    # -- lookups ----------------------------------------------------------------------
+    def get_schema(self, op_type: str, max_inclusive_version: int | None = None, domain: str = "") -> OpSchema:
+        """The newest version of ``op_type`` whose since-version is at most the given one."""
+        try:
+            return self._cache[op_type, max_inclusive_version, domain]
+        except KeyError:
+            pass
+        schema = self._find(op_type, max_inclusive_version, domain)
+        self._cache[op_type, max_inclusive_version, domain] = schema
+        return schema
+
+    def has_schema(self, op_type: str, max_inclusive_version: int | None = None, domain: str = "") -> bool:
+        try:
+            self.get_schema(op_type, max_inclusive_version, domain)
+        except SchemaError:
+            return False
+        return True
+
+    def schemas_of(self, op_type: str, domain: str = "") -> tuple[OpSchema, ...]:
+        """Every version of one operator, oldest first."""
+        node_domain = self.canonical_domain(domain)
+        if op_type not in self._ops[node_domain]:
+            raise SchemaError(f"no operator {op_type!r} in domain {self._domains[node_domain].name!r}")
+        return self._load(node_domain, op_type)
+
+    def get_all_schemas(self) -> list[OpSchema]:
+        """The newest version of every operator."""
+        return [self._load(d, op)[-1] for d, op in self._every_op()]
+
+    def get_all_schemas_with_history(self) -> list[OpSchema]:
+        """Every version of every operator."""
+        return [schema for d, op in self._every_op() for schema in self._load(d, op)]
+
+    def canonical_domain(self, domain: str) -> str:
+        """The node-domain spelling for any accepted spelling of a domain."""
+        try:
+            return self._spellings[domain]
+        except KeyError:
+            known = ", ".join(repr(info.name) for info in self._domains.values())
+            raise SchemaError(f"unknown domain {domain!r} (known: {known})") from None
+
+    def domain(self, domain: str) -> DomainInfo:
+        return self._domains[self.canonical_domain(domain)]
+
+    def domains(self) -> list[DomainInfo]:
+        return list(self._domains.values())
+
+    def domain_version_range(self, domain: str = "") -> tuple[int, int]:
+        info = self.domain(domain)
+        return info.opset_min, info.opset_max
+
+    def schema_version_map(self) -> dict[str, tuple[int, int]]:
+        """Opset range per domain, keyed as models spell domains (onnx's ``schema_version_map``)."""
+        return {node_domain: (i.opset_min, i.opset_max) for node_domain, i in self._domains.items()}
+
+    def op_names(self, domain: str = "") -> list[str]:
+        return sorted(self._ops[self.canonical_domain(domain)])
+
+    # -- internals --------------------------------------------------------------------
+    def _every_op(self):  # -> Iterator[tuple[str, str]]
+        for node_domain in sorted(self._ops):
+            for op in sorted(self._ops[node_domain]):
+                yield node_domain, op
+
+    def _find(self, op_type: str, version: int | None, domain: str) -> OpSchema:
+        node_domain = self.canonical_domain(domain)
+        entry = self._ops[node_domain].get(op_type)
+        if entry is None:
+            raise SchemaError(f"no operator {op_type!r} in domain {self._domains[node_domain].name!r}")
+        if version is None:
+            return self._load(node_domain, op_type)[-1]
+        versions = entry[1]
+        position = bisect_right(versions, version)
+        if position == 0:
+            raise SchemaError(
+                f"operator {op_type!r} has no version at or before {version} (its first is {versions[0]})"
+            )
+        return self._load(node_domain, op_type)[position - 1]
+
+    def _load(self, node_domain: str, op_type: str) -> tuple[OpSchema, ...]:
+        key = (node_domain, op_type)
+        schemas = self._loaded.get(key)
+        if schemas is None:
+            module_name = self._ops[node_domain][op_type][0]
+            schemas = importlib.import_module(module_name).SCHEMAS
+            self._loaded[key] = schemas
+        return schemas

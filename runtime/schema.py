@@ -1,0 +1,217 @@
+"""The resolved operator schema: what the generated registry builds and lookups return.
+
+Names follow ``onnx.defs.OpSchema`` so code written against onnx works unchanged:
+``schema.inputs[0].option is OpSchema.FormalParameterOption.Single`` and so on.
+Everything is immutable; the registry hands out one shared instance per version.
+
+Records are built with :func:`record` (a named tuple with defaults) rather than
+dataclasses: importing ``dataclasses`` and ``typing`` would cost more than the whole
+lookup budget of ``import opspec; opspec.get_schema(...)``.
+"""
+from __future__ import annotations
+
+import enum
+from collections import namedtuple
+from types import MappingProxyType
+
+_EMPTY = MappingProxyType({})
+
+
+def record(name: str, fields: str, **defaults: object) -> type:
+    """An immutable record type: named fields, keyword defaults, value equality."""
+    names = fields.split()
+    base = namedtuple(name, names, defaults=[defaults[n] for n in names if n in defaults])  # noqa: PYI024
+    if set(defaults) - set(names):
+        raise TypeError(f"defaults for unknown fields: {sorted(set(defaults) - set(names))}")
+    return base
+
+#: The value onnx uses for "no upper bound" on a variadic arity.
+UNBOUNDED = 2**31 - 1
+
+
+class FormalParameterOption(enum.IntEnum):
+    """How many actual values a formal input or output binds."""
+
+    Single = 0
+    Optional = 1
+    Variadic = 2
+
+
+class DifferentiationCategory(enum.IntEnum):
+    """Whether gradients flow through a formal parameter."""
+
+    Unknown = 0
+    Differentiable = 1
+    NonDifferentiable = 2
+
+
+class AttrType(enum.IntEnum):
+    """Attribute kinds, numbered as in the ONNX wire format (AttributeProto.AttributeType)."""
+
+    FLOAT = 1
+    INT = 2
+    STRING = 3
+    TENSOR = 4
+    GRAPH = 5
+    FLOATS = 6
+    INTS = 7
+    STRINGS = 8
+    TENSORS = 9
+    GRAPHS = 10
+    SPARSE_TENSOR = 11
+    SPARSE_TENSORS = 12
+    TYPE_PROTO = 13
+    TYPE_PROTOS = 14
+
+    @property
+    def spelling(self) -> str:
+        """The name used in opdefs YAML (``int``, ``floats``, ``sparse_tensor``...)."""
+        return self.name.lower()
+
+    @property
+    def is_list(self) -> bool:
+        return self in _LIST_TYPES
+
+
+_LIST_TYPES = frozenset(
+    {AttrType.FLOATS, AttrType.INTS, AttrType.STRINGS, AttrType.TENSORS, AttrType.GRAPHS,
+     AttrType.SPARSE_TENSORS, AttrType.TYPE_PROTOS}
+)
+
+
+class FormalParameter(record(
+    "FormalParameter",
+    "name type_str types option is_homogeneous min_arity differentiation_category description",
+    option=FormalParameterOption.Single, is_homogeneous=True, min_arity=1,
+    differentiation_category=DifferentiationCategory.Unknown, description="",
+)):
+    """One formal input or output of an operator version.
+
+    ``types`` is the frozenset of type strings it accepts.
+    """
+
+    __slots__ = ()
+
+    @property
+    def is_variadic(self) -> bool:
+        return self.option is FormalParameterOption.Variadic
+
+    @property
+    def is_optional(self) -> bool:
+        return self.option is FormalParameterOption.Optional
+
+
+class ValueConstraint(record(
+    "ValueConstraint",
+    "minimum maximum exclusive_minimum exclusive_maximum allowed min_length max_length",
+    minimum=None, maximum=None, exclusive_minimum=False, exclusive_maximum=False, allowed=None,
+    min_length=None, max_length=None,
+)):
+    """opspec's own limits on an attribute's value, checked by ``opspec check``.
+
+    ``minimum``/``maximum`` bound a number (or every element of a list);
+    ``allowed`` enumerates the legal values; ``min_length``/``max_length`` bound a list.
+    """
+
+    __slots__ = ()
+
+    def violations(self, value: object) -> list[str]:
+        """Describe every way ``value`` breaks this constraint (empty when it fits)."""
+        problems: list[str] = []
+        items = list(value) if isinstance(value, (list, tuple)) else None
+        if items is not None:
+            if self.min_length is not None and len(items) < self.min_length:
+                problems.append(f"needs at least {self.min_length} values, got {len(items)}")
+            if self.max_length is not None and len(items) > self.max_length:
+                problems.append(f"allows at most {self.max_length} values, got {len(items)}")
+        for item in items if items is not None else [value]:
+            problems.extend(self._item_violations(item))
+        return problems
+
+    def _item_violations(self, item: object) -> list[str]:
+        problems = []
+        if self.allowed is not None and item not in self.allowed:
+            choices = ", ".join(repr(choice) for choice in self.allowed)
+            problems.append(f"{item!r} is not one of {choices}")
+        if self.minimum is not None and isinstance(item, (int, float)):
+            if item < self.minimum or (self.exclusive_minimum and item == self.minimum):
+                problems.append(f"{item!r} must be {'>' if self.exclusive_minimum else '>='} {self.minimum}")
+        if self.maximum is not None and isinstance(item, (int, float)):
+            if item > self.maximum or (self.exclusive_maximum and item == self.maximum):
+                problems.append(f"{item!r} must be {'<' if self.exclusive_maximum else '<='} {self.maximum}")
+        return problems
+
+    def describe(self) -> str:
+        """Compact human text, the same notation the YAML uses (``>= 1``, ``in {a, b}``)."""
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"{'>' if self.exclusive_minimum else '>='} {self.minimum}")
+        if self.maximum is not None:
+            parts.append(f"{'<' if self.exclusive_maximum else '<='} {self.maximum}")
+        if self.allowed is not None:
+            parts.append("in {" + ", ".join(_literal(v) for v in self.allowed) + "}")
+        if self.min_length is not None:
+            parts.append(f"len >= {self.min_length}")
+        if self.max_length is not None:
+            parts.append(f"len <= {self.max_length}")
+        return " ".join(parts)
+
+
+def _literal(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+class Attribute(record(
+    "Attribute", "name type description required default_value constraint",
+    description="", required=False, default_value=None, constraint=None,
+)):
+    """One attribute of an operator version; ``default_value`` is None when there is none."""
+
+    __slots__ = ()
+
+
+class TypeConstraintParam(record(
+    "TypeConstraintParam", "type_param_str allowed_type_strs description", description="",
+)):
+    """A type parameter (``T``) and the type strings (a tuple) it may bind to."""
+
+    __slots__ = ()
+
+
+class RuleRef(record("RuleRef", "name args", args=_EMPTY)):
+    """The inference rule an operator version uses, with its arguments from the YAML."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(sorted(self.args.items()))))
+
+
+class OpSchema(record(
+    "OpSchema",
+    "name domain since_version inputs outputs attributes type_constraints min_input max_input "
+    "min_output max_output doc summary deprecated inference",
+    doc="", summary="", deprecated=False, inference=None,
+)):
+    """One version of one operator, fully resolved.
+
+    ``attributes`` is a read-only mapping from name to :class:`Attribute`.
+    """
+
+    __slots__ = ()
+
+    # onnx exposes the enums on the class; so do we.
+    FormalParameterOption = FormalParameterOption
+    DifferentiationCategory = DifferentiationCategory
+    AttrType = AttrType
+
+    def __hash__(self) -> int:
+        return hash((self.domain, self.name, self.since_version))
+
+    def __repr__(self) -> str:
+        return f"OpSchema({self.domain or 'ai.onnx'}::{self.name}, since_version={self.since_version})"
+
+    @property
+    def type_constraint_map(self) -> dict[str, TypeConstraintParam]:
+        """Type constraints by parameter name."""
+        return {constraint.type_param_str: constraint for constraint in self.type_constraints}

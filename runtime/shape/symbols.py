@@ -1,0 +1,57 @@
+"""``SymbolTable``: the dim_param names a graph already uses, and fresh names that avoid them."""
+from __future__ import annotations
+
+from typing import Iterable, Union
+
+from .sym import Sym
+
+__all__ = ["SymbolTable"]
+
+
+class SymbolTable:
+    """Hands out symbol names (``unk__0``, ``unk__1``, ...) that clash with no name in use.
+
+    Names are reserved from the constructor's iterable and by ``add``; for expression text such
+    as ``"2*N"`` the symbols inside it (``N``) are reserved too.
+    """
+
+    __slots__ = ("_used", "_prefix", "_next")
+
+    def __init__(self, names: Iterable[str] = (), prefix: str = "unk__") -> None:
+        self._used: set = set()
+        self._prefix = prefix
+        self._next = 0
+        for name in names:
+            self.add(name)
+
+    def add(self, name: Union[str, Sym]) -> None:
+        """Reserve a dim_param text (or every name in a ``Sym``)."""
+        if type(name) is Sym:
+            self._used.add(str(name))
+            self._used.update(name.names())
+            return
+        self._used.add(name)
+        parsed = Sym.parse(name)
+        if type(parsed) is Sym and parsed.name != name:
+            self._used.update(parsed.names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._used
+
+    def __len__(self) -> int:
+        return len(self._used)
+
+    def fresh_name(self) -> str:
+        """A new name, reserved so it is never handed out or accepted again."""
+        used, prefix, i = self._used, self._prefix, self._next
+        name = f"{prefix}{i}"
+        while name in used:
+            i += 1
+            name = f"{prefix}{i}"
+        used.add(name)
+        self._next = i + 1
+        return name
+
+    def fresh(self) -> Sym:
+        """A new plain symbol (see ``fresh_name``)."""
+        return Sym(self.fresh_name())

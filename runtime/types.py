@@ -1,0 +1,64 @@
+"""Element types and type strings (``tensor(float)``, ``seq(tensor(int64))``, ...).
+
+Element type numbers are those of the ONNX wire format (TensorProto.DataType).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+#: Element type name (as written in type strings) → TensorProto.DataType number.
+ELEMENT_TYPES: dict[str, int] = {
+    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
+    "string": 8, "bool": 9, "float16": 10, "double": 11, "uint32": 12, "uint64": 13,
+    "complex64": 14, "complex128": 15, "bfloat16": 16, "float8e4m3fn": 17,
+    "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20, "uint4": 21, "int4": 22,
+    "float4e2m1": 23, "float8e8m0": 24, "uint2": 25, "int2": 26, "float6e2m3": 27,
+    "float6e3m2": 28,
+}
+#: TensorProto.DataType number → element type name.
+ELEMENT_NAMES: dict[int, str] = {number: name for name, number in ELEMENT_TYPES.items()}
+#: Element types a map may use as its key.
+MAP_KEY_TYPES = frozenset(
+    {"string", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"}
+)
+_WRAPPERS = ("tensor", "sparse_tensor", "seq", "optional", "map")
+
+
+class TypeStringError(ValueError):
+    """A type string that is not well formed."""
+
+
+@lru_cache(maxsize=None)
+def normalize_type_string(text: str) -> str:
+    """Check a type string and return its canonical spelling (``map(int64, float)``).
+
+    Raises :class:`TypeStringError` when it is not well formed.
+    """
+    compact = text.replace(" ", "")
+    _parse(compact)
+    return compact.replace(",", ", ")
+
+
+def is_type_string(text: str) -> bool:
+    """True for a type string such as ``tensor(float)``; False for a bare parameter name."""
+    return "(" in text
+
+
+def _parse(text: str) -> None:
+    head, _, rest = text.partition("(")
+    if head not in _WRAPPERS or not rest.endswith(")"):
+        raise TypeStringError(
+            f"{text!r} is not a type (expected tensor(...), sparse_tensor(...), seq(...), "
+            "optional(...) or map(...))"
+        )
+    inner = rest[:-1]
+    if head in ("tensor", "sparse_tensor"):
+        if inner not in ELEMENT_TYPES:
+            raise TypeStringError(f"unknown element type {inner!r} in {text!r}")
+    elif head == "map":
+        key, comma, value = inner.partition(",")
+        if not comma or key not in MAP_KEY_TYPES:
+            raise TypeStringError(f"{text!r}: a map needs a key type among {sorted(MAP_KEY_TYPES)}")
+        _parse(value)
+    else:
+        _parse(inner)
