@@ -225,7 +225,9 @@ def parse_attribute(text: str) -> AttrSpec:
         elif token.text == "in":
             cursor.expect("{")
             allowed = [_literal(cursor)]
-            while cursor.take().text == ",":
+            while (separator := cursor.take()).text != "}":
+                if separator.text != ",":
+                    raise NotationError(f"expected ',' or '}}', found {separator.text!r}", separator.offset)
                 allowed.append(_literal(cursor))
             bounds["allowed"] = tuple(allowed)
         elif token.text == "len":

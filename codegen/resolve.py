@@ -96,8 +96,8 @@ def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics:
         if not domain.opset_min <= version.since <= domain.opset_max:
             diagnostics.error(
                 version.location,
-                f"version {version.since} is outside domain {domain.name!r}'s opset range "
-                f"{domain.opset_min}..{domain.opset_max}",
+                f"version {version.since} is outside the opset range {domain.opset_min}..{domain.opset_max} "
+                f"of domain {domain.name!r}",
             )
         if position == 0 and (version.inputs is None or version.outputs is None):
             diagnostics.error(version.location, "the first version must declare both inputs and outputs")

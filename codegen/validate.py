@@ -105,6 +105,12 @@ def _explain(error: Any, document: Any, root: dict[str, Any]) -> Iterator[tuple[
         choices = ", ".join(json.dumps(choice) for choice in error.validator_value)
         yield where, f"{json.dumps(error.instance)} is not one of {choices}"
         return
+    if error.validator == "pattern" and "propertyNames" in error.schema_path:
+        parent, _ = _walk(document, list(error.absolute_path))
+        key = next((k for k in parent if str(k) == str(error.instance)), None) if isinstance(parent, Map) else None
+        location = parent.key_at(key) if key is not None else where
+        yield location, f"invalid key {error.instance!r}: expected {error.schema.get('title', 'a valid key')}"
+        return
     if error.validator == "pattern":
         title = error.schema.get("title", "a value")
         yield where, f"{error.instance!r} is not {title} (must match {error.validator_value})"

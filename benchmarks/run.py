@@ -1,0 +1,157 @@
+"""opspec benchmarks: import cost, lookup latency, generation speed, inference throughput.
+
+Run with ``make bench`` (or ``.venv/bin/python benchmarks/run.py [--only NAME,...]``).
+Results print as Markdown and are written to ``benchmarks/results.md``; onnx (and
+onnxruntime, when installed) are measured side by side in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+PYTHON = sys.executable
+
+
+def _process_ms(code: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([PYTHON, "-c", code], check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def bench_import(runs: int = 40) -> list[str]:
+    """Fresh-process cost of importing and doing one lookup, over a bare interpreter."""
+    programs = {
+        "baseline": "pass",
+        "opspec": "import opspec; opspec.get_schema('Add')",
+        "onnx": "import onnx.defs; onnx.defs.get_schema('Add')",
+    }
+    for code in programs.values():  # warm the file cache and .pyc files
+        _process_ms(code)
+    samples: dict[str, list[float]] = {name: [] for name in programs}
+    for _ in range(runs):  # interleaved, so machine noise hits all alike
+        for name, code in programs.items():
+            samples[name].append(_process_ms(code))
+    base = statistics.median(samples["baseline"])
+    rows = ["| program | median ms | over `python -c pass` |", "|---|---:|---:|"]
+    for name, values in samples.items():
+        median = statistics.median(values)
+        rows.append(f"| `{programs[name]}` | {median:.1f} | {median - base:+.1f} |")
+    return rows
+
+
+def bench_lookup() -> list[str]:
+    """Warm ``get_schema`` latency, opspec and onnx."""
+    import onnx.defs
+
+    import opspec
+
+    rows = ["| call | ns per call |", "|---|---:|"]
+    for label, call in (
+        ("opspec.get_schema('Add')", lambda: opspec.get_schema("Add")),
+        ("opspec.get_schema('Add', 13)", lambda: opspec.get_schema("Add", 13)),
+        ("onnx.defs.get_schema('Add')", lambda: onnx.defs.get_schema("Add")),
+        ("onnx.defs.get_schema('Add', 13)", lambda: onnx.defs.get_schema("Add", 13)),
+    ):
+        call()
+        best = min(timeit.repeat(call, number=200_000, repeat=5)) / 200_000
+        rows.append(f"| `{label}` | {best * 1e9:.0f} |")
+    return rows
+
+
+def _scaled_tree(factor: int, target: Path) -> int:
+    """Copy the built-in opdefs with every op repeated ``factor`` times under new names."""
+    source = REPO / "opdefs"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("*/*/*.yaml"))
+    count = 0
+    for path in sorted(source.glob("*/*/*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        for copy in range(factor):
+            name = path.stem if copy == 0 else f"{path.stem}Copy{copy}"
+            destination = target / path.relative_to(source).parent / f"{name}.yaml"
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_text(text.replace(f"op: {path.stem}\n", f"op: {name}\n", 1), encoding="utf-8")
+            count += 1
+    return count
+
+
+def bench_generate() -> list[str]:
+    """Full generation (compile, render modules and docs, write) at 1x and 10x the slice."""
+    code = ("import sys, time; from pathlib import Path; t = time.perf_counter();"
+            "from opspec.codegen.generate import generate;"
+            "r = generate(Path(sys.argv[1]), Path(sys.argv[2]), with_protos=False);"
+            "print(r.schema_count, len(r.files), time.perf_counter() - t)")
+    rows = ["| opdefs | ops | schemas | files | seconds (fresh process, imports included) |", "|---|---:|---:|---:|---:|"]
+    for factor in (1, 10):
+        with tempfile.TemporaryDirectory() as folder:
+            tree = Path(folder) / "opdefs"
+            ops = _scaled_tree(factor, tree)
+            results = []
+            for _ in range(3):
+                out = Path(folder) / f"out{len(results)}"
+                printed = subprocess.run([PYTHON, "-c", code, str(tree), str(out)], check=True,
+                                         capture_output=True, text=True).stdout.split()
+                results.append(printed)
+            schemas, files = results[0][0], results[0][1]
+            seconds = min(float(r[2]) for r in results)
+            rows.append(f"| built-in x{factor} | {ops} | {schemas} | {files} | {seconds:.2f} |")
+    return rows
+
+
+BENCHMARKS = {
+    "import": ("Import and first lookup in a fresh process", bench_import),
+    "lookup": ("Warm schema lookup", bench_lookup),
+    "generate": ("Generation (`opspec generate`)", bench_generate),
+}
+
+
+def _extra_benchmarks() -> None:
+    """Benchmarks defined beside this file (``bench_*.py`` with a ``BENCHMARK`` entry)."""
+    sys.path.insert(0, str(HERE))
+    for path in sorted(HERE.glob("bench_*.py")):
+        module = __import__(path.stem)
+        name, title, function = module.BENCHMARK
+        BENCHMARKS[name] = (title, function)
+
+
+def main() -> None:
+    _extra_benchmarks()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
+    parser.add_argument("--no-write", action="store_true", help="do not update benchmarks/results.md")
+    args = parser.parse_args()
+    chosen = args.only.split(",") if args.only else list(BENCHMARKS)
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Measured by `make bench` on {platform.machine()}, Python {platform.python_version()}, "
+        f"{platform.system()} ({_cpu_count()} cores).",
+        "",
+    ]
+    for name in chosen:
+        title, function = BENCHMARKS[name]
+        print(f"## {title}", flush=True)
+        rows = function()
+        print("\n".join(rows) + "\n", flush=True)
+        lines += [f"## {title}", "", *rows, ""]
+    if not args.no_write and not args.only:
+        (HERE / "results.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def _cpu_count() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Broken opdefs: every problem is reported at file:line:col with a clear message, all at once."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opspec.cli import main
+
+OP = """op: Foo
+summary: A test op.
+versions:
+  1:
+    inputs:
+      X: T
+    outputs:
+      Y: T
+    attributes:
+      axis: int = 0
+    types:
+      T: [tensor(float)]
+    inference: elementwise
+"""
+DOMAIN = "domain: x.test\nopset: {min: 1, max: 5}\n"
+FILE = "opdefs/x.test/f/Foo.yaml"
+
+# (name, the op file's text, the expected diagnostics after the file name)
+CASES = [
+    ("syntax", OP.replace("X: T", "X: [T"),
+     ["7:12: error: YAML syntax error: while parsing a flow sequence did not find expected ',' or ']'"]),
+    ("unknown key", OP.replace("summary:", "sumary:"),
+     ["2:1: error: unknown key 'sumary' (expected one of: doc, docs, op, summary, versions)"]),
+    ("version key", OP.replace("  1:\n", "  one:\n"),
+     ["4:3: error: invalid key 'one': expected a since-version (a positive integer)"]),
+    ("wrong value type", OP.replace("inference: elementwise", "inference: [a]"),
+     ["13:16: error: expected an inference rule name or null (no inference rule) or a rule with arguments "
+      "({rule: name, ...}), found a list"]),
+    ("undeclared type parameter", OP.replace("Y: T", "Y: U"),
+     ["8:10: error: output 'Y' uses type parameter 'U', which is not declared in 'types' (declared: T)"]),
+    ("unused type parameter", OP.replace("T: [tensor(float)]", "T: [tensor(float)]\n      U: [tensor(int64)]"),
+     ["13:7: error: type parameter 'U' is declared but no input or output uses it"]),
+    ("variadic not last", OP.replace("X: T\n", "X: T+\n      Z: T\n"),
+     ["6:7: error: variadic input 'X' must be the last input"]),
+    ("optional before required", OP.replace("X: T\n", "X: T?\n      Z: T\n"),
+     ["7:7: error: required input 'Z' cannot follow optional input 'X'"]),
+    ("default of the wrong type", OP.replace("axis: int = 0", "axis: int = 1.5"),
+     ["10:13: error: attribute 'axis': default 1.5 is not int"]),
+    ("default breaking a constraint", OP.replace("axis: int = 0", "axis: int >= 1 = 0"),
+     ["10:13: error: attribute 'axis': default 0 must be >= 1"]),
+    ("required and defaulted", OP.replace("axis: int = 0", "axis: int required = 0"),
+     ["10:13: error: attribute 'axis': an attribute cannot be both required and defaulted"]),
+    ("unknown flag", OP.replace("X: T\n", "X: T differentiabel\n"),
+     ["6:12: error: input/output 'X': unknown flag 'differentiabel' (expected differentiable, "
+      "non-differentiable or heterogeneous)"]),
+    ("unknown element type", OP.replace("tensor(float)", "tensor(flaot)"),
+     ["12:11: error: unknown element type 'flaot' in 'tensor(flaot)'"]),
+    ("unknown type set", OP.replace("[tensor(float)]", "float_typez"),
+     ["12:10: error: unknown type set 'float_typez' (known: none are defined)"]),
+    ("unknown rule", OP.replace("inference: elementwise", "inference: elementwize"),
+     ["13:16: error: unknown inference rule 'elementwize' (known rules: arg_reduce, batch_norm, broadcast, "
+      "broadcast_legacy, concat, constant, constant_of_shape, conv, elementwise, expand, flatten, gather, gemm, "
+      "global_pool, layer_norm, matmul, pool, range, reduce, reshape, same_shape, shape, size, slice, split, "
+      "squeeze, transpose, unsqueeze)"]),
+    ("rule argument naming nothing", OP.replace("inference: elementwise", "inference: {rule: elementwise, dtype: to}"),
+     ["13:43: error: rule 'elementwise': argument 'dtype' names 'to', which is not an attribute of Foo version 1"]),
+    ("rule argument outside its choices",
+     OP.replace("inference: elementwise", "inference: {rule: elementwise, compute: square}"),
+     ["13:45: error: rule 'elementwise': argument 'compute' is 'square', expected one of: identity, cast, neg, "
+      "abs, floor, ceil, sqrt, reciprocal, not"]),
+    ("rule missing what it needs",
+     OP.replace("inference: elementwise", "inference: concat").replace("axis: int = 0", "alpha: int = 0"),
+     ["13:16: error: rule 'concat' needs an attribute named 'axis', which Foo version 1 does not have"]),
+    ("versions out of order", OP + "  3:\n    notes: x\n  2:\n    notes: y\n",
+     ["16:3: error: versions must be listed in increasing order: 2 comes after 3"]),
+    ("version outside the domain", OP + "  9:\n    notes: later\n",
+     ["14:3: error: version 9 is outside the opset range 1..5 of domain 'x.test'"]),
+    ("version changing nothing", OP + "  2:\n    types:\n      T: [tensor(float)]\n",
+     ["14:3: error: version 2 changes nothing visible from version 1; add 'notes' saying how its behaviour differs"]),
+    ("removing what is not there", OP + "  2:\n    notes: n\n    attributes:\n      beta: null\n",
+     ["17:7: error: cannot remove attribute 'beta': the previous version has none"]),
+    ("docs for nothing", OP + "docs:\n  Q: nothing\n",
+     ["15:3: error: docs for 'Q', which is not an input, output, attribute or type parameter of any version"]),
+    ("file name disagrees", OP.replace("op: Foo", "op: Bar"),
+     ["1:5: error: op 'Bar' must live in a file named Bar.yaml, not Foo.yaml"]),
+    ("object construction tag", OP.replace("summary: A test op.", "summary: !!python/object:os.system x"),
+     ["2:10: error: unsupported YAML tag 'tag:yaml.org,2002:python/object:os.system'"]),
+    ("incomplete first version", OP.replace("    outputs:\n      Y: T\n", ""),
+     ["4:3: error: the first version must declare both inputs and outputs"]),
+    ("duplicate key", OP.replace("      axis: int = 0\n", "      axis: int = 0\n      axis: int = 1\n"),
+     ["11:7: error: duplicate key 'axis' (first defined at line 10)"]),
+]
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root / "opdefs"
+
+
+def _run(opdefs: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    code = main(["generate", "--opdefs", str(opdefs), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    return code, captured.err.splitlines()
+
+
+@pytest.mark.parametrize("name, text, expected", CASES, ids=[case[0] for case in CASES])
+def test_broken_file_is_reported_at_its_position(tmp_path, capsys, name, text, expected):
+    opdefs = _tree(tmp_path, {"opdefs/x.test/domain.yaml": DOMAIN, FILE: text})
+    code, lines = _run(opdefs, tmp_path / "out", capsys)
+    assert code == 1
+    assert lines[:-1] == [f"{FILE}:{line}" for line in expected]
+    assert lines[-1].startswith(f"opspec: {len(expected)} error")
+    assert not (tmp_path / "out").exists(), "nothing is written when the opdefs have errors"
+
+
+def test_all_errors_of_all_files_are_reported_together(tmp_path, capsys):
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: OP.replace("X: T", "X: [T")}
+    files["opdefs/x.test/f/Baz.yaml"] = OP.replace("op: Foo", "op: Baz").replace("sumary", "x").replace(
+        "summary:", "sumary:")
+    files["opdefs/x.test/f/Qux.yaml"] = OP.replace("op: Foo", "op: Qux").replace("Y: T", "Y: U")
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert code == 1
+    assert [line.split(": error")[0] for line in lines[:-1]] == [
+        "opdefs/x.test/f/Baz.yaml:2:1", f"{FILE}:7:12", "opdefs/x.test/f/Qux.yaml:8:10"]
+    assert lines[-1] == f"opspec: 3 errors in {tmp_path / 'opdefs'}"
+
+
+def test_duplicate_op_in_a_domain(tmp_path, capsys):
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: OP, "opdefs/x.test/g/Foo.yaml": OP}
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert code == 1
+    assert lines[0] == "opdefs/x.test/g/Foo.yaml:1:5: error: op 'Foo' is already defined in opdefs/x.test/f/Foo.yaml"
+
+
+def test_domain_file_errors(tmp_path, capsys):
+    files = {"opdefs/x.test/domain.yaml": "domain: x.test\nopset: {min: 1}\nflavour: sweet\n", FILE: OP,
+             "opdefs/y.test/f/Foo.yaml": OP}
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert code == 1
+    assert lines[:-1] == [
+        "opdefs/x.test/domain.yaml:2:8: error: missing required key 'max'",
+        "opdefs/x.test/domain.yaml:3:1: error: unknown key 'flavour' (expected one of: aliases, doc, domain, "
+        "node_domain, opset, summary)",
+        "opdefs/y.test:1:1: error: domain folder has no domain.yaml",
+    ]
+
+
+def test_empty_file_and_missing_tree(tmp_path, capsys):
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: ""}
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert (code, lines[0]) == (1, f"{FILE}:1:1: error: the file is empty")
+    code, lines = _run(tmp_path / "nowhere", tmp_path / "out", capsys)
+    assert (code, lines[0]) == (1, f"{tmp_path / 'nowhere'}:1:1: error: opdefs folder not found")

@@ -1,0 +1,51 @@
+"""House rules for the built-in opdefs: described everywhere, editor-validated, rules implemented."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import opspec
+from opspec.codegen.compiler import compile_tree
+from opspec.codegen.generate import REPO
+
+OP_FILES = sorted((REPO / "opdefs").glob("*/*/*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def domains():
+    return compile_tree(REPO / "opdefs")
+
+
+def test_every_yaml_file_names_its_json_schema():
+    for path in sorted((REPO / "opdefs").rglob("*.yaml")) + sorted((REPO / "examples").rglob("*.yaml")):
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema="), path
+        target = (path.parent / first.split("=", 1)[1]).resolve()
+        assert target.is_file(), f"{path}: modeline points at missing {target}"
+
+
+@pytest.mark.parametrize("path", OP_FILES, ids=lambda p: p.stem)
+def test_no_placeholders_left(path: Path):
+    assert "TODO" not in path.read_text(encoding="utf-8")
+
+
+def test_everything_is_described(domains):
+    missing = []
+    for domain in domains:
+        for op in domain.ops:
+            if not op.decl.summary or not op.decl.doc.strip():
+                missing.append(f"{op.decl.name}: summary/doc")
+            for schema in op.schemas:
+                for param in schema.inputs + schema.outputs:
+                    if not param.description:
+                        missing.append(f"{op.decl.name}-{schema.since_version} {param.name}")
+                missing += [f"{op.decl.name}-{schema.since_version} {a.name}"
+                            for a in schema.attributes.values() if not a.description]
+                missing += [f"{op.decl.name}-{schema.since_version} {t.type_param_str}"
+                            for t in schema.type_constraints if not t.description]
+    assert missing == []
+
+
+def test_every_schema_has_an_inference_rule():
+    assert [f"{s.name}-{s.since_version}" for s in opspec.get_all_schemas_with_history() if not s.inference] == []

@@ -1,0 +1,94 @@
+"""Lookups behave like onnx.defs: version resolution, domain spellings, errors, enums."""
+from __future__ import annotations
+
+import importlib
+
+import onnx.defs
+import pytest
+
+import opspec
+from opspec.runtime.registry import Registry
+from opspec.runtime.schema import AttrType, DifferentiationCategory, FormalParameterOption, OpSchema
+
+
+@pytest.mark.parametrize("requested, expected", [(None, 14), (14, 14), (13, 13), (12, 7), (7, 7), (6, 6),
+                                                 (5, 1), (1, 1), (100, 14)])
+def test_version_resolution_picks_newest_not_after(requested, expected):
+    assert opspec.get_schema("Add", requested).since_version == expected
+    assert onnx.defs.get_schema("Add", requested or 28).since_version == expected
+
+
+def test_keyword_arguments_and_domain_spellings():
+    schema = opspec.get_schema("Relu", max_inclusive_version=13, domain="")
+    assert schema is opspec.get_schema("Relu", 13, "ai.onnx")
+    assert schema.domain == ""
+    assert opspec.get_schema("Relu", domain="ai.onnx").since_version == 14
+
+
+def test_lookups_are_cached_and_shared():
+    assert opspec.get_schema("Conv") is opspec.get_schema("Conv", 22)
+    assert opspec.get_schema("Conv", 21) is opspec.get_schema("Conv", 11)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("Nope",), "no operator 'Nope' in domain 'ai.onnx'"),
+    (("Add", None, "com.nowhere"), "unknown domain 'com.nowhere'"),
+    (("Erf", 8), "operator 'Erf' has no version at or before 8 (its first is 9)"),
+])
+def test_failed_lookups_raise_schema_error(args, message):
+    with pytest.raises(opspec.SchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        opspec.get_schema(*args)
+    assert not opspec.has_schema(*args)
+    assert issubclass(opspec.SchemaError, LookupError)
+
+
+def test_has_schema_and_listings():
+    assert opspec.has_schema("Erf", 9) and opspec.has_schema("Erf")
+    latest = opspec.get_all_schemas()
+    assert len(latest) == 60 and all(s is opspec.get_schema(s.name, None, s.domain) for s in latest)
+    assert len(opspec.get_all_schemas_with_history()) == 265
+
+
+def test_domain_ranges_match_onnx():
+    assert opspec.schema_version_map()[""] == onnx.defs.C.schema_version_map()[""]
+    assert opspec.domain_version_range("ai.onnx") == (1, 28)
+    assert opspec.onnx_opset_version() == onnx.defs.onnx_opset_version()
+
+
+def test_enum_member_names_match_onnx():
+    assert set(AttrType.__members__) == set(onnx.defs.OpSchema.AttrType.__members__)
+    assert list(FormalParameterOption.__members__) == list(onnx.defs.OpSchema.FormalParameterOption.__members__)
+    assert list(DifferentiationCategory.__members__) == list(onnx.defs.OpSchema.DifferentiationCategory.__members__)
+    assert OpSchema.AttrType is AttrType and OpSchema.FormalParameterOption is FormalParameterOption
+
+
+def test_schema_objects_read_like_onnx_ones():
+    ours, theirs = opspec.get_schema("Split", 18), onnx.defs.get_schema("Split", 18)
+    for mine, reference in zip(ours.inputs + ours.outputs, list(theirs.inputs) + list(theirs.outputs)):
+        assert (mine.name, mine.type_str, mine.types, mine.option.name, mine.is_homogeneous, mine.min_arity) == (
+            reference.name, reference.type_str, reference.types, reference.option.name, reference.is_homogeneous,
+            reference.min_arity)
+    assert ours.max_output == theirs.max_output == 2**31 - 1
+    assert ours.attributes["num_outputs"].default_value is None
+    assert ours.type_constraints[0].type_param_str == "T"
+    assert ours.inference.name == "split"
+    with pytest.raises(AttributeError):
+        ours.name = "Other"
+
+
+def test_deprecation_is_reported(tmp_path):
+    from opspec.codegen.generate import REPO, generate
+
+    out = tmp_path / "example_ops"
+    generate(REPO / "examples/custom_ops/opdefs", out)
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        registry = Registry()
+        registry.add_package(importlib.import_module("example_ops"))
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert registry.get_schema("ScaledAdd", 3, "com.example").deprecated
+    assert not registry.get_schema("ScaledAdd", 2, "example").deprecated
+    assert registry.domain_version_range("com.example") == (1, 3)
