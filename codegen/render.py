@@ -52,7 +52,8 @@ def _md_cell(text: Any) -> str:
 
 
 def _md_code(text: str) -> str:
-    return text.replace("`", "'") if text else ""
+    """Text for inside a code span; the empty string is shown as a quoted empty string."""
+    return text.replace("`", "'") if text else '""'
 
 
 def _environment() -> jinja2.Environment:
