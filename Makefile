@@ -23,6 +23,7 @@ test: $(STAMP)
 
 ## Measure import time, lookup latency, generation and inference speed.
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean:

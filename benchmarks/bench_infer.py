@@ -1,0 +1,60 @@
+"""Inference throughput: opspec, onnx (C++) and onnxruntime's symbolic inference, same models."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+
+def _rate(function, model, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function(model)
+        best = min(best, time.perf_counter() - started)
+    return len(model.graph.node) / best
+
+
+def _engines():
+    import onnx.shape_inference
+
+    import opspec
+
+    engines = {
+        "opspec (data_prop)": lambda m: opspec.infer_shapes(m, data_prop=True),
+        "opspec": lambda m: opspec.infer_shapes(m),
+        "onnx (data_prop)": lambda m: onnx.shape_inference.infer_shapes(m, data_prop=True),
+    }
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        engines["onnxruntime symbolic"] = lambda m: SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+    except ImportError:
+        pass
+    return engines
+
+
+def bench_infer() -> list[str]:
+    import models
+
+    cases = {
+        "transformer encoder, symbolic B and S": models.transformer(486),
+        "elementwise chain": models.elementwise_chain(100_000),
+    }
+    engines = _engines()
+    rows = ["| model | nodes | " + " | ".join(f"{name} nodes/s" for name in engines) + " |",
+            "|---|---:|" + "---:|" * len(engines)]
+    for label, model in cases.items():
+        rates = []
+        for name, engine in engines.items():
+            repeat = 1 if "onnxruntime" in name else 3
+            rates.append(f"{_rate(engine, model, repeat):,.0f}")
+        rows.append(f"| {label} | {len(model.graph.node):,} | " + " | ".join(rates) + " |")
+    if "onnxruntime symbolic" not in engines:
+        rows.append("\n(onnxruntime is not installed: `pip install onnxruntime sympy` to include it)")
+    return rows
+
+
+BENCHMARK = ("infer", "Inference throughput", bench_infer)
