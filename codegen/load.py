@@ -154,7 +154,7 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
         if value is None:
             version.attributes[name] = None
             continue
-        declared = _read_attribute(name, value, attributes.value_at(name), diagnostics)
+        declared = _read_attribute(name, value, attributes, diagnostics)
         if declared is not None:
             version.attributes[name] = declared
     types = body.get("types", Map())
@@ -169,12 +169,6 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
     return version
 
 
-def _at_offset(location: Location, text: str, offset: int, raw: str | None = None) -> Location:
-    """Point inside a one-line scalar; quoted scalars shift by their opening quote."""
-    shift = 1 if raw is not None and raw[:1] in "\"'" else 0
-    return Location(location.path, location.line, location.column + offset + shift)
-
-
 def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]:
     declared = []
     for name, value in params.items():
@@ -183,7 +177,7 @@ def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]
             try:
                 spec = parse_param(value)
             except NotationError as error:
-                diagnostics.error(_at_offset(where, value, error.offset), f"input/output {name!r}: {error}")
+                diagnostics.error(params.inside_value(name, error.offset), f"input/output {name!r}: {error}")
                 continue
             declared.append(ParamDecl(str(name), spec, params.key_at(name), where))
             continue
@@ -204,12 +198,13 @@ def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]
 _BOUND_KEYS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "min_length", "max_length")
 
 
-def _read_attribute(name: str, value: Any, where: Location, diagnostics: Diagnostics) -> AttrDecl | None:
+def _read_attribute(name: str, value: Any, attributes: Map, diagnostics: Diagnostics) -> AttrDecl | None:
+    where = attributes.value_at(name)
     if isinstance(value, str):
         try:
             spec = parse_attribute(value)
         except NotationError as error:
-            diagnostics.error(_at_offset(where, value, error.offset), f"attribute {name!r}: {error}")
+            diagnostics.error(attributes.inside_value(name, error.offset), f"attribute {name!r}: {error}")
             return None
         return AttrDecl(str(name), spec, where)
     bounds = {key: value[key] for key in _BOUND_KEYS if key in value}

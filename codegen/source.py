@@ -52,12 +52,18 @@ class Map(dict):
     location: Location
     key_locations: dict[Any, Location]
     value_locations: dict[Any, Location]
+    quoted: set[Any]  # keys whose value is a quoted scalar
 
     def key_at(self, key: Any) -> Location:
         return self.key_locations.get(key, self.location)
 
     def value_at(self, key: Any) -> Location:
         return self.value_locations.get(key, self.location)
+
+    def inside_value(self, key: Any, offset: int) -> Location:
+        """The position ``offset`` characters into a one-line scalar value (past any quote)."""
+        start = self.value_at(key)
+        return Location(start.path, start.line, start.column + offset + (key in self.quoted))
 
 
 class Seq(list):
@@ -81,7 +87,7 @@ def _convert(path: str, node: yaml.Node) -> Any:
     if isinstance(node, yaml.MappingNode):
         result = Map()
         result.location = _where(path, node)
-        result.key_locations, result.value_locations = {}, {}
+        result.key_locations, result.value_locations, result.quoted = {}, {}, set()
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise SourceError(_where(path, key_node), "YAML merge keys ('<<') are not supported")
@@ -97,6 +103,8 @@ def _convert(path: str, node: yaml.Node) -> Any:
             result[key] = _convert(path, value_node)
             result.key_locations[key] = _where(path, key_node)
             result.value_locations[key] = _where(path, value_node)
+            if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("'", '"'):
+                result.quoted.add(key)
         return result
     if isinstance(node, yaml.SequenceNode):
         result = Seq(_convert(path, item) for item in node.value)

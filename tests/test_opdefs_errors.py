@@ -154,3 +154,11 @@ def test_empty_file_and_missing_tree(tmp_path, capsys):
     assert (code, lines[0]) == (1, f"{FILE}:1:1: error: the file is empty")
     code, lines = _run(tmp_path / "nowhere", tmp_path / "out", capsys)
     assert (code, lines[0]) == (1, f"{tmp_path / 'nowhere'}:1:1: error: opdefs folder not found")
+
+
+def test_positions_inside_quoted_specs_skip_the_quote(tmp_path, capsys):
+    text = OP.replace("axis: int = 0", "axis: \"int maybe\"")
+    opdefs = _tree(tmp_path, {"opdefs/x.test/domain.yaml": DOMAIN, FILE: text})
+    code, lines = _run(opdefs, tmp_path / "out", capsys)
+    assert lines[0] == (f"{FILE}:10:18: error: attribute 'axis': unexpected 'maybe' (expected a constraint, "
+                        "'= default' or 'required')")
