@@ -130,20 +130,45 @@ def _changelog(domain: CompiledDomain) -> list[tuple[int, list[HistoryEntry]]]:
 
 
 def _constants(op: CompiledOp) -> list[tuple[Any, str]]:
-    """Values worth naming once at module level: the op's doc, repeated long texts and type sets."""
+    """Values worth naming once at module level, in definition order.
+
+    The op's doc, long texts and type sets used more than once, then parameter,
+    attribute and type-constraint records shared by several versions (so versions that
+    did not change them share one object).
+    """
     counts: Counter[Any] = Counter()
+    records: Counter[Any] = Counter()
     for schema in op.schemas:
-        counts.update(p.types for p in schema.inputs + schema.outputs)
-        counts.update(p.description for p in schema.inputs + schema.outputs)
+        params = schema.inputs + schema.outputs
+        counts.update(p.types for p in params)
+        counts.update(p.description for p in params)
         counts.update(a.description for a in schema.attributes.values())
         counts.update(t.description for t in schema.type_constraints)
+        records.update(params + tuple(schema.attributes.values()) + schema.type_constraints)
     repeated = [value for value, count in counts.items() if count > 1]
     texts = [v for v in repeated if isinstance(v, str) and len(v) >= _HOIST_MIN_LENGTH and v != op.decl.doc]
     sets = [v for v in repeated if isinstance(v, frozenset) and len(v) > 1]
+    shared = [value for value, count in records.items() if count > 1]
     named = [(op.decl.doc, "DOC")] if op.decl.doc else []
     named += [(text, f"_TEXT_{index}") for index, text in enumerate(texts)]
     named += [(types, f"_TYPES_{index}") for index, types in enumerate(sets)]
+    prefixes = {"FormalParameter": "_PARAM", "Attribute": "_ATTR", "TypeConstraintParam": "_TYPE_PARAM"}
+    numbering: Counter[str] = Counter()
+    for value in shared:
+        prefix = prefixes[type(value).__name__]
+        named.append((value, f"{prefix}_{numbering[prefix]}"))
+        numbering[prefix] += 1
     return named
+
+
+def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
+    """Source for each constant, using only the constants defined before it."""
+    defined: dict[Any, str] = {}
+    lines = []
+    for value, name in constants:
+        lines.append((name, py(value, defined)))
+        defined[value] = name
+    return lines
 
 
 def render_package(domains: tuple[CompiledDomain, ...], source: str) -> dict[str, str]:
@@ -158,11 +183,12 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str) -> dict[str
             module = module_name(op.decl.name)
             modules[op.decl.domain, op.decl.name] = f"{package}.{module}"
             constants = _constants(op)
-            hoisted = {value: name for value, name in constants}
-            body = py(op.schemas, hoisted)
-            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", body)]
+            body = py(op.schemas, {value: name for value, name in constants})
+            definitions = _define(constants)
+            source = body + "".join(text for _, text in definitions)
+            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", source)]
             files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
-                op=op, imports=imports, constants=constants, hoisted=hoisted
+                op=op, imports=imports, definitions=definitions, body=body
             )
     files["__init__.py"] = env.get_template("registry_index.py.j2").render(
         domains=domains, modules=modules, source=source

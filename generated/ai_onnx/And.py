@@ -17,6 +17,16 @@ from opspec.runtime.schema import (
 DOC = "Each output element is true exactly when the matching elements of A and B are both true, i.e. `C = A and B`.\nFrom version 7 on, A and B are broadcast against each other with numpy rules and the result takes the broadcast shape.\nVersion 1 is stricter: the shapes must be equal unless `broadcast` is 1, in which case B's shape has to match a contiguous run of A's dimensions, starting at `axis` or, when `axis` is absent, ending at A's last dimension; the result then has A's shape.\nThe output is always a bool tensor.\n"
 _TEXT_0 = 'Second boolean operand; in version 1 this is the tensor that may be broadcast onto A.'
 _TEXT_1 = 'Element types permitted for the two operands, which is bool only.'
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(bool)',),
+    description=_TEXT_1,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(bool)',),
+    description='Element type of the result, always bool.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -59,16 +69,8 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(bool)',),
-                description=_TEXT_1,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -111,16 +113,8 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(bool)',),
-                description=_TEXT_1,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,

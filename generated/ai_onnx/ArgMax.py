@@ -19,6 +19,41 @@ _TEXT_0 = 'Dimension to search along, 0 by default. From version 11 it may be ne
 _TEXT_1 = 'If 1 (the default), the searched axis remains with size 1; if 0, it is removed from the output shape.'
 _TEXT_2 = 'Tie-breaking rule; 1 reports the last position holding the maximum, while the default 0 reports the first.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor in which to locate maxima.',
+)
+_PARAM_1 = FormalParameter(
+    name='reduced',
+    type_str='tensor(int64)',
+    types=frozenset({'tensor(int64)'}),
+    description='Int64 tensor of indices of the maxima along axis.',
+)
+_ATTR_0 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_0,
+    default_value=0,
+)
+_ATTR_1 = Attribute(
+    name='keepdims',
+    type=AttrType.INT,
+    description=_TEXT_1,
+    default_value=1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description='Numeric element types accepted for the input.',
+)
+_ATTR_2 = Attribute(
+    name='select_last_index',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=0,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -26,41 +61,17 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor in which to locate maxima.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                description='Int64 tensor of indices of the maxima along axis.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_0,
-                default_value=0,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=1,
-            ),
+            'axis': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Numeric element types accepted for the input.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -77,41 +88,17 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor in which to locate maxima.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                description='Int64 tensor of indices of the maxima along axis.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_0,
-                default_value=0,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=1,
-            ),
+            'axis': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Numeric element types accepted for the input.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -128,47 +115,18 @@ SCHEMAS = (
         domain='',
         since_version=12,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor in which to locate maxima.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                description='Int64 tensor of indices of the maxima along axis.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_0,
-                default_value=0,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=1,
-            ),
-            'select_last_index': Attribute(
-                name='select_last_index',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
+            'keepdims': _ATTR_1,
+            'select_last_index': _ATTR_2,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Numeric element types accepted for the input.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -203,24 +161,9 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_0,
-                default_value=0,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=1,
-            ),
-            'select_last_index': Attribute(
-                name='select_last_index',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
+            'keepdims': _ATTR_1,
+            'select_last_index': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(

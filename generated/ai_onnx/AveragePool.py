@@ -26,6 +26,76 @@ _TEXT_7 = 'When 1, output lengths are computed with a ceiling instead of a floor
 _TEXT_8 = 'Spacing between the sampled elements of a window along each spatial axis; 1 (a contiguous window) when omitted.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_PARAM_0 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_ATTR_0 = Attribute(
+    name='auto_pad',
+    type=AttrType.STRING,
+    description=_TEXT_2,
+    default_value='NOTSET',
+)
+_ATTR_1 = Attribute(
+    name='kernel_shape',
+    type=AttrType.INTS,
+    description='Window size along each spatial axis.',
+    required=True,
+)
+_ATTR_2 = Attribute(
+    name='pads',
+    type=AttrType.INTS,
+    description=_TEXT_3,
+)
+_ATTR_3 = Attribute(
+    name='strides',
+    type=AttrType.INTS,
+    description=_TEXT_4,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_5,
+)
+_ATTR_4 = Attribute(
+    name='count_include_pad',
+    type=AttrType.INT,
+    description=_TEXT_6,
+    default_value=0,
+)
+_ATTR_5 = Attribute(
+    name='ceil_mode',
+    type=AttrType.INT,
+    description=_TEXT_7,
+    default_value=0,
+)
+_PARAM_2 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_0,
+)
+_PARAM_3 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_1,
+)
+_ATTR_6 = Attribute(
+    name='dilations',
+    type=AttrType.INTS,
+    description=_TEXT_8,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -33,51 +103,19 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -94,57 +132,20 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'count_include_pad': Attribute(
-                name='count_include_pad',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=0,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'count_include_pad': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -161,63 +162,21 @@ SCHEMAS = (
         domain='',
         since_version=10,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'count_include_pad': Attribute(
-                name='count_include_pad',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'count_include_pad': _ATTR_4,
+            'ceil_mode': _ATTR_5,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -234,65 +193,21 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'count_include_pad': Attribute(
-                name='count_include_pad',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'count_include_pad': _ATTR_4,
+            'ceil_mode': _ATTR_5,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -309,70 +224,22 @@ SCHEMAS = (
         domain='',
         since_version=19,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'count_include_pad': Attribute(
-                name='count_include_pad',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_8,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'count_include_pad': _ATTR_4,
+            'ceil_mode': _ATTR_5,
+            'dilations': _ATTR_6,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -407,45 +274,13 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'count_include_pad': Attribute(
-                name='count_include_pad',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_8,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'count_include_pad': _ATTR_4,
+            'ceil_mode': _ATTR_5,
+            'dilations': _ATTR_6,
         }),
         type_constraints=(
             TypeConstraintParam(

@@ -35,6 +35,124 @@ _TEXT_15 = 'Optional output with the updated running variance, blended from `inp
 _TEXT_16 = 'When 1, normalize with statistics of the current batch and emit updated running statistics; when 0 (default), use `input_mean` and `input_var` unchanged.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_PARAM_0 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='scale',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_PARAM_2 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_2,
+)
+_PARAM_3 = FormalParameter(
+    name='mean',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_3,
+)
+_PARAM_4 = FormalParameter(
+    name='var',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_4,
+)
+_PARAM_5 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description='Normalized result with the same shape as `X`.',
+)
+_PARAM_6 = FormalParameter(
+    name='mean',
+    type_str='T',
+    types=_TYPES_0,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_3,
+)
+_PARAM_7 = FormalParameter(
+    name='var',
+    type_str='T',
+    types=_TYPES_0,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_4,
+)
+_PARAM_8 = FormalParameter(
+    name='saved_mean',
+    type_str='T',
+    types=_TYPES_0,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_5,
+)
+_PARAM_9 = FormalParameter(
+    name='saved_var',
+    type_str='T',
+    types=_TYPES_0,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_6,
+)
+_ATTR_0 = Attribute(
+    name='epsilon',
+    type=AttrType.FLOAT,
+    description=_TEXT_7,
+    default_value=9.999999747378752e-06,
+)
+_ATTR_1 = Attribute(
+    name='is_test',
+    type=AttrType.INT,
+    description=_TEXT_8,
+    default_value=0,
+)
+_ATTR_2 = Attribute(
+    name='momentum',
+    type=AttrType.FLOAT,
+    description=_TEXT_9,
+    default_value=0.8999999761581421,
+)
+_ATTR_3 = Attribute(
+    name='spatial',
+    type=AttrType.INT,
+    description=_TEXT_10,
+    default_value=1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_11,
+)
+_PARAM_10 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_1,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_0,
+)
+_PARAM_11 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_1,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description='Normalized result with the same shape as `X`.',
+)
+_ATTR_4 = Attribute(
+    name='training_mode',
+    type=AttrType.INT,
+    description=_TEXT_16,
+    default_value=0,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
+    description=_TEXT_11,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -42,72 +160,18 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='scale',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_2,
-            ),
-            FormalParameter(
-                name='mean',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_3,
-            ),
-            FormalParameter(
-                name='var',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_4,
-            ),
+            _PARAM_0,
+            _PARAM_1,
+            _PARAM_2,
+            _PARAM_3,
+            _PARAM_4,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Normalized result with the same shape as `X`.',
-            ),
-            FormalParameter(
-                name='mean',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_3,
-            ),
-            FormalParameter(
-                name='var',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_4,
-            ),
-            FormalParameter(
-                name='saved_mean',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_5,
-            ),
-            FormalParameter(
-                name='saved_var',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_6,
-            ),
+            _PARAM_5,
+            _PARAM_6,
+            _PARAM_7,
+            _PARAM_8,
+            _PARAM_9,
         ),
         attributes=MappingProxyType({
             'consumed_inputs': Attribute(
@@ -116,37 +180,13 @@ SCHEMAS = (
                 description='Legacy memory-optimization hint of version 1; obsolete and ignored.',
                 required=True,
             ),
-            'epsilon': Attribute(
-                name='epsilon',
-                type=AttrType.FLOAT,
-                description=_TEXT_7,
-                default_value=9.999999747378752e-06,
-            ),
-            'is_test': Attribute(
-                name='is_test',
-                type=AttrType.INT,
-                description=_TEXT_8,
-                default_value=0,
-            ),
-            'momentum': Attribute(
-                name='momentum',
-                type=AttrType.FLOAT,
-                description=_TEXT_9,
-                default_value=0.8999999761581421,
-            ),
-            'spatial': Attribute(
-                name='spatial',
-                type=AttrType.INT,
-                description=_TEXT_10,
-                default_value=1,
-            ),
+            'epsilon': _ATTR_0,
+            'is_test': _ATTR_1,
+            'momentum': _ATTR_2,
+            'spatial': _ATTR_3,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_11,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=5,
         max_input=5,
@@ -163,105 +203,27 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='scale',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_2,
-            ),
-            FormalParameter(
-                name='mean',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_3,
-            ),
-            FormalParameter(
-                name='var',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_4,
-            ),
+            _PARAM_0,
+            _PARAM_1,
+            _PARAM_2,
+            _PARAM_3,
+            _PARAM_4,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Normalized result with the same shape as `X`.',
-            ),
-            FormalParameter(
-                name='mean',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_3,
-            ),
-            FormalParameter(
-                name='var',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_4,
-            ),
-            FormalParameter(
-                name='saved_mean',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_5,
-            ),
-            FormalParameter(
-                name='saved_var',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_6,
-            ),
+            _PARAM_5,
+            _PARAM_6,
+            _PARAM_7,
+            _PARAM_8,
+            _PARAM_9,
         ),
         attributes=MappingProxyType({
-            'epsilon': Attribute(
-                name='epsilon',
-                type=AttrType.FLOAT,
-                description=_TEXT_7,
-                default_value=9.999999747378752e-06,
-            ),
-            'is_test': Attribute(
-                name='is_test',
-                type=AttrType.INT,
-                description=_TEXT_8,
-                default_value=0,
-            ),
-            'momentum': Attribute(
-                name='momentum',
-                type=AttrType.FLOAT,
-                description=_TEXT_9,
-                default_value=0.8999999761581421,
-            ),
-            'spatial': Attribute(
-                name='spatial',
-                type=AttrType.INT,
-                description=_TEXT_10,
-                default_value=1,
-            ),
+            'epsilon': _ATTR_0,
+            'is_test': _ATTR_1,
+            'momentum': _ATTR_2,
+            'spatial': _ATTR_3,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_11,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=5,
         max_input=5,
@@ -278,99 +240,26 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='scale',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_2,
-            ),
-            FormalParameter(
-                name='mean',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_3,
-            ),
-            FormalParameter(
-                name='var',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_4,
-            ),
+            _PARAM_0,
+            _PARAM_1,
+            _PARAM_2,
+            _PARAM_3,
+            _PARAM_4,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Normalized result with the same shape as `X`.',
-            ),
-            FormalParameter(
-                name='mean',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_3,
-            ),
-            FormalParameter(
-                name='var',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_4,
-            ),
-            FormalParameter(
-                name='saved_mean',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_5,
-            ),
-            FormalParameter(
-                name='saved_var',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_6,
-            ),
+            _PARAM_5,
+            _PARAM_6,
+            _PARAM_7,
+            _PARAM_8,
+            _PARAM_9,
         ),
         attributes=MappingProxyType({
-            'epsilon': Attribute(
-                name='epsilon',
-                type=AttrType.FLOAT,
-                description=_TEXT_7,
-                default_value=9.999999747378752e-06,
-            ),
-            'momentum': Attribute(
-                name='momentum',
-                type=AttrType.FLOAT,
-                description=_TEXT_9,
-                default_value=0.8999999761581421,
-            ),
-            'spatial': Attribute(
-                name='spatial',
-                type=AttrType.INT,
-                description=_TEXT_10,
-                default_value=1,
-            ),
+            'epsilon': _ATTR_0,
+            'momentum': _ATTR_2,
+            'spatial': _ATTR_3,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_11,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=5,
         max_input=5,
@@ -465,25 +354,11 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'epsilon': Attribute(
-                name='epsilon',
-                type=AttrType.FLOAT,
-                description=_TEXT_7,
-                default_value=9.999999747378752e-06,
-            ),
-            'momentum': Attribute(
-                name='momentum',
-                type=AttrType.FLOAT,
-                description=_TEXT_9,
-                default_value=0.8999999761581421,
-            ),
+            'epsilon': _ATTR_0,
+            'momentum': _ATTR_2,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_11,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=5,
         max_input=5,
@@ -500,13 +375,7 @@ SCHEMAS = (
         domain='',
         since_version=14,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_10,
             FormalParameter(
                 name='scale',
                 type_str='T',
@@ -537,13 +406,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Normalized result with the same shape as `X`.',
-            ),
+            _PARAM_11,
             FormalParameter(
                 name='running_mean',
                 type_str='U',
@@ -562,31 +425,12 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'epsilon': Attribute(
-                name='epsilon',
-                type=AttrType.FLOAT,
-                description=_TEXT_7,
-                default_value=9.999999747378752e-06,
-            ),
-            'momentum': Attribute(
-                name='momentum',
-                type=AttrType.FLOAT,
-                description=_TEXT_9,
-                default_value=0.8999999761581421,
-            ),
-            'training_mode': Attribute(
-                name='training_mode',
-                type=AttrType.INT,
-                description=_TEXT_16,
-                default_value=0,
-            ),
+            'epsilon': _ATTR_0,
+            'momentum': _ATTR_2,
+            'training_mode': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=_TEXT_11,
-            ),
+            _TYPE_PARAM_1,
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
@@ -608,13 +452,7 @@ SCHEMAS = (
         domain='',
         since_version=15,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_10,
             FormalParameter(
                 name='scale',
                 type_str='T1',
@@ -645,13 +483,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Normalized result with the same shape as `X`.',
-            ),
+            _PARAM_11,
             FormalParameter(
                 name='running_mean',
                 type_str='T2',
@@ -670,31 +502,12 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'epsilon': Attribute(
-                name='epsilon',
-                type=AttrType.FLOAT,
-                description=_TEXT_7,
-                default_value=9.999999747378752e-06,
-            ),
-            'momentum': Attribute(
-                name='momentum',
-                type=AttrType.FLOAT,
-                description=_TEXT_9,
-                default_value=0.8999999761581421,
-            ),
-            'training_mode': Attribute(
-                name='training_mode',
-                type=AttrType.INT,
-                description=_TEXT_16,
-                default_value=0,
-            ),
+            'epsilon': _ATTR_0,
+            'momentum': _ATTR_2,
+            'training_mode': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=_TEXT_11,
-            ),
+            _TYPE_PARAM_1,
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),

@@ -30,6 +30,46 @@ _TYPES_5 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'ten
 _TYPES_6 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_7 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int2)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint2)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_8 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float6e2m3)', 'tensor(float6e3m2)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int2)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint2)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='input',
+    type_str='T1',
+    types=_TYPES_0,
+    description='Tensor whose elements are converted.',
+)
+_PARAM_1 = FormalParameter(
+    name='output',
+    type_str='T2',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
+    description=_TEXT_2,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T2',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
+    description=_TEXT_3,
+)
+_ATTR_0 = Attribute(
+    name='to',
+    type=AttrType.INT,
+    description=_TEXT_1,
+    required=True,
+)
+_ATTR_1 = Attribute(
+    name='saturate',
+    type=AttrType.INT,
+    description=_TEXT_4,
+    default_value=1,
+)
+_ATTR_2 = Attribute(
+    name='round_mode',
+    type=AttrType.STRING,
+    description=_TEXT_5,
+    default_value='up',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -37,20 +77,10 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=_TYPES_0,
-                description='Tensor whose elements are converted.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T2',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
             'to': Attribute(
@@ -61,16 +91,8 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
-                description=_TEXT_2,
-            ),
-            TypeConstraintParam(
-                type_param_str='T2',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -91,40 +113,17 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=_TYPES_0,
-                description='Tensor whose elements are converted.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T2',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
+            'to': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
-                description=_TEXT_2,
-            ),
-            TypeConstraintParam(
-                type_param_str='T2',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -161,12 +160,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
+            'to': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -217,12 +211,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
+            'to': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -273,18 +262,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
-            'saturate': Attribute(
-                name='saturate',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=1,
-            ),
+            'to': _ATTR_0,
+            'saturate': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -335,18 +314,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
-            'saturate': Attribute(
-                name='saturate',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=1,
-            ),
+            'to': _ATTR_0,
+            'saturate': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -397,18 +366,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
-            'saturate': Attribute(
-                name='saturate',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=1,
-            ),
+            'to': _ATTR_0,
+            'saturate': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -459,24 +418,9 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
-            'saturate': Attribute(
-                name='saturate',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=1,
-            ),
-            'round_mode': Attribute(
-                name='round_mode',
-                type=AttrType.STRING,
-                description=_TEXT_5,
-                default_value='up',
-            ),
+            'to': _ATTR_0,
+            'saturate': _ATTR_1,
+            'round_mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -527,24 +471,9 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
-            'saturate': Attribute(
-                name='saturate',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=1,
-            ),
-            'round_mode': Attribute(
-                name='round_mode',
-                type=AttrType.STRING,
-                description=_TEXT_5,
-                default_value='up',
-            ),
+            'to': _ATTR_0,
+            'saturate': _ATTR_1,
+            'round_mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -595,24 +524,9 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'to': Attribute(
-                name='to',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                required=True,
-            ),
-            'saturate': Attribute(
-                name='saturate',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=1,
-            ),
-            'round_mode': Attribute(
-                name='round_mode',
-                type=AttrType.STRING,
-                description=_TEXT_5,
-                default_value='up',
-            ),
+            'to': _ATTR_0,
+            'saturate': _ATTR_1,
+            'round_mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(

@@ -23,6 +23,30 @@ _TEXT_3 = 'Element types allowed for the inputs and the result; floating-point o
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='inputs',
+    type_str='T',
+    types=_TYPES_1,
+    option=FormalParameterOption.Variadic,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='concat_result',
+    type_str='T',
+    types=_TYPES_1,
+    description=_TEXT_1,
+)
+_ATTR_0 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    required=True,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
+    description=_TEXT_3,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -75,36 +99,16 @@ SCHEMAS = (
         domain='',
         since_version=4,
         inputs=(
-            FormalParameter(
-                name='inputs',
-                type_str='T',
-                types=_TYPES_1,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='concat_result',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                required=True,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=2147483647,
@@ -121,36 +125,16 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='inputs',
-                type_str='T',
-                types=_TYPES_1,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='concat_result',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                required=True,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=2147483647,
@@ -186,12 +170,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                required=True,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(

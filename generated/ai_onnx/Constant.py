@@ -17,6 +17,63 @@ DOC = "The op takes no inputs; its only output is the constant held in one of it
 _TEXT_0 = 'Complete tensor holding the constant; mandatory in version 1 and one of the mutually exclusive choices afterwards.'
 _TEXT_1 = 'Constant given as a sparse tensor; the output is its dense equivalent.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_ATTR_0 = Attribute(
+    name='value',
+    type=AttrType.TENSOR,
+    description=_TEXT_0,
+    required=True,
+)
+_PARAM_0 = FormalParameter(
+    name='output',
+    type_str='T',
+    types=_TYPES_0,
+    description='The constant tensor.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
+    description='Element types the constant may have.',
+)
+_ATTR_1 = Attribute(
+    name='value',
+    type=AttrType.TENSOR,
+    description=_TEXT_0,
+)
+_ATTR_2 = Attribute(
+    name='sparse_value',
+    type=AttrType.SPARSE_TENSOR,
+    description=_TEXT_1,
+)
+_ATTR_3 = Attribute(
+    name='value_float',
+    type=AttrType.FLOAT,
+    description='A single float, producing a float32 scalar.',
+)
+_ATTR_4 = Attribute(
+    name='value_floats',
+    type=AttrType.FLOATS,
+    description='A list of floats, producing a 1-D float32 tensor.',
+)
+_ATTR_5 = Attribute(
+    name='value_int',
+    type=AttrType.INT,
+    description='A single integer, producing an int64 scalar.',
+)
+_ATTR_6 = Attribute(
+    name='value_ints',
+    type=AttrType.INTS,
+    description='A list of integers, producing a 1-D int64 tensor.',
+)
+_ATTR_7 = Attribute(
+    name='value_string',
+    type=AttrType.STRING,
+    description='A single string, producing a string scalar.',
+)
+_ATTR_8 = Attribute(
+    name='value_strings',
+    type=AttrType.STRINGS,
+    description='A list of strings, producing a 1-D string tensor.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -33,12 +90,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-                required=True,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -63,27 +115,13 @@ SCHEMAS = (
         since_version=9,
         inputs=(),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='The constant tensor.',
-            ),
+            _PARAM_0,
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-                required=True,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description='Element types the constant may have.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=0,
         max_input=0,
@@ -101,31 +139,14 @@ SCHEMAS = (
         since_version=11,
         inputs=(),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='The constant tensor.',
-            ),
+            _PARAM_0,
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description='Element types the constant may have.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=0,
         max_input=0,
@@ -143,61 +164,20 @@ SCHEMAS = (
         since_version=12,
         inputs=(),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='The constant tensor.',
-            ),
+            _PARAM_0,
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description='Element types the constant may have.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=0,
         max_input=0,
@@ -223,46 +203,14 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -295,46 +243,14 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -367,46 +283,14 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -439,46 +323,14 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -511,46 +363,14 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -583,46 +403,14 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_0,
-            ),
-            'sparse_value': Attribute(
-                name='sparse_value',
-                type=AttrType.SPARSE_TENSOR,
-                description=_TEXT_1,
-            ),
-            'value_float': Attribute(
-                name='value_float',
-                type=AttrType.FLOAT,
-                description='A single float, producing a float32 scalar.',
-            ),
-            'value_floats': Attribute(
-                name='value_floats',
-                type=AttrType.FLOATS,
-                description='A list of floats, producing a 1-D float32 tensor.',
-            ),
-            'value_int': Attribute(
-                name='value_int',
-                type=AttrType.INT,
-                description='A single integer, producing an int64 scalar.',
-            ),
-            'value_ints': Attribute(
-                name='value_ints',
-                type=AttrType.INTS,
-                description='A list of integers, producing a 1-D int64 tensor.',
-            ),
-            'value_string': Attribute(
-                name='value_string',
-                type=AttrType.STRING,
-                description='A single string, producing a string scalar.',
-            ),
-            'value_strings': Attribute(
-                name='value_strings',
-                type=AttrType.STRINGS,
-                description='A list of strings, producing a 1-D string tensor.',
-            ),
+            'value': _ATTR_1,
+            'sparse_value': _ATTR_2,
+            'value_float': _ATTR_3,
+            'value_floats': _ATTR_4,
+            'value_int': _ATTR_5,
+            'value_ints': _ATTR_6,
+            'value_string': _ATTR_7,
+            'value_strings': _ATTR_8,
         }),
         type_constraints=(
             TypeConstraintParam(

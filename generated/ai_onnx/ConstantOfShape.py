@@ -18,6 +18,22 @@ _TEXT_0 = "1-D int64 tensor giving the output's dimensions, all of which must be
 _TEXT_1 = 'Tensor of the requested shape in which every element equals the fill value.'
 _TEXT_2 = "One-element tensor giving the fill value and the output's element type; a float32 zero if omitted."
 _TEXT_3 = 'Element types the output, and therefore the fill value, may have.'
+_PARAM_0 = FormalParameter(
+    name='input',
+    type_str='T1',
+    types=frozenset({'tensor(int64)'}),
+    description=_TEXT_0,
+)
+_ATTR_0 = Attribute(
+    name='value',
+    type=AttrType.TENSOR,
+    description=_TEXT_2,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(int64)',),
+    description='Type of the shape input, which is int64 only.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -25,12 +41,7 @@ SCHEMAS = (
         domain='',
         since_version=9,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
             FormalParameter(
@@ -41,18 +52,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_2,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the shape input, which is int64 only.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
@@ -74,12 +77,7 @@ SCHEMAS = (
         domain='',
         since_version=20,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
             FormalParameter(
@@ -90,18 +88,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_2,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the shape input, which is int64 only.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(bool)'),
@@ -123,12 +113,7 @@ SCHEMAS = (
         domain='',
         since_version=21,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
             FormalParameter(
@@ -139,18 +124,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_2,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the shape input, which is int64 only.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(bool)'),
@@ -172,12 +149,7 @@ SCHEMAS = (
         domain='',
         since_version=23,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
             FormalParameter(
@@ -188,18 +160,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_2,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the shape input, which is int64 only.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(bool)', 'tensor(float4e2m1)'),
@@ -221,12 +185,7 @@ SCHEMAS = (
         domain='',
         since_version=24,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
             FormalParameter(
@@ -237,18 +196,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_2,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the shape input, which is int64 only.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(bool)', 'tensor(float4e2m1)', 'tensor(float8e8m0)'),
@@ -270,12 +221,7 @@ SCHEMAS = (
         domain='',
         since_version=25,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
             FormalParameter(
@@ -286,18 +232,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'value': Attribute(
-                name='value',
-                type=AttrType.TENSOR,
-                description=_TEXT_2,
-            ),
+            'value': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the shape input, which is int64 only.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint2)', 'tensor(int2)', 'tensor(uint4)', 'tensor(int4)', 'tensor(bool)', 'tensor(float4e2m1)', 'tensor(float8e8m0)'),

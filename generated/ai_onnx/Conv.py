@@ -28,6 +28,43 @@ _TEXT_8 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]` add
 _TEXT_9 = 'Floating-point element types shared by the input, filters, bias and output.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_ATTR_0 = Attribute(
+    name='auto_pad',
+    type=AttrType.STRING,
+    description=_TEXT_4,
+    default_value='NOTSET',
+)
+_ATTR_1 = Attribute(
+    name='dilations',
+    type=AttrType.INTS,
+    description=_TEXT_5,
+)
+_ATTR_2 = Attribute(
+    name='group',
+    type=AttrType.INT,
+    description=_TEXT_6,
+    default_value=1,
+)
+_ATTR_3 = Attribute(
+    name='kernel_shape',
+    type=AttrType.INTS,
+    description=_TEXT_7,
+)
+_ATTR_4 = Attribute(
+    name='pads',
+    type=AttrType.INTS,
+    description=_TEXT_8,
+)
+_ATTR_5 = Attribute(
+    name='strides',
+    type=AttrType.INTS,
+    description='Step of the kernel along each spatial axis; 1 when omitted.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_9,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -64,45 +101,15 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_4,
-                default_value='NOTSET',
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_5,
-            ),
-            'group': Attribute(
-                name='group',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=1,
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description=_TEXT_7,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_8,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description='Step of the kernel along each spatial axis; 1 when omitted.',
-            ),
+            'auto_pad': _ATTR_0,
+            'dilations': _ATTR_1,
+            'group': _ATTR_2,
+            'kernel_shape': _ATTR_3,
+            'pads': _ATTR_4,
+            'strides': _ATTR_5,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_9,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=3,
@@ -152,45 +159,15 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_4,
-                default_value='NOTSET',
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_5,
-            ),
-            'group': Attribute(
-                name='group',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=1,
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description=_TEXT_7,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_8,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description='Step of the kernel along each spatial axis; 1 when omitted.',
-            ),
+            'auto_pad': _ATTR_0,
+            'dilations': _ATTR_1,
+            'group': _ATTR_2,
+            'kernel_shape': _ATTR_3,
+            'pads': _ATTR_4,
+            'strides': _ATTR_5,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_9,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=3,
@@ -240,38 +217,12 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_4,
-                default_value='NOTSET',
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_5,
-            ),
-            'group': Attribute(
-                name='group',
-                type=AttrType.INT,
-                description=_TEXT_6,
-                default_value=1,
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description=_TEXT_7,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_8,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description='Step of the kernel along each spatial axis; 1 when omitted.',
-            ),
+            'auto_pad': _ATTR_0,
+            'dilations': _ATTR_1,
+            'group': _ATTR_2,
+            'kernel_shape': _ATTR_3,
+            'pads': _ATTR_4,
+            'strides': _ATTR_5,
         }),
         type_constraints=(
             TypeConstraintParam(

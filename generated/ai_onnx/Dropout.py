@@ -28,6 +28,73 @@ _TEXT_8 = 'Boolean type used for the `training_mode` input and the `mask` output
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Input tensor to which dropout is applied.',
+)
+_PARAM_1 = FormalParameter(
+    name='output',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_2 = FormalParameter(
+    name='mask',
+    type_str='T',
+    types=_TYPES_0,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_1,
+)
+_ATTR_0 = Attribute(
+    name='is_test',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=0,
+)
+_ATTR_1 = Attribute(
+    name='ratio',
+    type=AttrType.FLOAT,
+    description=_TEXT_3,
+    default_value=0.5,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_4,
+)
+_ATTR_2 = Attribute(
+    name='seed',
+    type=AttrType.INT,
+    description=_TEXT_7,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_5,
+)
+_TYPE_PARAM_2 = TypeConstraintParam(
+    type_param_str='T2',
+    allowed_type_strs=('tensor(bool)',),
+    description=_TEXT_8,
+)
+_PARAM_3 = FormalParameter(
+    name='training_mode',
+    type_str='T2',
+    types=frozenset({'tensor(bool)'}),
+    option=FormalParameterOption.Optional,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_6,
+)
+_PARAM_4 = FormalParameter(
+    name='mask',
+    type_str='T2',
+    types=frozenset({'tensor(bool)'}),
+    option=FormalParameterOption.Optional,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_1,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -35,27 +102,11 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor to which dropout is applied.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='mask',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
             'consumed_inputs': Attribute(
@@ -63,25 +114,11 @@ SCHEMAS = (
                 type=AttrType.INTS,
                 description='Legacy memory-optimization hint of version 1; obsolete and ignored.',
             ),
-            'is_test': Attribute(
-                name='is_test',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
-            'ratio': Attribute(
-                name='ratio',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=0.5,
-            ),
+            'is_test': _ATTR_0,
+            'ratio': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_4,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -98,48 +135,18 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor to which dropout is applied.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='mask',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'is_test': Attribute(
-                name='is_test',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
-            'ratio': Attribute(
-                name='ratio',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=0.5,
-            ),
+            'is_test': _ATTR_0,
+            'ratio': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_4,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -156,42 +163,17 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor to which dropout is applied.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='mask',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'ratio': Attribute(
-                name='ratio',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=0.5,
-            ),
+            'ratio': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_4,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -208,20 +190,10 @@ SCHEMAS = (
         domain='',
         since_version=10,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor to which dropout is applied.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
             FormalParameter(
                 name='mask',
                 type_str='T1',
@@ -231,19 +203,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'ratio': Attribute(
-                name='ratio',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=0.5,
-            ),
+            'ratio': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_4,
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(bool)',),
@@ -265,12 +228,7 @@ SCHEMAS = (
         domain='',
         since_version=12,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor to which dropout is applied.',
-            ),
+            _PARAM_0,
             FormalParameter(
                 name='ratio',
                 type_str='T1',
@@ -287,12 +245,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
             FormalParameter(
                 name='mask',
                 type_str='T2',
@@ -302,28 +255,12 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'seed': Attribute(
-                name='seed',
-                type=AttrType.INT,
-                description=_TEXT_7,
-            ),
+            'seed': _ATTR_2,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_4,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
-            TypeConstraintParam(
-                type_param_str='T2',
-                allowed_type_strs=('tensor(bool)',),
-                description=_TEXT_8,
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
+            _TYPE_PARAM_2,
         ),
         min_input=1,
         max_input=3,
@@ -355,14 +292,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.NonDifferentiable,
                 description=_TEXT_3,
             ),
-            FormalParameter(
-                name='training_mode',
-                type_str='T2',
-                types=frozenset({'tensor(bool)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_6,
-            ),
+            _PARAM_3,
         ),
         outputs=(
             FormalParameter(
@@ -372,21 +302,10 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description=_TEXT_0,
             ),
-            FormalParameter(
-                name='mask',
-                type_str='T2',
-                types=frozenset({'tensor(bool)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
         ),
         attributes=MappingProxyType({
-            'seed': Attribute(
-                name='seed',
-                type=AttrType.INT,
-                description=_TEXT_7,
-            ),
+            'seed': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -394,16 +313,8 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
                 description=_TEXT_4,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
-            TypeConstraintParam(
-                type_param_str='T2',
-                allowed_type_strs=('tensor(bool)',),
-                description=_TEXT_8,
-            ),
+            _TYPE_PARAM_1,
+            _TYPE_PARAM_2,
         ),
         min_input=1,
         max_input=3,
@@ -435,14 +346,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.NonDifferentiable,
                 description=_TEXT_3,
             ),
-            FormalParameter(
-                name='training_mode',
-                type_str='T2',
-                types=frozenset({'tensor(bool)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_6,
-            ),
+            _PARAM_3,
         ),
         outputs=(
             FormalParameter(
@@ -452,21 +356,10 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description=_TEXT_0,
             ),
-            FormalParameter(
-                name='mask',
-                type_str='T2',
-                types=frozenset({'tensor(bool)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
         ),
         attributes=MappingProxyType({
-            'seed': Attribute(
-                name='seed',
-                type=AttrType.INT,
-                description=_TEXT_7,
-            ),
+            'seed': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -479,11 +372,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
                 description=_TEXT_5,
             ),
-            TypeConstraintParam(
-                type_param_str='T2',
-                allowed_type_strs=('tensor(bool)',),
-                description=_TEXT_8,
-            ),
+            _TYPE_PARAM_2,
         ),
         min_input=1,
         max_input=3,

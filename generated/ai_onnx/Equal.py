@@ -22,6 +22,41 @@ _TYPES_0 = frozenset({'tensor(bool)', 'tensor(int32)', 'tensor(int64)'})
 _TYPES_1 = frozenset({'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='A',
+    type_str='T',
+    types=_TYPES_0,
+    description='First tensor to compare.',
+)
+_PARAM_1 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_2 = FormalParameter(
+    name='C',
+    type_str='T1',
+    types=frozenset({'tensor(bool)'}),
+    description=_TEXT_1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(bool)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_2,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(bool)',),
+    description='Element type of the result, always bool.',
+)
+_PARAM_3 = FormalParameter(
+    name='C',
+    type_str='T1',
+    types=frozenset({'tensor(bool)'}),
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_1,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -29,26 +64,11 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description='First tensor to compare.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
@@ -64,16 +84,8 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(bool)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_2,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -90,39 +102,16 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description='First tensor to compare.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(bool)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_2,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -156,12 +145,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
@@ -170,11 +154,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bool)'),
                 description=_TEXT_2,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -210,13 +190,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
@@ -225,11 +199,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(bool)'),
                 description=_TEXT_2,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -265,13 +235,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
@@ -280,11 +244,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(bool)', 'tensor(string)'),
                 description=_TEXT_2,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,

@@ -22,6 +22,40 @@ _TEXT_3 = 'Element types allowed for `data` and the output; any tensor type.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(int32)', 'tensor(int64)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor to read from, of rank at least 1.',
+)
+_PARAM_1 = FormalParameter(
+    name='indices',
+    type_str='Tind',
+    types=_TYPES_1,
+    description=_TEXT_0,
+)
+_PARAM_2 = FormalParameter(
+    name='output',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_ATTR_0 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=0,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
+    description=_TEXT_3,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='Tind',
+    allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
+    description='Integer types allowed for `indices`, 32 or 64 bits wide.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -29,46 +63,18 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to read from, of rank at least 1.',
-            ),
-            FormalParameter(
-                name='indices',
-                type_str='Tind',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
-            TypeConstraintParam(
-                type_param_str='Tind',
-                allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description='Integer types allowed for `indices`, 32 or 64 bits wide.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -85,46 +91,18 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to read from, of rank at least 1.',
-            ),
-            FormalParameter(
-                name='indices',
-                type_str='Tind',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
-            TypeConstraintParam(
-                type_param_str='Tind',
-                allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description='Integer types allowed for `indices`, 32 or 64 bits wide.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -166,12 +144,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -179,11 +152,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
                 description=_TEXT_3,
             ),
-            TypeConstraintParam(
-                type_param_str='Tind',
-                allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description='Integer types allowed for `indices`, 32 or 64 bits wide.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,

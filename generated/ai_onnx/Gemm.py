@@ -25,6 +25,88 @@ _TEXT_5 = 'Element types shared by A, B, C and Y; integer types are included fro
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
+_PARAM_0 = FormalParameter(
+    name='A',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_PARAM_2 = FormalParameter(
+    name='C',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_2,
+)
+_PARAM_3 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description='Result matrix of shape (M, N).',
+)
+_ATTR_0 = Attribute(
+    name='alpha',
+    type=AttrType.FLOAT,
+    description=_TEXT_3,
+    default_value=1.0,
+)
+_ATTR_1 = Attribute(
+    name='beta',
+    type=AttrType.FLOAT,
+    description='Scale factor applied to the bias C; defaults to 1.0.',
+    default_value=1.0,
+)
+_ATTR_2 = Attribute(
+    name='broadcast',
+    type=AttrType.INT,
+    description=_TEXT_4,
+    default_value=0,
+)
+_ATTR_3 = Attribute(
+    name='transA',
+    type=AttrType.INT,
+    description='When nonzero, A is transposed before the product is formed.',
+    default_value=0,
+)
+_ATTR_4 = Attribute(
+    name='transB',
+    type=AttrType.INT,
+    description='When nonzero, B is transposed before the product is formed.',
+    default_value=0,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_5,
+)
+_PARAM_4 = FormalParameter(
+    name='A',
+    type_str='T',
+    types=_TYPES_1,
+    description=_TEXT_0,
+)
+_PARAM_5 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_1,
+    description=_TEXT_1,
+)
+_PARAM_6 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_1,
+    description='Result matrix of shape (M, N).',
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_5,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -32,71 +114,22 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_2,
-            ),
+            _PARAM_0,
+            _PARAM_1,
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Result matrix of shape (M, N).',
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=1.0,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Scale factor applied to the bias C; defaults to 1.0.',
-                default_value=1.0,
-            ),
-            'broadcast': Attribute(
-                name='broadcast',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=0,
-            ),
-            'transA': Attribute(
-                name='transA',
-                type=AttrType.INT,
-                description='When nonzero, A is transposed before the product is formed.',
-                default_value=0,
-            ),
-            'transB': Attribute(
-                name='transB',
-                type=AttrType.INT,
-                description='When nonzero, B is transposed before the product is formed.',
-                default_value=0,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'broadcast': _ATTR_2,
+            'transA': _ATTR_3,
+            'transB': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=3,
         max_input=3,
@@ -113,71 +146,22 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_2,
-            ),
+            _PARAM_0,
+            _PARAM_1,
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Result matrix of shape (M, N).',
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=1.0,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Scale factor applied to the bias C; defaults to 1.0.',
-                default_value=1.0,
-            ),
-            'broadcast': Attribute(
-                name='broadcast',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=0,
-            ),
-            'transA': Attribute(
-                name='transA',
-                type=AttrType.INT,
-                description='When nonzero, A is transposed before the product is formed.',
-                default_value=0,
-            ),
-            'transB': Attribute(
-                name='transB',
-                type=AttrType.INT,
-                description='When nonzero, B is transposed before the product is formed.',
-                default_value=0,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'broadcast': _ATTR_2,
+            'transA': _ATTR_3,
+            'transB': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=3,
         max_input=3,
@@ -194,65 +178,21 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_2,
-            ),
+            _PARAM_0,
+            _PARAM_1,
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Result matrix of shape (M, N).',
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=1.0,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Scale factor applied to the bias C; defaults to 1.0.',
-                default_value=1.0,
-            ),
-            'transA': Attribute(
-                name='transA',
-                type=AttrType.INT,
-                description='When nonzero, A is transposed before the product is formed.',
-                default_value=0,
-            ),
-            'transB': Attribute(
-                name='transB',
-                type=AttrType.INT,
-                description='When nonzero, B is transposed before the product is formed.',
-                default_value=0,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'transA': _ATTR_3,
+            'transB': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=3,
         max_input=3,
@@ -269,18 +209,8 @@ SCHEMAS = (
         domain='',
         since_version=9,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
+            _PARAM_5,
             FormalParameter(
                 name='C',
                 type_str='T',
@@ -289,45 +219,16 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_1,
-                description='Result matrix of shape (M, N).',
-            ),
+            _PARAM_6,
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=1.0,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Scale factor applied to the bias C; defaults to 1.0.',
-                default_value=1.0,
-            ),
-            'transA': Attribute(
-                name='transA',
-                type=AttrType.INT,
-                description='When nonzero, A is transposed before the product is formed.',
-                default_value=0,
-            ),
-            'transB': Attribute(
-                name='transB',
-                type=AttrType.INT,
-                description='When nonzero, B is transposed before the product is formed.',
-                default_value=0,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'transA': _ATTR_3,
+            'transB': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=3,
         max_input=3,
@@ -344,18 +245,8 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
+            _PARAM_5,
             FormalParameter(
                 name='C',
                 type_str='T',
@@ -365,45 +256,16 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_1,
-                description='Result matrix of shape (M, N).',
-            ),
+            _PARAM_6,
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=1.0,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Scale factor applied to the bias C; defaults to 1.0.',
-                default_value=1.0,
-            ),
-            'transA': Attribute(
-                name='transA',
-                type=AttrType.INT,
-                description='When nonzero, A is transposed before the product is formed.',
-                default_value=0,
-            ),
-            'transB': Attribute(
-                name='transB',
-                type=AttrType.INT,
-                description='When nonzero, B is transposed before the product is formed.',
-                default_value=0,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'transA': _ATTR_3,
+            'transB': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=3,
@@ -453,30 +315,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_3,
-                default_value=1.0,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Scale factor applied to the bias C; defaults to 1.0.',
-                default_value=1.0,
-            ),
-            'transA': Attribute(
-                name='transA',
-                type=AttrType.INT,
-                description='When nonzero, A is transposed before the product is formed.',
-                default_value=0,
-            ),
-            'transB': Attribute(
-                name='transB',
-                type=AttrType.INT,
-                description='When nonzero, B is transposed before the product is formed.',
-                default_value=0,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'transA': _ATTR_3,
+            'transB': _ATTR_4,
         }),
         type_constraints=(
             TypeConstraintParam(

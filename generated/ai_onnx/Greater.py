@@ -20,6 +20,34 @@ _TEXT_1 = 'Element types that may be compared; both operands share one type.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='A',
+    type_str='T',
+    types=_TYPES_0,
+    description='Left-hand operand of the comparison.',
+)
+_PARAM_1 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_2 = FormalParameter(
+    name='C',
+    type_str='T1',
+    types=frozenset({'tensor(bool)'}),
+    description='Bool tensor that is true wherever A is greater than B.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_1,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(bool)',),
+    description='Element type of the result, always bool.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -27,26 +55,11 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description='Left-hand operand of the comparison.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                description='Bool tensor that is true wherever A is greater than B.',
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
@@ -62,16 +75,8 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_1,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -88,39 +93,16 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_0,
-                description='Left-hand operand of the comparison.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                description='Bool tensor that is true wherever A is greater than B.',
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_1,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -154,12 +136,7 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T1',
-                types=frozenset({'tensor(bool)'}),
-                description='Bool tensor that is true wherever A is greater than B.',
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
@@ -168,11 +145,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
                 description=_TEXT_1,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -223,11 +196,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
                 description=_TEXT_1,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the result, always bool.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,

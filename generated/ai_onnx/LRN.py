@@ -22,6 +22,30 @@ _TEXT_3 = 'Number of channels covered by the normalization window; required.'
 _TEXT_4 = 'Floating-point element types accepted for the input and produced for the output.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_ATTR_0 = Attribute(
+    name='alpha',
+    type=AttrType.FLOAT,
+    description=_TEXT_1,
+    default_value=9.999999747378752e-05,
+)
+_ATTR_1 = Attribute(
+    name='beta',
+    type=AttrType.FLOAT,
+    description='Exponent applied to the normalization denominator.',
+    default_value=0.75,
+)
+_ATTR_2 = Attribute(
+    name='bias',
+    type=AttrType.FLOAT,
+    description=_TEXT_2,
+    default_value=1.0,
+)
+_ATTR_3 = Attribute(
+    name='size',
+    type=AttrType.INT,
+    description=_TEXT_3,
+    required=True,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -45,30 +69,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_1,
-                default_value=9.999999747378752e-05,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Exponent applied to the normalization denominator.',
-                default_value=0.75,
-            ),
-            'bias': Attribute(
-                name='bias',
-                type=AttrType.FLOAT,
-                description=_TEXT_2,
-                default_value=1.0,
-            ),
-            'size': Attribute(
-                name='size',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                required=True,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'bias': _ATTR_2,
+            'size': _ATTR_3,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -110,30 +114,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description=_TEXT_1,
-                default_value=9.999999747378752e-05,
-            ),
-            'beta': Attribute(
-                name='beta',
-                type=AttrType.FLOAT,
-                description='Exponent applied to the normalization denominator.',
-                default_value=0.75,
-            ),
-            'bias': Attribute(
-                name='bias',
-                type=AttrType.FLOAT,
-                description=_TEXT_2,
-                default_value=1.0,
-            ),
-            'size': Attribute(
-                name='size',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                required=True,
-            ),
+            'alpha': _ATTR_0,
+            'beta': _ATTR_1,
+            'bias': _ATTR_2,
+            'size': _ATTR_3,
         }),
         type_constraints=(
             TypeConstraintParam(

@@ -17,6 +17,17 @@ from opspec.runtime.schema import (
 DOC = "Non-negative elements pass through unchanged, and negative ones are scaled by `alpha`, i.e. `y = x if x >= 0 else alpha * x`.\nUnlike a plain rectifier, negative inputs keep a small non-zero slope. The output has the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_ATTR_0 = Attribute(
+    name='alpha',
+    type=AttrType.FLOAT,
+    description='Slope applied to negative inputs, 0.01 by default.',
+    default_value=0.009999999776482582,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description='Floating-point element types accepted for input and output.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -40,12 +51,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description='Slope applied to negative inputs, 0.01 by default.',
-                default_value=0.009999999776482582,
-            ),
+            'alpha': _ATTR_0,
             'consumed_inputs': Attribute(
                 name='consumed_inputs',
                 type=AttrType.INTS,
@@ -53,11 +59,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Floating-point element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -92,19 +94,10 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description='Slope applied to negative inputs, 0.01 by default.',
-                default_value=0.009999999776482582,
-            ),
+            'alpha': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Floating-point element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -139,12 +132,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'alpha': Attribute(
-                name='alpha',
-                type=AttrType.FLOAT,
-                description='Slope applied to negative inputs, 0.01 by default.',
-                default_value=0.009999999776482582,
-            ),
+            'alpha': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(

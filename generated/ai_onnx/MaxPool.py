@@ -29,6 +29,82 @@ _TEXT_9 = 'Spacing between the sampled elements of a window along each spatial a
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int8)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int8)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_ATTR_0 = Attribute(
+    name='auto_pad',
+    type=AttrType.STRING,
+    description=_TEXT_2,
+    default_value='NOTSET',
+)
+_ATTR_1 = Attribute(
+    name='kernel_shape',
+    type=AttrType.INTS,
+    description='Window size along each spatial axis.',
+    required=True,
+)
+_ATTR_2 = Attribute(
+    name='pads',
+    type=AttrType.INTS,
+    description=_TEXT_3,
+)
+_ATTR_3 = Attribute(
+    name='strides',
+    type=AttrType.INTS,
+    description=_TEXT_4,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_5,
+)
+_PARAM_2 = FormalParameter(
+    name='Indices',
+    type_str='I',
+    types=frozenset({'tensor(int64)'}),
+    option=FormalParameterOption.Optional,
+    description=_TEXT_6,
+)
+_ATTR_4 = Attribute(
+    name='storage_order',
+    type=AttrType.INT,
+    description=_TEXT_7,
+    default_value=0,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='I',
+    allowed_type_strs=('tensor(int64)',),
+    description='Integer type of the `Indices` output, always int64.',
+)
+_ATTR_5 = Attribute(
+    name='ceil_mode',
+    type=AttrType.INT,
+    description=_TEXT_8,
+    default_value=0,
+)
+_ATTR_6 = Attribute(
+    name='dilations',
+    type=AttrType.INTS,
+    description=_TEXT_9,
+)
+_PARAM_3 = FormalParameter(
+    name='Indices',
+    type_str='I',
+    types=frozenset({'tensor(int64)'}),
+    option=FormalParameterOption.Optional,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_6,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -36,51 +112,19 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -97,69 +141,22 @@ SCHEMAS = (
         domain='',
         since_version=8,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='Indices',
-                type_str='I',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                description=_TEXT_6,
-            ),
+            _PARAM_1,
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'storage_order': Attribute(
-                name='storage_order',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'storage_order': _ATTR_4,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
-            TypeConstraintParam(
-                type_param_str='I',
-                allowed_type_strs=('tensor(int64)',),
-                description='Integer type of the `Indices` output, always int64.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -176,80 +173,24 @@ SCHEMAS = (
         domain='',
         since_version=10,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='Indices',
-                type_str='I',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                description=_TEXT_6,
-            ),
+            _PARAM_1,
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'storage_order': Attribute(
-                name='storage_order',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_8,
-                default_value=0,
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_9,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'storage_order': _ATTR_4,
+            'ceil_mode': _ATTR_5,
+            'dilations': _ATTR_6,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
-            TypeConstraintParam(
-                type_param_str='I',
-                allowed_type_strs=('tensor(int64)',),
-                description='Integer type of the `Indices` output, always int64.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -266,80 +207,24 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='Indices',
-                type_str='I',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                description=_TEXT_6,
-            ),
+            _PARAM_1,
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'storage_order': Attribute(
-                name='storage_order',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_8,
-                default_value=0,
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_9,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'storage_order': _ATTR_4,
+            'ceil_mode': _ATTR_5,
+            'dilations': _ATTR_6,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_5,
-            ),
-            TypeConstraintParam(
-                type_param_str='I',
-                allowed_type_strs=('tensor(int64)',),
-                description='Integer type of the `Indices` output, always int64.',
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -372,55 +257,16 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description=_TEXT_1,
             ),
-            FormalParameter(
-                name='Indices',
-                type_str='I',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_6,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'storage_order': Attribute(
-                name='storage_order',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_8,
-                default_value=0,
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_9,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'storage_order': _ATTR_4,
+            'ceil_mode': _ATTR_5,
+            'dilations': _ATTR_6,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -428,11 +274,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(int8)', 'tensor(uint8)'),
                 description=_TEXT_5,
             ),
-            TypeConstraintParam(
-                type_param_str='I',
-                allowed_type_strs=('tensor(int64)',),
-                description='Integer type of the `Indices` output, always int64.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -465,55 +307,16 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description=_TEXT_1,
             ),
-            FormalParameter(
-                name='Indices',
-                type_str='I',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_6,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'auto_pad': Attribute(
-                name='auto_pad',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default_value='NOTSET',
-            ),
-            'kernel_shape': Attribute(
-                name='kernel_shape',
-                type=AttrType.INTS,
-                description='Window size along each spatial axis.',
-                required=True,
-            ),
-            'pads': Attribute(
-                name='pads',
-                type=AttrType.INTS,
-                description=_TEXT_3,
-            ),
-            'strides': Attribute(
-                name='strides',
-                type=AttrType.INTS,
-                description=_TEXT_4,
-            ),
-            'storage_order': Attribute(
-                name='storage_order',
-                type=AttrType.INT,
-                description=_TEXT_7,
-                default_value=0,
-            ),
-            'ceil_mode': Attribute(
-                name='ceil_mode',
-                type=AttrType.INT,
-                description=_TEXT_8,
-                default_value=0,
-            ),
-            'dilations': Attribute(
-                name='dilations',
-                type=AttrType.INTS,
-                description=_TEXT_9,
-            ),
+            'auto_pad': _ATTR_0,
+            'kernel_shape': _ATTR_1,
+            'pads': _ATTR_2,
+            'strides': _ATTR_3,
+            'storage_order': _ATTR_4,
+            'ceil_mode': _ATTR_5,
+            'dilations': _ATTR_6,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -521,11 +324,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(int8)', 'tensor(uint8)'),
                 description=_TEXT_5,
             ),
-            TypeConstraintParam(
-                type_param_str='I',
-                allowed_type_strs=('tensor(int64)',),
-                description='Integer type of the `Indices` output, always int64.',
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,

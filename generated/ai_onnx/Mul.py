@@ -23,6 +23,40 @@ _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_ATTR_0 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_1,
+)
+_ATTR_1 = Attribute(
+    name='broadcast',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=0,
+)
+_PARAM_0 = FormalParameter(
+    name='A',
+    type_str='T',
+    types=_TYPES_1,
+    description='First factor.',
+)
+_PARAM_1 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_1,
+    description=_TEXT_0,
+)
+_PARAM_2 = FormalParameter(
+    name='C',
+    type_str='T',
+    types=_TYPES_1,
+    description='Elementwise product, shaped like the broadcast of A and B.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_3,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -52,17 +86,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_1,
-            ),
-            'broadcast': Attribute(
-                name='broadcast',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
+            'broadcast': _ATTR_1,
             'consumed_inputs': Attribute(
                 name='consumed_inputs',
                 type=AttrType.INTS,
@@ -91,46 +116,18 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_1,
-                description='First factor.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_1,
-                description='Elementwise product, shaped like the broadcast of A and B.',
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_1,
-            ),
-            'broadcast': Attribute(
-                name='broadcast',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
+            'broadcast': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,
@@ -147,34 +144,15 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_1,
-                description='First factor.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_1,
-                description='Elementwise product, shaped like the broadcast of A and B.',
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,

@@ -23,6 +23,53 @@ _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)'})
 _TYPES_2 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)'})
+_PARAM_0 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description='Exponent tensor, broadcast against X.',
+)
+_PARAM_2 = FormalParameter(
+    name='Z',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_2,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_3,
+)
+_PARAM_3 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_3,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_0,
+)
+_PARAM_4 = FormalParameter(
+    name='Z',
+    type_str='T',
+    types=_TYPES_3,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_1,
+)
+_TYPE_PARAM_2 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_2,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -30,26 +77,11 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Exponent tensor, broadcast against X.',
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='Z',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
@@ -65,11 +97,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,
@@ -86,34 +114,15 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Exponent tensor, broadcast against X.',
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='Z',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,
@@ -161,11 +170,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(int32)', 'tensor(int64)'),
                 description=_TEXT_2,
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -185,13 +190,7 @@ SCHEMAS = (
         domain='',
         since_version=13,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_3,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_3,
             FormalParameter(
                 name='Y',
                 type_str='T1',
@@ -201,26 +200,12 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='Z',
-                type_str='T',
-                types=_TYPES_3,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_2,
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_2,
+            _TYPE_PARAM_1,
         ),
         min_input=2,
         max_input=2,
@@ -240,13 +225,7 @@ SCHEMAS = (
         domain='',
         since_version=15,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_3,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_3,
             FormalParameter(
                 name='Y',
                 type_str='T1',
@@ -256,21 +235,11 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='Z',
-                type_str='T',
-                types=_TYPES_3,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_2,
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),

@@ -25,6 +25,67 @@ _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'ten
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor to reduce.',
+)
+_PARAM_1 = FormalParameter(
+    name='reduced',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_ATTR_0 = Attribute(
+    name='axes',
+    type=AttrType.INTS,
+    description=_TEXT_1,
+)
+_ATTR_1 = Attribute(
+    name='keepdims',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_3,
+)
+_PARAM_2 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_2,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description='Tensor to reduce.',
+)
+_PARAM_3 = FormalParameter(
+    name='reduced',
+    type_str='T',
+    types=_TYPES_2,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_0,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint8)', 'tensor(int8)'),
+    description=_TEXT_3,
+)
+_PARAM_4 = FormalParameter(
+    name='axes',
+    type_str='tensor(int64)',
+    types=frozenset({'tensor(int64)'}),
+    option=FormalParameterOption.Optional,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_1,
+)
+_ATTR_2 = Attribute(
+    name='noop_with_empty_axes',
+    type=AttrType.INT,
+    description=_TEXT_4,
+    default_value=0,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -32,40 +93,17 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -82,40 +120,17 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -148,17 +163,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -182,42 +188,17 @@ SCHEMAS = (
         domain='',
         since_version=13,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint8)', 'tensor(int8)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -234,51 +215,18 @@ SCHEMAS = (
         domain='',
         since_version=18,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to reduce.',
-            ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
+            _PARAM_4,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
-            'noop_with_empty_axes': Attribute(
-                name='noop_with_empty_axes',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=0,
-            ),
+            'keepdims': _ATTR_1,
+            'noop_with_empty_axes': _ATTR_2,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint8)', 'tensor(int8)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=2,
@@ -302,14 +250,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to reduce.',
             ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_4,
         ),
         outputs=(
             FormalParameter(
@@ -321,18 +262,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
-            'noop_with_empty_axes': Attribute(
-                name='noop_with_empty_axes',
-                type=AttrType.INT,
-                description=_TEXT_4,
-                default_value=0,
-            ),
+            'keepdims': _ATTR_1,
+            'noop_with_empty_axes': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(

@@ -22,6 +22,53 @@ _TEXT_2 = 'If 1 (the default), reduced axes remain in the output with size 1; if
 _TEXT_3 = 'Element types accepted for the input; the output uses the same type.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor to reduce.',
+)
+_PARAM_1 = FormalParameter(
+    name='reduced',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_ATTR_0 = Attribute(
+    name='axes',
+    type=AttrType.INTS,
+    description=_TEXT_1,
+)
+_ATTR_1 = Attribute(
+    name='keepdims',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_3,
+)
+_PARAM_2 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_1,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description='Tensor to reduce.',
+)
+_PARAM_3 = FormalParameter(
+    name='reduced',
+    type_str='T',
+    types=_TYPES_1,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_0,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_3,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -29,40 +76,17 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -79,40 +103,17 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -129,42 +130,17 @@ SCHEMAS = (
         domain='',
         since_version=13,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_2,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=1,
@@ -181,13 +157,7 @@ SCHEMAS = (
         domain='',
         since_version=18,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_2,
             FormalParameter(
                 name='axes',
                 type_str='tensor(int64)',
@@ -198,21 +168,10 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_1,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'keepdims': _ATTR_1,
             'noop_with_empty_axes': Attribute(
                 name='noop_with_empty_axes',
                 type=AttrType.INT,
@@ -221,11 +180,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=2,

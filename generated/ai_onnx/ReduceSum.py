@@ -22,6 +22,34 @@ _TEXT_2 = 'If 1 (the default), reduced axes remain in the output with size 1; if
 _TEXT_3 = 'Element types accepted for the input; the output uses the same type.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor to reduce.',
+)
+_PARAM_1 = FormalParameter(
+    name='reduced',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_ATTR_0 = Attribute(
+    name='axes',
+    type=AttrType.INTS,
+    description=_TEXT_1,
+)
+_ATTR_1 = Attribute(
+    name='keepdims',
+    type=AttrType.INT,
+    description=_TEXT_2,
+    default_value=1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_3,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -29,40 +57,17 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -79,40 +84,17 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to reduce.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='reduced',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'axes': _ATTR_0,
+            'keepdims': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -155,12 +137,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'keepdims': Attribute(
-                name='keepdims',
-                type=AttrType.INT,
-                description=_TEXT_2,
-                default_value=1,
-            ),
+            'keepdims': _ATTR_1,
             'noop_with_empty_axes': Attribute(
                 name='noop_with_empty_axes',
                 type=AttrType.INT,

@@ -18,6 +18,23 @@ DOC = "Negative elements are replaced by zero and all other elements are kept as
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)'})
+_PARAM_0 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    description='Input tensor.',
+)
+_PARAM_1 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description='Output tensor with the same shape and type as X.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description='Element types accepted for input and output.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -25,20 +42,10 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Output tensor with the same shape and type as X.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
             'consumed_inputs': Attribute(
@@ -48,11 +55,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -69,28 +72,14 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Output tensor with the same shape and type as X.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,

@@ -27,6 +27,38 @@ _TYPES_4 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 
 _TYPES_5 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_6 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_7 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int2)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint2)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_2,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description='Tensor to reshape.',
+)
+_PARAM_1 = FormalParameter(
+    name='shape',
+    type_str='tensor(int64)',
+    types=frozenset({'tensor(int64)'}),
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_1,
+)
+_PARAM_2 = FormalParameter(
+    name='reshaped',
+    type_str='T',
+    types=_TYPES_2,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_0,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
+    description=_TEXT_2,
+)
+_ATTR_0 = Attribute(
+    name='allowzero',
+    type=AttrType.INT,
+    description=_TEXT_3,
+    default_value=0,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -127,37 +159,15 @@ SCHEMAS = (
         domain='',
         since_version=13,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to reshape.',
-            ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='reshaped',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,
@@ -174,44 +184,17 @@ SCHEMAS = (
         domain='',
         since_version=14,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to reshape.',
-            ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='reshaped',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'allowzero': Attribute(
-                name='allowzero',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'allowzero': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,
@@ -235,13 +218,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to reshape.',
             ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         outputs=(
             FormalParameter(
@@ -253,12 +230,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'allowzero': Attribute(
-                name='allowzero',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'allowzero': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -289,13 +261,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to reshape.',
             ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         outputs=(
             FormalParameter(
@@ -307,12 +273,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'allowzero': Attribute(
-                name='allowzero',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'allowzero': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -343,13 +304,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to reshape.',
             ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         outputs=(
             FormalParameter(
@@ -361,12 +316,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'allowzero': Attribute(
-                name='allowzero',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'allowzero': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -397,13 +347,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to reshape.',
             ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         outputs=(
             FormalParameter(
@@ -415,12 +359,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'allowzero': Attribute(
-                name='allowzero',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'allowzero': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -451,13 +390,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to reshape.',
             ),
-            FormalParameter(
-                name='shape',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         outputs=(
             FormalParameter(
@@ -469,12 +402,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'allowzero': Attribute(
-                name='allowzero',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'allowzero': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(

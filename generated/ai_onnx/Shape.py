@@ -20,6 +20,41 @@ _TEXT_1 = '1-D int64 tensor with the selected dimension sizes of `data`.'
 _TEXT_2 = 'Exclusive upper bound of the reported axis range (from version 15); negative values count from the back, and leaving it out includes everything up to the final axis.'
 _TEXT_3 = 'First axis of the reported range (from version 15), 0 by default; negative values count from the back.'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T1',
+    allowed_type_strs=('tensor(int64)',),
+    description='Type of the output, always int64.',
+)
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='shape',
+    type_str='T1',
+    types=frozenset({'tensor(int64)'}),
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_1,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
+    description='Element types accepted for the input; any tensor type.',
+)
+_ATTR_0 = Attribute(
+    name='end',
+    type=AttrType.INT,
+    description=_TEXT_2,
+)
+_ATTR_1 = Attribute(
+    name='start',
+    type=AttrType.INT,
+    description=_TEXT_3,
+    default_value=0,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -49,11 +84,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
                 description='Element types accepted for the input; any tensor type.',
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -70,35 +101,15 @@ SCHEMAS = (
         domain='',
         since_version=13,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description='Element types accepted for the input; any tensor type.',
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_1,
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -115,47 +126,18 @@ SCHEMAS = (
         domain='',
         since_version=15,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'end': Attribute(
-                name='end',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'start': Attribute(
-                name='start',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'end': _ATTR_0,
+            'start': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description='Element types accepted for the input; any tensor type.',
-            ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_1,
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -181,26 +163,11 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'end': Attribute(
-                name='end',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'start': Attribute(
-                name='start',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'end': _ATTR_0,
+            'start': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -208,11 +175,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)'),
                 description='Element types accepted for the input; any tensor type.',
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -238,26 +201,11 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'end': Attribute(
-                name='end',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'start': Attribute(
-                name='start',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'end': _ATTR_0,
+            'start': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -265,11 +213,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)'),
                 description='Element types accepted for the input; any tensor type.',
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -295,26 +239,11 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'end': Attribute(
-                name='end',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'start': Attribute(
-                name='start',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'end': _ATTR_0,
+            'start': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -322,11 +251,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(float4e2m1)'),
                 description='Element types accepted for the input; any tensor type.',
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -352,26 +277,11 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'end': Attribute(
-                name='end',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'start': Attribute(
-                name='start',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'end': _ATTR_0,
+            'start': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -379,11 +289,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(float4e2m1)', 'tensor(float8e8m0)'),
                 description='Element types accepted for the input; any tensor type.',
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -409,26 +315,11 @@ SCHEMAS = (
             ),
         ),
         outputs=(
-            FormalParameter(
-                name='shape',
-                type_str='T1',
-                types=frozenset({'tensor(int64)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'end': Attribute(
-                name='end',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'start': Attribute(
-                name='start',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'end': _ATTR_0,
+            'start': _ATTR_1,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -436,11 +327,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(float4e2m1)', 'tensor(float8e8m0)', 'tensor(uint2)', 'tensor(int2)'),
                 description='Element types accepted for the input; any tensor type.',
             ),
-            TypeConstraintParam(
-                type_param_str='T1',
-                allowed_type_strs=('tensor(int64)',),
-                description='Type of the output, always int64.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,

@@ -17,6 +17,23 @@ from opspec.runtime.schema import (
 DOC = "Every element is mapped through `y = 1 / (1 + exp(-x))`, squashing it into the open interval (0, 1).\nThe output has the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_PARAM_0 = FormalParameter(
+    name='X',
+    type_str='T',
+    types=_TYPES_0,
+    description='Input tensor.',
+)
+_PARAM_1 = FormalParameter(
+    name='Y',
+    type_str='T',
+    types=_TYPES_0,
+    description='Output tensor with the same shape and type as X.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description='Floating-point element types accepted for input and output.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -24,20 +41,10 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Output tensor with the same shape and type as X.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
             'consumed_inputs': Attribute(
@@ -47,11 +54,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Floating-point element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -68,28 +71,14 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='X',
-                type_str='T',
-                types=_TYPES_0,
-                description='Input tensor.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='Y',
-                type_str='T',
-                types=_TYPES_0,
-                description='Output tensor with the same shape and type as X.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Floating-point element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,

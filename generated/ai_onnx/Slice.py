@@ -25,6 +25,54 @@ _TEXT_5 = 'Integer types allowed for `starts`, `ends`, `axes` and `steps`.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(int32)', 'tensor(int64)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor to slice.',
+)
+_PARAM_1 = FormalParameter(
+    name='output',
+    type_str='T',
+    types=_TYPES_0,
+    description='Sliced tensor with the same rank as `data`.',
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
+    description=_TEXT_3,
+)
+_PARAM_2 = FormalParameter(
+    name='starts',
+    type_str='Tind',
+    types=_TYPES_1,
+    description=_TEXT_2,
+)
+_PARAM_3 = FormalParameter(
+    name='ends',
+    type_str='Tind',
+    types=_TYPES_1,
+    description=_TEXT_1,
+)
+_PARAM_4 = FormalParameter(
+    name='axes',
+    type_str='Tind',
+    types=_TYPES_1,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_0,
+)
+_PARAM_5 = FormalParameter(
+    name='steps',
+    type_str='Tind',
+    types=_TYPES_1,
+    option=FormalParameterOption.Optional,
+    description=_TEXT_4,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='Tind',
+    allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_5,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -32,20 +80,10 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to slice.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='Sliced tensor with the same rank as `data`.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
             'axes': Attribute(
@@ -67,11 +105,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -88,59 +122,19 @@ SCHEMAS = (
         domain='',
         since_version=10,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to slice.',
-            ),
-            FormalParameter(
-                name='starts',
-                type_str='Tind',
-                types=_TYPES_1,
-                description=_TEXT_2,
-            ),
-            FormalParameter(
-                name='ends',
-                type_str='Tind',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='axes',
-                type_str='Tind',
-                types=_TYPES_1,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='steps',
-                type_str='Tind',
-                types=_TYPES_1,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_4,
-            ),
+            _PARAM_0,
+            _PARAM_2,
+            _PARAM_3,
+            _PARAM_4,
+            _PARAM_5,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='Sliced tensor with the same rank as `data`.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
-            TypeConstraintParam(
-                type_param_str='Tind',
-                allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=3,
         max_input=5,
@@ -157,59 +151,19 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to slice.',
-            ),
-            FormalParameter(
-                name='starts',
-                type_str='Tind',
-                types=_TYPES_1,
-                description=_TEXT_2,
-            ),
-            FormalParameter(
-                name='ends',
-                type_str='Tind',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
-            FormalParameter(
-                name='axes',
-                type_str='Tind',
-                types=_TYPES_1,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_0,
-            ),
-            FormalParameter(
-                name='steps',
-                type_str='Tind',
-                types=_TYPES_1,
-                option=FormalParameterOption.Optional,
-                description=_TEXT_4,
-            ),
+            _PARAM_0,
+            _PARAM_2,
+            _PARAM_3,
+            _PARAM_4,
+            _PARAM_5,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='Sliced tensor with the same rank as `data`.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_3,
-            ),
-            TypeConstraintParam(
-                type_param_str='Tind',
-                allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_0,
+            _TYPE_PARAM_1,
         ),
         min_input=3,
         max_input=5,
@@ -280,11 +234,7 @@ SCHEMAS = (
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
                 description=_TEXT_3,
             ),
-            TypeConstraintParam(
-                type_param_str='Tind',
-                allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_5,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=3,
         max_input=5,

@@ -18,6 +18,29 @@ DOC = "Within each group of elements the op computes `exp(x_i) / sum_j exp(x_j)`
 _TEXT_0 = 'Before version 13, the dimension at which the input is split into the rows and columns of its 2-D view (default 1); from version 13, the dimension the normalisation runs along (default -1). Negative values count from the back since version 11.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_PARAM_0 = FormalParameter(
+    name='input',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor of unnormalised scores.',
+)
+_PARAM_1 = FormalParameter(
+    name='output',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor of the same shape holding the softmax probabilities.',
+)
+_ATTR_0 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_0,
+    default_value=1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description='Floating-point element types accepted for input and output.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -25,35 +48,16 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor of unnormalised scores.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor of the same shape holding the softmax probabilities.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_0,
-                default_value=1,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Floating-point element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -70,35 +74,16 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor of unnormalised scores.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='output',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor of the same shape holding the softmax probabilities.',
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_0,
-                default_value=1,
-            ),
+            'axis': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description='Floating-point element types accepted for input and output.',
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,

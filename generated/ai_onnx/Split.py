@@ -23,6 +23,63 @@ _TEXT_3 = 'The pieces, in order along `axis`; each matches `input` in every dime
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_ATTR_0 = Attribute(
+    name='split',
+    type=AttrType.INTS,
+    description=_TEXT_0,
+)
+_PARAM_0 = FormalParameter(
+    name='input',
+    type_str='T',
+    types=_TYPES_1,
+    description='Tensor to split.',
+)
+_PARAM_1 = FormalParameter(
+    name='outputs',
+    type_str='T',
+    types=_TYPES_1,
+    option=FormalParameterOption.Variadic,
+    description=_TEXT_3,
+)
+_ATTR_1 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_1,
+    default_value=0,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
+    description=_TEXT_2,
+)
+_PARAM_2 = FormalParameter(
+    name='input',
+    type_str='T',
+    types=_TYPES_2,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description='Tensor to split.',
+)
+_PARAM_3 = FormalParameter(
+    name='split',
+    type_str='tensor(int64)',
+    types=frozenset({'tensor(int64)'}),
+    option=FormalParameterOption.Optional,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_0,
+)
+_PARAM_4 = FormalParameter(
+    name='outputs',
+    type_str='T',
+    types=_TYPES_2,
+    option=FormalParameterOption.Variadic,
+    differentiation_category=DifferentiationCategory.Differentiable,
+    description=_TEXT_3,
+)
+_TYPE_PARAM_1 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
+    description=_TEXT_2,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -59,11 +116,7 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description=_TEXT_1,
             ),
-            'split': Attribute(
-                name='split',
-                type=AttrType.INTS,
-                description=_TEXT_0,
-            ),
+            'split': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -87,41 +140,17 @@ SCHEMAS = (
         domain='',
         since_version=2,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T',
-                types=_TYPES_1,
-                description='Tensor to split.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='outputs',
-                type_str='T',
-                types=_TYPES_1,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_3,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=0,
-            ),
-            'split': Attribute(
-                name='split',
-                type=AttrType.INTS,
-                description=_TEXT_0,
-            ),
+            'axis': _ATTR_1,
+            'split': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -138,41 +167,17 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T',
-                types=_TYPES_1,
-                description='Tensor to split.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='outputs',
-                type_str='T',
-                types=_TYPES_1,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_3,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=0,
-            ),
-            'split': Attribute(
-                name='split',
-                type=AttrType.INTS,
-                description=_TEXT_0,
-            ),
+            'axis': _ATTR_1,
+            'split': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -189,46 +194,17 @@ SCHEMAS = (
         domain='',
         since_version=13,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to split.',
-            ),
-            FormalParameter(
-                name='split',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_2,
+            _PARAM_3,
         ),
         outputs=(
-            FormalParameter(
-                name='outputs',
-                type_str='T',
-                types=_TYPES_2,
-                option=FormalParameterOption.Variadic,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_3,
-            ),
+            _PARAM_4,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=0,
-            ),
+            'axis': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=2,
@@ -245,39 +221,14 @@ SCHEMAS = (
         domain='',
         since_version=18,
         inputs=(
-            FormalParameter(
-                name='input',
-                type_str='T',
-                types=_TYPES_2,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description='Tensor to split.',
-            ),
-            FormalParameter(
-                name='split',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_2,
+            _PARAM_3,
         ),
         outputs=(
-            FormalParameter(
-                name='outputs',
-                type_str='T',
-                types=_TYPES_2,
-                option=FormalParameterOption.Variadic,
-                differentiation_category=DifferentiationCategory.Differentiable,
-                description=_TEXT_3,
-            ),
+            _PARAM_4,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_1,
-                default_value=0,
-            ),
+            'axis': _ATTR_1,
             'num_outputs': Attribute(
                 name='num_outputs',
                 type=AttrType.INT,
@@ -285,11 +236,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_1,
         ),
         min_input=1,
         max_input=2,

@@ -25,6 +25,36 @@ _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_4 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_5 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int2)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint2)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='data',
+    type_str='T',
+    types=_TYPES_0,
+    description='Tensor to squeeze.',
+)
+_PARAM_1 = FormalParameter(
+    name='squeezed',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_0,
+)
+_ATTR_0 = Attribute(
+    name='axes',
+    type=AttrType.INTS,
+    description=_TEXT_1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
+    description=_TEXT_2,
+)
+_PARAM_2 = FormalParameter(
+    name='axes',
+    type_str='tensor(int64)',
+    types=frozenset({'tensor(int64)'}),
+    option=FormalParameterOption.Optional,
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_1,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -32,34 +62,16 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to squeeze.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='squeezed',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'axes': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -76,34 +88,16 @@ SCHEMAS = (
         domain='',
         since_version=11,
         inputs=(
-            FormalParameter(
-                name='data',
-                type_str='T',
-                types=_TYPES_0,
-                description='Tensor to squeeze.',
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='squeezed',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_0,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
-            'axes': Attribute(
-                name='axes',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'axes': _ATTR_0,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=1,
@@ -127,14 +121,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to squeeze.',
             ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         outputs=(
             FormalParameter(
@@ -175,14 +162,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to squeeze.',
             ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         outputs=(
             FormalParameter(
@@ -223,14 +203,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to squeeze.',
             ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         outputs=(
             FormalParameter(
@@ -271,14 +244,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to squeeze.',
             ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         outputs=(
             FormalParameter(
@@ -319,14 +285,7 @@ SCHEMAS = (
                 differentiation_category=DifferentiationCategory.Differentiable,
                 description='Tensor to squeeze.',
             ),
-            FormalParameter(
-                name='axes',
-                type_str='tensor(int64)',
-                types=frozenset({'tensor(int64)'}),
-                option=FormalParameterOption.Optional,
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         outputs=(
             FormalParameter(

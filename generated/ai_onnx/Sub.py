@@ -24,6 +24,40 @@ _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_ATTR_0 = Attribute(
+    name='axis',
+    type=AttrType.INT,
+    description=_TEXT_2,
+)
+_ATTR_1 = Attribute(
+    name='broadcast',
+    type=AttrType.INT,
+    description=_TEXT_3,
+    default_value=0,
+)
+_PARAM_0 = FormalParameter(
+    name='A',
+    type_str='T',
+    types=_TYPES_1,
+    description='Minuend, the tensor subtracted from.',
+)
+_PARAM_1 = FormalParameter(
+    name='B',
+    type_str='T',
+    types=_TYPES_1,
+    description=_TEXT_0,
+)
+_PARAM_2 = FormalParameter(
+    name='C',
+    type_str='T',
+    types=_TYPES_1,
+    description=_TEXT_1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
+    description=_TEXT_4,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -53,17 +87,8 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'broadcast': Attribute(
-                name='broadcast',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
+            'broadcast': _ATTR_1,
             'consumed_inputs': Attribute(
                 name='consumed_inputs',
                 type=AttrType.INTS,
@@ -92,46 +117,18 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_1,
-                description='Minuend, the tensor subtracted from.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({
-            'axis': Attribute(
-                name='axis',
-                type=AttrType.INT,
-                description=_TEXT_2,
-            ),
-            'broadcast': Attribute(
-                name='broadcast',
-                type=AttrType.INT,
-                description=_TEXT_3,
-                default_value=0,
-            ),
+            'axis': _ATTR_0,
+            'broadcast': _ATTR_1,
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_4,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,
@@ -148,34 +145,15 @@ SCHEMAS = (
         domain='',
         since_version=7,
         inputs=(
-            FormalParameter(
-                name='A',
-                type_str='T',
-                types=_TYPES_1,
-                description='Minuend, the tensor subtracted from.',
-            ),
-            FormalParameter(
-                name='B',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
+            _PARAM_1,
         ),
         outputs=(
-            FormalParameter(
-                name='C',
-                type_str='T',
-                types=_TYPES_1,
-                description=_TEXT_1,
-            ),
+            _PARAM_2,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=_TEXT_4,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=2,
         max_input=2,

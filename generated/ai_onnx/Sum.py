@@ -21,6 +21,24 @@ _TEXT_1 = 'Tensor holding the elementwise sum, shaped like the broadcast of all 
 _TEXT_2 = 'Floating-point element types shared by every input and the output.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
+_PARAM_0 = FormalParameter(
+    name='data_0',
+    type_str='T',
+    types=_TYPES_0,
+    option=FormalParameterOption.Variadic,
+    description=_TEXT_0,
+)
+_PARAM_1 = FormalParameter(
+    name='sum',
+    type_str='T',
+    types=_TYPES_0,
+    description=_TEXT_1,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='T',
+    allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
+    description=_TEXT_2,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -28,21 +46,10 @@ SCHEMAS = (
         domain='',
         since_version=1,
         inputs=(
-            FormalParameter(
-                name='data_0',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='sum',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({
             'consumed_inputs': Attribute(
@@ -52,11 +59,7 @@ SCHEMAS = (
             ),
         }),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=2147483647,
@@ -73,29 +76,14 @@ SCHEMAS = (
         domain='',
         since_version=6,
         inputs=(
-            FormalParameter(
-                name='data_0',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='sum',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=2147483647,
@@ -112,29 +100,14 @@ SCHEMAS = (
         domain='',
         since_version=8,
         inputs=(
-            FormalParameter(
-                name='data_0',
-                type_str='T',
-                types=_TYPES_0,
-                option=FormalParameterOption.Variadic,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
         ),
         outputs=(
-            FormalParameter(
-                name='sum',
-                type_str='T',
-                types=_TYPES_0,
-                description=_TEXT_1,
-            ),
+            _PARAM_1,
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='T',
-                allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=_TEXT_2,
-            ),
+            _TYPE_PARAM_0,
         ),
         min_input=1,
         max_input=2147483647,

@@ -24,6 +24,11 @@ _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 
 _TYPES_3 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_4 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_5 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int2)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint2)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
+_ATTR_0 = Attribute(
+    name='perm',
+    type=AttrType.INTS,
+    description=_TEXT_1,
+)
 
 SCHEMAS = (
     OpSchema(
@@ -47,11 +52,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'perm': Attribute(
-                name='perm',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'perm': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -93,11 +94,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'perm': Attribute(
-                name='perm',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'perm': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -139,11 +136,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'perm': Attribute(
-                name='perm',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'perm': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -185,11 +178,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'perm': Attribute(
-                name='perm',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'perm': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -231,11 +220,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'perm': Attribute(
-                name='perm',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'perm': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -277,11 +262,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'perm': Attribute(
-                name='perm',
-                type=AttrType.INTS,
-                description=_TEXT_1,
-            ),
+            'perm': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(

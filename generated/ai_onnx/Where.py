@@ -18,6 +18,18 @@ _TEXT_1 = 'Tensor of the broadcast shape assembled from the selected elements of
 _TEXT_2 = 'Element types allowed for X, Y and the output, which all use the same one.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
+_PARAM_0 = FormalParameter(
+    name='condition',
+    type_str='B',
+    types=frozenset({'tensor(bool)'}),
+    differentiation_category=DifferentiationCategory.NonDifferentiable,
+    description=_TEXT_0,
+)
+_TYPE_PARAM_0 = TypeConstraintParam(
+    type_param_str='B',
+    allowed_type_strs=('tensor(bool)',),
+    description='Element type of the mask, which must be bool.',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -25,13 +37,7 @@ SCHEMAS = (
         domain='',
         since_version=9,
         inputs=(
-            FormalParameter(
-                name='condition',
-                type_str='B',
-                types=frozenset({'tensor(bool)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
             FormalParameter(
                 name='X',
                 type_str='T',
@@ -58,11 +64,7 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='B',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the mask, which must be bool.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
@@ -87,13 +89,7 @@ SCHEMAS = (
         domain='',
         since_version=16,
         inputs=(
-            FormalParameter(
-                name='condition',
-                type_str='B',
-                types=frozenset({'tensor(bool)'}),
-                differentiation_category=DifferentiationCategory.NonDifferentiable,
-                description=_TEXT_0,
-            ),
+            _PARAM_0,
             FormalParameter(
                 name='X',
                 type_str='T',
@@ -120,11 +116,7 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({}),
         type_constraints=(
-            TypeConstraintParam(
-                type_param_str='B',
-                allowed_type_strs=('tensor(bool)',),
-                description='Element type of the mask, which must be bool.',
-            ),
+            _TYPE_PARAM_0,
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
