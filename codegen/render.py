@@ -215,7 +215,35 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
         for op in domain.ops:
             files[f"{folder}/{op.decl.name}.md"] = op_template.render(op=op, domain=domain, history=history(op))
     files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=folders, source=source)
+    files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(folders))
     return files
+
+
+@dataclass(frozen=True)
+class _RuleUser:
+    name: str
+    link: str
+    versions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _RuleUsage:
+    spec: Any
+    users: tuple[_RuleUser, ...]
+
+
+def _rule_usage(domains: list[_DomainView]) -> list[_RuleUsage]:
+    """Every catalog rule with the operator versions that use it."""
+    users: dict[str, list[_RuleUser]] = {name: [] for name in RULES}
+    for domain in domains:
+        for op in domain.ops:
+            by_rule: dict[str, list[int]] = {}
+            for schema in op.schemas:
+                if schema.inference is not None:
+                    by_rule.setdefault(schema.inference.name, []).append(schema.since_version)
+            for rule, versions in by_rule.items():
+                users[rule].append(_RuleUser(op.decl.name, f"{domain.folder}/{op.decl.name}.md", tuple(versions)))
+    return [_RuleUsage(RULES[name], tuple(found)) for name, found in sorted(users.items())]
 
 
 class _DomainView:
