@@ -1,6 +1,7 @@
 """``opspec generate``: compile an opdefs tree and write (or check) its registry package."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +43,12 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def build(opdefs: Path, with_protos: bool) -> tuple[tuple[CompiledDomain, ...], dict[str, bytes]]:
+def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> tuple[tuple[CompiledDomain, ...], dict[str, bytes]]:
     """Compile ``opdefs`` and render every output file (the IR protos too, if asked)."""
     domains = compile_tree(opdefs)
-    rendered = render_package(domains, f"{_display(opdefs)}/")
+    guide = opdefs / "README.md"
+    link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide.is_file() else None
+    rendered = render_package(domains, f"{_display(opdefs)}/", link)
     files = {path: text.encode("utf-8") for path, text in rendered.items()}
     if with_protos:
         from opspec.codegen.protos import compile_protos
@@ -70,7 +73,7 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     """Compile and write ``out`` (or, with ``check``, only report what is stale)."""
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
-    domains, files = build(opdefs, protos)
+    domains, files = build(opdefs, protos, out)
     result = Result(domains, files, 0.0)
     extra = [path for path in _owned(out, files) if path not in files]
     for path, content in sorted(files.items()):

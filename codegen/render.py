@@ -171,8 +171,12 @@ def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
     return lines
 
 
-def render_package(domains: tuple[CompiledDomain, ...], source: str) -> dict[str, str]:
-    """All files of a registry package: ``{relative path: text}``."""
+def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None) -> dict[str, str]:
+    """All files of a registry package: ``{relative path: text}``.
+
+    ``format_link`` is a relative link from the docs folder to a description of the
+    opdefs format, when the tree has one.
+    """
     env = _environment()
     files: dict[str, str] = {}
     modules: dict[tuple[str, str], str] = {}
@@ -193,11 +197,12 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str) -> dict[str
     files["__init__.py"] = env.get_template("registry_index.py.j2").render(
         domains=domains, modules=modules, source=source
     )
-    files.update(render_docs(domains, source, env))
+    files.update(render_docs(domains, source, env, format_link))
     return files
 
 
-def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment | None = None) -> dict[str, str]:
+def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment | None = None,
+                format_link: str | None = None) -> dict[str, str]:
     """The Markdown reference: an index, and per domain an op list, op pages, a changelog."""
     env = env or _environment()
     files = {}
@@ -214,7 +219,8 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
         op_template = env.get_template("op.md.j2")
         for op in domain.ops:
             files[f"{folder}/{op.decl.name}.md"] = op_template.render(op=op, domain=domain, history=history(op))
-    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=folders, source=source)
+    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=folders, source=source,
+                                                                           format_link=format_link)
     files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(folders))
     return files
 
