@@ -27,6 +27,12 @@ _EXPORTS = {
     "register": "opspec.runtime.defs",
     "schema_version_map": "opspec.runtime.defs",
     "OpSchema": "opspec.runtime.schema",
+    "infer_shapes": "opspec.runtime.inference.api",
+    "infer": "opspec.runtime.inference.api",
+    "InferenceError": "opspec.runtime.inference.api",
+    "InferenceResult": "opspec.runtime.inference.api",
+    "NodeError": "opspec.runtime.inference.api",
+    "ModelLoadError": "opspec.runtime.ir",
 }
 __all__ = sorted(_EXPORTS)
 

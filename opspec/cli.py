@@ -132,6 +132,15 @@ def _parser() -> argparse.ArgumentParser:
 _EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
 
 
+def _inference_commands(commands: argparse._SubParsersAction) -> None:
+    from opspec.cli_infer import register
+
+    register(commands)
+
+
+_EXTRA_COMMANDS.append(_inference_commands)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:

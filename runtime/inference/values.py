@@ -44,3 +44,25 @@ def type_string(value: object) -> str:
     if isinstance(value, MapType):
         return f"map({ELEMENT_NAMES.get(value.key, '?')}, {type_string(value.value)})"
     return "?"
+
+
+class TensorValue(namedtuple("TensorValue", "type data")):
+    """A tensor held in an attribute (Constant's ``value``, ConstantOfShape's ``value``).
+
+    ``type`` is its :class:`TensorType` (shape fully known); ``data`` its contents as
+    :class:`Data` when the tensor is small and numeric, else None.
+    """
+
+    __slots__ = ()
+
+    @property
+    def elem(self) -> int:
+        return self.type.elem
+
+    @property
+    def shape(self) -> tuple:
+        return self.type.shape
+
+    @property
+    def values(self) -> tuple | None:
+        return self.data.values if self.data is not None else None

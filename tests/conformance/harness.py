@@ -53,34 +53,53 @@ def stripped(model: Any) -> Any:
     return copy
 
 
-def _expected_elem(array: Any) -> int | None:
+def expected_type(output: Any) -> tuple[int | None, tuple[int, ...]] | None:
+    """(element type, shape) of a real tensor output (numpy value or TensorProto); else None."""
+    import numpy as np
     from onnx import helper
 
-    try:
-        return helper.np_dtype_to_tensor_dtype(array.dtype)
-    except (KeyError, TypeError, ValueError):
-        return None
+    if isinstance(output, np.generic):
+        output = np.asarray(output)
+    if isinstance(output, np.ndarray):
+        try:
+            return helper.np_dtype_to_tensor_dtype(output.dtype), output.shape
+        except (KeyError, TypeError, ValueError):
+            return None, output.shape
+    if hasattr(output, "data_type") and hasattr(output, "dims"):
+        return output.data_type, tuple(output.dims)
+    return None
 
 
-def output_status(value_type: Any, array: Any) -> str:
-    """Classify one inferred output type against the real array."""
-    import numpy as np
-
-    if not isinstance(array, np.ndarray) or not value_type.HasField("tensor_type"):
-        return "MISSING" if not isinstance(array, np.ndarray) or not value_type.WhichOneof("value") else "WRONG"
+def output_status(value_type: Any, output: Any) -> str:
+    """Classify one inferred output type against the real output (tensor, sequence or optional)."""
+    kind = value_type.WhichOneof("value")
+    if kind is None:
+        return "MISSING"
+    if kind == "optional_type":
+        return output_status(value_type.optional_type.elem_type, output) if output is not None else "EXACT"
+    if isinstance(output, list):
+        if kind != "sequence_type":
+            return "WRONG"
+        statuses = [output_status(value_type.sequence_type.elem_type, item) for item in output]
+        return case_status(statuses) if statuses else "EXACT"
+    expected = expected_type(output)
+    if expected is None:
+        return "MISSING"
+    if kind != "tensor_type":
+        return "WRONG"
     tensor = value_type.tensor_type
     if tensor.elem_type == 0:
         return "MISSING"
-    expected = _expected_elem(array)
-    if expected is not None and tensor.elem_type != expected:
+    elem, shape = expected
+    if elem is not None and tensor.elem_type != elem:
         return "WRONG"
     if not tensor.HasField("shape"):
         return "PARTIAL"
     dims = tensor.shape.dim
-    if len(dims) != array.ndim:
+    if len(dims) != len(shape):
         return "WRONG"
     exact = True
-    for dim, size in zip(dims, array.shape):
+    for dim, size in zip(dims, shape):
         if dim.HasField("dim_value"):
             if dim.dim_value != size:
                 return "WRONG"

@@ -1,0 +1,98 @@
+"""The inference API: ``infer_shapes`` (onnx's signature) and ``infer`` (with a report)."""
+from __future__ import annotations
+
+from typing import Any
+
+from opspec.runtime.inference.context import InferenceError
+from opspec.runtime.inference.engine import NodeError
+from opspec.runtime.inference.graph import GraphOutcome, infer_model
+from opspec.runtime.ir import ModelSource, load_model
+
+
+class InferenceResult:
+    """The inferred model (in the kind it was given) and what inference found.
+
+    ``errors``: node problems, in node order; ``unknown_ops``: ``(domain, op_type)`` of
+    nodes without a schema (``unknown_reasons`` says why, ``unknown_nodes`` lists the
+    nodes, each as a :class:`NodeError` carrying the reason); ``values``: every value by
+    name as ``(type, producer)``, where producer is the op type, ``(input)`` or
+    ``(initializer)``.
+    """
+
+    __slots__ = ("model", "errors", "unknown_reasons", "unknown_nodes", "node_count", "_outcome", "_values")
+
+    def __init__(self, model: Any, outcome: GraphOutcome) -> None:
+        self.model = model
+        self.errors: list[NodeError] = outcome.errors
+        self.unknown_reasons: dict[tuple[str, str], str] = outcome.unknown
+        self.unknown_nodes: list[NodeError] = outcome.unknown_nodes
+        self.node_count = outcome.node_count
+        self._outcome = outcome
+        self._values: dict | None = None
+
+    @property
+    def unknown_ops(self) -> set[tuple[str, str]]:
+        return set(self.unknown_reasons)
+
+    @property
+    def values(self) -> dict[str, tuple[Any, str]]:
+        if self._values is None:
+            self._values = self._outcome.values()
+        return self._values
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def __repr__(self) -> str:
+        return (f"InferenceResult({self.node_count} nodes, {len(self.errors)} errors, "
+                f"{len(self.unknown_reasons)} unknown ops)")
+
+
+def infer(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
+          data_prop: bool = False) -> InferenceResult:
+    """Infer types and shapes of every value; return the model and a report.
+
+    Arguments mean what they mean for :func:`infer_shapes`. The input is never changed.
+    Raises :class:`~opspec.runtime.ir.ModelLoadError` for unreadable input and, with
+    ``strict_mode``, :class:`InferenceError` at the first node problem.
+    """
+    return _infer(model, check_type, strict_mode, data_prop, report=True)
+
+
+def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
+                 data_prop: bool = False) -> Any:
+    """Like ``onnx.shape_inference.infer_shapes``: a copy of ``model`` with inferred types added.
+
+    Accepts an ``onnx.ModelProto``, an opspec ``ModelProto``, a path or bytes and returns
+    the same kind (a path gives an opspec ``ModelProto``). Inferred types of intermediate
+    values go to ``graph.value_info``; graph outputs get theirs. ``check_type`` checks
+    inputs and attributes against each schema; ``strict_mode`` raises
+    :class:`InferenceError` at the first problem (otherwise problems are ignored);
+    ``data_prop`` propagates small integer tensors (shapes) through nodes.
+    """
+    return _infer(model, check_type, strict_mode, data_prop, report=False).model
+
+
+def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: bool, report: bool) -> InferenceResult:
+    if _is_foreign_model(model):
+        # A same-type copy is far cheaper than a round trip through bytes for models with
+        # big weights; the engine only uses field names both message classes share.
+        copy = type(model)()
+        copy.CopyFrom(model)
+        finish = None
+    else:
+        loaded = load_model(model)
+        copy, finish = loaded.model, loaded.to_source_kind
+    outcome = infer_model(copy, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
+                          report=report)
+    return InferenceResult(copy if finish is None else finish(copy), outcome)
+
+
+def _is_foreign_model(model: object) -> bool:
+    """True for an ``onnx.ModelProto`` (recognised by its protobuf type, without importing onnx)."""
+    descriptor = getattr(type(model), "DESCRIPTOR", None)
+    return getattr(descriptor, "full_name", None) == "onnx.ModelProto" and callable(getattr(model, "CopyFrom", None))
+
+
+__all__ = ["InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes"]

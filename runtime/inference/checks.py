@@ -1,0 +1,124 @@
+"""Validating one node against its schema: arity, input types, attributes (``check_type``)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from opspec.runtime.inference.convert import attribute_kind
+from opspec.runtime.inference.values import type_string
+from opspec.runtime.schema import UNBOUNDED, AttrType, FormalParameterOption, OpSchema
+from opspec.runtime.types import is_type_string
+
+_VARIADIC = FormalParameterOption.Variadic
+_SINGLE = FormalParameterOption.Single
+
+
+def formal_positions(params: Sequence[Any], count: int) -> list[int | None]:
+    """For each of ``count`` actual values, the index of the formal parameter it binds to.
+
+    A variadic formal takes what the formals after it leave; values beyond every formal
+    map to None.
+    """
+    positions: list[int | None] = []
+    for index, param in enumerate(params):
+        if param.option == _VARIADIC:
+            after = len(params) - index - 1
+            positions.extend([index] * max(0, count - len(positions) - after))
+        elif len(positions) < count:
+            positions.append(index)
+    positions.extend([None] * (count - len(positions)))
+    return positions[:count]
+
+
+def _bound(count: int) -> str:
+    return "unbounded" if count >= UNBOUNDED else str(count)
+
+
+def _arity(kind: str, count: int, low: int, high: int) -> str | None:
+    if low <= count <= high:
+        return None
+    if low == high:
+        wanted = f"exactly {low}"
+    elif high >= UNBOUNDED:
+        wanted = f"at least {low}"
+    else:
+        wanted = f"{low} to {_bound(high)}"
+    return f"takes {wanted} {kind}{'s' if high != 1 else ''}, got {count}"
+
+
+def _kind_name(kind: int) -> str:
+    try:
+        return AttrType(kind).spelling
+    except ValueError:
+        return f"<attribute type {kind}>" if kind else "<no value>"
+
+
+def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
+               attributes: Sequence[Any], values: dict) -> list[str]:
+    """Every way the node breaks ``schema``, one message each (empty when it conforms).
+
+    ``inputs`` are the known input types (None when unknown or absent); ``attributes`` the
+    node's ``AttributeProto`` messages and ``values`` their plain values by name.
+    """
+    problems: list[str] = []
+    count = len(input_names)
+    problem = _arity("input", count, schema.min_input, schema.max_input)
+    if problem:
+        problems.append(problem)
+    problem = _arity("output", output_count, schema.min_output, schema.max_output)
+    if problem:
+        problems.append(problem)
+
+    params = schema.inputs
+    bindings: dict[str, tuple[str, str]] = {}  # type parameter -> (type string, input that bound it)
+    for actual, formal in enumerate(formal_positions(params, count)):
+        if formal is None:
+            continue
+        param = params[formal]
+        name = input_names[actual]
+        label = f"input {actual} ('{name}', formal '{param.name}')" if name else f"input {actual} ('{param.name}')"
+        if not name:
+            if param.option == _SINGLE:
+                problems.append(f"required {label} is missing")
+            continue
+        value = inputs[actual]
+        if value is None:
+            continue
+        text = type_string(value)
+        if "?" in text:
+            continue
+        if text not in param.types:
+            allowed = ", ".join(sorted(param.types))
+            problems.append(f"{label} has type {text}, but {param.type_str} allows only {allowed}")
+            continue
+        if is_type_string(param.type_str) or (param.option == _VARIADIC and not param.is_homogeneous):
+            continue
+        previous = bindings.get(param.type_str)
+        if previous is None:
+            bindings[param.type_str] = (text, name)
+        elif previous[0] != text:
+            problems.append(f"{label} has type {text}, but type parameter {param.type_str} is already bound to "
+                            f"{previous[0]} by '{previous[1]}'")
+
+    declared = schema.attributes
+    for attribute in attributes:
+        name = attribute.name
+        spec = declared.get(name)
+        if spec is None:
+            problems.append(f"unknown attribute '{name}'")
+            continue
+        if attribute.ref_attr_name:
+            continue
+        kind = attribute_kind(attribute)
+        if kind != spec.type:
+            problems.append(f"attribute '{name}' must be {spec.type.spelling}, got {_kind_name(kind)}")
+            continue
+        if spec.constraint is not None and name in values:
+            for violation in spec.constraint.violations(values[name]):
+                problems.append(f"attribute '{name}' {violation} ({spec.constraint.describe()})")
+    for name, spec in declared.items():
+        if spec.required and name not in values:
+            problems.append(f"required attribute '{name}' is missing")
+    return problems
+
+
+__all__ = ["check_node", "formal_positions"]

@@ -1,0 +1,530 @@
+"""The graph engine: runs each node's inference rule over plain values, in node order.
+
+State lives in dictionaries keyed by value name (``types``, ``datas``); protobuf is read
+only for each node's own fields. Schema lookups, rule lookups and output-type bindings
+are cached per ``(domain, op_type)`` (per opset scope), so the per-node path is: read the
+node, build an :class:`InferenceContext`, bind output element types, call the rule,
+merge and store the outputs.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Iterable
+
+from opspec.runtime import rules as _rules
+from opspec.runtime.defs import REGISTRY
+from opspec.runtime.inference.checks import check_node, formal_positions
+from opspec.runtime.inference.context import InferenceContext, InferenceError
+from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
+from opspec.runtime.inference.values import (
+    Data,
+    MapType,
+    OptionalType,
+    SequenceType,
+    SparseTensorType,
+    TensorType,
+    TensorValue,
+)
+from opspec.runtime.registry import SchemaError
+from opspec.runtime.schema import OpSchema
+from opspec.runtime.shape import ShapeError, SymbolTable
+
+_EMPTY: dict = {}
+_VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
+#: How many distinct results each op remembers for reuse.
+_MEMO_LIMIT = 4096
+#: ``TensorType(elem, None)`` per element type, shared (what output bindings start from).
+_ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
+
+
+class NodeError:
+    """One problem found at one node."""
+
+    __slots__ = ("index", "name", "op_type", "domain", "message")
+
+    def __init__(self, index: int, name: str, op_type: str, domain: str, message: str) -> None:
+        self.index, self.name, self.op_type, self.domain, self.message = index, name, op_type, domain, message
+
+    @property
+    def where(self) -> str:
+        """``node 'conv1' (Conv, domain 'ai.onnx')``; unnamed nodes go by their position."""
+        who = f"node '{self.name}'" if self.name else f"node #{self.index}"
+        return f"{who} ({self.op_type}, domain '{self.domain or 'ai.onnx'}')"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"NodeError({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NodeError) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+# --------------------------------------------------------------------------- per-op entries
+
+_SCHEMA, _FUNCTION, _UNKNOWN, _BROKEN = range(4)
+
+
+class OpEntry:
+    """What the engine needs to run one ``(domain, op_type)`` under one set of opset imports."""
+
+    __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "is_constant", "function", "reason", "memo")
+
+    def __init__(self, kind: int, schema: OpSchema | None = None, rule: Callable | None = None,
+                 args: dict | None = None, opset: int = 0, function: Any = None, reason: str = "") -> None:
+        self.kind, self.schema, self.rule, self.args, self.opset = kind, schema, rule, args, opset
+        self.function, self.reason = function, reason
+        self.plans: dict = {}
+        self.is_constant = schema is not None and schema.name == "Constant" and schema.domain == ""
+        #: Results by (input types, input data, attributes, output count); None when not memoized.
+        self.memo: dict | None = {} if rule is not None else None
+
+    def plan(self, input_count: int, output_count: int) -> tuple:
+        """Per actual output: (actual inputs sharing its type parameter, fallback type)."""
+        key = (input_count, output_count)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = _binding_plan(self.schema, input_count, output_count)
+        return plan
+
+
+def _binding_plan(schema: OpSchema, input_count: int, output_count: int) -> tuple:
+    inputs, outputs = schema.inputs, schema.outputs
+    input_formals = formal_positions(inputs, input_count)
+    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    plan = []
+    for formal in formal_positions(outputs, output_count):
+        if formal is None:
+            plan.append(((), None))
+            continue
+        type_str = outputs[formal].type_str
+        if type_str in allowed:
+            sources = tuple(i for i, f in enumerate(input_formals) if f is not None and inputs[f].type_str == type_str)
+            choices = allowed[type_str]
+        else:
+            sources, choices = (), (type_str,)
+        fixed = None
+        if len(choices) == 1:
+            try:
+                fixed = type_from_string(choices[0])
+            except (ValueError, KeyError):
+                fixed = None
+        plan.append((sources, fixed))
+    return tuple(plan)
+
+
+def _bind(inputs: list, sources: tuple, fixed: Any) -> Any:
+    """The output type a type parameter binds to: the first known input's, else ``fixed``."""
+    for index in sources:
+        value = inputs[index]
+        if value is not None:
+            kind = type(value)
+            if kind is TensorType:
+                if value.elem:
+                    return _ELEM_ONLY.get(value.elem) or TensorType(value.elem, None)
+            elif kind is SparseTensorType:
+                if value.elem:
+                    return SparseTensorType(value.elem, None)
+            else:
+                return value
+    return fixed
+
+
+def _freeze(attributes: dict) -> tuple | None:
+    """Attributes as a hashable key (lists become tuples, values tagged with their type), or None."""
+    items = []
+    for name, value in attributes.items():
+        kind = type(value)
+        if kind is list:
+            value = tuple(value)
+        elif kind is not int and kind is not float and kind is not str and kind is not TensorValue:
+            return None  # graphs and other messages: not worth keying on
+        items.append((name, kind, value))
+    return tuple(items)
+
+
+def _constant_output(attributes: dict) -> tuple[Any, Data | None]:
+    """Type and data of a Constant node, read from whichever value attribute it sets."""
+    for name, value in attributes.items():
+        if name in ("value", "sparse_value") and value is not None:
+            return value.type, value.data
+        if name == "value_int":
+            return TensorType(7, ()), Data((), (value,))
+        if name == "value_ints":
+            return TensorType(7, (len(value),)), (Data((len(value),), tuple(value)) if len(value) <= 64 else None)
+        if name == "value_float":
+            return TensorType(1, ()), Data((), (value,))
+        if name == "value_floats":
+            return TensorType(1, (len(value),)), (Data((len(value),), tuple(value)) if len(value) <= 64 else None)
+        if name == "value_string":
+            return TensorType(8, ()), None
+        if name == "value_strings":
+            return TensorType(8, (len(value),)), None
+    return None, None
+
+
+# --------------------------------------------------------------------------- functions
+
+class FunctionInfo:
+    """A model-local function, prepared on its first call."""
+
+    __slots__ = ("proto", "key", "inputs", "outputs", "defaults", "has_refs", "opsets", "entries", "declared",
+                 "results")
+
+    def __init__(self, proto: Any, model_opsets: dict[str, int]) -> None:
+        self.proto = proto
+        self.key = (proto.domain, proto.name)
+        self.inputs = list(proto.input)
+        self.outputs = list(proto.output)
+        self.defaults = {a.name: a for a in proto.attribute_proto}
+        self.has_refs = any(a.ref_attr_name for node in proto.node for a in node.attribute)
+        self.opsets = dict(model_opsets)
+        self.opsets.update(normalize_opsets(proto.opset_import))
+        self.entries: dict = {}
+        self.declared: dict | None = None
+        self.results: dict = {}
+
+    def body(self, call: Any) -> Iterable[Any]:
+        """The body's nodes, with attributes that refer to the call's attributes filled in."""
+        if not self.has_refs:
+            return self.proto.node
+        given = dict(self.defaults)
+        given.update({a.name: a for a in call.attribute})
+        nodes = []
+        for node in self.proto.node:
+            if not any(a.ref_attr_name for a in node.attribute):
+                nodes.append(node)
+                continue
+            copy = type(node)()
+            copy.CopyFrom(node)
+            del copy.attribute[:]
+            for attribute in node.attribute:
+                source = given.get(attribute.ref_attr_name) if attribute.ref_attr_name else attribute
+                if source is None:
+                    continue
+                added = copy.attribute.add()
+                added.CopyFrom(source)
+                added.name = attribute.name
+                added.ClearField("ref_attr_name")
+            nodes.append(copy)
+        return nodes
+
+
+def normalize_opsets(opset_imports: Iterable[Any]) -> dict[str, int]:
+    """Opset imports by canonical domain (``""`` and ``"ai.onnx"`` are one domain)."""
+    opsets = {}
+    for entry in opset_imports:
+        try:
+            domain = REGISTRY.canonical_domain(entry.domain)
+        except SchemaError:
+            domain = entry.domain
+        opsets[domain] = entry.version
+    return opsets
+
+
+# --------------------------------------------------------------------------- the engine
+
+class Engine:
+    """Runs inference over one model's graph (and the functions it calls).
+
+    ``errors`` collects :class:`NodeError` s (with ``strict``, :meth:`run` raises at the first);
+    ``unknown`` maps ``(domain, op_type)`` of ops without a schema to the reason, and
+    ``unknown_nodes`` lists the main-graph nodes concerned.
+    """
+
+    def __init__(self, symbols: SymbolTable, functions: dict[tuple[str, str], FunctionInfo], *,
+                 check_type: bool = False, data_prop: bool = False) -> None:
+        self.symbols = symbols
+        self.functions = functions
+        self.check_type = check_type
+        self.data_prop = data_prop
+        self.errors: list[NodeError] = []
+        self.unknown: dict[tuple[str, str], str] = {}
+        self.unknown_nodes: list[NodeError] = []  # main-graph nodes without a schema
+        self._rules: dict[str, Callable | None] = {}
+        self._active: set = set()
+
+    # -- lookups ------------------------------------------------------------------------
+    def rule(self, name: str) -> Callable | None:
+        """The implementation of rule ``name``, or None when it has not been written yet."""
+        try:
+            return self._rules[name]
+        except KeyError:
+            pass
+        try:
+            found = _rules.lookup(name)
+        except KeyError:
+            found = None
+        except Exception:  # noqa: BLE001 - a family module that is missing or broken
+            found = _partial_lookup(name)
+        self._rules[name] = found
+        return found
+
+    def resolve(self, domain: str, op_type: str, opsets: dict[str, int]) -> OpEntry:
+        try:
+            canonical = REGISTRY.canonical_domain(domain)
+        except SchemaError:
+            canonical = None
+        function = self.functions.get((domain, op_type))
+        if function is None and canonical is not None:
+            function = self.functions.get((canonical, op_type)) or self.functions.get(
+                ("ai.onnx" if canonical == "" else canonical, op_type))
+        if canonical is None:
+            if function is not None:
+                return OpEntry(_FUNCTION, function=function)
+            return OpEntry(_UNKNOWN, reason=f"unknown domain '{domain}'")
+        version = opsets.get(canonical)
+        if version is None:
+            if function is not None:
+                return OpEntry(_FUNCTION, function=function)
+            return OpEntry(_BROKEN, reason=f"the model imports no opset for domain '{domain or 'ai.onnx'}'")
+        try:
+            schema = REGISTRY.get_schema(op_type, version, canonical)
+        except SchemaError as error:
+            if function is not None:
+                return OpEntry(_FUNCTION, function=function)
+            return OpEntry(_UNKNOWN, reason=str(error))
+        rule, args = None, _EMPTY
+        if schema.inference is not None:
+            rule = self.rule(schema.inference.name)
+            if rule is not None:
+                args = _rules.bound_args(schema.inference)
+        return OpEntry(_SCHEMA, schema, rule, args, version)
+
+    # -- errors -------------------------------------------------------------------------
+    def fail(self, errors: list, index: int, node: Any, message: str, strict: bool) -> None:
+        error = NodeError(index, node.name, node.op_type, node.domain, message)
+        errors.append(error)
+        if strict:
+            raised = InferenceError(str(error))
+            raised.errors = [error]  # type: ignore[attr-defined]
+            raise raised
+
+    # -- the node loop ------------------------------------------------------------------
+    def run(self, nodes: Iterable[Any], types: dict, datas: dict, declared: dict, opsets: dict[str, int],
+            entries: dict, producers: dict, errors: list, strict: bool) -> None:
+        """Infer every node in order, updating ``types``/``datas``; record producers by node index.
+
+        A node whose op, input types, input data and attributes match an earlier node's
+        reuses that node's results (models repeat the same block many times), unless the
+        rule failed or made up fresh symbols there.
+        """
+        get_entry = entries.get
+        get_type = types.get
+        get_data = datas.get
+        get_declared = declared.get
+        symbols = self.symbols
+        record_data = self.data_prop
+        check_type = self.check_type
+        context = InferenceContext
+        bind = _bind
+        elem_only = _ELEM_ONLY
+        tensor = TensorType
+        fail = self.fail
+        freeze = _freeze
+        for index, node in enumerate(nodes):
+            op_type = node.op_type
+            domain = node.domain
+            entry = get_entry((domain, op_type))
+            if entry is None:
+                entry = entries[domain, op_type] = self.resolve(domain, op_type, opsets)
+            if entry.kind != _SCHEMA:
+                self._other(entry, index, node, types, datas, declared, producers, errors, strict)
+                continue
+            in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
+            out_names = node.output[:]
+            inputs = list(map(get_type, in_names))
+            data = list(map(get_data, in_names)) if datas else None
+            attribute_protos = node.attribute
+            attributes = attribute_values(attribute_protos) if attribute_protos else _EMPTY
+            output_count = len(out_names)
+            schema = entry.schema
+            if check_type:
+                for problem in check_node(schema, in_names, output_count, inputs, attribute_protos, attributes):
+                    fail(errors, index, node, problem, strict)
+
+            # Reuse the results of an identical earlier node when there is one.
+            memo = entry.memo
+            key = None
+            if memo is not None:
+                frozen = freeze(attributes) if attributes else ()
+                if frozen is not None:
+                    key = (tuple(inputs), tuple(data) if data else None, frozen, output_count)
+                    try:
+                        found = memo.get(key)
+                    except TypeError:  # something unhashable (a float NaN is fine; a message is not)
+                        key = found = None
+                    if found is not None:
+                        outputs, output_data = found
+                        self._store(out_names, outputs, output_data, record_data or entry.is_constant, index, node,
+                                    types, datas, get_declared, producers, errors, strict)
+                        continue
+
+            ctx = context(schema, inputs, attributes, data=data, symbols=symbols, node_name=node.name,
+                          opset=entry.opset, output_count=output_count)
+            outputs = ctx._outputs  # the engine's side of the contract: pre-bound output types
+            n_in = len(inputs)
+            plan = entry.plans.get((n_in, output_count)) or entry.plan(n_in, output_count)
+            position = 0
+            for sources, fixed in plan:
+                if sources:
+                    value = inputs[sources[0]]
+                    if type(value) is tensor and value.elem:
+                        outputs[position] = elem_only.get(value.elem) or bind(inputs, sources, fixed)
+                    else:
+                        outputs[position] = bind(inputs, sources, fixed)
+                else:
+                    outputs[position] = fixed
+                position += 1
+            if entry.is_constant:
+                outputs[0], ctx._output_data[0] = _constant_output(attributes)
+            rule = entry.rule
+            failed = False
+            if rule is not None:
+                fresh_before = len(symbols)
+                try:
+                    rule(ctx, entry.args)
+                except Exception as error:  # noqa: BLE001 - any rule failure is this node's error
+                    failed = True
+                    fail(errors, index, node, _rule_failure(error), strict)
+                for position, value in enumerate(outputs):
+                    if value is not None and type(value) not in _VALUE_TYPES:
+                        outputs[position] = None
+                        failed = True
+                        fail(errors, index, node, f"inference gave output {position} a value that is not a type "
+                             f"({type(value).__name__})", strict)
+                if key is not None and not failed and len(symbols) == fresh_before and len(memo) < _MEMO_LIMIT:
+                    memo[key] = (tuple(outputs), tuple(ctx._output_data))
+            self._store(out_names, outputs, ctx._output_data, record_data or entry.is_constant, index, node,
+                        types, datas, get_declared, producers, errors, strict)
+
+    def _store(self, out_names: list, outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
+               types: dict, datas: dict, get_declared: Callable, producers: dict, errors: list,
+               strict: bool) -> None:
+        """Merge a node's outputs with what the graph declares and record them by name."""
+        position = 0
+        for name in out_names:
+            if name:
+                value = outputs[position]
+                previous = get_declared(name)
+                if previous is not None:
+                    try:
+                        value = merge_types(previous, value)
+                    except TypeConflict as conflict:
+                        self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} "
+                                  f"conflicts with the declared {describe(previous)} ({conflict})", strict)
+                        value = previous
+                    except Exception as error:  # noqa: BLE001 - a rule set something that is not a type
+                        self.fail(errors, index, node, f"output '{name}': {_rule_failure(error)}", strict)
+                        value = previous
+                if value is not None:
+                    types[name] = value
+                producers[name] = index
+                if keep_data:
+                    value = output_data[position]
+                    if value is not None:
+                        datas[name] = value
+            position += 1
+
+    # -- nodes without a rule-driven schema ----------------------------------------------
+    def _other(self, entry: OpEntry, index: int, node: Any, types: dict, datas: dict, declared: dict,
+               producers: dict, errors: list, strict: bool) -> None:
+        out_names = list(node.output)
+        results: list = [None] * len(out_names)
+        result_data: list = [None] * len(out_names)
+        if entry.kind == _FUNCTION:
+            inputs = [types.get(name) for name in node.input]
+            data = [datas.get(name) for name in node.input]
+            try:
+                results, result_data = self.call(entry.function, node, inputs, data, errors, index, strict)
+            except InferenceError:
+                raise
+            except Exception as error:  # noqa: BLE001 - a broken function body is this node's error
+                self.fail(errors, index, node, _rule_failure(error), strict)
+        elif entry.kind == _UNKNOWN:
+            self.unknown.setdefault((node.domain, node.op_type), entry.reason)
+            if errors is self.errors:  # a node of the main graph, not of a function body
+                self.unknown_nodes.append(NodeError(index, node.name, node.op_type, node.domain, entry.reason))
+        else:
+            self.fail(errors, index, node, entry.reason, strict)
+        for position, name in enumerate(out_names):
+            if not name:
+                continue
+            value = results[position] if position < len(results) else None
+            previous = declared.get(name)
+            if previous is not None:
+                try:
+                    value = merge_types(previous, value)
+                except TypeConflict as conflict:
+                    self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} conflicts "
+                              f"with the declared {describe(previous)} ({conflict})", strict)
+                    value = previous
+            if value is not None:
+                types[name] = value
+            producers[name] = index
+            if position < len(result_data) and result_data[position] is not None:
+                datas[name] = result_data[position]
+
+    def call(self, function: FunctionInfo, node: Any, inputs: list, data: list, errors: list, index: int,
+             strict: bool) -> tuple[list, list]:
+        """Infer a call of a model-local function: its body over the call's input types."""
+        if function.key in self._active:
+            self.fail(errors, index, node, f"function '{function.proto.name}' calls itself", strict)
+            return [], []
+        cache_key = None
+        if not function.has_refs:
+            try:
+                cache_key = (tuple(inputs), tuple(data))
+                hash(cache_key)
+            except TypeError:
+                cache_key = None
+        if cache_key is not None and cache_key in function.results:
+            return function.results[cache_key]
+        if function.declared is None:
+            reader = DimReader()
+            function.declared = {vi.name: t for vi in function.proto.value_info
+                                 if (t := reader.value_info(vi)) is not None}
+        types = {name: value for name, value in zip(function.inputs, inputs) if name and value is not None}
+        datas = {name: value for name, value in zip(function.inputs, data) if name and value is not None}
+        for name, value in function.declared.items():
+            types.setdefault(name, value)
+        inner: list[NodeError] = []
+        symbols_before = len(self.symbols)
+        self._active.add(function.key)
+        try:
+            self.run(function.body(node), types, datas, function.declared, function.opsets, function.entries, {},
+                     inner, False)
+        finally:
+            self._active.discard(function.key)
+        for error in inner:
+            self.fail(errors, index, node, f"in function '{function.proto.name}': {error}", strict)
+        result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
+        if cache_key is not None and not inner and len(self.symbols) == symbols_before:
+            function.results[cache_key] = result
+        return result
+
+
+def _rule_failure(error: BaseException) -> str:
+    """An exception from a rule as one line: its message, plus the kind when unexpected."""
+    text = str(error) or type(error).__name__
+    if isinstance(error, (InferenceError, ShapeError, TypeConflict)):
+        return text
+    return f"inference failed ({type(error).__name__}: {text})"
+
+
+def _partial_lookup(name: str) -> Callable | None:
+    """Find ``name`` when some rule family cannot be imported: import the others one by one."""
+    for family in _rules.FAMILIES:
+        try:
+            importlib.import_module(f"{_rules.__name__}.{family}")
+        except Exception:  # noqa: BLE001 - a family that is not written yet
+            continue
+    return _rules._IMPLEMENTATIONS.get(name)
+
+
+__all__ = ["Engine", "FunctionInfo", "NodeError", "OpEntry", "normalize_opsets"]

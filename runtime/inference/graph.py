@@ -1,0 +1,218 @@
+"""Whole-model inference: seed known values from the graph, run the engine, write results back.
+
+Works in place on a model the caller owns (the API hands it a private copy).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from opspec.runtime.inference.convert import (
+    INT_ELEMS,
+    DimReader,
+    TypeEncoder,
+    graph_value_infos,
+    is_informative,
+    tensor_data,
+    write_type,
+)
+from opspec.runtime.inference.engine import Engine, FunctionInfo, NodeError, normalize_opsets
+from opspec.runtime.inference.typeops import TypeConflict, merge_types
+from opspec.runtime.inference.values import TensorType
+from opspec.runtime.shape import SymbolTable
+
+INPUT, INITIALIZER = "(input)", "(initializer)"
+
+# AttributeProto.AttributeType numbers that hold graphs or types.
+_GRAPH, _GRAPHS, _TYPE_PROTO, _TYPE_PROTOS = 5, 10, 13, 14
+
+
+class GraphOutcome:
+    """What inference learned about a graph: every value's type and who produced it."""
+
+    __slots__ = ("types", "origins", "producers", "op_labels", "errors", "unknown", "unknown_nodes", "node_count")
+
+    def __init__(self) -> None:
+        self.types: dict[str, Any] = {}
+        self.origins: dict[str, str] = {}  # graph inputs and initializers
+        self.producers: dict[str, int] = {}  # node outputs -> node index, in node order
+        self.op_labels: list[str] = []  # per node: op type, with the domain unless it is ai.onnx
+        self.errors: list[NodeError] = []
+        self.unknown: dict[tuple[str, str], str] = {}
+        self.unknown_nodes: list[NodeError] = []
+        self.node_count = 0
+
+    def values(self) -> dict[str, tuple[Any, str]]:
+        """Every value by name: (type or None, producer), inputs and initializers first."""
+        table = {name: (self.types.get(name), origin) for name, origin in self.origins.items()}
+        labels, types = self.op_labels, self.types
+        for name, index in self.producers.items():
+            table[name] = (types.get(name), labels[index])
+        return table
+
+
+class _LazySymbols(SymbolTable):
+    """A symbol table that reads the rest of the model's dim_params before its first fresh name."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self, names: Iterable[str], pending: Callable[[], Iterable[str]]) -> None:
+        super().__init__(names)
+        self._pending: Callable[[], Iterable[str]] | None = pending
+
+    def fresh_name(self) -> str:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            for name in pending():
+                self.add(name)
+        return super().fresh_name()
+
+
+def dim_params(model: Any) -> set[str]:
+    """Every dim_param text in the model: graphs, nested graphs, function bodies."""
+    found: set[str] = set()
+
+    def of_type(type_proto: Any) -> None:
+        which = type_proto.WhichOneof("value")
+        if which in ("tensor_type", "sparse_tensor_type"):
+            for dim in getattr(type_proto, which).shape.dim:
+                if dim.dim_param:
+                    found.add(dim.dim_param)
+        elif which in ("sequence_type", "optional_type"):
+            of_type(getattr(type_proto, which).elem_type)
+        elif which == "map_type":
+            of_type(type_proto.map_type.value_type)
+
+    def of_nodes(nodes: Iterable[Any]) -> None:
+        for node in nodes:
+            attributes = node.attribute
+            if not attributes:
+                continue
+            for attribute in attributes:
+                kind = attribute.type
+                if kind == _GRAPH:
+                    of_graph(attribute.g)
+                elif kind == _GRAPHS:
+                    for graph in attribute.graphs:
+                        of_graph(graph)
+                elif kind == _TYPE_PROTO:
+                    of_type(attribute.tp)
+                elif kind == _TYPE_PROTOS:
+                    for type_proto in attribute.type_protos:
+                        of_type(type_proto)
+
+    def of_graph(graph: Any) -> None:
+        for group in (graph.input, graph.output, graph.value_info):
+            for value_info in group:
+                of_type(value_info.type)
+        of_nodes(graph.node)
+
+    if model.HasField("graph"):
+        of_graph(model.graph)
+    for function in model.functions:
+        for value_info in function.value_info:
+            of_type(value_info.type)
+        of_nodes(function.node)
+    return found
+
+
+def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
+                data_prop: bool = False, report: bool = True) -> GraphOutcome:
+    """Infer every value of ``model``'s graph and write the results into it.
+
+    ``report`` also records each node's op (for :meth:`GraphOutcome.values`). Raises
+    :class:`InferenceError` at the first node problem when ``strict_mode``.
+    """
+    outcome = GraphOutcome()
+    if not model.HasField("graph"):
+        return outcome
+    graph = model.graph
+    reader = DimReader()
+    types, datas, declared = outcome.types, {}, {}
+    origins = outcome.origins
+
+    for value_info in graph.input:
+        name = value_info.name
+        origins[name] = INPUT
+        value = reader.value_info(value_info)
+        if value is not None:
+            types[name] = value
+    for tensor in graph.initializer:
+        name = tensor.name
+        elem = tensor.data_type
+        if name not in origins:
+            origins[name] = INITIALIZER
+            if elem in INT_ELEMS:  # only small integer tensors carry data (shapes, axes)
+                data = tensor_data(tensor, INT_ELEMS)
+                if data is not None:
+                    datas[name] = data
+        if name not in types:
+            types[name] = TensorType(elem, tuple(tensor.dims))
+    for sparse in graph.sparse_initializer:
+        name = sparse.values.name
+        origins.setdefault(name, INITIALIZER)
+        types.setdefault(name, TensorType(sparse.values.data_type, tuple(sparse.dims)))
+
+    value_info_types: dict[str, Any] = {}
+    for value_info in graph.value_info:
+        value = reader.value_info(value_info)
+        if value is not None and value_info.name not in origins:
+            value_info_types[value_info.name] = value
+            declared[value_info.name] = value
+            types.setdefault(value_info.name, value)
+    output_types: dict[str, Any] = {}
+    for value_info in graph.output:
+        name = value_info.name
+        value = reader.value_info(value_info)
+        output_types[name] = value
+        if value is not None and name not in origins:
+            try:
+                declared[name] = merge_types(declared.get(name), value)
+            except TypeConflict:
+                declared[name] = value
+
+    opsets = normalize_opsets(model.opset_import)
+    symbols = _LazySymbols(reader.names, lambda: dim_params(model))
+    functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
+    engine = Engine(symbols, functions, check_type=check_type, data_prop=data_prop)
+    nodes = graph.node
+    outcome.node_count = len(nodes)
+    try:
+        engine.run(nodes, types, datas, declared, opsets, {}, outcome.producers, engine.errors, strict_mode)
+    finally:
+        outcome.errors = engine.errors
+        outcome.unknown = engine.unknown
+        outcome.unknown_nodes = engine.unknown_nodes
+    if report:
+        outcome.op_labels = [node.op_type if not node.domain or node.domain == "ai.onnx"
+                             else f"{node.domain}::{node.op_type}" for node in nodes]
+    _write_back(graph, outcome, value_info_types, output_types)
+    return outcome
+
+
+def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict, output_types: dict) -> None:
+    """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
+    encoder = TypeEncoder()
+    types = outcome.types
+    for value_info in graph.output:
+        value = types.get(value_info.name)
+        if is_informative(value) and value != output_types.get(value_info.name):
+            write_type(value_info.type, value, encoder)
+    skip = set(outcome.origins)
+    for value_info in graph.value_info:
+        name = value_info.name
+        skip.add(name)
+        value = types.get(name)
+        original = value_info_types.get(name)
+        if original is not None and is_informative(value) and value != original:
+            write_type(value_info.type, value, encoder)
+    skip.update(value_info.name for value_info in graph.output)
+    get = types.get
+    tensor = TensorType
+    new = [(name, value) for name in outcome.producers  # is_informative, inlined
+           if name not in skip and (value := get(name)) is not None
+           and (type(value) is not tensor or value.elem or value.shape is not None)]
+    if new:
+        graph.MergeFromString(graph_value_infos(encoder, new))
+
+
+__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]

@@ -1,0 +1,75 @@
+"""Merging and describing value types (what the engine does with declared vs inferred types)."""
+from __future__ import annotations
+
+from typing import Any
+
+from opspec.runtime.inference.values import (
+    MapType,
+    OptionalType,
+    SequenceType,
+    SparseTensorType,
+    TensorType,
+    type_string,
+)
+from opspec.runtime.shape import ShapeError, format_shape, merge_shapes
+from opspec.runtime.types import ELEMENT_NAMES
+
+
+class TypeConflict(ValueError):
+    """Two types of one value that cannot both hold."""
+
+
+def merge_types(declared: Any, inferred: Any) -> Any:
+    """The most specific type consistent with both; :class:`TypeConflict` when they contradict.
+
+    Unknown parts yield to known ones; of two different symbols the declared one is kept.
+    """
+    if declared is None:
+        return inferred
+    if inferred is None or declared is inferred:
+        return declared
+    kind = type(declared)
+    if kind is not type(inferred):
+        raise TypeConflict(f"{describe(declared)} is not {describe(inferred)}")
+    if kind is TensorType or kind is SparseTensorType:
+        elem_a, elem_b = declared.elem, inferred.elem
+        if elem_a and elem_b and elem_a != elem_b:
+            raise TypeConflict(f"element types {elem_name(elem_a)} and {elem_name(elem_b)} differ")
+        try:
+            shape = merge_shapes(declared.shape, inferred.shape)
+        except ShapeError as error:
+            raise TypeConflict(str(error)) from None
+        elem = elem_a or elem_b
+        if elem == elem_a and shape is declared.shape:
+            return declared
+        return kind(elem, shape)
+    if kind is SequenceType or kind is OptionalType:
+        return kind(merge_types(declared.elem, inferred.elem))
+    if kind is MapType:
+        if declared.key and inferred.key and declared.key != inferred.key:
+            raise TypeConflict(f"map key types {elem_name(declared.key)} and {elem_name(inferred.key)} differ")
+        return MapType(declared.key or inferred.key, merge_types(declared.value, inferred.value))
+    if declared != inferred:
+        raise TypeConflict(f"{describe(declared)} is not {describe(inferred)}")
+    return declared
+
+
+def elem_name(elem: int) -> str:
+    """An element type's name (``float``), ``?`` when unknown."""
+    if not elem:
+        return "?"
+    return ELEMENT_NAMES.get(elem, f"<{elem}>")
+
+
+def describe(value: Any) -> str:
+    """Readable text for a type: ``tensor(float) (2, N)``, ``seq(tensor(int64))``, ``?``."""
+    if value is None:
+        return "?"
+    kind = type(value)
+    if kind is TensorType or kind is SparseTensorType:
+        head = "tensor" if kind is TensorType else "sparse_tensor"
+        return f"{head}({elem_name(value.elem)}) {format_shape(value.shape)}"
+    return type_string(value)
+
+
+__all__ = ["TypeConflict", "describe", "elem_name", "merge_types"]

@@ -1,0 +1,75 @@
+"""Matrix-product rules: numpy ``matmul`` shapes and ``Gemm``."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from opspec.runtime.inference.context import InferenceContext
+from opspec.runtime.rules import implements
+from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
+
+
+def _inner(ctx: InferenceContext, k1, k2, a, b):
+    """The merged contraction dim, or a failure naming both operand shapes."""
+    if k1 is k2 or k2 is None:
+        return k1
+    if k1 is None:
+        return k2
+    if type(k1) is int and type(k2) is int:
+        if k1 != k2:
+            ctx.fail(f"cannot multiply {format_shape(a)} by {format_shape(b)}: "
+                     f"inner dims {k1} and {k2} differ")
+        return k1
+    return k1 if type(k1) is int else k2
+
+
+@implements("matmul")
+def matmul(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """``numpy.matmul``: 1-D operands are promoted to matrices, batch dims broadcast."""
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a is None or b is None:
+        ctx.set_output_shape(0, None)
+        return
+    if not a or not b:
+        ctx.fail(f"cannot multiply {format_shape(a)} by {format_shape(b)}: "
+                 "operands must have rank at least 1")
+    ra, rb = len(a), len(b)
+    _inner(ctx, a[-1], b[-2] if rb > 1 else b[0], a, b)
+    if ra <= 2 and rb <= 2:  # the common case: no batch dims
+        batch = ()
+    else:
+        try:
+            batch = broadcast_shapes(a[:-2], b[:-2])
+        except ShapeError as e:
+            ctx.fail(f"cannot multiply {format_shape(a)} by {format_shape(b)}: "
+                     f"batch dims do not broadcast ({e})")
+    out = batch + (a[-2:-1] if ra > 1 else ()) + (b[-1:] if rb > 1 else ())
+    ctx.set_output_shape(0, out)
+
+
+@implements("gemm")
+def gemm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """(M, K) x (K, N) after optional transposes; C must broadcast onto (M, N)."""
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    for name, shape in (("A", a), ("B", b)):
+        if shape is not None and len(shape) != 2:
+            ctx.fail(f"{name} must be a matrix, got shape {format_shape(shape)}")
+    trans_a = _flag(ctx, args.get("transA"))
+    trans_b = _flag(ctx, args.get("transB"))
+    m, ka = (None, None) if a is None else (a[1], a[0]) if trans_a else a
+    kb, n = (None, None) if b is None else (b[1], b[0]) if trans_b else b
+    if a is not None and b is not None:
+        _inner(ctx, ka, kb, a, b)
+    out = (m, n)
+    if ctx.input_count > 2 and ctx.has_input(2):
+        c = ctx.input_shape(2)
+        if c is not None:
+            try:
+                out = unidirectional_broadcast(out, c)
+            except ShapeError as e:
+                ctx.fail(f"bias C of shape {format_shape(c)} does not fit the product "
+                         f"{format_shape(out)}: {e}")
+    ctx.set_output_shape(0, out)
+
+
+def _flag(ctx: InferenceContext, name: object) -> bool:
+    return name is not None and name in ctx.schema.attributes and bool(ctx.attribute(name, 0))

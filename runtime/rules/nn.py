@@ -1,0 +1,247 @@
+"""Rules for neural-network operators: convolution, pooling and normalization.
+
+Window arithmetic (kernel, pads, strides, dilations, ``auto_pad``, ``ceil_mode``) is
+shared by ``conv`` and ``pool`` and works on known, unknown and symbolic dims alike.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from opspec.runtime.inference.context import InferenceContext
+from opspec.runtime.inference.values import INT64
+from opspec.runtime.rules import implements
+from opspec.runtime.shape import (
+    ShapeError,
+    Sym,
+    add_dim,
+    ceil_div_dim,
+    div_dim,
+    format_dim,
+    format_shape,
+    merge_dim,
+    unidirectional_broadcast,
+)
+
+_AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
+
+
+def _attr(ctx: InferenceContext, args: Mapping[str, object], key: str, default: object = None) -> object:
+    """The attribute that rule parameter ``key`` names, when this op version has it."""
+    name = args.get(key)
+    if not name or name not in ctx.schema.attributes:
+        return default
+    value = ctx.attribute(name, default)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _int_list(ctx: InferenceContext, args: Mapping[str, object], key: str) -> tuple | None:
+    value = _attr(ctx, args, key)
+    return None if value is None else tuple(int(v) for v in value)
+
+
+class _Window:
+    """Validated window attributes for ``count`` spatial axes."""
+
+    def __init__(self, ctx: InferenceContext, args: Mapping[str, object], count: int,
+                 kernel: Sequence) -> None:
+        self.count = count
+        self.kernel = tuple(kernel)
+        self.strides = _int_list(ctx, args, "strides") or (1,) * count
+        self.dilations = _int_list(ctx, args, "dilations") or (1,) * count
+        self.pads = _int_list(ctx, args, "pads") or (0,) * (2 * count)
+        self.auto_pad = _attr(ctx, args, "auto_pad", "NOTSET") or "NOTSET"
+        self.ceil_mode = bool(_attr(ctx, args, "ceil_mode", 0))
+        for name, values, length in (("strides", self.strides, count), ("dilations", self.dilations, count),
+                                     ("pads", self.pads, 2 * count)):
+            if len(values) != length:
+                ctx.fail(f"{name} {list(values)} must have {length} values for {count} spatial axes")
+        if any(s < 1 for s in self.strides):
+            ctx.fail(f"strides {list(self.strides)} must be positive")
+        if any(d < 1 for d in self.dilations):
+            ctx.fail(f"dilations {list(self.dilations)} must be positive")
+        if any(p < 0 for p in self.pads):
+            ctx.fail(f"pads {list(self.pads)} must not be negative")
+        if any(type(k) is int and k < 1 for k in self.kernel):
+            ctx.fail(f"kernel shape {format_shape(self.kernel)} must be positive")
+        if self.auto_pad not in _AUTO_PADS:
+            ctx.fail(f"auto_pad {self.auto_pad!r} is not one of {', '.join(_AUTO_PADS)}")
+        if self.auto_pad != "NOTSET" and any(self.pads):
+            ctx.fail(f"pads {list(self.pads)} cannot be combined with auto_pad {self.auto_pad}")
+
+    def output_dims(self, ctx: InferenceContext, spatial: Sequence) -> tuple:
+        """Output length of every spatial axis."""
+        return tuple(self._output_dim(ctx, i, d) for i, d in enumerate(spatial))
+
+    def _output_dim(self, ctx: InferenceContext, i: int, size):
+        stride = self.strides[i]
+        if self.auto_pad.startswith("SAME"):
+            return ceil_div_dim(size, stride)
+        begin, end = (0, 0) if self.auto_pad == "VALID" else (self.pads[i], self.pads[i + self.count])
+        k = self.kernel[i]
+        if size is None or k is None:
+            return None
+        extent = (k - 1) * self.dilations[i] + 1  # input positions one window covers
+        span = size + (begin + end) - extent
+        out = self._count(span, size, begin, end, extent, stride)
+        if type(out) is int and out < 1:
+            ctx.fail(f"the window covers {format_dim(extent)} positions but spatial axis {i} has only "
+                     f"{format_dim(size)} (+{begin + end} padding)")
+        return out
+
+    def _count(self, span, size, begin: int, end: int, extent, stride: int):
+        """Window positions along one axis, ``span`` being the padded size minus the window."""
+        if not self.ceil_mode:
+            return add_dim(div_dim(span, stride, evenly=False), 1)
+        out = add_dim(ceil_div_dim(span, stride), 1)
+        # The last window must start inside the input or its leading padding.
+        if type(out) is int and type(size) is int:
+            return out - 1 if (out - 1) * stride >= size + begin else out
+        if type(extent) is int and extent - end >= stride:
+            return out
+        remainder = span.remainder(stride) if type(span) is Sym and type(extent) is int else None
+        if remainder is None or out is None:
+            return None
+        return out - 1 if (-remainder) % stride >= extent - end else out
+
+
+def _spatial_count(ctx: InferenceContext, candidates: Sequence[tuple[str, int | None]]) -> int | None:
+    """The spatial rank that every known source agrees on (None when none knows it)."""
+    count, first = None, None
+    for what, value in candidates:
+        if value is None:
+            continue
+        if count is None:
+            count, first = value, what
+        elif value != count:
+            ctx.fail(f"{what} implies {value} spatial axes but {first} implies {count}")
+    return count
+
+
+# ---------------------------------------------------------------------------------- conv
+
+@implements("conv")
+def conv(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """``(N, M, out...)`` for X ``(N, C, D...)`` and W ``(M, C/group, k...)``."""
+    x, w = ctx.input_shape(0), ctx.input_shape(1)
+    kernel_attr = _int_list(ctx, args, "kernel_shape")
+    strides, dilations, pads = (_int_list(ctx, args, k) for k in ("strides", "dilations", "pads"))
+    count = _spatial_count(ctx, [
+        (f"X {format_shape(x)}", len(x) - 2 if x is not None else None),
+        (f"W {format_shape(w)}", len(w) - 2 if w is not None else None),
+        (f"kernel_shape {kernel_attr}", len(kernel_attr) if kernel_attr is not None else None),
+        (f"strides {strides}", len(strides) if strides is not None else None),
+        (f"dilations {dilations}", len(dilations) if dilations is not None else None),
+        (f"pads {pads}", len(pads) // 2 if pads is not None else None),
+    ])
+    if count is None:
+        ctx.set_output_shape(0, None)
+        return
+    if count < 1:
+        ctx.fail(f"X {format_shape(x)} and W {format_shape(w)} need rank 3 or more")
+    x = x if x is not None else (None,) * (count + 2)
+    w = w if w is not None else (None,) * (count + 2)
+    group = _attr(ctx, args, "group", 1)
+    if group < 1:
+        ctx.fail(f"group {group} must be positive")
+    channels, per_group, filters = x[1], w[1], w[0]
+    if type(channels) is int and type(per_group) is int and channels != per_group * group:
+        ctx.fail(f"X has {channels} channels but W {format_shape(w)} expects {per_group} per group "
+                 f"x {group} groups = {per_group * group}")
+    if type(channels) is int and channels % group:
+        ctx.fail(f"X's {channels} channels do not divide into {group} groups")
+    if type(filters) is int and filters % group:
+        ctx.fail(f"W's {filters} filters do not divide into {group} groups")
+    bias_index = ctx.input_index(ctx.schema.inputs[2].name) if len(ctx.schema.inputs) > 2 else None
+    if bias_index is not None:
+        bias = ctx.input_shape(bias_index)
+        if bias is not None:
+            if len(bias) != 1 or (type(bias[0]) is int and type(filters) is int and bias[0] != filters):
+                ctx.fail(f"B {format_shape(bias)} must be 1-D with the {format_dim(filters)} filters of W")
+            filters = merge_dim(filters, bias[0])
+    kernel = w[2:]
+    if kernel_attr is not None:
+        for k, dim in zip(kernel_attr, kernel):
+            if type(dim) is int and dim != k:
+                ctx.fail(f"kernel_shape {list(kernel_attr)} disagrees with W {format_shape(w)}")
+        kernel = kernel_attr
+    window = _Window(ctx, args, count, kernel)
+    ctx.set_output_shape(0, (x[0], filters) + window.output_dims(ctx, x[2:]))
+
+
+# ---------------------------------------------------------------------------------- pooling
+
+@implements("pool")
+def pool(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """``(N, C, out...)``; MaxPool's optional Indices output (int64) has the same shape."""
+    kernel = _int_list(ctx, args, "kernel_shape")
+    if kernel is None:
+        ctx.fail("attribute 'kernel_shape' is required")
+    count = len(kernel)
+    x = ctx.input_shape(0)
+    if x is not None and len(x) != count + 2:
+        ctx.fail(f"X {format_shape(x)} must have rank {count + 2} for kernel_shape {list(kernel)}")
+    x = x if x is not None else (None,) * (count + 2)
+    window = _Window(ctx, args, count, kernel)
+    shape = x[:2] + window.output_dims(ctx, x[2:])
+    ctx.set_output_shape(0, shape)
+    for index in range(1, ctx.output_count):
+        ctx.set_output_shape(index, shape, elem=INT64)
+
+
+@implements("global_pool")
+def global_pool(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """``(N, C, 1, ..., 1)``."""
+    x = ctx.input_shape(0)
+    if x is not None and len(x) < 2:
+        ctx.fail(f"X {format_shape(x)} needs rank 2 or more (N, C, ...)")
+    ctx.set_output_shape(0, None if x is None else x[:2] + (1,) * (len(x) - 2))
+
+
+# ---------------------------------------------------------------------------------- normalization
+
+@implements("batch_norm")
+def batch_norm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """Y takes X's shape; statistics (inputs and optional outputs) are per channel, ``(C,)``."""
+    x = ctx.input_shape(0)
+    if x is not None and len(x) == 0:
+        ctx.fail("X must have rank 1 or more")
+    if "training_mode" in ctx.schema.attributes and not ctx.attribute("training_mode", 0) \
+            and ctx.output_count > 1:
+        ctx.fail(f"{ctx.output_count} outputs need training_mode=1; only Y exists otherwise")
+    per_channel = ctx.attribute("spatial", 1) if "spatial" in ctx.schema.attributes else 1
+    if per_channel:
+        stats = ((x[1] if len(x) > 1 else 1),) if x is not None else (None,)
+        for index in range(1, min(ctx.input_count, len(ctx.schema.inputs))):
+            given = ctx.input_shape(index)
+            if given is None:
+                continue
+            if len(given) != 1:
+                ctx.fail(f"{ctx.schema.inputs[index].name} {format_shape(given)} must be 1-D (C,)")
+            try:
+                stats = (merge_dim(stats[0], given[0]),)
+            except ShapeError:
+                ctx.fail(f"{ctx.schema.inputs[index].name} {format_shape(given)} does not match "
+                         f"{format_dim(stats[0])} channels of X {format_shape(x)}")
+    else:  # the obsolete per-feature statistics: one per element of a batch item
+        stats = x[1:] if x is not None else None
+    ctx.set_output_shape(0, x)
+    for index in range(1, ctx.output_count):
+        ctx.set_output_shape(index, stats)
+
+
+@implements("layer_norm")
+def layer_norm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+    """Y takes X's shape; Mean and InvStdDev keep the axes before ``axis`` (the rest become 1)."""
+    x = ctx.input_shape(0)
+    stash = _attr(ctx, args, "stash_type", 1)
+    axis = _attr(ctx, args, "axis", -1)
+    stats = None
+    if x is not None:
+        axis = ctx.normalize_axis(axis, len(x))
+        stats = x[:axis] + (1,) * (len(x) - axis)
+        for index in range(1, min(ctx.input_count, 3)):
+            if ctx.has_input(index):
+                unidirectional_broadcast(x, ctx.input_shape(index))
+    ctx.set_output_shape(0, x)
+    for index in range(1, ctx.output_count):
+        ctx.set_output_shape(index, stats, elem=stash)
