@@ -49,3 +49,10 @@ def test_everything_is_described(domains):
 
 def test_every_schema_has_an_inference_rule():
     assert [f"{s.name}-{s.since_version}" for s in opspec.get_all_schemas_with_history() if not s.inference] == []
+
+
+def test_every_catalog_rule_is_implemented():
+    from opspec.runtime.rules import implemented
+    from opspec.runtime.rules.catalog import RULES
+
+    assert sorted(implemented()) == sorted(RULES)

@@ -8,7 +8,6 @@ merge and store the outputs.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable, Iterable
 
 from opspec.runtime import rules as _rules
@@ -80,7 +79,8 @@ class OpEntry:
         self.kind, self.schema, self.rule, self.args, self.opset = kind, schema, rule, args, opset
         self.function, self.reason = function, reason
         self.plans: dict = {}
-        self.is_constant = schema is not None and schema.name == "Constant" and schema.domain == ""
+        #: Outputs of the ``constant`` rule are known data even without data propagation.
+        self.is_constant = schema is not None and schema.inference is not None and schema.inference.name == "constant"
         #: Results by (input types, input data, attributes, output count); None when not memoized.
         self.memo: dict | None = {} if rule is not None else None
 
@@ -146,26 +146,6 @@ def _freeze(attributes: dict) -> tuple | None:
             return None  # graphs and other messages: not worth keying on
         items.append((name, kind, value))
     return tuple(items)
-
-
-def _constant_output(attributes: dict) -> tuple[Any, Data | None]:
-    """Type and data of a Constant node, read from whichever value attribute it sets."""
-    for name, value in attributes.items():
-        if name in ("value", "sparse_value") and value is not None:
-            return value.type, value.data
-        if name == "value_int":
-            return TensorType(7, ()), Data((), (value,))
-        if name == "value_ints":
-            return TensorType(7, (len(value),)), (Data((len(value),), tuple(value)) if len(value) <= 64 else None)
-        if name == "value_float":
-            return TensorType(1, ()), Data((), (value,))
-        if name == "value_floats":
-            return TensorType(1, (len(value),)), (Data((len(value),), tuple(value)) if len(value) <= 64 else None)
-        if name == "value_string":
-            return TensorType(8, ()), None
-        if name == "value_strings":
-            return TensorType(8, (len(value),)), None
-    return None, None
 
 
 # --------------------------------------------------------------------------- functions
@@ -260,8 +240,6 @@ class Engine:
             found = _rules.lookup(name)
         except KeyError:
             found = None
-        except Exception:  # noqa: BLE001 - a family module that is missing or broken
-            found = _partial_lookup(name)
         self._rules[name] = found
         return found
 
@@ -381,8 +359,6 @@ class Engine:
                 else:
                     outputs[position] = fixed
                 position += 1
-            if entry.is_constant:
-                outputs[0], ctx._output_data[0] = _constant_output(attributes)
             rule = entry.rule
             failed = False
             if rule is not None:
@@ -452,23 +428,9 @@ class Engine:
                 self.unknown_nodes.append(NodeError(index, node.name, node.op_type, node.domain, entry.reason))
         else:
             self.fail(errors, index, node, entry.reason, strict)
-        for position, name in enumerate(out_names):
-            if not name:
-                continue
-            value = results[position] if position < len(results) else None
-            previous = declared.get(name)
-            if previous is not None:
-                try:
-                    value = merge_types(previous, value)
-                except TypeConflict as conflict:
-                    self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} conflicts "
-                              f"with the declared {describe(previous)} ({conflict})", strict)
-                    value = previous
-            if value is not None:
-                types[name] = value
-            producers[name] = index
-            if position < len(result_data) and result_data[position] is not None:
-                datas[name] = result_data[position]
+        padding = len(out_names) - len(results)
+        self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
+                    index, node, types, datas, declared.get, producers, errors, strict)
 
     def call(self, function: FunctionInfo, node: Any, inputs: list, data: list, errors: list, index: int,
              strict: bool) -> tuple[list, list]:
@@ -515,16 +477,6 @@ def _rule_failure(error: BaseException) -> str:
     if isinstance(error, (InferenceError, ShapeError, TypeConflict)):
         return text
     return f"inference failed ({type(error).__name__}: {text})"
-
-
-def _partial_lookup(name: str) -> Callable | None:
-    """Find ``name`` when some rule family cannot be imported: import the others one by one."""
-    for family in _rules.FAMILIES:
-        try:
-            importlib.import_module(f"{_rules.__name__}.{family}")
-        except Exception:  # noqa: BLE001 - a family that is not written yet
-            continue
-    return _rules._IMPLEMENTATIONS.get(name)
 
 
 __all__ = ["Engine", "FunctionInfo", "NodeError", "OpEntry", "normalize_opsets"]
