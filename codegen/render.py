@@ -189,8 +189,8 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
             constants = _constants(op)
             body = py(op.schemas, {value: name for value, name in constants})
             definitions = _define(constants)
-            source = body + "".join(text for _, text in definitions)
-            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", source)]
+            module_text = body + "".join(text for _, text in definitions)
+            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", module_text)]
             files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
                 op=op, imports=imports, definitions=definitions, body=body
             )
