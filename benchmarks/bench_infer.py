@@ -17,6 +17,20 @@ def _rate(function, model, repeat: int = 3) -> float:
     return len(model.graph.node) / best
 
 
+def _without_reuse(function):
+    """Run ``function`` with the engine's reuse of results from identical nodes turned off."""
+    from opspec.runtime.inference import engine
+
+    def run(model):
+        saved, engine.MEMO_LIMIT = engine.MEMO_LIMIT, 0
+        try:
+            return function(model)
+        finally:
+            engine.MEMO_LIMIT = saved
+
+    return run
+
+
 def _engines():
     import onnx.shape_inference
 
@@ -24,6 +38,7 @@ def _engines():
 
     engines = {
         "opspec (data_prop)": lambda m: opspec.infer_shapes(m, data_prop=True),
+        "opspec (data_prop, no result reuse)": _without_reuse(lambda m: opspec.infer_shapes(m, data_prop=True)),
         "opspec": lambda m: opspec.infer_shapes(m),
         "onnx (data_prop)": lambda m: onnx.shape_inference.infer_shapes(m, data_prop=True),
     }

@@ -6,8 +6,8 @@ Mirrors ``onnx.defs``: ``get_schema``, ``has_schema``, ``get_all_schemas``,
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from pathlib import Path
 from types import ModuleType
 
 from opspec.runtime.registry import DomainInfo, Registry, SchemaError
@@ -37,17 +37,17 @@ def onnx_opset_version() -> int:
     return REGISTRY.domain_version_range("")[1]
 
 
-def register(package: ModuleType | str | Path) -> list[DomainInfo]:
+def register(package: ModuleType | str | os.PathLike) -> list[DomainInfo]:
     """Add a registry package made by ``opspec generate --out DIR``.
 
     ``package`` is the imported module, its import name, or the folder itself (imported
     under the folder's name, with its parent put on ``sys.path``).
     """
-    if isinstance(package, Path) or (isinstance(package, str) and ("/" in package or Path(package).is_dir())):
-        folder = Path(package).resolve()
-        if str(folder.parent) not in sys.path:
-            sys.path.insert(0, str(folder.parent))
-        package = folder.name
+    if isinstance(package, os.PathLike) or (isinstance(package, str) and os.path.isdir(package)):
+        folder = os.path.abspath(os.fspath(package))
+        parent, package = os.path.split(folder.rstrip(os.sep))
+        if parent not in sys.path:
+            sys.path.insert(0, parent)
     module = importlib.import_module(package) if isinstance(package, str) else package
     before = {info.name for info in REGISTRY.domains()}
     REGISTRY.add_package(module)

@@ -8,7 +8,6 @@ cached, so a repeated lookup is one dictionary access.
 from __future__ import annotations
 
 import importlib
-from bisect import bisect_right
 from types import ModuleType
 
 from opspec.runtime.schema import OpSchema
@@ -130,7 +129,9 @@ class Registry:
         if version is None:
             return self._load(node_domain, op_type)[-1]
         versions = entry[1]
-        position = bisect_right(versions, version)
+        position = 0  # how many since-versions are <= version (lists are short: no bisect import)
+        while position < len(versions) and versions[position] <= version:
+            position += 1
         if position == 0:
             raise SchemaError(
                 f"operator {op_type!r} has no version at or before {version} (its first is {versions[0]})"

@@ -31,8 +31,9 @@ from opspec.runtime.shape import ShapeError, SymbolTable
 
 _EMPTY: dict = {}
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
-#: How many distinct results each op remembers for reuse.
-_MEMO_LIMIT = 4096
+#: How many distinct results each op remembers for reuse by identical later nodes
+#: (0 turns reuse off; the benchmarks measure both ways).
+MEMO_LIMIT = 4096
 #: ``TensorType(elem, None)`` per element type, shared (what output bindings start from).
 _ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
 
@@ -374,7 +375,7 @@ class Engine:
                         failed = True
                         fail(errors, index, node, f"inference gave output {position} a value that is not a type "
                              f"({type(value).__name__})", strict)
-                if key is not None and not failed and len(symbols) == fresh_before and len(memo) < _MEMO_LIMIT:
+                if key is not None and not failed and len(symbols) == fresh_before and len(memo) < MEMO_LIMIT:
                     memo[key] = (tuple(outputs), tuple(ctx._output_data))
             self._store(out_names, outputs, ctx._output_data, record_data or entry.is_constant, index, node,
                         types, datas, get_declared, producers, errors, strict)
