@@ -24,3 +24,29 @@ def onnx_slice():
         for s in onnx.defs.get_all_schemas_with_history()
         if s.domain == "" and s.name in names
     }
+
+
+def _same_shape(ctx, args):
+    ctx.set_output_shape(0, ctx.input_shape(0))
+
+
+def _broadcast(ctx, args):
+    from opspec.runtime.shape import broadcast_shapes
+
+    shapes = [ctx.input_shape(i) for i in range(ctx.input_count)]
+    if all(shape is not None for shape in shapes):
+        ctx.set_output_shape(0, broadcast_shapes(*shapes))
+
+
+@pytest.fixture
+def fake_rules(monkeypatch):
+    """Small stand-in rules, so engine tests do not depend on the real rule families.
+
+    Constant nodes keep their real rule: their outputs are how constant data enters.
+    Tests may replace entries of the returned table.
+    """
+    from opspec.runtime import rules
+
+    table = {"elementwise": _same_shape, "broadcast": _broadcast, "constant": rules.lookup("constant")}
+    monkeypatch.setattr(rules, "lookup", lambda name: table[name])
+    return table

@@ -10,27 +10,14 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
 from opspec.cli import main  # noqa: E402
-from opspec.runtime import rules  # noqa: E402
-from opspec.runtime.shape import broadcast_shapes  # noqa: E402
 
 F = TensorProto.FLOAT
 
 
-def _same_shape(ctx, args):
-    ctx.set_output_shape(0, ctx.input_shape(0))
-
-
-def _broadcast(ctx, args):
-    shapes = [ctx.input_shape(i) for i in range(ctx.input_count)]
-    if all(shape is not None for shape in shapes):
-        ctx.set_output_shape(0, broadcast_shapes(*shapes))
-
-
 @pytest.fixture(autouse=True)
-def fake_rules(monkeypatch):
-    table = {"elementwise": _same_shape, "broadcast": _broadcast}
-    monkeypatch.setattr(rules, "lookup", lambda name: table[name])
-    return table
+def _stand_in_rules(fake_rules):
+    """Every test here runs on the shared stand-in rules (see conftest)."""
+    return fake_rules
 
 
 def save(tmp_path, nodes, outputs=("Y",), value_info=(), name="model.onnx", opsets=(("", 17),)):

@@ -286,21 +286,27 @@ def _is_nan(x) -> bool:
     return type(x) is float and x != x
 
 
-def _max(a, b):
+def _extreme(a, b, larger: bool):
+    """max(a, b) when ``larger`` else min(a, b), over ints, floats (NaN wins), Syms and None."""
     if type(a) is int and type(b) is int:
-        return a if a >= b else b
+        return a if (a >= b) == larger else b
     if a is None or b is None:
         return None
     if type(a) is Sym or type(b) is Sym:
-        return Sym.max(a, b) if _integral(a) and _integral(b) else None
+        if not (_integral(a) and _integral(b)):
+            return None
+        return Sym.max(a, b) if larger else Sym.min(a, b)
     if _is_nan(a) or _is_nan(b):
         return math.nan
-    return a if a >= b else b
+    return a if (a >= b) == larger else b
+
+
+def _max(a, b):
+    return _extreme(a, b, True)
 
 
 def _min(a, b):
-    if type(a) is int and type(b) is int:
-        return a if a <= b else b
+    return _extreme(a, b, False)
     if a is None or b is None:
         return None
     if type(a) is Sym or type(b) is Sym:

@@ -17,7 +17,7 @@ from opspec.runtime.inference.api import InferenceError, infer, infer_shapes  # 
 from opspec.runtime.inference.values import Data, TensorType  # noqa: E402
 from opspec.runtime.ir import ModelLoadError  # noqa: E402
 from opspec.runtime.schema import ValueConstraint  # noqa: E402
-from opspec.runtime.shape import ShapeError, Sym, broadcast_shapes  # noqa: E402
+from opspec.runtime.shape import ShapeError, Sym  # noqa: E402
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -44,26 +44,8 @@ def described(graph_values):
     return {v.name: (v.type.tensor_type.elem_type, dims(v)) for v in graph_values}
 
 
-def _same_shape(ctx, args):
-    ctx.set_output_shape(0, ctx.input_shape(0))
 
 
-def _broadcast(ctx, args):
-    shapes = [ctx.input_shape(i) for i in range(ctx.input_count)]
-    if all(shape is not None for shape in shapes):
-        ctx.set_output_shape(0, broadcast_shapes(*shapes))
-
-
-@pytest.fixture
-def fake_rules(monkeypatch):
-    """Small stand-in rules, so engine tests do not depend on the real rule families.
-
-    Constant nodes keep their real rule: their outputs are how constant data enters.
-    """
-    real_lookup = rules.lookup
-    table = {"elementwise": _same_shape, "broadcast": _broadcast, "constant": real_lookup("constant")}
-    monkeypatch.setattr(rules, "lookup", lambda name: table[name])
-    return table
 
 
 CHAIN = [helper.make_node("Relu", ["X"], ["a"], name="relu"),
