@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-onnx = pytest.importorskip("onnx")
+import onnx  # noqa: E402 - the reference implementation, a test dependency
 from onnx import TensorProto, helper  # noqa: E402
 
 from opspec.cli import main  # noqa: E402
