@@ -328,7 +328,7 @@ class Engine:
                     fail(errors, index, node, problem, strict)
 
             # Reuse the results of an identical earlier node when there is one.
-            memo = entry.memo
+            memo = entry.memo if MEMO_LIMIT else None
             key = None
             if memo is not None:
                 frozen = freeze(attributes) if attributes else ()
@@ -363,7 +363,7 @@ class Engine:
             rule = entry.rule
             failed = False
             if rule is not None:
-                fresh_before = len(symbols)
+                fresh_before = symbols.issued
                 try:
                     rule(ctx, entry.args)
                 except Exception as error:  # noqa: BLE001 - any rule failure is this node's error
@@ -375,7 +375,7 @@ class Engine:
                         failed = True
                         fail(errors, index, node, f"inference gave output {position} a value that is not a type "
                              f"({type(value).__name__})", strict)
-                if key is not None and not failed and len(symbols) == fresh_before and len(memo) < MEMO_LIMIT:
+                if key is not None and not failed and symbols.issued == fresh_before and len(memo) < MEMO_LIMIT:
                     memo[key] = (tuple(outputs), tuple(ctx._output_data))
             self._store(out_names, outputs, ctx._output_data, record_data or entry.is_constant, index, node,
                         types, datas, get_declared, producers, errors, strict)
@@ -457,7 +457,7 @@ class Engine:
         for name, value in function.declared.items():
             types.setdefault(name, value)
         inner: list[NodeError] = []
-        symbols_before = len(self.symbols)
+        symbols_before = self.symbols.issued
         self._active.add(function.key)
         try:
             self.run(function.body(node), types, datas, function.declared, function.opsets, function.entries, {},
@@ -467,7 +467,7 @@ class Engine:
         for error in inner:
             self.fail(errors, index, node, f"in function '{function.proto.name}': {error}", strict)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
-        if cache_key is not None and not inner and len(self.symbols) == symbols_before:
+        if cache_key is not None and not inner and self.symbols.issued == symbols_before:
             function.results[cache_key] = result
         return result
 

@@ -15,12 +15,14 @@ class SymbolTable:
     as ``"2*N"`` the symbols inside it (``N``) are reserved too.
     """
 
-    __slots__ = ("_used", "_prefix", "_next")
+    __slots__ = ("_used", "_prefix", "_next", "issued")
 
     def __init__(self, names: Iterable[str] = (), prefix: str = "unk__") -> None:
         self._used: set = set()
         self._prefix = prefix
         self._next = 0
+        #: How many fresh names this table has handed out (a cheap "did anything new appear").
+        self.issued = 0
         for name in names:
             self.add(name)
 
@@ -50,6 +52,7 @@ class SymbolTable:
             name = f"{prefix}{i}"
         used.add(name)
         self._next = i + 1
+        self.issued += 1
         return name
 
     def fresh(self) -> Sym:
