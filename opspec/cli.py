@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -123,27 +123,37 @@ def _parser() -> argparse.ArgumentParser:
     draft.add_argument("--family", default="misc", help="family subfolder (default: misc)")
     draft.set_defaults(run=_import)
 
-    for register in _EXTRA_COMMANDS:
-        register(commands)
-    return parser
-
-
-#: Further subcommands add themselves here: each takes the subparsers object.
-_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
-
-
-def _inference_commands(commands: argparse._SubParsersAction) -> None:
     from opspec.cli_infer import register
 
     register(commands)
+    for command in commands.choices.values():
+        if command.prog.split()[-1] in _USES_REGISTRY:
+            command.add_argument("--registry", metavar="DIR", action="append", default=[],
+                                 help="also use the op set generated into DIR (opspec generate --out DIR); "
+                                      "may be repeated")
+    return parser
 
 
-_EXTRA_COMMANDS.append(_inference_commands)
+#: Commands that look operators up, and so accept --registry for a user's own op sets.
+_USES_REGISTRY = {"show", "infer", "check"}
+
+
+def _add_registries(folders: list[str]) -> None:
+    import opspec
+
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise UserError(f"--registry {folder}: no such folder")
+        try:
+            opspec.register(folder)
+        except (ImportError, AttributeError, opspec.SchemaError) as error:
+            raise UserError(f"--registry {folder}: not a generated registry package ({error})") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        _add_registries(getattr(args, "registry", []))
         return args.run(args)
     except UserError as error:
         print(f"opspec: {error}", file=sys.stderr)
@@ -157,6 +167,3 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
 
-
-if __name__ == "__main__":
-    sys.exit(main())

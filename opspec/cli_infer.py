@@ -3,13 +3,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
-from opspec.cli import EXIT_FAILED, EXIT_OK
-
-
-class _Stop(Exception):
-    """A problem already worth one line; reported here so it works under ``python -m`` too."""
+from opspec.cli import EXIT_FAILED, EXIT_OK, UserError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -20,11 +16,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     infer.add_argument("--strict", action="store_true", help="stop at the first node error")
     infer.add_argument("--check-type", action="store_true", help="also check inputs and attributes against schemas")
     infer.add_argument("--no-data-prop", action="store_true", help="do not propagate shape values through nodes")
-    infer.set_defaults(run=_reported(_infer))
+    infer.set_defaults(run=_infer)
 
     check = commands.add_parser("check", help="validate every node against its schema")
     check.add_argument("model", help="an ONNX model file")
-    check.set_defaults(run=_reported(_check))
+    check.set_defaults(run=_check)
 
 
 def _run(path: str, **options: Any) -> Any:
@@ -34,21 +30,7 @@ def _run(path: str, **options: Any) -> Any:
     try:
         return infer(path, **options)
     except ModelLoadError as error:
-        raise _Stop(str(error)) from None
-
-
-def _reported(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """``command``, printing a :class:`_Stop` as one line and failing."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return command(args)
-        except _Stop as stop:
-            print(f"opspec: {stop}", file=sys.stderr)
-            return EXIT_FAILED
-
-    run.__doc__ = command.__doc__
-    return run
+        raise UserError(str(error)) from None
 
 
 def _infer(args: argparse.Namespace) -> int:
@@ -67,7 +49,7 @@ def _infer(args: argparse.Namespace) -> int:
         try:
             save_model(result.model, args.output)
         except OSError as error:
-            raise _Stop(f"cannot write {args.output}: {error.strerror or error}") from None
+            raise UserError(f"cannot write {args.output}: {error.strerror or error}") from None
     counts = f"{result.node_count} nodes, {len(result.values)} values"
     if result.errors:
         print(f"\n{_plural(len(result.errors), 'error')}:")

@@ -36,7 +36,7 @@ def test_show_unknown_op_is_one_line(capsys):
 
 
 def test_console_script_runs():
-    result = subprocess.run([sys.executable, "-m", "opspec.cli", "show", "Relu"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "opspec", "show", "Relu"], capture_output=True, text=True)
     assert result.returncode == 0 and "Relu version 14" in result.stdout
 
 
@@ -56,3 +56,34 @@ def test_import_drafts_exact_facts_and_no_prose(tmp_path, capsys):
             assert all(p.description == "TODO" for p in schema.inputs)
         text = (tree / "ai.onnx/drafts" / f"{op.decl.name}.yaml").read_text()
         assert reference[op.decl.name, op.schemas[-1].since_version].doc.strip()[:40] not in text
+
+
+def test_registry_option_brings_a_users_op_set(tmp_path):
+    from onnx import TensorProto, helper
+
+    out = tmp_path / "acme_ops"
+    assert main(["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(out)]) == 0
+    nodes = [helper.make_node("Swish", ["x"], ["y"], domain="com.example", name="swish", beta=0.5),
+             helper.make_node("ScaledAdd", ["y", "x"], ["z"], domain="com.example", name="add", mode="fastest")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 2)])
+    path = tmp_path / "custom.onnx"
+    path.write_bytes(model.SerializeToString())
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "opspec", *args], capture_output=True, text=True, cwd=tmp_path)
+
+    shown = run("show", "Swish", "--domain", "com.example", "--registry", str(out))
+    assert shown.returncode == 0 and "Swish version 2 (domain 'com.example'" in shown.stdout
+    inferred = run("infer", str(path), "--registry", str(out))
+    assert inferred.returncode == 0, inferred.stderr
+    assert [line.split() for line in inferred.stdout.splitlines() if line.startswith("z ")] == [
+        ["z", "com.example::ScaledAdd", "float", "(N,", "8)"]]
+    checked = run("check", str(path), "--registry", str(out))
+    assert checked.returncode == 1
+    assert "node 'add' (ScaledAdd, domain 'com.example')" in checked.stdout and "'fastest'" in checked.stdout
+    without = run("infer", str(path))
+    assert "2 unknown ops" in without.stdout
+    missing = run("show", "Swish", "--registry", str(tmp_path / "nope"))
+    assert missing.returncode == 1 and missing.stderr.strip().endswith("no such folder")

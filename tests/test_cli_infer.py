@@ -149,6 +149,6 @@ def test_real_process_has_no_traceback(tmp_path):
     bad.write_bytes(b"\x08\x07\x12")
     good = save(tmp_path, GOOD)
     for args, code in ((["infer", str(bad)], 1), (["check", str(bad)], 1), (["infer", str(good)], 0)):
-        done = subprocess.run([sys.executable, "-m", "opspec.cli", *args], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", "opspec", *args], capture_output=True, text=True)
         assert done.returncode == code, done.stderr
         assert "Traceback" not in done.stderr
