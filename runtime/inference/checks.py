@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from opspec.runtime.inference.context import bind_formals
 from opspec.runtime.inference.convert import attribute_kind
 from opspec.runtime.inference.values import type_string
 from opspec.runtime.schema import UNBOUNDED, AttrType, FormalParameterOption, OpSchema
@@ -13,20 +14,13 @@ _SINGLE = FormalParameterOption.Single
 
 
 def formal_positions(params: Sequence[Any], count: int) -> list[int | None]:
-    """For each of ``count`` actual values, the index of the formal parameter it binds to.
-
-    A variadic formal takes what the formals after it leave; values beyond every formal
-    map to None.
-    """
-    positions: list[int | None] = []
-    for index, param in enumerate(params):
-        if param.option == _VARIADIC:
-            after = len(params) - index - 1
-            positions.extend([index] * max(0, count - len(positions) - after))
-        elif len(positions) < count:
-            positions.append(index)
-    positions.extend([None] * (count - len(positions)))
-    return positions[:count]
+    """For each of ``count`` actual values, the index of the formal parameter it binds to
+    (None beyond every formal)."""
+    positions: list[int | None] = [None] * count
+    for index, bound in enumerate(bind_formals(params, count)):
+        for position in bound:
+            positions[position] = index
+    return positions
 
 
 def _bound(count: int) -> str:

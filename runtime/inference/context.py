@@ -159,19 +159,25 @@ class InferenceContext:
         return axis + rank if axis < 0 else axis
 
 
-def _ranges(params, count: int) -> dict[str, range]:
-    """Bind formal parameters to actual positions: a variadic takes what the rest leave."""
-    ranges, position = {}, 0
+def bind_formals(params, count: int) -> list[range]:
+    """The actual positions each formal parameter binds (TensorFlow's NameRangeMap).
+
+    One range per formal, in order: a single or optional formal takes one position while
+    any are left, a variadic takes everything the formals after it leave.
+    """
+    ranges, position = [], 0
     for index, param in enumerate(params):
-        if param.option == 2:  # Variadic: everything up to the remaining singles
-            after = len(params) - index - 1
-            end = max(position, count - after)
-            ranges[param.name] = range(position, end)
-            position = end
+        if param.option == 2:  # Variadic
+            end = max(position, count - (len(params) - index - 1))
         else:
-            ranges[param.name] = range(position, min(position + 1, count))
-            position += 1
+            end = min(position + 1, count)
+        ranges.append(range(position, max(position, end)))
+        position = max(position, end) if param.option == 2 else position + 1
     return ranges
 
 
-__all__ = ["Data", "InferenceContext", "InferenceError", "ShapeError"]
+def _ranges(params, count: int) -> dict[str, range]:
+    return {param.name: bound for param, bound in zip(params, bind_formals(params, count))}
+
+
+__all__ = ["Data", "InferenceContext", "InferenceError", "ShapeError", "bind_formals"]
