@@ -6,7 +6,7 @@ disagree with the registry.
 from __future__ import annotations
 
 from opspec.codegen.notation import shortest_float
-from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
+from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema, RuleRef
 
 
 def format_value(value: object) -> str:
@@ -45,6 +45,17 @@ def attribute_spec(attribute: Attribute) -> str:
     elif attribute.default_value is not None:
         words.append(f"= {format_value(attribute.default_value)}")
     return " ".join(words)
+
+
+def rule_text(rule: RuleRef | None) -> str:
+    """A rule reference as the YAML writes it: `reduce` or `{rule: slice, negative_axes: false}`."""
+    if rule is None:
+        return "no rule"
+    if not rule.args:
+        return f"`{rule.name}`"
+    args = ", ".join(f"{key}: {str(value).lower() if isinstance(value, bool) else value}"
+                     for key, value in rule.args.items())
+    return f"`{{rule: {rule.name}, {args}}}`"
 
 
 def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalParameter, ...]) -> list[str]:
@@ -106,8 +117,7 @@ def version_changes(before: OpSchema | None, after: OpSchema) -> list[str]:
     changes += _attributes(before, after)
     changes += _types(before, after)
     if before.inference != after.inference:
-        rule = after.inference.name if after.inference else "none"
-        changes.append(f"Inference rule is now `{rule}`.")
+        changes.append(f"Inference: {rule_text(before.inference)} → {rule_text(after.inference)}.")
     if before.deprecated != after.deprecated:
         changes.append("The operator is deprecated." if after.deprecated else "The operator is no longer deprecated.")
     return changes

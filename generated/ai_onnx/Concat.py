@@ -92,6 +92,9 @@ SCHEMAS = (
         summary='Joins a list of tensors end to end along one axis.',
         inference=RuleRef(
             name='concat',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(
@@ -118,6 +121,9 @@ SCHEMAS = (
         summary='Joins a list of tensors end to end along one axis.',
         inference=RuleRef(
             name='concat',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(

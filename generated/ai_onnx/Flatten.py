@@ -89,6 +89,9 @@ SCHEMAS = (
         summary='Reshapes a tensor into a 2-D matrix split at a chosen axis.',
         inference=RuleRef(
             name='flatten',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(
@@ -115,6 +118,9 @@ SCHEMAS = (
         summary='Reshapes a tensor into a 2-D matrix split at a chosen axis.',
         inference=RuleRef(
             name='flatten',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(

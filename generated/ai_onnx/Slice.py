@@ -115,6 +115,9 @@ SCHEMAS = (
         summary='Extracts a sub-tensor using start, end and optional step positions per axis.',
         inference=RuleRef(
             name='slice',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(
@@ -144,6 +147,9 @@ SCHEMAS = (
         summary='Extracts a sub-tensor using start, end and optional step positions per axis.',
         inference=RuleRef(
             name='slice',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(

@@ -133,6 +133,9 @@ SCHEMAS = (
         summary='Divides a tensor into several pieces along one axis.',
         inference=RuleRef(
             name='split',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(
@@ -160,6 +163,9 @@ SCHEMAS = (
         summary='Divides a tensor into several pieces along one axis.',
         inference=RuleRef(
             name='split',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(

@@ -81,6 +81,9 @@ SCHEMAS = (
         summary='Removes dimensions of size 1 from the shape of a tensor.',
         inference=RuleRef(
             name='squeeze',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(

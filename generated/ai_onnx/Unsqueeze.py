@@ -80,6 +80,9 @@ SCHEMAS = (
         summary='Inserts dimensions of size 1 into the shape of a tensor.',
         inference=RuleRef(
             name='unsqueeze',
+            args=MappingProxyType({
+                'negative_axes': False,
+            }),
         ),
     ),
     OpSchema(

@@ -63,6 +63,11 @@ def _either(name: str, required: bool = False) -> RuleParam:
     return RuleParam(name, NAMES_INPUT_OR_ATTRIBUTE, name, required)
 
 
+#: Versions that predate negative (counted from the back) axes say so with this argument.
+_NEGATIVE_AXES = RuleParam("negative_axes", "bool", True, doc="whether negative axes count from the back "
+                           "(false: they are an error)")
+
+
 _RULES = (
     RuleSpec("elementwise", "Every output takes the shape of the first input.",
              (RuleParam("dtype", NAMES_ATTRIBUTE, None,
@@ -82,17 +87,18 @@ _RULES = (
              (_attr("axis"), _attr("keepdims"))),
     RuleSpec("reshape", "New shape from the shape input or attribute; 0 copies, -1 infers.",
              (_either("shape", required=True), _attr("allowzero"))),
-    RuleSpec("flatten", "Collapse to 2-D around 'axis'.", (_attr("axis"),)),
+    RuleSpec("flatten", "Collapse to 2-D around 'axis'.", (_attr("axis"), _NEGATIVE_AXES)),
     RuleSpec("transpose", "Permute the dimensions ('perm', reversed when absent).", (_attr("perm"),)),
-    RuleSpec("concat", "Join inputs along 'axis'.", (_attr("axis", required=True),)),
+    RuleSpec("concat", "Join inputs along 'axis'.", (_attr("axis", required=True), _NEGATIVE_AXES)),
     RuleSpec("split", "Cut the input into the outputs along 'axis'.",
-             (_attr("axis"), _either("split"), _attr("num_outputs"))),
+             (_attr("axis"), _either("split"), _attr("num_outputs"), _NEGATIVE_AXES)),
     RuleSpec("slice", "Take a strided window along some axes.",
              (_either("starts", required=True), _either("ends", required=True), _either("axes"),
-              _input("steps"))),
-    RuleSpec("squeeze", "Drop the listed axes of size 1 (all size-1 axes when none).", (_either("axes"),)),
+              _input("steps"), _NEGATIVE_AXES)),
+    RuleSpec("squeeze", "Drop the listed axes of size 1 (all size-1 axes when none).",
+             (_either("axes"), _NEGATIVE_AXES)),
     RuleSpec("unsqueeze", "Insert size-1 axes at the listed output positions.",
-             (_either("axes", required=True),)),
+             (_either("axes", required=True), _NEGATIVE_AXES)),
     RuleSpec("gather", "Replace the 'axis' dimension of data with the shape of indices.", (_attr("axis"),)),
     RuleSpec("expand", "Broadcast the input against the requested shape.", (_input("shape", required=True),)),
     RuleSpec("shape", "A 1-D int64 tensor holding (a slice of) the input's shape.",

@@ -30,7 +30,6 @@ from opspec.runtime.shape import (
 #: Slice bounds at or beyond these mean "through the end" / "through the start".
 _BIG = 2**31 - 1
 #: Version from which negative axis attributes and inputs are legal.
-_NEGATIVE_AXES_SINCE = 11
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -105,16 +104,22 @@ def _all_ints(values: Sequence | None) -> tuple | None:
     return tuple(values)
 
 
-def _axis(ctx: InferenceContext, axis: int, rank: int, what: str = "axis") -> int:
-    """Normalise ``axis`` for ``rank``, refusing negative values before they were legal."""
-    if axis < 0 and ctx.schema.since_version < _NEGATIVE_AXES_SINCE:
+def _refuse_negative(ctx: InferenceContext, args: Mapping[str, object], axis: int, what: str) -> None:
+    """Fail for a negative axis when the op version says they are not allowed yet."""
+    if axis < 0 and not args.get("negative_axes", True):
         ctx.fail(f"{what} {axis} is negative, which {ctx.op_type}-{ctx.schema.since_version} does not allow")
+
+
+def _axis(ctx: InferenceContext, args: Mapping[str, object], axis: int, rank: int, what: str = "axis") -> int:
+    """Normalise ``axis`` for ``rank``, refusing negative values where the version does."""
+    _refuse_negative(ctx, args, axis, what)
     return ctx.normalize_axis(axis, rank, what)
 
 
-def _axes(ctx: InferenceContext, axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
+def _axes(ctx: InferenceContext, args: Mapping[str, object], axes: Sequence[int], rank: int,
+          what: str = "axes") -> list[int]:
     """Normalise a list of distinct axes."""
-    normalized = [_axis(ctx, a, rank, what) for a in axes]
+    normalized = [_axis(ctx, args, a, rank, what) for a in axes]
     if len(set(normalized)) != len(normalized):
         ctx.fail(f"{what} {list(axes)} repeat an axis")
     return normalized
@@ -204,8 +209,7 @@ def flatten(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         ctx.set_output_shape(0, (1 if axis == 0 else None, None))
         return
     rank = len(source)
-    if axis < 0 and ctx.schema.since_version < _NEGATIVE_AXES_SINCE:
-        ctx.fail(f"axis {axis} is negative, which {ctx.op_type}-{ctx.schema.since_version} does not allow")
+    _refuse_negative(ctx, args, axis, "axis")
     if not -rank <= axis <= rank:
         ctx.fail(f"axis {axis} is out of range for rank {rank}")
     if axis < 0:
@@ -261,9 +265,9 @@ def concat(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     """Equal ranks; dims off ``axis`` merge, the ``axis`` dim is the (symbolic) sum."""
     axis = ctx.attribute(args["axis"])
     if axis is None:
-        if ctx.schema.since_version >= 4:
-            ctx.fail("attribute 'axis' is required")
-        axis = 1
+        if ctx.schema.attributes[args["axis"]].required:
+            ctx.fail(f"attribute '{args['axis']}' is required")
+        axis = 1  # the first version's documented default, which its schema does not record
     indices = ctx.input_range(ctx.schema.inputs[0].name)
     shapes = [_shape_of(ctx, i) for i in indices]
     known = [s for s in shapes if s is not None]
@@ -277,7 +281,7 @@ def concat(ctx: InferenceContext, args: Mapping[str, object]) -> None:
                      f"but input {indices[shapes.index(known[0])]} has rank {rank}")
     if rank == 0:
         ctx.fail("cannot concatenate scalars")
-    axis = _axis(ctx, axis, rank)
+    axis = _axis(ctx, args, axis, rank)
     out: list = [None] * rank
     for i, s in zip(indices, shapes):
         if s is None:
@@ -336,7 +340,7 @@ def split(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         for i in range(count):
             ctx.set_output_shape(i, None)
         return
-    axis = _axis(ctx, axis, len(source))
+    axis = _axis(ctx, args, axis, len(source))
     dim = source[axis]
     if sizes_param.present:
         if sizes_param.length is not None and sizes_param.length != count:
@@ -406,7 +410,7 @@ def slice_(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     if axes.present:
         axis_list = _all_ints(axes.values)
         if axis_list is not None:
-            axis_list = _axes(ctx, axis_list, rank)
+            axis_list = _axes(ctx, args, axis_list, rank)
     elif count is not None:
         if count > rank:
             ctx.fail(f"{count} starts for an input of rank {rank}")
@@ -505,7 +509,7 @@ def squeeze(ctx: InferenceContext, args: Mapping[str, object]) -> None:
             else:
                 ctx.set_output_shape(0, None)
             return
-        axis_list = _axes(ctx, axis_list, rank)
+        axis_list = _axes(ctx, args, axis_list, rank)
         for axis in axis_list:
             if type(source[axis]) is int and source[axis] != 1:
                 ctx.fail(f"cannot squeeze axis {axis} of {format_shape(source)}: its size is {source[axis]}, not 1")
@@ -529,7 +533,7 @@ def unsqueeze(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         ctx.set_output_shape(0, (None,) * (len(source) + axes.length) if axes.length is not None else None)
         return
     rank = len(source) + len(axis_list)
-    axis_list = set(_axes(ctx, axis_list, rank))
+    axis_list = set(_axes(ctx, args, axis_list, rank))
     rest = iter(source)
     shape = tuple(1 if i in axis_list else next(rest) for i in range(rank))
     ctx.set_output_shape(0, shape)
