@@ -12,9 +12,10 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
 	touch $(STAMP)
 
-## Compile opdefs/ (and the IR protos) into generated/, then print a summary.
+## Compile opdefs/ (and the IR protos) into generated/, print a summary, byte-compile the package.
 generate: $(STAMP)
 	$(BIN)/opspec generate
+	@$(BIN)/python -m compileall -q opspec codegen runtime generated
 
 ## Fail when generated/ is stale, then run the test suite.
 test: $(STAMP)
