@@ -440,7 +440,7 @@ def broadcast(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     for index in range(ctx.output_count):
         ctx.set_output_shape(index, shape)
     compute = args.get("compute")
-    if compute is not None and count:
+    if compute is not None and count and ctx.input_data(0) is not None:
         datas = [ctx.input_data(i) for i in range(count)]
         if None not in datas:
             result = _binary_data(datas, compute, ctx.output_elem(0))
