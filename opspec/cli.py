@@ -22,6 +22,9 @@ def _generate(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else DEFAULT_OUT
     try:
         result = generate(opdefs, out, check=args.check)
+    except OSError as error:
+        where = error.filename or out
+        raise UserError(f"cannot write the output to {where}: {error.strerror or error}") from None
     except CompileError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic, file=sys.stderr)

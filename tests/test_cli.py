@@ -87,3 +87,11 @@ def test_registry_option_brings_a_users_op_set(tmp_path):
     assert "2 unknown ops" in without.stdout
     missing = run("show", "Swish", "--registry", str(tmp_path / "nope"))
     assert missing.returncode == 1 and missing.stderr.strip().endswith("no such folder")
+
+
+def test_unwritable_output_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    assert main(["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(blocker)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"opspec: cannot write the output to {blocker}") and "internal error" not in err
