@@ -28,7 +28,7 @@ DATA_LIMIT = 64
 INT_ELEMS = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
 _FLOAT_ELEMS = frozenset({1, 10, 11, 16})  # float float16 double bfloat16
 _RAW_FORMATS = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "?", 10: "e", 11: "d", 12: "I",
-                13: "Q"}
+                13: "Q", 16: "H"}  # bfloat16: raw 16-bit patterns, widened below
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
 # AttributeProto.AttributeType numbers.
@@ -129,6 +129,8 @@ def tensor_data(tensor: Any, elems: frozenset | None = None, limit: int = DATA_L
         if code is None or len(raw) != count * struct.calcsize(code):
             return None
         values = struct.unpack(f"<{count}{code}", raw)
+        if elem == 16:
+            values = tuple([_bfloat16(bits) for bits in values])
     elif elem == 7:
         values = tuple(tensor.int64_data)
     elif elem in (12, 13):
@@ -138,9 +140,9 @@ def tensor_data(tensor: Any, elems: frozenset | None = None, limit: int = DATA_L
     elif elem == 11:
         values = tuple(tensor.double_data)
     elif elem == 10:
-        values = tuple(struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0] for bits in tensor.int32_data)
+        values = tuple([_float16(bits) for bits in tensor.int32_data])
     elif elem == 16:
-        values = tuple(struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0] for bits in tensor.int32_data)
+        values = tuple([_bfloat16(bits) for bits in tensor.int32_data])
     else:
         values = tuple(tensor.int32_data)
     if len(values) != count:
@@ -150,13 +152,50 @@ def tensor_data(tensor: Any, elems: frozenset | None = None, limit: int = DATA_L
     return Data(dims, values)
 
 
+def _float16(bits: int) -> float:
+    return struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0]
+
+
+def _bfloat16(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
+
+
 def tensor_value(tensor: Any) -> TensorValue:
     return TensorValue(tensor_type(tensor), tensor_data(tensor))
 
 
 def sparse_tensor_value(sparse: Any) -> TensorValue:
-    """A sparse tensor attribute, described by its dense type (no data)."""
-    return TensorValue(TensorType(sparse.values.data_type, tuple(sparse.dims)), None)
+    """A sparse tensor attribute as its dense type, with dense data when small and readable."""
+    dense = TensorType(sparse.values.data_type, tuple(sparse.dims))
+    return TensorValue(dense, _dense_data(sparse, dense.shape))
+
+
+def _dense_data(sparse: Any, shape: tuple) -> Data | None:
+    """The dense contents of a small sparse tensor: zeros with the given values placed."""
+    count = 1
+    for dim in shape:
+        count *= dim
+    if count > DATA_LIMIT:
+        return None
+    values = tensor_data(sparse.values)
+    indices = tensor_data(sparse.indices, INT_ELEMS)
+    if values is None or indices is None:
+        return None
+    values, positions = values.values, list(indices.values)
+    if len(indices.shape) == 2:  # coordinates: one row of `rank` indices per value
+        rank = indices.shape[1]
+        positions = []
+        for row in range(len(values)):
+            position = 0
+            for axis in range(rank):
+                position = position * shape[axis] + indices.values[row * rank + axis]
+            positions.append(position)
+    if len(positions) != len(values) or any(not 0 <= p < count for p in positions):
+        return None
+    dense = [0.0 if values and type(values[0]) is float else 0] * count
+    for position, value in zip(positions, values):
+        dense[position] = value
+    return Data(shape, tuple(dense))
 
 
 # --------------------------------------------------------------------------- attributes

@@ -1,14 +1,11 @@
 """Generator rules: tensors made from attributes (Constant) or from requested sizes.
 
-Tensor-valued attributes may arrive in several forms; :func:`tensor_value` reads each
-into ``(elem, shape, values)``: an object with ``elem``, ``shape`` (or ``dims``) and
-``values``; a ``TensorProto`` or ``SparseTensorProto`` message (opspec's or onnx's);
-or a numpy array.
+Tensor-valued attributes arrive already read (by :mod:`opspec.runtime.inference.convert`,
+the one place that decodes tensor protos), so these rules never touch protobuf.
 """
 from __future__ import annotations
 
 import math
-import struct
 from typing import Mapping
 
 from opspec.runtime.inference.context import InferenceContext
@@ -22,115 +19,19 @@ MAX_DATA_ELEMENTS = DATA_LIMIT
 
 FLOAT, INT64, STRING = 1, 7, 8
 
-#: Element type -> struct code of its little-endian raw form, and the typed field that
-#: may hold it instead.
-_RAW_FORMATS = {
-    1: ("f", "float_data"), 2: ("B", "int32_data"), 3: ("b", "int32_data"), 4: ("H", "int32_data"),
-    5: ("h", "int32_data"), 6: ("i", "int32_data"), 7: ("q", "int64_data"), 9: ("?", "int32_data"),
-    10: ("e", "int32_data"), 11: ("d", "double_data"), 12: ("I", "uint64_data"),
-    13: ("Q", "uint64_data"), 16: ("bf16", "int32_data"),
-}
-#: numpy dtype name -> element type.
-_NUMPY_TYPES = {
-    "float32": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
-    "bool": 9, "float16": 10, "float64": 11, "uint32": 12, "uint64": 13,
-}
-
-
-def _half_bits(bits: int) -> float:
-    return struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0]
-
-
-def _bfloat16_bits(bits: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
-
-
-def _decode(proto, elem: int, count: int | None):
-    """Elements of a ``TensorProto`` as a tuple, or None when not decodable here."""
-    if getattr(proto, "data_location", 0) == 1 or elem not in _RAW_FORMATS or count is None:
-        return None
-    code, field = _RAW_FORMATS[elem]
-    raw = getattr(proto, "raw_data", b"")
-    if raw:
-        if code == "bf16":
-            bits = struct.unpack(f"<{len(raw) // 2}H", raw)
-            values = tuple([_bfloat16_bits(b) for b in bits])
-        else:
-            size = struct.calcsize(code)
-            if len(raw) % size:
-                return None
-            values = struct.unpack(f"<{len(raw) // size}{code}", raw)
-    else:
-        values = tuple(getattr(proto, field))
-        if elem == 10:
-            values = tuple([_half_bits(b) for b in values])
-        elif elem == 16:
-            values = tuple([_bfloat16_bits(b) for b in values])
-    if elem == 9:
-        values = tuple([int(bool(v)) for v in values])
-    return tuple(values) if len(values) == count else None
-
-
-def _dense_from_sparse(sparse, elem: int, shape: tuple, count: int):
-    """The dense elements of a ``SparseTensorProto``, or None."""
-    values = _decode(sparse.values, elem, _count(tuple(sparse.values.dims)))
-    index_dims = tuple(sparse.indices.dims)
-    indices = _decode(sparse.indices, INT64, _count(index_dims))
-    if values is None or indices is None:
-        return None
-    zero = 0.0 if values and type(values[0]) is float else 0
-    dense = [zero] * count
-    if len(index_dims) == 2:  # coordinates: one row of `rank` indices per value
-        rank = index_dims[1]
-        flat = []
-        for row in range(len(values)):
-            position = 0
-            for axis in range(rank):
-                position = position * shape[axis] + indices[row * rank + axis]
-            flat.append(position)
-        indices = flat
-    if len(indices) != len(values) or any(not 0 <= i < count for i in indices):
-        return None
-    for position, value in zip(indices, values):
-        dense[position] = value
-    return tuple(dense)
-
-
 def _count(shape: tuple) -> int | None:
     count = num_elements(shape)
     return count if type(count) is int else None
 
 
 def tensor_value(value: object) -> tuple[int, tuple | None, tuple | None]:
-    """``(elem, shape, values)`` of a tensor attribute; ``values`` None when not decoded."""
-    if hasattr(value, "elem"):
-        shape = getattr(value, "shape", None)
-        if shape is None:
-            shape = getattr(value, "dims", None)
-        values = getattr(value, "values", None)
-        return (value.elem, None if shape is None else tuple(shape),
-                None if values is None else tuple(values))
-    if type(value).__module__.startswith("numpy"):
-        elem = _NUMPY_TYPES.get(str(value.dtype), 0)
-        values = tuple(value.ravel().tolist()) if elem else None
-        if elem == 9:
-            values = tuple([int(v) for v in values])
-        return elem, tuple(value.shape), values
-    if hasattr(value, "indices") and hasattr(value, "values") and hasattr(value, "dims"):
-        elem = value.values.data_type
-        shape = tuple(value.dims)
-        count = _count(shape)
-        values = None
-        if count is not None and count <= MAX_DATA_ELEMENTS:
-            values = _dense_from_sparse(value, elem, shape, count)
-        return elem, shape, values
-    if hasattr(value, "data_type") and hasattr(value, "dims"):
-        shape = tuple(value.dims)
-        count = _count(shape)
-        fits = count is not None and count <= MAX_DATA_ELEMENTS
-        values = _decode(value, value.data_type, count) if fits else None
-        return value.data_type, shape, values
-    raise TypeError(f"not a tensor value: {type(value).__name__}")
+    """``(elem, shape, values)`` of a tensor attribute as the engine passes it (a
+    :class:`~opspec.runtime.inference.values.TensorValue`, or any object with ``elem``,
+    ``shape`` and ``values``); ``values`` is None when the contents are not known."""
+    if not hasattr(value, "elem"):
+        raise TypeError(f"not a tensor value: {type(value).__name__}")
+    shape, values = getattr(value, "shape", None), getattr(value, "values", None)
+    return value.elem, None if shape is None else tuple(shape), None if values is None else tuple(values)
 
 
 def _numeric(values) -> bool:

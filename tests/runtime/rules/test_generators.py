@@ -15,6 +15,15 @@ from opspec.runtime.inference.convert import tensor_value as engine_tensor_value
 from opspec.runtime.inference.values import Data, TensorType
 from opspec.runtime.rules import bound_args, lookup
 from opspec.runtime.rules.generators import MAX_DATA_ELEMENTS, tensor_value
+
+
+def given(tensor):
+    """A tensor attribute as the engine hands it to rules (read once by convert)."""
+    if isinstance(tensor, np.ndarray):
+        tensor = numpy_helper.from_array(tensor)
+    if isinstance(tensor, onnx.SparseTensorProto):
+        return sparse_tensor_value(tensor)
+    return engine_tensor_value(tensor)
 from opspec.runtime.shape import Sym, SymbolTable
 
 N, M = Sym("N"), Sym("M")
@@ -36,7 +45,7 @@ def run(op, version, inputs=(), attributes=None, data=None, symbols=None, elem=0
 
 def test_constant_from_opspec_tensor_proto():
     proto = ir.TensorProto(dims=[3], data_type=INT64, int64_data=[4, 5, 6])
-    ctx = run("Constant", 13, attributes={"value": proto})
+    ctx = run("Constant", 13, attributes={"value": given(proto)})
     assert ctx.output_type(0) == TensorType(INT64, (3,))
     assert ctx.output_data(0) == Data((3,), (4, 5, 6))
 
@@ -53,19 +62,19 @@ def test_constant_from_onnx_tensor_proto(array):
     raw = numpy_helper.from_array(array)  # raw_data
     typed = onnx.helper.make_tensor("t", raw.data_type, array.shape, array.ravel().tolist())
     for proto in (raw, typed):
-        ctx = run("Constant", 13, attributes={"value": proto})
+        ctx = run("Constant", 13, attributes={"value": given(proto)})
         assert ctx.output_type(0) == TensorType(raw.data_type, array.shape)
         assert ctx.output_data(0) == Data(array.shape, tuple(array.ravel().tolist()))
 
 
 def test_constant_bfloat16_and_undecodable_tensors():
     proto = onnx.helper.make_tensor("b", onnx.TensorProto.BFLOAT16, [2], [1.0, -2.5])
-    assert run("Constant", 13, attributes={"value": proto}).output_data(0) == Data((2,), (1.0, -2.5))
+    assert run("Constant", 13, attributes={"value": given(proto)}).output_data(0) == Data((2,), (1.0, -2.5))
     text = onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [2], [b"a", b"b"])
-    ctx = run("Constant", 13, attributes={"value": text})
+    ctx = run("Constant", 13, attributes={"value": given(text)})
     assert ctx.output_type(0) == TensorType(STRING, (2,)) and ctx.output_data(0) is None
     big = numpy_helper.from_array(np.zeros(MAX_DATA_ELEMENTS + 1, dtype=np.int64))
-    ctx = run("Constant", 13, attributes={"value": big})
+    ctx = run("Constant", 13, attributes={"value": given(big)})
     assert ctx.output_type(0) == TensorType(INT64, (MAX_DATA_ELEMENTS + 1,))
     assert ctx.output_data(0) is None
 
@@ -78,14 +87,15 @@ def test_constant_from_engine_tensor_values():
     values = numpy_helper.from_array(np.array([5.0], dtype=np.float32))
     sparse = onnx.helper.make_sparse_tensor(values, numpy_helper.from_array(np.array([2])), [4])
     ctx = run("Constant", 13, attributes={"sparse_value": sparse_tensor_value(sparse)})
-    assert ctx.output_type(0) == TensorType(FLOAT, (4,)) and ctx.output_data(0) is None
+    assert ctx.output_type(0) == TensorType(FLOAT, (4,))
+    assert ctx.output_data(0) == Data((4,), (0.0, 0.0, 5.0, 0.0))
     fill = engine_tensor_value(numpy_helper.from_array(np.array([3], dtype=np.int32)))
     ctx = run("ConstantOfShape", 9, [TensorType(INT64, (1,))], {"value": fill}, [Data((1,), (2,))])
     assert ctx.output_type(0) == TensorType(INT32, (2,)) and ctx.output_data(0) == Data((2,), (3, 3))
 
 
 def test_bool_data_is_zero_and_one():
-    ctx = run("Constant", 13, attributes={"value": numpy_helper.from_array(np.array([True, False]))})
+    ctx = run("Constant", 13, attributes={"value": given(np.array([True, False]))})
     assert ctx.output_data(0).values == (1, 0) and all(type(v) is int for v in ctx.output_data(0).values)
 
 
@@ -95,7 +105,7 @@ def test_constant_from_plain_values_and_arrays():
     assert ctx.output_data(0) == Data((2,), (1.0, 2.0))
     ctx = run("Constant", 13, attributes={"value": Tensor(INT64, (2, 2), None)})
     assert ctx.output_type(0) == TensorType(INT64, (2, 2)) and ctx.output_data(0) is None
-    ctx = run("Constant", 13, attributes={"value": np.array([[3, 4]], dtype=np.int64)})
+    ctx = run("Constant", 13, attributes={"value": given(np.array([[3, 4]], dtype=np.int64))})
     assert ctx.output_type(0) == TensorType(INT64, (1, 2))
     assert ctx.output_data(0) == Data((1, 2), (3, 4))
 
@@ -104,12 +114,12 @@ def test_constant_sparse_value():
     values = numpy_helper.from_array(np.array([5.0, 7.0], dtype=np.float32))
     linear = numpy_helper.from_array(np.array([1, 4], dtype=np.int64))
     sparse = onnx.helper.make_sparse_tensor(values, linear, [2, 3])
-    ctx = run("Constant", 11, attributes={"sparse_value": sparse})
+    ctx = run("Constant", 11, attributes={"sparse_value": given(sparse)})
     assert ctx.output_type(0) == TensorType(FLOAT, (2, 3))
     assert ctx.output_data(0) == Data((2, 3), (0.0, 5.0, 0.0, 0.0, 7.0, 0.0))
     coords = numpy_helper.from_array(np.array([[0, 1], [1, 1]], dtype=np.int64))
     sparse = onnx.helper.make_sparse_tensor(values, coords, [2, 3])
-    assert run("Constant", 13, attributes={"sparse_value": sparse}).output_data(0) == \
+    assert run("Constant", 13, attributes={"sparse_value": given(sparse)}).output_data(0) == \
         Data((2, 3), (0.0, 5.0, 0.0, 0.0, 7.0, 0.0))
 
 
@@ -163,7 +173,7 @@ def test_constant_of_shape_known_values():
 def test_constant_of_shape_value_attribute():
     inputs, data = shape_input(3)
     value = numpy_helper.from_array(np.array([7], dtype=np.int64))
-    ctx = run("ConstantOfShape", 20, inputs, {"value": value}, data)
+    ctx = run("ConstantOfShape", 20, inputs, {"value": given(value)}, data)
     assert ctx.output_type(0) == TensorType(INT64, (3,))
     assert ctx.output_data(0) == Data((3,), (7, 7, 7))
     ctx = run("ConstantOfShape", 9, inputs, {"value": Tensor(BOOL, (1,), (True,))}, data)
@@ -206,7 +216,7 @@ def test_constant_of_shape_failures():
         run("ConstantOfShape", 9, [TensorType(INT64, (1, 2))])
     two = numpy_helper.from_array(np.array([1.0, 2.0], dtype=np.float32))
     with pytest.raises(InferenceError, match="exactly one element"):
-        run("ConstantOfShape", 9, [TensorType(INT64, (1,))], {"value": two})
+        run("ConstantOfShape", 9, [TensorType(INT64, (1,))], {"value": given(two)})
 
 
 # ------------------------------------------------------------------------------ range
@@ -284,3 +294,11 @@ def test_range_float_length_matches_numpy():
         out = run("Range", 11, types, data=data, elem=DOUBLE).output_type(0)
         expected = np.arange(start, limit, delta).shape
         assert out.shape == (max(math.ceil((limit - start) / delta), 0),) == expected
+
+
+def test_raw_bfloat16_tensors_are_read():
+    import struct
+
+    proto = onnx.TensorProto(name="b", data_type=onnx.TensorProto.BFLOAT16, dims=[2])
+    proto.raw_data = struct.pack("<2H", 0x3F80, 0xC020)  # 1.0 and -2.5 as bfloat16 bit patterns
+    assert run("Constant", 13, attributes={"value": given(proto)}).output_data(0) == Data((2,), (1.0, -2.5))
