@@ -5,33 +5,44 @@ disagree with the registry.
 """
 from __future__ import annotations
 
+import json
+
 from opspec.codegen.notation import shortest_float
-from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema, RuleRef
+from opspec.runtime.schema import Attribute, FormalParameter, OpSchema, RuleRef
+from opspec.runtime.types import is_type_string, normalize_type_string
 
 
-def format_value(value: object) -> str:
-    """A default value as the YAML notation writes it (floats at float32 precision)."""
+def format_value(value: object, bare_words: bool = False) -> str:
+    """A default value in the YAML notation (floats at float32 precision, strings escaped).
+
+    With ``bare_words``, identifier-like strings stay unquoted (``NOTSET``).
+    """
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
     if isinstance(value, float):
         return shortest_float(value)
     if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, tuple):
-        return "[" + ", ".join(format_value(item) for item in value) + "]"
+        return value if bare_words and value.isidentifier() else json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_value(item, bare_words) for item in value) + "]"
     return str(value)
 
 
 def param_spec(param: FormalParameter) -> str:
-    """A formal parameter in the compact notation (``T+ differentiable``)."""
-    suffix = {FormalParameterOption.Single: "", FormalParameterOption.Optional: "?"}.get(
-        param.option, "+" if param.min_arity else "*"
-    )
-    words = [param.type_str + suffix]
+    """A formal parameter in the compact notation (``T+ differentiable``).
+
+    Reads only attributes that onnx's ``OpSchema.FormalParameter`` shares, so it renders
+    those too (the importer relies on that).
+    """
+    option = param.option.name
+    suffix = {"Single": "", "Optional": "?"}.get(option, "+" if param.min_arity else "*")
+    type_str = normalize_type_string(param.type_str) if is_type_string(param.type_str) else param.type_str
+    words = [type_str + suffix]
     if not param.is_homogeneous:
         words.append("heterogeneous")
-    if param.differentiation_category.name != "Unknown":
-        words.append(
-            "differentiable" if param.differentiation_category.name == "Differentiable" else "non-differentiable"
-        )
+    category = param.differentiation_category.name
+    if category != "Unknown":
+        words.append("differentiable" if category == "Differentiable" else "non-differentiable")
     return " ".join(words)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from opspec.codegen.notation import shortest_float
+from opspec.codegen.history import format_value, param_spec
 from opspec.runtime.types import normalize_type_string
 
 TODO = "TODO"
@@ -47,33 +47,6 @@ def _scalar(text: str) -> str:
     return json.dumps(text)
 
 
-def _param_spec(param: Any) -> str:
-    option = param.option.name
-    suffix = {"Single": "", "Optional": "?", "Variadic": "+" if param.min_arity else "*"}[option]
-    type_str = param.type_str if "(" not in param.type_str else normalize_type_string(param.type_str)
-    words = [type_str + suffix]
-    if option == "Variadic" and not param.is_homogeneous:
-        words.append("heterogeneous")
-    category = param.differentiation_category.name
-    if category == "Differentiable":
-        words.append("differentiable")
-    elif category == "NonDifferentiable":
-        words.append("non-differentiable")
-    return " ".join(words)
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8")
-    if isinstance(value, float):
-        return shortest_float(value)
-    if isinstance(value, str):
-        return json.dumps(value) if not value.isidentifier() else value
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_literal(item) for item in value) + "]"
-    return str(value)
-
-
 def _attribute_spec(attribute: Any) -> str:
     from onnx import helper
 
@@ -82,15 +55,15 @@ def _attribute_spec(attribute: Any) -> str:
         return f"{kind} required"
     default = attribute.default_value
     if default is not None and default.type != 0:
-        return f"{kind} = {_literal(helper.get_attribute_value(default))}"
+        return f"{kind} = {format_value(helper.get_attribute_value(default), bare_words=True)}"
     return kind
 
 
 def _version(schema: Any) -> _Version:
     return _Version(
         since=schema.since_version,
-        inputs=tuple(_Param(p.name, _param_spec(p)) for p in schema.inputs),
-        outputs=tuple(_Param(p.name, _param_spec(p)) for p in schema.outputs),
+        inputs=tuple(_Param(p.name, param_spec(p)) for p in schema.inputs),
+        outputs=tuple(_Param(p.name, param_spec(p)) for p in schema.outputs),
         attributes={name: _attribute_spec(a) for name, a in sorted(schema.attributes.items())},
         types={t.type_param_str: tuple(t.allowed_type_strs) for t in schema.type_constraints},
         deprecated=bool(schema.deprecated),
