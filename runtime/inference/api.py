@@ -6,7 +6,7 @@ from typing import Any
 from opspec.runtime.inference.context import InferenceError
 from opspec.runtime.inference.engine import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model
-from opspec.runtime.ir import ModelSource, load_model
+from opspec.runtime.ir import ModelSource, is_onnx_model, load_model
 
 
 class InferenceResult:
@@ -75,7 +75,7 @@ def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool
 
 
 def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: bool, report: bool) -> InferenceResult:
-    if _is_foreign_model(model):
+    if is_onnx_model(model):
         # A same-type copy is far cheaper than a round trip through bytes for models with
         # big weights; the engine only uses field names both message classes share.
         copy = type(model)()
@@ -87,12 +87,6 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     outcome = infer_model(copy, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
                           report=report)
     return InferenceResult(copy if finish is None else finish(copy), outcome)
-
-
-def _is_foreign_model(model: object) -> bool:
-    """True for an ``onnx.ModelProto`` (recognised by its protobuf type, without importing onnx)."""
-    descriptor = getattr(type(model), "DESCRIPTOR", None)
-    return getattr(descriptor, "full_name", None) == "onnx.ModelProto" and callable(getattr(model, "CopyFrom", None))
 
 
 __all__ = ["InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes"]

@@ -9,8 +9,10 @@ from opspec.runtime.ir.model_io import (
     ModelLoadError,
     ModelSource,
     SourceKind,
+    is_onnx_model,
     load_model,
     save_model,
 )
 
-__all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "load_model", "save_model"]
+__all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "is_onnx_model", "load_model",
+           "save_model"]

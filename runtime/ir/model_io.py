@@ -92,7 +92,7 @@ def load_model(source: ModelSource) -> LoadedModel:
         model = ModelProto()
         model.CopyFrom(source)
         return LoadedModel(model, SourceKind.OPSPEC, "<ModelProto>")
-    if _is_onnx_model(source):
+    if is_onnx_model(source):
         origin = "<onnx.ModelProto>"
         try:
             data = source.SerializeToString()
@@ -116,7 +116,8 @@ def save_model(model: ModelProto | Message | bytes | bytearray | memoryview, pat
     return target
 
 
-def _is_onnx_model(obj: object) -> bool:
+def is_onnx_model(obj: object) -> bool:
+    """True for an ``onnx.ModelProto``, recognised by its protobuf type without importing onnx."""
     descriptor = getattr(type(obj), "DESCRIPTOR", None)
     return (
         getattr(descriptor, "full_name", None) == _ONNX_MODEL_NAME
