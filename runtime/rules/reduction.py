@@ -6,10 +6,7 @@ from typing import Mapping
 from opspec.runtime.inference.context import InferenceContext
 from opspec.runtime.inference.values import INT64, TensorType
 from opspec.runtime.rules import implements
-
-#: The axes are given but their values are not known.
-_UNKNOWN = object()
-
+from opspec.runtime.rules.arguments import IntList, read_ints
 
 def _int_attribute(ctx: InferenceContext, name: object, default: int) -> int:
     """The value of attribute ``name`` when the op version has it, else ``default``."""
@@ -18,26 +15,15 @@ def _int_attribute(ctx: InferenceContext, name: object, default: int) -> int:
     return int(ctx.attribute(name, default))
 
 
-def _reduce_axes(ctx: InferenceContext, name: object):
-    """The axes to reduce: a tuple (empty when none are given) or ``_UNKNOWN``.
-
-    ``name`` is an attribute of the op version, or else one of its inputs.
-    """
-    if name is None:
+def _reduce_axes(ctx: InferenceContext, name: object) -> tuple | IntList:
+    """The axes to reduce: a tuple (empty when none are given), or the :class:`IntList`
+    read from an axes input whose values are not known (its ``length`` may be)."""
+    axes = read_ints(ctx, name)
+    if not axes.present or axes.length == 0:
         return ()
-    if name in ctx.schema.attributes:
-        axes = ctx.attribute(name)
-        return tuple(axes) if axes is not None else ()
-    index = ctx.input_index(name)
-    if index is None:
-        return ()
-    values = ctx.input_values(index)
-    if values is not None and all(type(v) is int for v in values):
-        return tuple(values)
-    shape = ctx.input_shape(index)
-    if shape is not None and len(shape) == 1 and shape[0] == 0:
-        return ()  # an empty axes tensor, whatever its (absent) data
-    return _UNKNOWN
+    if axes.values is not None and all(type(v) is int for v in axes.values):
+        return axes.values
+    return axes
 
 
 @implements("reduce")
@@ -47,8 +33,8 @@ def reduce(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     keepdims = _int_attribute(ctx, args.get("keepdims"), 1)
     noop = _int_attribute(ctx, args.get("noop_with_empty_axes"), 0)
     axes = _reduce_axes(ctx, args.get("axes"))
-    if axes is _UNKNOWN:
-        ctx.set_output_shape(0, _unknown_axes_shape(ctx, shape, args.get("axes"), keepdims, noop))
+    if type(axes) is IntList:
+        ctx.set_output_shape(0, _unknown_axes_shape(ctx, shape, axes.length, keepdims, noop))
         return
     if not axes:
         if noop:
@@ -76,15 +62,14 @@ def reduce(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     ctx.set_output_shape(0, out)
 
 
-def _unknown_axes_shape(ctx: InferenceContext, shape, name: str, keepdims: int, noop: int):
-    """The output shape when an axes input is given but its values are not known."""
+def _unknown_axes_shape(ctx: InferenceContext, shape, count: int | None, keepdims: int, noop: int):
+    """The output shape when an axes input is given but its values are not known (``count``
+    of them, when that is known)."""
     if shape is None:
         return None
     if keepdims:  # the rank stays; a dim of 1 stays 1 whether reduced or not
         return tuple([d if d == 1 else None for d in shape])
-    axes_shape = ctx.input_shape(ctx.input_index(name))
-    count = axes_shape[0] if axes_shape is not None and len(axes_shape) == 1 else None
-    if type(count) is not int or noop:
+    if count is None or noop:
         return None  # unknown count, or possibly empty axes meaning "no change"
     if count > len(shape):
         ctx.fail(f"cannot reduce {count} axes of a rank-{len(shape)} input")

@@ -7,11 +7,12 @@ computed inside a graph still resolve to concrete or symbolic dims.
 """
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple, Sequence
+from typing import Mapping, Sequence
 
 from opspec.runtime.inference.context import InferenceContext
 from opspec.runtime.inference.values import INT64, Data
 from opspec.runtime.rules import implements
+from opspec.runtime.rules.arguments import ABSENT, IntList, element, read_ints
 from opspec.runtime.shape import (
     ShapeError,
     Sym,
@@ -29,73 +30,9 @@ from opspec.runtime.shape import (
 
 #: Slice bounds at or beyond these mean "through the end" / "through the start".
 _BIG = 2**31 - 1
-#: Version from which negative axis attributes and inputs are legal.
 
 
 # ---------------------------------------------------------------------------------- helpers
-
-class _Ints(NamedTuple):
-    """An integer-list parameter as the node supplies it.
-
-    ``present`` is False when the node gives neither input nor attribute; ``values`` holds
-    the elements when known (each an int, a ``Sym`` or None); ``length`` is the element
-    count when known, even without the values.
-    """
-
-    present: bool
-    values: tuple | None
-    length: int | None
-
-
-_ABSENT = _Ints(False, None, None)
-
-
-def _has_formal_input(ctx: InferenceContext, name: str) -> bool:
-    return any(param.name == name for param in ctx.schema.inputs)
-
-
-def _element(value: object) -> object:
-    """A data element as a dim-like value: int, ``Sym`` or None."""
-    if type(value) is int or type(value) is Sym:
-        return value
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _ints(ctx: InferenceContext, name: str | None) -> _Ints:
-    """Read parameter ``name`` from the op's input of that name, else its attribute."""
-    if not name:
-        return _ABSENT
-    if _has_formal_input(ctx, name):
-        index = ctx.input_index(name)
-        if index is not None:
-            data = ctx.input_data(index)
-            if data is not None:
-                if len(data.shape) > 1:
-                    ctx.fail(f"input '{name}' must be 1-D, got shape {format_shape(data.shape)}")
-                values = tuple(_element(v) for v in data.values)
-                return _Ints(True, values, len(values))
-            shape = ctx.input_shape(index)
-            if shape is not None and len(shape) > 1:
-                ctx.fail(f"input '{name}' must be 1-D, got shape {format_shape(shape)}")
-            length = None
-            if shape == ():
-                length = 1
-            elif shape is not None and type(shape[0]) is int:
-                length = shape[0]
-            return _Ints(True, None, length)
-    if name in ctx.schema.attributes:
-        value = ctx.attribute(name)
-        if value is not None:
-            values = tuple(_element(v) for v in (value if isinstance(value, (list, tuple)) else [value]))
-            return _Ints(True, values, len(values))
-    return _ABSENT
-
 
 def _all_ints(values: Sequence | None) -> tuple | None:
     """``values`` when every element is a known int, else None."""
@@ -150,7 +87,7 @@ def _pass_data(ctx: InferenceContext, shape) -> None:
 def reshape(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     """Target shape from the ``shape`` input (v5+) or attribute (v1); 0 copies, one -1 infers."""
     source = _shape_of(ctx, 0)
-    target = _ints(ctx, args["shape"])
+    target = read_ints(ctx, args["shape"])
     if target.values is None:
         ctx.set_output_shape(0, (None,) * target.length if target.length is not None else None)
         return
@@ -311,7 +248,7 @@ def _concat_data(ctx: InferenceContext, indices: range, shapes: list) -> None:
     for i, s in zip(indices, shapes):
         data = ctx.input_data(i)
         if data is not None:
-            values.extend(_element(v) for v in data.values)
+            values.extend(element(v) for v in data.values)
             any_known = True
         elif s is not None and type(s[0]) is int:
             values.extend([None] * s[0])
@@ -327,7 +264,7 @@ def split(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     source = _shape_of(ctx, 0)
     count = ctx.output_count
     axis = ctx.attribute(args["axis"], 0)
-    sizes_param = _ints(ctx, args["split"])
+    sizes_param = read_ints(ctx, args["split"])
     parts = ctx.attribute(args["num_outputs"]) if args["num_outputs"] in ctx.schema.attributes else None
     if parts is not None:
         if sizes_param.present:
@@ -393,10 +330,10 @@ def split(ctx: InferenceContext, args: Mapping[str, object]) -> None:
 def slice_(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     """Strided windows with numpy clamping; unknown bounds leave the affected dims unknown."""
     source = _shape_of(ctx, 0)
-    starts = _ints(ctx, args["starts"])
-    ends = _ints(ctx, args["ends"])
-    axes = _ints(ctx, args["axes"])
-    steps = _ints(ctx, args["steps"])
+    starts = read_ints(ctx, args["starts"])
+    ends = read_ints(ctx, args["ends"])
+    axes = read_ints(ctx, args["axes"])
+    steps = read_ints(ctx, args["steps"])
     if not starts.present or not ends.present:
         ctx.fail("'starts' and 'ends' are required")
     lengths = {p.length for p in (starts, ends, axes, steps) if p.present and p.length is not None}
@@ -491,7 +428,7 @@ def _slice_length(dim, start, end, step):
 def squeeze(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     """Drop the listed size-1 axes; without axes, every dim known to be 1 (unknown dims could be)."""
     source = _shape_of(ctx, 0)
-    axes = _ints(ctx, args["axes"])
+    axes = read_ints(ctx, args["axes"])
     if source is None:
         ctx.set_output_shape(0, None)
         return
@@ -522,7 +459,7 @@ def squeeze(ctx: InferenceContext, args: Mapping[str, object]) -> None:
 def unsqueeze(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     """Insert 1s at the listed positions of the output (rank + len(axes))."""
     source = _shape_of(ctx, 0)
-    axes = _ints(ctx, args["axes"])
+    axes = read_ints(ctx, args["axes"])
     if not axes.present:
         ctx.fail("'axes' is required")
     if source is None:
@@ -563,13 +500,13 @@ def gather(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     size = len(data.values)
     values = []
     for index in picks.values:
-        index = _element(index)
+        index = element(index)
         if type(index) is not int:
             values.append(None)
             continue
         if not -size <= index < size:
             ctx.fail(f"index {index} is out of range for an axis of size {size}")
-        values.append(_element(data.values[index]))
+        values.append(element(data.values[index]))
     ctx.set_output_data(0, Data(tuple(picks.shape), tuple(values)))
 
 
@@ -577,7 +514,7 @@ def gather(ctx: InferenceContext, args: Mapping[str, object]) -> None:
 def expand(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     """Bidirectional broadcast of the input shape with the requested shape."""
     source = _shape_of(ctx, 0)
-    target = _ints(ctx, args["shape"])
+    target = read_ints(ctx, args["shape"])
     if target.values is not None:
         for value in target.values:
             if type(value) is int and value < 0:
