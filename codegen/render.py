@@ -46,6 +46,11 @@ def module_name(name: str) -> str:
     return cleaned
 
 
+def docs_folder(domain: CompiledDomain) -> str:
+    """The folder (under ``docs/``) of a domain's pages: its name."""
+    return domain.decl.name or module_name(domain.decl.node_domain)
+
+
 def _md_cell(text: Any) -> str:
     """Text safe inside a Markdown table cell: one line, pipes escaped."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -71,6 +76,7 @@ def _environment() -> jinja2.Environment:
         kind=_kind,
         differentiable=_differentiable,
         default=_default,
+        docs_folder=docs_folder,
         rule_summary=lambda name: RULES[name].summary if name in RULES else "",
     )
     return env
@@ -206,10 +212,8 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     """The Markdown reference: an index, and per domain an op list, op pages, a changelog."""
     env = env or _environment()
     files = {}
-    folders = []
     for domain in domains:
-        folder = f"docs/{domain.decl.name or module_name(domain.decl.node_domain)}"
-        folders.append(_DomainView(domain, folder.split("/", 1)[1]))
+        folder = f"docs/{docs_folder(domain)}"
         files[f"{folder}/README.md"] = env.get_template("domain_index.md.j2").render(
             domain=domain, families=_families(domain)
         )
@@ -219,9 +223,9 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
         op_template = env.get_template("op.md.j2")
         for op in domain.ops:
             files[f"{folder}/{op.decl.name}.md"] = op_template.render(op=op, domain=domain, history=history(op))
-    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=folders, source=source,
+    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=domains, source=source,
                                                                            format_link=format_link)
-    files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(folders))
+    files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(domains))
     return files
 
 
@@ -238,7 +242,7 @@ class _RuleUsage:
     users: tuple[_RuleUser, ...]
 
 
-def _rule_usage(domains: list[_DomainView]) -> list[_RuleUsage]:
+def _rule_usage(domains: tuple[CompiledDomain, ...]) -> list[_RuleUsage]:
     """Every catalog rule with the operator versions that use it."""
     users: dict[str, list[_RuleUser]] = {name: [] for name in RULES}
     for domain in domains:
@@ -248,13 +252,5 @@ def _rule_usage(domains: list[_DomainView]) -> list[_RuleUsage]:
                 if schema.inference is not None:
                     by_rule.setdefault(schema.inference.name, []).append(schema.since_version)
             for rule, versions in by_rule.items():
-                users[rule].append(_RuleUser(op.decl.name, f"{domain.folder}/{op.decl.name}.md", tuple(versions)))
+                users[rule].append(_RuleUser(op.decl.name, f"{docs_folder(domain)}/{op.decl.name}.md", tuple(versions)))
     return [_RuleUsage(RULES[name], tuple(found)) for name, found in sorted(users.items())]
-
-
-class _DomainView:
-    """A compiled domain plus the folder its docs live in."""
-
-    def __init__(self, domain: CompiledDomain, folder: str):
-        self.decl, self.ops, self.schema_count, self.folder = domain.decl, domain.ops, domain.schema_count, folder
-

@@ -14,8 +14,6 @@ from opspec.runtime.inference.values import Data
 from opspec.runtime.rules import implements
 from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, num_elements
 
-#: Known data is recorded only for numeric tensors up to this many elements.
-MAX_DATA_ELEMENTS = DATA_LIMIT
 
 FLOAT, INT64, STRING = 1, 7, 8
 
@@ -40,7 +38,7 @@ def _numeric(values) -> bool:
 
 def _set_constant(ctx: InferenceContext, elem: int, shape: tuple, values) -> None:
     ctx.set_output_shape(0, shape, elem)
-    if values is not None and len(values) <= MAX_DATA_ELEMENTS and _numeric(values):
+    if values is not None and len(values) <= DATA_LIMIT and _numeric(values):
         ctx.set_output_data(0, Data(shape, tuple(values)))
 
 
@@ -117,7 +115,7 @@ def constant_of_shape(ctx: InferenceContext, args: Mapping[str, object]) -> None
     shape = tuple(dims)
     ctx.set_output_shape(0, shape, elem)
     count = _count(shape)
-    if fill is not None and count is not None and count <= MAX_DATA_ELEMENTS and _numeric((fill,)):
+    if fill is not None and count is not None and count <= DATA_LIMIT and _numeric((fill,)):
         ctx.set_output_data(0, Data(shape, (fill,) * count))
 
 
@@ -161,7 +159,7 @@ def range_(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         ctx.fail("delta must not be zero")
     length = _range_length(start, limit, delta)
     ctx.set_output_shape(0, (length if length is not None else ctx.fresh_dim(),))
-    if type(length) is int and length <= MAX_DATA_ELEMENTS and type(start) is not Sym \
+    if type(length) is int and length <= DATA_LIMIT and type(start) is not Sym \
             and type(limit) is not Sym:
         if type(start) is int and type(delta) is int:
             values = tuple(range(start, start + length * delta, delta))

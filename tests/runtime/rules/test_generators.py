@@ -14,7 +14,8 @@ from opspec.runtime.inference.convert import sparse_tensor_value
 from opspec.runtime.inference.convert import tensor_value as engine_tensor_value
 from opspec.runtime.inference.values import Data, TensorType
 from opspec.runtime.rules import bound_args, lookup
-from opspec.runtime.rules.generators import MAX_DATA_ELEMENTS, tensor_value
+from opspec.runtime.inference.convert import DATA_LIMIT
+from opspec.runtime.rules.generators import tensor_value
 
 
 def given(tensor):
@@ -73,9 +74,9 @@ def test_constant_bfloat16_and_undecodable_tensors():
     text = onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [2], [b"a", b"b"])
     ctx = run("Constant", 13, attributes={"value": given(text)})
     assert ctx.output_type(0) == TensorType(STRING, (2,)) and ctx.output_data(0) is None
-    big = numpy_helper.from_array(np.zeros(MAX_DATA_ELEMENTS + 1, dtype=np.int64))
+    big = numpy_helper.from_array(np.zeros(DATA_LIMIT + 1, dtype=np.int64))
     ctx = run("Constant", 13, attributes={"value": given(big)})
-    assert ctx.output_type(0) == TensorType(INT64, (MAX_DATA_ELEMENTS + 1,))
+    assert ctx.output_type(0) == TensorType(INT64, (DATA_LIMIT + 1,))
     assert ctx.output_data(0) is None
 
 
