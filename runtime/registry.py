@@ -77,9 +77,7 @@ class Registry:
 
     def schemas_of(self, op_type: str, domain: str = "") -> tuple[OpSchema, ...]:
         """Every version of one operator, oldest first."""
-        node_domain = self.canonical_domain(domain)
-        if op_type not in self._ops[node_domain]:
-            raise SchemaError(f"no operator {op_type!r} in domain {self._domains[node_domain].name!r}")
+        node_domain, _ = self._entry(op_type, domain)
         return self._load(node_domain, op_type)
 
     def get_all_schemas(self) -> list[OpSchema]:
@@ -121,11 +119,16 @@ class Registry:
             for op in sorted(self._ops[node_domain]):
                 yield node_domain, op
 
-    def _find(self, op_type: str, version: int | None, domain: str) -> OpSchema:
+    def _entry(self, op_type: str, domain: str) -> tuple[str, tuple[str, tuple[int, ...]]]:
+        """The canonical domain and the index entry (module, since-versions) of an operator."""
         node_domain = self.canonical_domain(domain)
         entry = self._ops[node_domain].get(op_type)
         if entry is None:
             raise SchemaError(f"no operator {op_type!r} in domain {self._domains[node_domain].name!r}")
+        return node_domain, entry
+
+    def _find(self, op_type: str, version: int | None, domain: str) -> OpSchema:
+        node_domain, entry = self._entry(op_type, domain)
         if version is None:
             return self._load(node_domain, op_type)[-1]
         versions = entry[1]
