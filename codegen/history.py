@@ -53,8 +53,8 @@ def attribute_spec(attribute: Attribute) -> str:
         words.append(attribute.constraint.describe())
     if attribute.required:
         words.append("required")
-    elif attribute.default_value is not None:
-        words.append(f"= {format_value(attribute.default_value)}")
+    elif attribute.default is not None:
+        words.append(f"= {format_value(attribute.default)}")
     return " ".join(words)
 
 

@@ -105,9 +105,9 @@ def _differentiable(param: FormalParameter) -> str:
 def _default(attribute: Attribute) -> str:
     if attribute.required:
         return "*required*"
-    if attribute.default_value is None:
+    if attribute.default is None:
         return ""
-    return f"`{format_value(attribute.default_value)}`"
+    return f"`{format_value(attribute.default)}`"
 
 
 def history(op: CompiledOp) -> list[HistoryEntry]:

@@ -177,6 +177,8 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
         summary=op.summary,
         deprecated=state.deprecated,
         inference=None,
+        file=version.location.path,
+        line=version.location.line,
     )
     if state.inference is not None:
         rule = _rule(state.inference, schema, diagnostics)
@@ -270,7 +272,7 @@ def _attribute(op: OpDecl, declared: AttrDecl, diagnostics: Diagnostics) -> Attr
         type=spec.type,
         description=_doc(op, declared.name, declared.doc),
         required=spec.required,
-        default_value=default,
+        default=default,
         constraint=spec.constraint,
     )
 

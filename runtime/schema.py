@@ -162,12 +162,23 @@ def _literal(value: object) -> str:
 
 
 class Attribute(record(
-    "Attribute", "name type description required default_value constraint",
-    description="", required=False, default_value=None, constraint=None,
+    "Attribute", "name type description required default constraint",
+    description="", required=False, default=None, constraint=None,
 )):
-    """One attribute of an operator version; ``default_value`` is None when there is none."""
+    """One attribute of an operator version.
+
+    ``default`` is the plain Python value (None when there is none); ``default_value`` is
+    the same value as an ``AttributeProto``, as onnx gives it, built on each access.
+    """
 
     __slots__ = ()
+
+    @property
+    def default_value(self):  # -> opspec.generated.opspec_ir_pb2.AttributeProto
+        """The default as an ``AttributeProto`` (type ``UNDEFINED`` when there is none)."""
+        from opspec.runtime.attribute_proto import default_proto
+
+        return default_proto(self)
 
 
 class TypeConstraintParam(record(
@@ -190,12 +201,14 @@ class RuleRef(record("RuleRef", "name args", args=_EMPTY)):
 class OpSchema(record(
     "OpSchema",
     "name domain since_version inputs outputs attributes type_constraints min_input max_input "
-    "min_output max_output doc summary deprecated inference",
-    doc="", summary="", deprecated=False, inference=None,
+    "min_output max_output doc summary deprecated inference file line",
+    doc="", summary="", deprecated=False, inference=None, file="", line=0,
 )):
     """One version of one operator, fully resolved.
 
-    ``attributes`` is a read-only mapping from name to :class:`Attribute`.
+    ``attributes`` is a read-only mapping from name to :class:`Attribute`; ``file`` and
+    ``line`` say where the version is declared (a YAML path relative to the folder that
+    holds the opdefs tree).
     """
 
     __slots__ = ()
@@ -210,6 +223,16 @@ class OpSchema(record(
 
     def __repr__(self) -> str:
         return f"OpSchema({self.domain or 'ai.onnx'}::{self.name}, since_version={self.since_version})"
+
+    @property
+    def has_type_and_shape_inference_function(self) -> bool:
+        """Whether the version names an inference rule."""
+        return self.inference is not None
+
+    @staticmethod
+    def is_infinite(value: int) -> bool:
+        """Whether an arity bound means "no bound" (as ``max_input`` of variadic ops)."""
+        return value == UNBOUNDED
 
     @property
     def type_constraint_map(self) -> dict[str, TypeConstraintParam]:

@@ -42,7 +42,7 @@ def differences(ours: Any, theirs: Any) -> list[str]:
     compare("outputs", _params(ours.outputs), _params(theirs.outputs))
     compare(
         "attributes",
-        {n: (a.type.name, a.required, a.default_value) for n, a in ours.attributes.items()},
+        {n: (a.type.name, a.required, a.default) for n, a in ours.attributes.items()},
         {n: (a.type.name, a.required, _default(a)) for n, a in theirs.attributes.items()},
     )
     compare(

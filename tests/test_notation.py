@@ -76,7 +76,7 @@ def test_bad_attribute_specs(text, message, offset):
 
 
 def test_attribute_spec_round_trip():
-    attribute = Attribute("mode", AttrType.STRING, default_value="exact",
+    attribute = Attribute("mode", AttrType.STRING, default="exact",
                           constraint=ValueConstraint(allowed=("fast", "exact")))
     assert attribute_spec(attribute) == 'string in {"fast", "exact"} = "exact"'
     spec = parse_attribute(attribute_spec(attribute))

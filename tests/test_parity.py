@@ -40,7 +40,7 @@ def test_the_comparison_notices_a_difference(onnx_slice, field, change):
 
 
 def test_float_defaults_are_the_float32_values_onnx_stores(onnx_slice):
-    epsilon = opspec.get_schema("BatchNormalization", 15).attributes["epsilon"].default_value
+    epsilon = opspec.get_schema("BatchNormalization", 15).attributes["epsilon"].default
     assert epsilon == 9.999999747378752e-06 != 1e-05
     from onnx import helper
 

@@ -69,7 +69,7 @@ def test_schema_objects_read_like_onnx_ones():
             reference.name, reference.type_str, reference.types, reference.option.name, reference.is_homogeneous,
             reference.min_arity)
     assert ours.max_output == theirs.max_output == 2**31 - 1
-    assert ours.attributes["num_outputs"].default_value is None
+    assert ours.attributes["num_outputs"].default is None
     assert ours.type_constraints[0].type_param_str == "T"
     assert ours.inference.name == "split"
     with pytest.raises(AttributeError):

@@ -68,6 +68,8 @@ SCHEMAS = (
                 'compute': 'abs',
             }),
         ),
+        file='opdefs/ai.onnx/math/Abs.yaml',
+        line=10,
     ),
     OpSchema(
         name='Abs',
@@ -109,6 +111,8 @@ SCHEMAS = (
                 'compute': 'abs',
             }),
         ),
+        file='opdefs/ai.onnx/math/Abs.yaml',
+        line=20,
     ),
     OpSchema(
         name='Abs',
@@ -152,5 +156,7 @@ SCHEMAS = (
                 'compute': 'abs',
             }),
         ),
+        file='opdefs/ai.onnx/math/Abs.yaml',
+        line=25,
     ),
 )

@@ -32,7 +32,7 @@ _ATTR_1 = Attribute(
     name='broadcast',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=0,
+    default=0,
 )
 _PARAM_0 = FormalParameter(
     name='A',
@@ -110,6 +110,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Add.yaml',
+        line=13,
     ),
     OpSchema(
         name='Add',
@@ -138,6 +140,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Add.yaml',
+        line=26,
     ),
     OpSchema(
         name='Add',
@@ -166,6 +170,8 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        file='opdefs/ai.onnx/math/Add.yaml',
+        line=31,
     ),
     OpSchema(
         name='Add',
@@ -216,6 +222,8 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        file='opdefs/ai.onnx/math/Add.yaml',
+        line=37,
     ),
     OpSchema(
         name='Add',
@@ -266,5 +274,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        file='opdefs/ai.onnx/math/Add.yaml',
+        line=45,
     ),
 )

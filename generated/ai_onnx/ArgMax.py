@@ -35,13 +35,13 @@ _ATTR_0 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_0,
-    default_value=0,
+    default=0,
 )
 _ATTR_1 = Attribute(
     name='keepdims',
     type=AttrType.INT,
     description=_TEXT_1,
-    default_value=1,
+    default=1,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -52,7 +52,7 @@ _ATTR_2 = Attribute(
     name='select_last_index',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=0,
+    default=0,
 )
 
 SCHEMAS = (
@@ -82,6 +82,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ArgMax.yaml',
+        line=10,
     ),
     OpSchema(
         name='ArgMax',
@@ -109,6 +111,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ArgMax.yaml',
+        line=21,
     ),
     OpSchema(
         name='ArgMax',
@@ -137,6 +141,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ArgMax.yaml',
+        line=23,
     ),
     OpSchema(
         name='ArgMax',
@@ -181,5 +187,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ArgMax.yaml',
+        line=26,
     ),
 )

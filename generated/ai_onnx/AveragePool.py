@@ -42,7 +42,7 @@ _ATTR_0 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
     description=_TEXT_2,
-    default_value='NOTSET',
+    default='NOTSET',
 )
 _ATTR_1 = Attribute(
     name='kernel_shape',
@@ -69,13 +69,13 @@ _ATTR_4 = Attribute(
     name='count_include_pad',
     type=AttrType.INT,
     description=_TEXT_6,
-    default_value=0,
+    default=0,
 )
 _ATTR_5 = Attribute(
     name='ceil_mode',
     type=AttrType.INT,
     description=_TEXT_7,
-    default_value=0,
+    default=0,
 )
 _PARAM_2 = FormalParameter(
     name='X',
@@ -126,6 +126,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/AveragePool.yaml',
+        line=10,
     ),
     OpSchema(
         name='AveragePool',
@@ -156,6 +158,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/AveragePool.yaml',
+        line=23,
     ),
     OpSchema(
         name='AveragePool',
@@ -187,6 +191,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/AveragePool.yaml',
+        line=26,
     ),
     OpSchema(
         name='AveragePool',
@@ -218,6 +224,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/AveragePool.yaml',
+        line=29,
     ),
     OpSchema(
         name='AveragePool',
@@ -250,6 +258,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/AveragePool.yaml',
+        line=34,
     ),
     OpSchema(
         name='AveragePool',
@@ -298,5 +308,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/AveragePool.yaml',
+        line=37,
     ),
 )

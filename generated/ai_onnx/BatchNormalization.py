@@ -103,25 +103,25 @@ _ATTR_0 = Attribute(
     name='epsilon',
     type=AttrType.FLOAT,
     description=_TEXT_7,
-    default_value=9.999999747378752e-06,
+    default=9.999999747378752e-06,
 )
 _ATTR_1 = Attribute(
     name='is_test',
     type=AttrType.INT,
     description=_TEXT_8,
-    default_value=0,
+    default=0,
 )
 _ATTR_2 = Attribute(
     name='momentum',
     type=AttrType.FLOAT,
     description=_TEXT_9,
-    default_value=0.8999999761581421,
+    default=0.8999999761581421,
 )
 _ATTR_3 = Attribute(
     name='spatial',
     type=AttrType.INT,
     description=_TEXT_10,
-    default_value=1,
+    default=1,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -146,7 +146,7 @@ _ATTR_4 = Attribute(
     name='training_mode',
     type=AttrType.INT,
     description=_TEXT_16,
-    default_value=0,
+    default=0,
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T',
@@ -197,6 +197,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
+        line=10,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -234,6 +236,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
+        line=32,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -270,6 +274,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
+        line=35,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -369,6 +375,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
+        line=38,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -446,6 +454,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
+        line=53,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -528,5 +538,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
+        line=69,
     ),
 )

@@ -62,13 +62,13 @@ _ATTR_1 = Attribute(
     name='saturate',
     type=AttrType.INT,
     description=_TEXT_4,
-    default_value=1,
+    default=1,
 )
 _ATTR_2 = Attribute(
     name='round_mode',
     type=AttrType.STRING,
     description=_TEXT_5,
-    default_value='up',
+    default='up',
 )
 
 SCHEMAS = (
@@ -107,6 +107,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=10,
     ),
     OpSchema(
         name='Cast',
@@ -138,6 +140,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=21,
     ),
     OpSchema(
         name='Cast',
@@ -187,6 +191,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=24,
     ),
     OpSchema(
         name='Cast',
@@ -238,6 +244,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=28,
     ),
     OpSchema(
         name='Cast',
@@ -290,6 +298,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=36,
     ),
     OpSchema(
         name='Cast',
@@ -342,6 +352,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=42,
     ),
     OpSchema(
         name='Cast',
@@ -394,6 +406,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=46,
     ),
     OpSchema(
         name='Cast',
@@ -447,6 +461,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=50,
     ),
     OpSchema(
         name='Cast',
@@ -500,6 +516,8 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=56,
     ),
     OpSchema(
         name='Cast',
@@ -553,5 +571,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Cast.yaml',
+        line=60,
     ),
 )

@@ -69,6 +69,8 @@ SCHEMAS = (
                 'compute': 'ceil',
             }),
         ),
+        file='opdefs/ai.onnx/math/Ceil.yaml',
+        line=9,
     ),
     OpSchema(
         name='Ceil',
@@ -96,6 +98,8 @@ SCHEMAS = (
                 'compute': 'ceil',
             }),
         ),
+        file='opdefs/ai.onnx/math/Ceil.yaml',
+        line=19,
     ),
     OpSchema(
         name='Ceil',
@@ -139,5 +143,7 @@ SCHEMAS = (
                 'compute': 'ceil',
             }),
         ),
+        file='opdefs/ai.onnx/math/Ceil.yaml',
+        line=22,
     ),
 )

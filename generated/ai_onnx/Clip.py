@@ -81,6 +81,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Clip.yaml',
+        line=14,
     ),
     OpSchema(
         name='Clip',
@@ -97,13 +99,13 @@ SCHEMAS = (
                 name='max',
                 type=AttrType.FLOAT,
                 description=_TEXT_1,
-                default_value=3.4028234663852886e+38,
+                default=3.4028234663852886e+38,
             ),
             'min': Attribute(
                 name='min',
                 type=AttrType.FLOAT,
                 description=_TEXT_2,
-                default_value=-3.4028234663852886e+38,
+                default=-3.4028234663852886e+38,
             ),
         }),
         type_constraints=(
@@ -118,6 +120,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Clip.yaml',
+        line=26,
     ),
     OpSchema(
         name='Clip',
@@ -156,6 +160,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Clip.yaml',
+        line=31,
     ),
     OpSchema(
         name='Clip',
@@ -208,6 +214,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Clip.yaml',
+        line=42,
     ),
     OpSchema(
         name='Clip',
@@ -264,5 +272,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Clip.yaml',
+        line=45,
     ),
 )

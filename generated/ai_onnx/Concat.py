@@ -96,6 +96,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Concat.yaml',
+        line=9,
     ),
     OpSchema(
         name='Concat',
@@ -125,6 +127,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Concat.yaml',
+        line=19,
     ),
     OpSchema(
         name='Concat',
@@ -151,6 +155,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='concat',
         ),
+        file='opdefs/ai.onnx/tensor/Concat.yaml',
+        line=24,
     ),
     OpSchema(
         name='Concat',
@@ -194,5 +200,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='concat',
         ),
+        file='opdefs/ai.onnx/tensor/Concat.yaml',
+        line=27,
     ),
 )

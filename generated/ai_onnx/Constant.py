@@ -108,6 +108,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=9,
     ),
     OpSchema(
         name='Constant',
@@ -132,6 +134,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=18,
     ),
     OpSchema(
         name='Constant',
@@ -157,6 +161,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=21,
     ),
     OpSchema(
         name='Constant',
@@ -188,6 +194,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=25,
     ),
     OpSchema(
         name='Constant',
@@ -228,6 +236,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=33,
     ),
     OpSchema(
         name='Constant',
@@ -268,6 +278,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=36,
     ),
     OpSchema(
         name='Constant',
@@ -308,6 +320,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=39,
     ),
     OpSchema(
         name='Constant',
@@ -348,6 +362,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=42,
     ),
     OpSchema(
         name='Constant',
@@ -388,6 +404,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=45,
     ),
     OpSchema(
         name='Constant',
@@ -428,5 +446,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        file='opdefs/ai.onnx/generator/Constant.yaml',
+        line=48,
     ),
 )

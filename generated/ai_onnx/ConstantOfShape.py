@@ -71,6 +71,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
+        line=9,
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -107,6 +109,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
+        line=20,
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -143,6 +147,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
+        line=23,
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -179,6 +185,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
+        line=26,
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -215,6 +223,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
+        line=29,
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -251,5 +261,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
+        line=32,
     ),
 )

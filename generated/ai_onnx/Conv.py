@@ -32,7 +32,7 @@ _ATTR_0 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
     description=_TEXT_4,
-    default_value='NOTSET',
+    default='NOTSET',
 )
 _ATTR_1 = Attribute(
     name='dilations',
@@ -43,7 +43,7 @@ _ATTR_2 = Attribute(
     name='group',
     type=AttrType.INT,
     description=_TEXT_6,
-    default_value=1,
+    default=1,
 )
 _ATTR_3 = Attribute(
     name='kernel_shape',
@@ -120,6 +120,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        file='opdefs/ai.onnx/nn/Conv.yaml',
+        line=11,
     ),
     OpSchema(
         name='Conv',
@@ -178,6 +180,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        file='opdefs/ai.onnx/nn/Conv.yaml',
+        line=28,
     ),
     OpSchema(
         name='Conv',
@@ -240,5 +244,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        file='opdefs/ai.onnx/nn/Conv.yaml',
+        line=35,
     ),
 )

@@ -33,7 +33,7 @@ _ATTR_1 = Attribute(
     name='broadcast',
     type=AttrType.INT,
     description=_TEXT_3,
-    default_value=0,
+    default=0,
 )
 _PARAM_0 = FormalParameter(
     name='A',
@@ -111,6 +111,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Div.yaml',
+        line=15,
     ),
     OpSchema(
         name='Div',
@@ -139,6 +141,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Div.yaml',
+        line=28,
     ),
     OpSchema(
         name='Div',
@@ -167,6 +171,8 @@ SCHEMAS = (
                 'compute': 'div',
             }),
         ),
+        file='opdefs/ai.onnx/math/Div.yaml',
+        line=33,
     ),
     OpSchema(
         name='Div',
@@ -217,6 +223,8 @@ SCHEMAS = (
                 'compute': 'div',
             }),
         ),
+        file='opdefs/ai.onnx/math/Div.yaml',
+        line=39,
     ),
     OpSchema(
         name='Div',
@@ -267,5 +275,7 @@ SCHEMAS = (
                 'compute': 'div',
             }),
         ),
+        file='opdefs/ai.onnx/math/Div.yaml',
+        line=47,
     ),
 )

@@ -51,13 +51,13 @@ _ATTR_0 = Attribute(
     name='is_test',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=0,
+    default=0,
 )
 _ATTR_1 = Attribute(
     name='ratio',
     type=AttrType.FLOAT,
     description=_TEXT_3,
-    default_value=0.5,
+    default=0.5,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -129,6 +129,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=10,
     ),
     OpSchema(
         name='Dropout',
@@ -157,6 +159,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=23,
     ),
     OpSchema(
         name='Dropout',
@@ -184,6 +188,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=26,
     ),
     OpSchema(
         name='Dropout',
@@ -222,6 +228,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=29,
     ),
     OpSchema(
         name='Dropout',
@@ -271,6 +279,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=37,
     ),
     OpSchema(
         name='Dropout',
@@ -325,6 +335,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=51,
     ),
     OpSchema(
         name='Dropout',
@@ -383,5 +395,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/Dropout.yaml',
+        line=61,
     ),
 )

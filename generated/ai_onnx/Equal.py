@@ -80,7 +80,7 @@ SCHEMAS = (
                 name='broadcast',
                 type=AttrType.INT,
                 description='Legacy switch, used before version 7. A value of 1 lets B be broadcast onto A, while the default 0 demands that A and B have identical shapes.',
-                default_value=0,
+                default=0,
             ),
         }),
         type_constraints=(
@@ -96,6 +96,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/logical/Equal.yaml',
+        line=10,
     ),
     OpSchema(
         name='Equal',
@@ -125,6 +127,8 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Equal.yaml',
+        line=23,
     ),
     OpSchema(
         name='Equal',
@@ -168,6 +172,8 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Equal.yaml',
+        line=29,
     ),
     OpSchema(
         name='Equal',
@@ -213,6 +219,8 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Equal.yaml',
+        line=32,
     ),
     OpSchema(
         name='Equal',
@@ -258,5 +266,7 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Equal.yaml',
+        line=40,
     ),
 )

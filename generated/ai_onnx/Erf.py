@@ -56,6 +56,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Erf.yaml',
+        line=10,
     ),
     OpSchema(
         name='Erf',
@@ -96,5 +98,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Erf.yaml',
+        line=18,
     ),
 )

@@ -67,6 +67,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Exp.yaml',
+        line=9,
     ),
     OpSchema(
         name='Exp',
@@ -91,6 +93,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Exp.yaml',
+        line=19,
     ),
     OpSchema(
         name='Exp',
@@ -131,5 +135,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/math/Exp.yaml',
+        line=22,
     ),
 )

@@ -63,6 +63,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='expand',
         ),
+        file='opdefs/ai.onnx/tensor/Expand.yaml',
+        line=9,
     ),
     OpSchema(
         name='Expand',
@@ -110,5 +112,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='expand',
         ),
+        file='opdefs/ai.onnx/tensor/Expand.yaml',
+        line=18,
     ),
 )

@@ -30,7 +30,7 @@ _ATTR_0 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=1,
+    default=1,
 )
 _PARAM_0 = FormalParameter(
     name='input',
@@ -93,6 +93,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=9,
     ),
     OpSchema(
         name='Flatten',
@@ -122,6 +124,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=19,
     ),
     OpSchema(
         name='Flatten',
@@ -148,6 +152,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=22,
     ),
     OpSchema(
         name='Flatten',
@@ -190,6 +196,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=25,
     ),
     OpSchema(
         name='Flatten',
@@ -232,6 +240,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=32,
     ),
     OpSchema(
         name='Flatten',
@@ -274,6 +284,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=35,
     ),
     OpSchema(
         name='Flatten',
@@ -316,6 +328,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=38,
     ),
     OpSchema(
         name='Flatten',
@@ -358,5 +372,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        file='opdefs/ai.onnx/tensor/Flatten.yaml',
+        line=41,
     ),
 )

@@ -69,6 +69,8 @@ SCHEMAS = (
                 'compute': 'floor',
             }),
         ),
+        file='opdefs/ai.onnx/math/Floor.yaml',
+        line=9,
     ),
     OpSchema(
         name='Floor',
@@ -96,6 +98,8 @@ SCHEMAS = (
                 'compute': 'floor',
             }),
         ),
+        file='opdefs/ai.onnx/math/Floor.yaml',
+        line=19,
     ),
     OpSchema(
         name='Floor',
@@ -139,5 +143,7 @@ SCHEMAS = (
                 'compute': 'floor',
             }),
         ),
+        file='opdefs/ai.onnx/math/Floor.yaml',
+        line=22,
     ),
 )

@@ -44,7 +44,7 @@ _ATTR_0 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=0,
+    default=0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -85,6 +85,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        file='opdefs/ai.onnx/tensor/Gather.yaml',
+        line=10,
     ),
     OpSchema(
         name='Gather',
@@ -113,6 +115,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        file='opdefs/ai.onnx/tensor/Gather.yaml',
+        line=22,
     ),
     OpSchema(
         name='Gather',
@@ -163,5 +167,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        file='opdefs/ai.onnx/tensor/Gather.yaml',
+        line=24,
     ),
 )

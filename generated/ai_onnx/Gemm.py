@@ -53,31 +53,31 @@ _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
     description=_TEXT_3,
-    default_value=1.0,
+    default=1.0,
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
     description='Scale factor applied to the bias C; defaults to 1.0.',
-    default_value=1.0,
+    default=1.0,
 )
 _ATTR_2 = Attribute(
     name='broadcast',
     type=AttrType.INT,
     description=_TEXT_4,
-    default_value=0,
+    default=0,
 )
 _ATTR_3 = Attribute(
     name='transA',
     type=AttrType.INT,
     description='When nonzero, A is transposed before the product is formed.',
-    default_value=0,
+    default=0,
 )
 _ATTR_4 = Attribute(
     name='transB',
     type=AttrType.INT,
     description='When nonzero, B is transposed before the product is formed.',
-    default_value=0,
+    default=0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -140,6 +140,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        file='opdefs/ai.onnx/math/Gemm.yaml',
+        line=13,
     ),
     OpSchema(
         name='Gemm',
@@ -172,6 +174,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        file='opdefs/ai.onnx/math/Gemm.yaml',
+        line=29,
     ),
     OpSchema(
         name='Gemm',
@@ -203,6 +207,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        file='opdefs/ai.onnx/math/Gemm.yaml',
+        line=31,
     ),
     OpSchema(
         name='Gemm',
@@ -239,6 +245,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        file='opdefs/ai.onnx/math/Gemm.yaml',
+        line=35,
     ),
     OpSchema(
         name='Gemm',
@@ -276,6 +284,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        file='opdefs/ai.onnx/math/Gemm.yaml',
+        line=38,
     ),
     OpSchema(
         name='Gemm',
@@ -336,5 +346,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        file='opdefs/ai.onnx/math/Gemm.yaml',
+        line=46,
     ),
 )

@@ -59,6 +59,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='global_pool',
         ),
+        file='opdefs/ai.onnx/nn/GlobalAveragePool.yaml',
+        line=9,
     ),
     OpSchema(
         name='GlobalAveragePool',
@@ -99,5 +101,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='global_pool',
         ),
+        file='opdefs/ai.onnx/nn/GlobalAveragePool.yaml',
+        line=17,
     ),
 )

@@ -71,7 +71,7 @@ SCHEMAS = (
                 name='broadcast',
                 type=AttrType.INT,
                 description='Legacy switch, used before version 7. A value of 1 lets B be broadcast onto A, while the default 0 demands that A and B have identical shapes.',
-                default_value=0,
+                default=0,
             ),
         }),
         type_constraints=(
@@ -87,6 +87,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/logical/Greater.yaml',
+        line=10,
     ),
     OpSchema(
         name='Greater',
@@ -116,6 +118,8 @@ SCHEMAS = (
                 'compute': 'greater',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Greater.yaml',
+        line=23,
     ),
     OpSchema(
         name='Greater',
@@ -159,6 +163,8 @@ SCHEMAS = (
                 'compute': 'greater',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Greater.yaml',
+        line=29,
     ),
     OpSchema(
         name='Greater',
@@ -210,5 +216,7 @@ SCHEMAS = (
                 'compute': 'greater',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Greater.yaml',
+        line=32,
     ),
 )

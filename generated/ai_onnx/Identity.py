@@ -65,6 +65,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=9,
     ),
     OpSchema(
         name='Identity',
@@ -108,6 +110,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=17,
     ),
     OpSchema(
         name='Identity',
@@ -151,6 +155,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=24,
     ),
     OpSchema(
         name='Identity',
@@ -194,6 +200,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=32,
     ),
     OpSchema(
         name='Identity',
@@ -237,6 +245,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=35,
     ),
     OpSchema(
         name='Identity',
@@ -280,6 +290,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=38,
     ),
     OpSchema(
         name='Identity',
@@ -323,6 +335,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=41,
     ),
     OpSchema(
         name='Identity',
@@ -366,6 +380,8 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=44,
     ),
     OpSchema(
         name='Identity',
@@ -409,5 +425,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Identity.yaml',
+        line=47,
     ),
 )

@@ -26,19 +26,19 @@ _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
     description=_TEXT_1,
-    default_value=9.999999747378752e-05,
+    default=9.999999747378752e-05,
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
     description='Exponent applied to the normalization denominator.',
-    default_value=0.75,
+    default=0.75,
 )
 _ATTR_2 = Attribute(
     name='bias',
     type=AttrType.FLOAT,
     description=_TEXT_2,
-    default_value=1.0,
+    default=1.0,
 )
 _ATTR_3 = Attribute(
     name='size',
@@ -90,6 +90,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/LRN.yaml',
+        line=9,
     ),
     OpSchema(
         name='LRN',
@@ -135,5 +137,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/nn/LRN.yaml',
+        line=22,
     ),
 )

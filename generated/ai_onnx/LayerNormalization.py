@@ -71,19 +71,19 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description='First axis of the normalized group; that axis and all later ones are normalized together. Negative values count from the back, and the default -1 normalizes over the last axis only.',
-                default_value=-1,
+                default=-1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description='Small constant added to the variance to avoid dividing by zero.',
-                default_value=9.999999747378752e-06,
+                default=9.999999747378752e-06,
             ),
             'stash_type': Attribute(
                 name='stash_type',
                 type=AttrType.INT,
                 description='Data-type code that sets the precision of the statistics computation and the type of `Mean` and `InvStdDev`; the default 1 stands for 32-bit float.',
-                default_value=1,
+                default=1,
             ),
         }),
         type_constraints=(
@@ -107,5 +107,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='layer_norm',
         ),
+        file='opdefs/ai.onnx/nn/LayerNormalization.yaml',
+        line=10,
     ),
 )

@@ -21,7 +21,7 @@ _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
     description='Slope applied to negative inputs, 0.01 by default.',
-    default_value=0.009999999776482582,
+    default=0.009999999776482582,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -70,6 +70,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
+        line=8,
     ),
     OpSchema(
         name='LeakyRelu',
@@ -108,6 +110,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
+        line=19,
     ),
     OpSchema(
         name='LeakyRelu',
@@ -150,5 +154,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
+        line=26,
     ),
 )

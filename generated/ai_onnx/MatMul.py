@@ -64,6 +64,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        file='opdefs/ai.onnx/math/MatMul.yaml',
+        line=13,
     ),
     OpSchema(
         name='MatMul',
@@ -108,6 +110,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        file='opdefs/ai.onnx/math/MatMul.yaml',
+        line=22,
     ),
     OpSchema(
         name='MatMul',
@@ -155,5 +159,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        file='opdefs/ai.onnx/math/MatMul.yaml',
+        line=25,
     ),
 )

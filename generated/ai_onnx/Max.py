@@ -71,6 +71,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        file='opdefs/ai.onnx/math/Max.yaml',
+        line=11,
     ),
     OpSchema(
         name='Max',
@@ -95,6 +97,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        file='opdefs/ai.onnx/math/Max.yaml',
+        line=21,
     ),
     OpSchema(
         name='Max',
@@ -122,6 +126,8 @@ SCHEMAS = (
                 'compute': 'max',
             }),
         ),
+        file='opdefs/ai.onnx/math/Max.yaml',
+        line=24,
     ),
     OpSchema(
         name='Max',
@@ -164,6 +170,8 @@ SCHEMAS = (
                 'compute': 'max',
             }),
         ),
+        file='opdefs/ai.onnx/math/Max.yaml',
+        line=27,
     ),
     OpSchema(
         name='Max',
@@ -208,5 +216,7 @@ SCHEMAS = (
                 'compute': 'max',
             }),
         ),
+        file='opdefs/ai.onnx/math/Max.yaml',
+        line=30,
     ),
 )

@@ -45,7 +45,7 @@ _ATTR_0 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
     description=_TEXT_2,
-    default_value='NOTSET',
+    default='NOTSET',
 )
 _ATTR_1 = Attribute(
     name='kernel_shape',
@@ -79,7 +79,7 @@ _ATTR_4 = Attribute(
     name='storage_order',
     type=AttrType.INT,
     description=_TEXT_7,
-    default_value=0,
+    default=0,
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='I',
@@ -90,7 +90,7 @@ _ATTR_5 = Attribute(
     name='ceil_mode',
     type=AttrType.INT,
     description=_TEXT_8,
-    default_value=0,
+    default=0,
 )
 _ATTR_6 = Attribute(
     name='dilations',
@@ -135,6 +135,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/MaxPool.yaml',
+        line=10,
     ),
     OpSchema(
         name='MaxPool',
@@ -167,6 +169,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/MaxPool.yaml',
+        line=23,
     ),
     OpSchema(
         name='MaxPool',
@@ -201,6 +205,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/MaxPool.yaml',
+        line=33,
     ),
     OpSchema(
         name='MaxPool',
@@ -235,6 +241,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/MaxPool.yaml',
+        line=37,
     ),
     OpSchema(
         name='MaxPool',
@@ -285,6 +293,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/MaxPool.yaml',
+        line=39,
     ),
     OpSchema(
         name='MaxPool',
@@ -335,5 +345,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        file='opdefs/ai.onnx/nn/MaxPool.yaml',
+        line=47,
     ),
 )

@@ -71,6 +71,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        file='opdefs/ai.onnx/math/Min.yaml',
+        line=11,
     ),
     OpSchema(
         name='Min',
@@ -95,6 +97,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        file='opdefs/ai.onnx/math/Min.yaml',
+        line=21,
     ),
     OpSchema(
         name='Min',
@@ -122,6 +126,8 @@ SCHEMAS = (
                 'compute': 'min',
             }),
         ),
+        file='opdefs/ai.onnx/math/Min.yaml',
+        line=24,
     ),
     OpSchema(
         name='Min',
@@ -164,6 +170,8 @@ SCHEMAS = (
                 'compute': 'min',
             }),
         ),
+        file='opdefs/ai.onnx/math/Min.yaml',
+        line=27,
     ),
     OpSchema(
         name='Min',
@@ -208,5 +216,7 @@ SCHEMAS = (
                 'compute': 'min',
             }),
         ),
+        file='opdefs/ai.onnx/math/Min.yaml',
+        line=30,
     ),
 )

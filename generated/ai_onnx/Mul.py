@@ -32,7 +32,7 @@ _ATTR_1 = Attribute(
     name='broadcast',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=0,
+    default=0,
 )
 _PARAM_0 = FormalParameter(
     name='A',
@@ -110,6 +110,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Mul.yaml',
+        line=13,
     ),
     OpSchema(
         name='Mul',
@@ -138,6 +140,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Mul.yaml',
+        line=26,
     ),
     OpSchema(
         name='Mul',
@@ -166,6 +170,8 @@ SCHEMAS = (
                 'compute': 'mul',
             }),
         ),
+        file='opdefs/ai.onnx/math/Mul.yaml',
+        line=31,
     ),
     OpSchema(
         name='Mul',
@@ -216,6 +222,8 @@ SCHEMAS = (
                 'compute': 'mul',
             }),
         ),
+        file='opdefs/ai.onnx/math/Mul.yaml',
+        line=37,
     ),
     OpSchema(
         name='Mul',
@@ -266,5 +274,7 @@ SCHEMAS = (
                 'compute': 'mul',
             }),
         ),
+        file='opdefs/ai.onnx/math/Mul.yaml',
+        line=45,
     ),
 )

@@ -68,6 +68,8 @@ SCHEMAS = (
                 'compute': 'neg',
             }),
         ),
+        file='opdefs/ai.onnx/math/Neg.yaml',
+        line=9,
     ),
     OpSchema(
         name='Neg',
@@ -109,6 +111,8 @@ SCHEMAS = (
                 'compute': 'neg',
             }),
         ),
+        file='opdefs/ai.onnx/math/Neg.yaml',
+        line=19,
     ),
     OpSchema(
         name='Neg',
@@ -152,5 +156,7 @@ SCHEMAS = (
                 'compute': 'neg',
             }),
         ),
+        file='opdefs/ai.onnx/math/Neg.yaml',
+        line=24,
     ),
 )

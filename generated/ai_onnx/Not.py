@@ -57,5 +57,7 @@ SCHEMAS = (
                 'compute': 'not',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Not.yaml',
+        line=8,
     ),
 )

@@ -65,7 +65,7 @@ SCHEMAS = (
                 name='broadcast',
                 type=AttrType.INT,
                 description='Legacy switch, used before version 7. A value of 1 lets B be broadcast onto A, while the default 0 demands that A and B have identical shapes.',
-                default_value=0,
+                default=0,
             ),
         }),
         type_constraints=(
@@ -81,6 +81,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/logical/Or.yaml',
+        line=10,
     ),
     OpSchema(
         name='Or',
@@ -128,5 +130,7 @@ SCHEMAS = (
                 'compute': 'or',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Or.yaml',
+        line=23,
     ),
 )

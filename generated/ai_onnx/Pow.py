@@ -93,7 +93,7 @@ SCHEMAS = (
                 name='broadcast',
                 type=AttrType.INT,
                 description="Legacy switch. When nonzero, Y may be broadcast onto X's shape; when 0, both operands must have identical shapes.",
-                default_value=0,
+                default=0,
             ),
         }),
         type_constraints=(
@@ -108,6 +108,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Pow.yaml',
+        line=13,
     ),
     OpSchema(
         name='Pow',
@@ -136,6 +138,8 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        file='opdefs/ai.onnx/math/Pow.yaml',
+        line=25,
     ),
     OpSchema(
         name='Pow',
@@ -184,6 +188,8 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        file='opdefs/ai.onnx/math/Pow.yaml',
+        line=31,
     ),
     OpSchema(
         name='Pow',
@@ -219,6 +225,8 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        file='opdefs/ai.onnx/math/Pow.yaml',
+        line=41,
     ),
     OpSchema(
         name='Pow',
@@ -258,5 +266,7 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        file='opdefs/ai.onnx/math/Pow.yaml',
+        line=49,
     ),
 )

@@ -69,6 +69,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='range',
         ),
+        file='opdefs/ai.onnx/generator/Range.yaml',
+        line=10,
     ),
     OpSchema(
         name='Range',
@@ -107,7 +109,7 @@ SCHEMAS = (
                 name='stash_type',
                 type=AttrType.INT,
                 description='Data type code used for the internal arithmetic when T is float16 or bfloat16; the default 1 means float32, and other input types ignore it.',
-                default_value=1,
+                default=1,
             ),
         }),
         type_constraints=(
@@ -126,5 +128,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='range',
         ),
+        file='opdefs/ai.onnx/generator/Range.yaml',
+        line=20,
     ),
 )

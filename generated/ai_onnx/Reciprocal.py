@@ -69,6 +69,8 @@ SCHEMAS = (
                 'compute': 'reciprocal',
             }),
         ),
+        file='opdefs/ai.onnx/math/Reciprocal.yaml',
+        line=8,
     ),
     OpSchema(
         name='Reciprocal',
@@ -96,6 +98,8 @@ SCHEMAS = (
                 'compute': 'reciprocal',
             }),
         ),
+        file='opdefs/ai.onnx/math/Reciprocal.yaml',
+        line=18,
     ),
     OpSchema(
         name='Reciprocal',
@@ -139,5 +143,7 @@ SCHEMAS = (
                 'compute': 'reciprocal',
             }),
         ),
+        file='opdefs/ai.onnx/math/Reciprocal.yaml',
+        line=21,
     ),
 )

@@ -46,7 +46,7 @@ _ATTR_1 = Attribute(
     name='keepdims',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=1,
+    default=1,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -84,7 +84,7 @@ _ATTR_2 = Attribute(
     name='noop_with_empty_axes',
     type=AttrType.INT,
     description=_TEXT_4,
-    default_value=0,
+    default=0,
 )
 
 SCHEMAS = (
@@ -114,6 +114,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
+        line=11,
     ),
     OpSchema(
         name='ReduceMax',
@@ -141,6 +143,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
+        line=22,
     ),
     OpSchema(
         name='ReduceMax',
@@ -182,6 +186,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
+        line=24,
     ),
     OpSchema(
         name='ReduceMax',
@@ -209,6 +215,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
+        line=27,
     ),
     OpSchema(
         name='ReduceMax',
@@ -237,6 +245,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
+        line=34,
     ),
     OpSchema(
         name='ReduceMax',
@@ -281,5 +291,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
+        line=43,
     ),
 )

@@ -43,7 +43,7 @@ _ATTR_1 = Attribute(
     name='keepdims',
     type=AttrType.INT,
     description=_TEXT_2,
-    default_value=1,
+    default=1,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -97,6 +97,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
+        line=10,
     ),
     OpSchema(
         name='ReduceMean',
@@ -124,6 +126,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
+        line=21,
     ),
     OpSchema(
         name='ReduceMean',
@@ -151,6 +155,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
+        line=23,
     ),
     OpSchema(
         name='ReduceMean',
@@ -176,7 +182,7 @@ SCHEMAS = (
                 name='noop_with_empty_axes',
                 type=AttrType.INT,
                 description='Decides what an empty or missing axes list means; with the default 0 all axes are reduced, with 1 the op just returns its input.',
-                default_value=0,
+                default=0,
             ),
         }),
         type_constraints=(
@@ -191,5 +197,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
+        line=30,
     ),
 )

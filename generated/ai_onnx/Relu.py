@@ -66,6 +66,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Relu.yaml',
+        line=8,
     ),
     OpSchema(
         name='Relu',
@@ -90,6 +92,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Relu.yaml',
+        line=18,
     ),
     OpSchema(
         name='Relu',
@@ -130,6 +134,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Relu.yaml',
+        line=21,
     ),
     OpSchema(
         name='Relu',
@@ -170,5 +176,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Relu.yaml',
+        line=28,
     ),
 )

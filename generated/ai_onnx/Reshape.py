@@ -57,7 +57,7 @@ _ATTR_0 = Attribute(
     name='allowzero',
     type=AttrType.INT,
     description=_TEXT_3,
-    default_value=0,
+    default=0,
 )
 
 SCHEMAS = (
@@ -109,6 +109,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=10,
     ),
     OpSchema(
         name='Reshape',
@@ -153,6 +155,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=21,
     ),
     OpSchema(
         name='Reshape',
@@ -178,6 +182,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=32,
     ),
     OpSchema(
         name='Reshape',
@@ -205,6 +211,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=40,
     ),
     OpSchema(
         name='Reshape',
@@ -248,6 +256,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=43,
     ),
     OpSchema(
         name='Reshape',
@@ -291,6 +301,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=46,
     ),
     OpSchema(
         name='Reshape',
@@ -334,6 +346,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=49,
     ),
     OpSchema(
         name='Reshape',
@@ -377,6 +391,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=52,
     ),
     OpSchema(
         name='Reshape',
@@ -420,5 +436,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        file='opdefs/ai.onnx/tensor/Reshape.yaml',
+        line=55,
     ),
 )

@@ -53,7 +53,7 @@ _ATTR_1 = Attribute(
     name='start',
     type=AttrType.INT,
     description=_TEXT_3,
-    default_value=0,
+    default=0,
 )
 
 SCHEMAS = (
@@ -95,6 +95,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=10,
     ),
     OpSchema(
         name='Shape',
@@ -120,6 +122,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=19,
     ),
     OpSchema(
         name='Shape',
@@ -148,6 +152,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=26,
     ),
     OpSchema(
         name='Shape',
@@ -186,6 +192,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=30,
     ),
     OpSchema(
         name='Shape',
@@ -224,6 +232,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=33,
     ),
     OpSchema(
         name='Shape',
@@ -262,6 +272,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=36,
     ),
     OpSchema(
         name='Shape',
@@ -300,6 +312,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=39,
     ),
     OpSchema(
         name='Shape',
@@ -338,5 +352,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        file='opdefs/ai.onnx/tensor/Shape.yaml',
+        line=42,
     ),
 )

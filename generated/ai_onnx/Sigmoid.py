@@ -65,6 +65,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Sigmoid.yaml',
+        line=8,
     ),
     OpSchema(
         name='Sigmoid',
@@ -89,6 +91,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Sigmoid.yaml',
+        line=18,
     ),
     OpSchema(
         name='Sigmoid',
@@ -129,5 +133,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Sigmoid.yaml',
+        line=21,
     ),
 )

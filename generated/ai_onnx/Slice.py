@@ -119,6 +119,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Slice.yaml',
+        line=11,
     ),
     OpSchema(
         name='Slice',
@@ -151,6 +153,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Slice.yaml',
+        line=23,
     ),
     OpSchema(
         name='Slice',
@@ -180,6 +184,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='slice',
         ),
+        file='opdefs/ai.onnx/tensor/Slice.yaml',
+        line=38,
     ),
     OpSchema(
         name='Slice',
@@ -251,5 +257,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='slice',
         ),
+        file='opdefs/ai.onnx/tensor/Slice.yaml',
+        line=41,
     ),
 )

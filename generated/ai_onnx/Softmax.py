@@ -34,7 +34,7 @@ _ATTR_0 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_0,
-    default_value=1,
+    default=1,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -68,6 +68,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Softmax.yaml',
+        line=10,
     ),
     OpSchema(
         name='Softmax',
@@ -94,6 +96,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Softmax.yaml',
+        line=20,
     ),
     OpSchema(
         name='Softmax',
@@ -122,7 +126,7 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=_TEXT_0,
-                default_value=-1,
+                default=-1,
             ),
         }),
         type_constraints=(
@@ -141,5 +145,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Softmax.yaml',
+        line=22,
     ),
 )

@@ -45,7 +45,7 @@ _ATTR_1 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_1,
-    default_value=0,
+    default=0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -137,6 +137,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Split.yaml',
+        line=10,
     ),
     OpSchema(
         name='Split',
@@ -167,6 +169,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Split.yaml',
+        line=22,
     ),
     OpSchema(
         name='Split',
@@ -194,6 +198,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        file='opdefs/ai.onnx/tensor/Split.yaml',
+        line=31,
     ),
     OpSchema(
         name='Split',
@@ -221,6 +227,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        file='opdefs/ai.onnx/tensor/Split.yaml',
+        line=34,
     ),
     OpSchema(
         name='Split',
@@ -253,5 +261,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        file='opdefs/ai.onnx/tensor/Split.yaml',
+        line=44,
     ),
 )

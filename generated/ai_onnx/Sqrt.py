@@ -69,6 +69,8 @@ SCHEMAS = (
                 'compute': 'sqrt',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sqrt.yaml',
+        line=8,
     ),
     OpSchema(
         name='Sqrt',
@@ -96,6 +98,8 @@ SCHEMAS = (
                 'compute': 'sqrt',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sqrt.yaml',
+        line=18,
     ),
     OpSchema(
         name='Sqrt',
@@ -139,5 +143,7 @@ SCHEMAS = (
                 'compute': 'sqrt',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sqrt.yaml',
+        line=21,
     ),
 )

@@ -85,6 +85,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=10,
     ),
     OpSchema(
         name='Squeeze',
@@ -111,6 +113,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=20,
     ),
     OpSchema(
         name='Squeeze',
@@ -152,6 +156,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=23,
     ),
     OpSchema(
         name='Squeeze',
@@ -193,6 +199,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=33,
     ),
     OpSchema(
         name='Squeeze',
@@ -234,6 +242,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=36,
     ),
     OpSchema(
         name='Squeeze',
@@ -275,6 +285,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=39,
     ),
     OpSchema(
         name='Squeeze',
@@ -316,5 +328,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        file='opdefs/ai.onnx/tensor/Squeeze.yaml',
+        line=42,
     ),
 )

@@ -33,7 +33,7 @@ _ATTR_1 = Attribute(
     name='broadcast',
     type=AttrType.INT,
     description=_TEXT_3,
-    default_value=0,
+    default=0,
 )
 _PARAM_0 = FormalParameter(
     name='A',
@@ -111,6 +111,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Sub.yaml',
+        line=13,
     ),
     OpSchema(
         name='Sub',
@@ -139,6 +141,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        file='opdefs/ai.onnx/math/Sub.yaml',
+        line=26,
     ),
     OpSchema(
         name='Sub',
@@ -167,6 +171,8 @@ SCHEMAS = (
                 'compute': 'sub',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sub.yaml',
+        line=31,
     ),
     OpSchema(
         name='Sub',
@@ -217,6 +223,8 @@ SCHEMAS = (
                 'compute': 'sub',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sub.yaml',
+        line=37,
     ),
     OpSchema(
         name='Sub',
@@ -267,5 +275,7 @@ SCHEMAS = (
                 'compute': 'sub',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sub.yaml',
+        line=45,
     ),
 )

@@ -70,6 +70,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        file='opdefs/ai.onnx/math/Sum.yaml',
+        line=11,
     ),
     OpSchema(
         name='Sum',
@@ -94,6 +96,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        file='opdefs/ai.onnx/math/Sum.yaml',
+        line=21,
     ),
     OpSchema(
         name='Sum',
@@ -121,6 +125,8 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sum.yaml',
+        line=24,
     ),
     OpSchema(
         name='Sum',
@@ -165,5 +171,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        file='opdefs/ai.onnx/math/Sum.yaml',
+        line=27,
     ),
 )

@@ -65,6 +65,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Tanh.yaml',
+        line=8,
     ),
     OpSchema(
         name='Tanh',
@@ -89,6 +91,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Tanh.yaml',
+        line=18,
     ),
     OpSchema(
         name='Tanh',
@@ -129,5 +133,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        file='opdefs/ai.onnx/activation/Tanh.yaml',
+        line=21,
     ),
 )

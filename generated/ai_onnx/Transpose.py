@@ -70,6 +70,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        file='opdefs/ai.onnx/tensor/Transpose.yaml',
+        line=9,
     ),
     OpSchema(
         name='Transpose',
@@ -112,6 +114,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        file='opdefs/ai.onnx/tensor/Transpose.yaml',
+        line=19,
     ),
     OpSchema(
         name='Transpose',
@@ -154,6 +158,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        file='opdefs/ai.onnx/tensor/Transpose.yaml',
+        line=26,
     ),
     OpSchema(
         name='Transpose',
@@ -196,6 +202,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        file='opdefs/ai.onnx/tensor/Transpose.yaml',
+        line=29,
     ),
     OpSchema(
         name='Transpose',
@@ -238,6 +246,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        file='opdefs/ai.onnx/tensor/Transpose.yaml',
+        line=32,
     ),
     OpSchema(
         name='Transpose',
@@ -280,5 +290,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        file='opdefs/ai.onnx/tensor/Transpose.yaml',
+        line=35,
     ),
 )

@@ -84,6 +84,8 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=10,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -110,6 +112,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=20,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -151,6 +155,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=23,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -192,6 +198,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=33,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -233,6 +241,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=36,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -274,6 +284,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=39,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -315,5 +327,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
+        line=42,
     ),
 )

@@ -83,6 +83,8 @@ SCHEMAS = (
                 'compute': 'where',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Where.yaml',
+        line=9,
     ),
     OpSchema(
         name='Where',
@@ -135,5 +137,7 @@ SCHEMAS = (
                 'compute': 'where',
             }),
         ),
+        file='opdefs/ai.onnx/logical/Where.yaml',
+        line=20,
     ),
 )

@@ -98,8 +98,8 @@ class InferenceContext:
         if value is not None:
             return value
         declared = self.schema.attributes.get(name)
-        if declared is not None and declared.default_value is not None:
-            return declared.default_value
+        if declared is not None and declared.default is not None:
+            return declared.default
         return default
 
     def has_attribute(self, name: str) -> bool:
