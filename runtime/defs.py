@@ -1,7 +1,7 @@
 """The process-wide registry: the built-in operator sets plus any registered packages.
 
-Mirrors ``onnx.defs``: ``get_schema``, ``has_schema``, ``get_all_schemas``,
-``get_all_schemas_with_history``, ``schema_version_map``.
+Mirrors ``onnx.defs``: ``get_schema``, ``has_schema`` (also as ``has``), ``get_all_schemas``,
+``get_all_schemas_with_history``, ``get_function_ops``, ``schema_version_map``.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from opspec.runtime.registry import DomainInfo, Registry, SchemaError
 
 __all__ = [
     "DomainInfo", "REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas",
-    "get_all_schemas_with_history", "get_schema", "has_schema", "onnx_opset_version", "register",
+    "get_all_schemas_with_history", "get_function_ops", "get_schema", "has", "has_schema", "onnx_opset_version", "register",
     "schema_version_map",
 ]
 
@@ -26,6 +26,8 @@ except (ImportError, AttributeError) as error:  # a fresh clone before `make gen
 
 get_schema = REGISTRY.get_schema
 has_schema = REGISTRY.has_schema
+has = REGISTRY.has_schema  # onnx.defs spells it both ways
+get_function_ops = REGISTRY.get_function_ops
 get_all_schemas = REGISTRY.get_all_schemas
 get_all_schemas_with_history = REGISTRY.get_all_schemas_with_history
 schema_version_map = REGISTRY.schema_version_map

@@ -10,11 +10,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.schema import OpSchema
 
 
-class SchemaError(LookupError):
-    """No schema matches a lookup (unknown domain, operator or version)."""
+class SchemaError(LookupError, *onnx_bases("onnx.defs", "SchemaError")):
+    """No schema matches a lookup (unknown domain, operator or version).
+
+    A subclass of ``onnx.defs.SchemaError`` too when onnx was imported before opspec.
+    """
 
 
 class DomainInfo:
@@ -58,8 +62,11 @@ class Registry:
         self._cache.clear()
 
     # -- lookups ----------------------------------------------------------------------
-    def get_schema(self, op_type: str, max_inclusive_version: int | None = None, domain: str = "") -> OpSchema:
-        """The newest version of ``op_type`` whose since-version is at most the given one."""
+    def get_schema(self, op_type: str, max_inclusive_version: int | str | None = None, domain: str = "") -> OpSchema:
+        """The newest version of ``op_type`` whose since-version is at most the given one.
+
+        As in onnx, ``get_schema(op_type, domain)`` (a string second) means the newest version.
+        """
         try:
             return self._cache[op_type, max_inclusive_version, domain]
         except KeyError:
@@ -68,7 +75,7 @@ class Registry:
         self._cache[op_type, max_inclusive_version, domain] = schema
         return schema
 
-    def has_schema(self, op_type: str, max_inclusive_version: int | None = None, domain: str = "") -> bool:
+    def has_schema(self, op_type: str, max_inclusive_version: int | str | None = None, domain: str = "") -> bool:
         try:
             self.get_schema(op_type, max_inclusive_version, domain)
         except SchemaError:
@@ -87,6 +94,14 @@ class Registry:
     def get_all_schemas_with_history(self) -> list[OpSchema]:
         """Every version of every operator."""
         return [schema for d, op in self._every_op() for schema in self._load(d, op)]
+
+    def get_function_ops(self) -> list[OpSchema]:
+        """The newest version with a function body of every operator that has one."""
+        found = []
+        for node_domain, op in self._every_op():
+            bodies = [s for s in self._load(node_domain, op) if getattr(s, "has_function", False)]
+            found.extend(bodies[-1:])
+        return found
 
     def canonical_domain(self, domain: str) -> str:
         """The node-domain spelling for any accepted spelling of a domain."""
@@ -127,7 +142,9 @@ class Registry:
             raise SchemaError(f"no operator {op_type!r} in domain {self._domains[node_domain].name!r}")
         return node_domain, entry
 
-    def _find(self, op_type: str, version: int | None, domain: str) -> OpSchema:
+    def _find(self, op_type: str, version: int | str | None, domain: str) -> OpSchema:
+        if isinstance(version, str):  # onnx's other form: get_schema(op_type, domain)
+            version, domain = None, version
         node_domain, entry = self._entry(op_type, domain)
         if version is None:
             return self._load(node_domain, op_type)[-1]

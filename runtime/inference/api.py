@@ -1,12 +1,14 @@
 """The inference API: ``infer_shapes`` (onnx's signature) and ``infer`` (with a report)."""
 from __future__ import annotations
 
+import importlib
+import os
 from typing import Any
 
 from opspec.runtime.inference.context import InferenceError
 from opspec.runtime.inference.engine import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model
-from opspec.runtime.ir import ModelSource, is_onnx_model, load_model
+from opspec.runtime.ir import ModelSource, is_onnx_model, load_model, save_model
 
 
 class InferenceResult:
@@ -65,13 +67,34 @@ def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool
     """Like ``onnx.shape_inference.infer_shapes``: a copy of ``model`` with inferred types added.
 
     Accepts an ``onnx.ModelProto``, an opspec ``ModelProto``, a path or bytes and returns
-    the same kind (a path gives an opspec ``ModelProto``). Inferred types of intermediate
+    the same kind (a path gives an ``onnx.ModelProto`` when onnx is installed, an opspec
+    ``ModelProto`` otherwise). Inferred types of intermediate
     values go to ``graph.value_info``; graph outputs get theirs. ``check_type`` checks
     inputs and attributes against each schema; ``strict_mode`` raises
     :class:`InferenceError` at the first problem (otherwise problems are ignored);
     ``data_prop`` propagates small integer tensors (shapes) through nodes.
     """
-    return _infer(model, check_type, strict_mode, data_prop, report=False).model
+    inferred = _infer(model, check_type, strict_mode, data_prop, report=False).model
+    return _onnx_message(inferred) if isinstance(model, (str, os.PathLike)) else inferred
+
+
+def infer_shapes_path(model_path: str | os.PathLike, output_path: str | os.PathLike = "", check_type: bool = False,
+                      strict_mode: bool = False, data_prop: bool = False) -> None:
+    """Like ``onnx.shape_inference.infer_shapes_path``: infer the model file, write the result.
+
+    The result goes to ``output_path``, or back to ``model_path`` when it is empty.
+    """
+    inferred = _infer(model_path, check_type, strict_mode, data_prop, report=False).model
+    save_model(inferred, output_path or model_path)
+
+
+def _onnx_message(model: Any) -> Any:
+    """``model`` as an ``onnx.ModelProto`` when onnx is installed, else unchanged."""
+    try:
+        onnx = importlib.import_module("onnx")
+    except ImportError:
+        return model
+    return onnx.ModelProto.FromString(model.SerializeToString())
 
 
 def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: bool, report: bool) -> InferenceResult:
@@ -89,4 +112,4 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     return InferenceResult(copy if finish is None else finish(copy), outcome)
 
 
-__all__ = ["InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes"]
+__all__ = ["InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes", "infer_shapes_path"]

@@ -12,11 +12,12 @@ the parameter allows), so most rules only compute shapes.
 from __future__ import annotations
 
 from opspec.runtime.inference.values import Data, TensorType
+from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.schema import OpSchema
 from opspec.runtime.shape import ShapeError, SymbolTable
 
 
-class InferenceError(Exception):
+class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):
     """A node's inputs or attributes contradict its schema; the engine adds the node."""
 
 
