@@ -1,0 +1,131 @@
+"""Register an opspec op set in onnx's own schema registry, inference rules attached.
+
+After :func:`register_with_onnx`, ``onnx.checker.check_model`` and
+``onnx.shape_inference.infer_shapes`` know the domain's operators, and onnx's inference
+runs opspec's rule for each of their nodes. :func:`deregister_from_onnx` undoes it.
+onnx is imported only by this module, and only when one of its functions is called::
+
+    opspec.register("build/example_ops")          # the op set, into opspec
+    onnx_bridge.register_with_onnx("com.example")  # and into onnx
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from opspec.runtime.defs import REGISTRY
+from opspec.runtime.inference.single_node import infer_node_outputs
+from opspec.runtime.registry import Registry
+from opspec.runtime.schema import OpSchema
+
+__all__ = ["deregister_from_onnx", "register_with_onnx", "to_onnx_schema"]
+
+
+def register_with_onnx(domain: str, registry: Registry = REGISTRY) -> list[tuple[str, int, str]]:
+    """Register every version of every operator of ``domain`` in onnx.
+
+    Returns ``(op_type, since_version, domain)`` of each registered schema, the
+    arguments ``onnx.defs.deregister_schema`` takes.
+    """
+    defs = importlib.import_module("onnx.defs")
+    node_domain = registry.canonical_domain(domain)
+    registered = []
+    for op in registry.op_names(node_domain):
+        for schema in registry.schemas_of(op, node_domain):
+            defs.register_schema(to_onnx_schema(schema))
+            registered.append((schema.name, schema.since_version, schema.domain))
+    return registered
+
+
+def deregister_from_onnx(domain: str, registry: Registry = REGISTRY) -> None:
+    """Remove from onnx what :func:`register_with_onnx` put there for ``domain``."""
+    defs = importlib.import_module("onnx.defs")
+    node_domain = registry.canonical_domain(domain)
+    for op in registry.op_names(node_domain):
+        for schema in registry.schemas_of(op, node_domain):
+            if defs.has(schema.name, schema.since_version, schema.domain):
+                defs.deregister_schema(schema.name, schema.since_version, schema.domain)
+
+
+def to_onnx_schema(schema: OpSchema) -> Any:
+    """An ``onnx.defs.OpSchema`` with ``schema``'s signature and its inference rule."""
+    defs = importlib.import_module("onnx.defs")
+    built = defs.OpSchema(
+        schema.name, schema.domain, schema.since_version, schema.doc,
+        inputs=[_parameter(defs, p) for p in schema.inputs],
+        outputs=[_parameter(defs, p) for p in schema.outputs],
+        type_constraints=[(t.type_param_str, list(t.allowed_type_strs), t.description)
+                          for t in schema.type_constraints],
+        attributes=[_attribute(defs, a) for a in schema.attributes.values()],
+    )
+    if schema.has_type_and_shape_inference_function:
+        built.set_type_and_shape_inference_function(_inference_function(schema))
+    return built
+
+
+def _parameter(defs: Any, param: Any) -> Any:
+    return defs.OpSchema.FormalParameter(
+        param.name, param.type_str, param.description,
+        param_option=defs.OpSchema.FormalParameterOption(int(param.option)),
+        is_homogeneous=param.is_homogeneous, min_arity=param.min_arity,
+        differentiation_category=defs.OpSchema.DifferentiationCategory(int(param.differentiation_category)),
+    )
+
+
+def _attribute(defs: Any, attribute: Any) -> Any:
+    if attribute.default is not None:
+        return defs.OpSchema.Attribute(attribute.name, attribute.default_value, attribute.description)
+    kind = defs.OpSchema.AttrType(int(attribute.type))
+    return defs.OpSchema.Attribute(attribute.name, kind, attribute.description, required=attribute.required)
+
+
+def _inference_function(schema: OpSchema) -> Callable[[Any], None]:
+    """onnx's inference callback for ``schema``: runs opspec's rule on the node onnx sees.
+
+    Every failure, expected or not, leaves as onnx's ``InferenceError`` with a message
+    that names the operator, so onnx reports it like its own rules' errors.
+    """
+    onnx = importlib.import_module("onnx")
+    failure = importlib.import_module("onnx.shape_inference").InferenceError
+    where = f"{schema.domain or 'ai.onnx'}::{schema.name}-{schema.since_version}"
+
+    def infer(ctx: Any) -> None:
+        try:
+            outputs = _run_rule(onnx, schema, ctx)
+            for index, type_proto in outputs:
+                ctx.set_output_type(index, type_proto)
+        except Exception as error:  # noqa: BLE001 - one error kind crosses into onnx
+            found = getattr(error, "errors", None)  # the engine's NodeError names our stand-in node
+            message = found[0].message if found else f"{type(error).__name__}: {error}"
+            raise failure(f"[opspec {where}] {_display_name(ctx)}: {message}") from None
+
+    return infer
+
+
+def _display_name(ctx: Any) -> str:
+    try:
+        return ctx.get_display_name() or "node"
+    except Exception:  # noqa: BLE001 - only for the message
+        return "node"
+
+
+def _run_rule(onnx: Any, schema: OpSchema, ctx: Any) -> list[tuple[int, Any]]:
+    inputs = [f"in{i}" if ctx.has_input(i) else "" for i in range(ctx.get_num_inputs())]
+    outputs = [f"out{i}" for i in range(ctx.get_num_outputs())]
+    node = onnx.NodeProto(op_type=schema.name, domain=schema.domain, input=inputs, output=outputs)
+    for name in schema.attributes:
+        value = ctx.get_attribute(name)
+        if value is not None:
+            node.attribute.append(value)
+    types, data = {}, {}
+    for index, name in enumerate(inputs):
+        if not name:
+            continue
+        type_proto = ctx.get_input_type(index)
+        if type_proto is not None and type_proto.WhichOneof("value") is not None:
+            types[name] = type_proto
+        tensor = ctx.get_input_data(index)
+        if tensor is not None:
+            data[name] = tensor
+    found = infer_node_outputs(schema, node, types, input_data=data)
+    return [(index, found[name]) for index, name in enumerate(outputs) if name in found]
