@@ -18,6 +18,10 @@ __version__ = "0.1.0"
 #: Public name -> module that defines it.
 _EXPORTS = {
     "SchemaError": "opspec.runtime.registry",
+    "AI_ONNX_PREVIEW_DOMAIN": "opspec.runtime.defs",
+    "AI_ONNX_PREVIEW_TRAINING_DOMAIN": "opspec.runtime.defs",
+    "ONNX_DOMAIN": "opspec.runtime.defs",
+    "ONNX_ML_DOMAIN": "opspec.runtime.defs",
     "domain_version_range": "opspec.runtime.defs",
     "get_all_schemas": "opspec.runtime.defs",
     "get_all_schemas_with_history": "opspec.runtime.defs",

@@ -13,10 +13,16 @@ from types import ModuleType
 from opspec.runtime.registry import DomainInfo, Registry, SchemaError
 
 __all__ = [
-    "DomainInfo", "REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas",
+    "AI_ONNX_PREVIEW_DOMAIN", "AI_ONNX_PREVIEW_TRAINING_DOMAIN", "ONNX_DOMAIN", "ONNX_ML_DOMAIN", "DomainInfo", "REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas",
     "get_all_schemas_with_history", "get_function_ops", "get_schema", "has", "has_schema", "onnx_opset_version", "register",
     "schema_version_map",
 ]
+
+#: Domain names as onnx.defs spells them (models write the default domain as "").
+ONNX_DOMAIN = ""
+ONNX_ML_DOMAIN = "ai.onnx.ml"
+AI_ONNX_PREVIEW_DOMAIN = "ai.onnx.preview"
+AI_ONNX_PREVIEW_TRAINING_DOMAIN = "ai.onnx.preview.training"
 
 REGISTRY = Registry()
 try:

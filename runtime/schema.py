@@ -213,10 +213,13 @@ class OpSchema(record(
 
     __slots__ = ()
 
-    # onnx exposes the enums on the class; so do we.
+    # onnx exposes the enums and record types on the class; so do we.
     FormalParameterOption = FormalParameterOption
     DifferentiationCategory = DifferentiationCategory
     AttrType = AttrType
+    Attribute = Attribute
+    FormalParameter = FormalParameter
+    TypeConstraintParam = TypeConstraintParam
 
     def __hash__(self) -> int:
         return hash((self.domain, self.name, self.since_version))

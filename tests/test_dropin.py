@@ -101,3 +101,23 @@ def test_infer_node_outputs_raises_inference_error_on_a_bad_node():
              "b": helper.make_tensor_type_proto(TensorProto.FLOAT, [4, 5])}
     with pytest.raises(opspec.InferenceError):
         opspec.infer_node_outputs(opspec.get_schema("MatMul", 13), node, types)
+
+
+#: Names onnx's modules import for themselves rather than offer as API.
+_PLUMBING = {"C", "onnx", "os", "TYPE_CHECKING", "annotations", "AttributeProto", "FunctionProto", "ModelProto",
+             "TypeProto", "IR_VERSION"}
+
+
+def test_the_readme_lists_every_onnx_name_opspec_lacks():
+    import onnx.defs
+    import onnx.shape_inference
+
+    from opspec.runtime.schema import OpSchema
+
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("## Differences from onnx"):readme.index("## Layout")]
+    public = lambda thing: {n for n in dir(thing) if not n.startswith("_")}  # noqa: E731
+    missing = (public(onnx.defs.OpSchema) - public(OpSchema)) | (
+        (public(onnx.defs) | public(onnx.shape_inference)) - set(dir(opspec)) - _PLUMBING)
+    unlisted = sorted(name for name in missing if f"`{name}`" not in table and f"`{name}(" not in table)
+    assert not unlisted, f"README's differences table does not mention {unlisted}"
