@@ -229,7 +229,7 @@ class OpSchema(record(
 
     @property
     def has_type_and_shape_inference_function(self) -> bool:
-        """Whether the version names an inference rule."""
+        """Whether the version has an inference rule (the YAML names it; every named rule is implemented)."""
         return self.inference is not None
 
     @staticmethod
