@@ -9,6 +9,7 @@ from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.source import Location
 from opspec.codegen.resolve import TypeSets, resolve_op
+from opspec.codegen.rule_specs import RULES_FOLDER, DeclaredRule, read_catalogue, rule_modules
 from opspec.runtime.schema import OpSchema
 
 
@@ -29,9 +30,18 @@ class CompiledOp:
 
 
 @dataclass(frozen=True)
+class RuleCatalogue:
+    """The rules a tree may reference: built-in and its own, and its own rule modules' text."""
+
+    rules: dict[str, DeclaredRule]
+    modules: tuple[tuple[str, str], ...] = ()  # (file name, source) of the tree's rule modules
+
+
+@dataclass(frozen=True)
 class CompiledDomain:
     decl: DomainDecl
     ops: tuple[CompiledOp, ...]
+    catalogue: RuleCatalogue = RuleCatalogue({})
 
     @property
     def schema_count(self) -> int:
@@ -44,13 +54,27 @@ def compile_tree(root: Path) -> tuple[CompiledDomain, ...]:
     if not root.is_dir():
         raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
     tree = load_tree(root, diagnostics)
-    domains = _resolve(tree, diagnostics)
+    catalogue = _catalogue(root, diagnostics)
+    domains = _resolve(tree, catalogue, diagnostics)
     if diagnostics:
         raise CompileError(diagnostics.sorted())
     return domains
 
 
-def _resolve(tree: Tree, diagnostics: Diagnostics) -> tuple[CompiledDomain, ...]:
+def _catalogue(root: Path, diagnostics: Diagnostics) -> RuleCatalogue:
+    folder = root / RULES_FOLDER
+    base = root.parent
+    rules = read_catalogue(folder, diagnostics, lambda path: path.relative_to(base).as_posix())
+    modules = []
+    for path in rule_modules(folder):
+        try:
+            modules.append((path.name, path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            pass  # already reported by the catalogue reader
+    return RuleCatalogue(rules, tuple(modules))
+
+
+def _resolve(tree: Tree, catalogue: RuleCatalogue, diagnostics: Diagnostics) -> tuple[CompiledDomain, ...]:
     type_sets = TypeSets(tree.type_sets, diagnostics)
     by_domain: dict[str, dict[str, CompiledOp]] = {name: {} for name in tree.domains}
     for op in tree.ops:
@@ -62,10 +86,10 @@ def _resolve(tree: Tree, diagnostics: Diagnostics) -> tuple[CompiledDomain, ...]
             diagnostics.error(op.location, f"op {op.name!r} is already defined in {ops[op.name].decl.path}")
             continue
         domain = tree.domains[op.domain]
-        ops[op.name] = CompiledOp(op, tuple(resolve_op(op, domain, type_sets, diagnostics)))
+        ops[op.name] = CompiledOp(op, tuple(resolve_op(op, domain, type_sets, diagnostics, catalogue.rules)))
     _check_aliases(tree, diagnostics)
     return tuple(
-        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)))
+        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)), catalogue)
         for name, ops in sorted(by_domain.items())
     )
 

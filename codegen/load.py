@@ -6,6 +6,7 @@ Layout of a tree::
     <domain>/domain.yaml            one per domain
     <domain>/<family>/<Op>.yaml     one operator per file
     schema/                         JSON Schemas (not read as opdefs)
+    rules/                          the tree's own inference rules (Python, see opdefs/README.md)
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ from opspec.runtime.schema import FormalParameterOption, ValueConstraint
 
 DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
-SKIPPED_FOLDERS = {"schema"}
+#: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
+SKIPPED_FOLDERS = {"schema", "rules"}
 
 
 @dataclass

@@ -9,19 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Mapping
 
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import AttrDecl, DomainDecl, OpDecl, ParamDecl, RuleDecl, TypeParamDecl, VersionDecl
 from opspec.codegen.notation import float32
 from opspec.codegen.source import Location
-from opspec.runtime.rules.catalog import (
-    NAMES_ATTRIBUTE,
-    NAMES_INPUT,
-    NAMES_INPUT_OR_ATTRIBUTE,
-    PLAIN_KINDS,
-    RULES,
-)
+from opspec.runtime.contract.declare import NAMES_ATTRIBUTE, NAMES_INPUT, NAMES_INPUT_OR_ATTRIBUTE, PLAIN_KINDS
 from opspec.runtime.schema import (
     UNBOUNDED,
     Attribute,
@@ -84,7 +78,8 @@ class TypeSets:
         return tuple(result)
 
 
-def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics) -> list[OpSchema]:
+def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
+               rules: Mapping[str, Any]) -> list[OpSchema]:
     """All versions of ``op``, resolved; problems go to ``diagnostics``."""
     state, schemas, previous = _State(), [], None
     for position, version in enumerate(op.versions):
@@ -102,7 +97,7 @@ def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics:
         if position == 0 and (version.inputs is None or version.outputs is None):
             diagnostics.error(version.location, "the first version must declare both inputs and outputs")
         _apply(version, state, diagnostics)
-        schema = _build(op, domain, version, state, type_sets, diagnostics)
+        schema = _build(op, domain, version, state, type_sets, diagnostics, rules)
         if schemas and _same_contract(schemas[-1], schema) and not version.notes:
             diagnostics.error(
                 version.location,
@@ -146,7 +141,8 @@ def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> Non
 
 
 def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, type_sets: TypeSets,
-           diagnostics: Diagnostics) -> OpSchema:
+           diagnostics: Diagnostics,
+           rules: Mapping[str, Any]) -> OpSchema:
     constraints = []
     allowed: dict[str, frozenset[str]] = {}
     for name, declared in state.types.items():
@@ -179,7 +175,7 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
         inference=None,
     )
     if state.inference is not None:
-        rule = _rule(state.inference, schema, diagnostics)
+        rule = _rule(state.inference, schema, diagnostics, rules)
         schema = schema._replace(inference=rule)
     return schema
 
@@ -296,14 +292,17 @@ def _check_default(declared: AttrDecl, diagnostics: Diagnostics) -> Any:
     return None
 
 
-def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics) -> RuleRef | None:
-    spec = RULES.get(declared.name)
-    if spec is None:
+def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
+          rules: Mapping[str, Any]) -> RuleRef | None:
+    """The rule reference, checked against the rule's declaration (a ``DeclaredRule``)."""
+    found = rules.get(declared.name)
+    if found is None:
         diagnostics.error(
             declared.location,
-            f"unknown inference rule {declared.name!r} (known rules: {', '.join(sorted(RULES))})",
+            f"unknown inference rule {declared.name!r} (known rules: {', '.join(sorted(rules))})",
         )
         return None
+    spec = found.spec
     inputs = {p.name for p in schema.inputs}
     attributes = set(schema.attributes)
     args = {}

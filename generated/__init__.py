@@ -80,3 +80,6 @@ OPS = {
         'Where': ('ai_onnx.Where', (9, 16)),
     },
 }
+
+#: The op set's own rule modules (relative to this package), registered with it.
+RULE_MODULES = ()

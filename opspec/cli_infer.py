@@ -89,7 +89,7 @@ def _no_schema(node: Any) -> Any:
 def print_table(values: dict, out: TextIO) -> None:
     """One row per value: name, producer, element type, shape."""
     from opspec.runtime.inference.typeops import elem_name
-    from opspec.runtime.inference.values import SparseTensorType, TensorType, type_string
+    from opspec.runtime.contract.values import SparseTensorType, TensorType, type_string
     from opspec.runtime.shape import format_shape
 
     rows = []

@@ -44,6 +44,8 @@ class Registry:
     # -- building -------------------------------------------------------------------
     def add_package(self, index: ModuleType) -> None:
         """Add the domains and operators of a generated registry package."""
+        if any(info.package == index.__name__ for info in self._domains.values()):
+            return  # this package is registered already
         for entry in index.DOMAINS:
             info = DomainInfo(package=index.__name__, **entry)
             node_domain = info.node_domain
@@ -56,6 +58,12 @@ class Registry:
                 op: (f"{index.__name__}.{module}", versions) for op, (module, versions) in index.OPS[info.name].items()
             }
         self._cache.clear()
+        rule_modules = getattr(index, "RULE_MODULES", ())
+        if rule_modules:  # the op set's own rules (imported only when it has some)
+            from opspec.runtime.rulebook import RULES
+
+            for module in rule_modules:
+                RULES.add_module(importlib.import_module(f"{index.__name__}.{module}"))
 
     # -- lookups ----------------------------------------------------------------------
     def get_schema(self, op_type: str, max_inclusive_version: int | None = None, domain: str = "") -> OpSchema:

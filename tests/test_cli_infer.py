@@ -76,9 +76,9 @@ def test_infer_strict_stops_at_the_first_error(tmp_path, capsys):
 def test_infer_check_type_and_data_prop_flags(tmp_path, capsys, fake_rules):
     seen = []
 
-    def record(ctx, args):
+    def record(ctx):
         seen.append(ctx.input_data(0))
-        from opspec.runtime.inference.values import Data
+        from opspec.runtime.contract import Data
         ctx.set_output_shape(0, (1,))
         ctx.set_output_data(0, Data((1,), (7,)))
 

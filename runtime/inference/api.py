@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opspec.runtime.inference.context import InferenceError
+from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.engine import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model
 from opspec.runtime.ir import ModelSource, is_onnx_model, load_model

@@ -1,10 +1,7 @@
 """Matrix-product rules: numpy ``matmul`` shapes and ``Gemm``."""
 from __future__ import annotations
 
-from typing import Mapping
-
-from opspec.runtime.inference.context import InferenceContext
-from opspec.runtime.rules import implements
+from opspec.runtime.contract import InferenceContext, attribute, rule
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
 
 
@@ -22,8 +19,8 @@ def _inner(ctx: InferenceContext, k1, k2, a, b):
     return k1 if type(k1) is int else k2
 
 
-@implements("matmul")
-def matmul(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("matmul", "numpy.matmul shapes: batched, with 1-D operands promoted and dropped.")
+def matmul(ctx: InferenceContext) -> None:
     """``numpy.matmul``: 1-D operands are promoted to matrices, batch dims broadcast."""
     a, b = ctx.input_shape(0), ctx.input_shape(1)
     if a is None or b is None:
@@ -46,15 +43,16 @@ def matmul(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     ctx.set_output_shape(0, out)
 
 
-@implements("gemm")
-def gemm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("gemm", "(M, K) x (K, N) with optional transposes; C broadcasts onto the result.",
+      transA=attribute(), transB=attribute())
+def gemm(ctx: InferenceContext) -> None:
     """(M, K) x (K, N) after optional transposes; C must broadcast onto (M, N)."""
     a, b = ctx.input_shape(0), ctx.input_shape(1)
     for name, shape in (("A", a), ("B", b)):
         if shape is not None and len(shape) != 2:
             ctx.fail(f"{name} must be a matrix, got shape {format_shape(shape)}")
-    trans_a = _flag(ctx, args.get("transA"))
-    trans_b = _flag(ctx, args.get("transB"))
+    trans_a = ctx.flag_attr("transA")
+    trans_b = ctx.flag_attr("transB")
     m, ka = (None, None) if a is None else (a[1], a[0]) if trans_a else a
     kb, n = (None, None) if b is None else (b[1], b[0]) if trans_b else b
     if a is not None and b is not None:
@@ -70,6 +68,3 @@ def gemm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
                          f"{format_shape(out)}: {e}")
     ctx.set_output_shape(0, out)
 
-
-def _flag(ctx: InferenceContext, name: object) -> bool:
-    return name is not None and name in ctx.schema.attributes and bool(ctx.attribute(name, 0))

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec.runtime.inference.context import InferenceContext, InferenceError
-from opspec.runtime.inference.values import TensorType
-from opspec.runtime.rules import bound_args, lookup
+from opspec.runtime.contract import InferenceContext, InferenceError
+from opspec.runtime.contract import TensorType
+from ruletest import apply_rule, make_context
 from opspec.runtime.shape import Sym
 
 N, M, K = Sym("N"), Sym("M"), Sym("K")
@@ -17,9 +17,9 @@ UNKNOWN = TensorType(FLOAT, None)
 
 def infer(op, version, inputs, attributes=None):
     schema = opspec.get_schema(op, version)
-    ctx = InferenceContext(schema, inputs, attributes or {})
+    ctx = make_context(schema, inputs, attributes or {})
     ctx.set_output(0, TensorType(FLOAT, None))  # the engine's binding of T
-    lookup(schema.inference.name)(ctx, bound_args(schema.inference))
+    apply_rule(ctx)
     return ctx.output_type(0)
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from opspec.runtime.contract.elements import ELEMENT_NAMES
+
 #: A tensor: ``elem`` is a TensorProto.DataType number (0 = unknown), ``shape`` a shape
 #: (tuple of dims) or None for unknown rank.
 TensorType = namedtuple("TensorType", "elem shape")
@@ -24,15 +26,9 @@ MapType = namedtuple("MapType", "key value")
 #: elements flattened, each an int, a float, a ``Sym`` or None (unknown element).
 Data = namedtuple("Data", "shape values")
 
-UNDEFINED = 0
-INT64 = 7
-BOOL = 9
-
 
 def type_string(value: object) -> str:
     """The type-string spelling of a value's type (``tensor(float)``), for type checks."""
-    from opspec.runtime.types import ELEMENT_NAMES
-
     if isinstance(value, TensorType):
         return f"tensor({ELEMENT_NAMES.get(value.elem, '?')})"
     if isinstance(value, SparseTensorType):

@@ -1,45 +1,81 @@
 """What an inference rule sees of one node: the contract between the engine and rules.
 
-A rule is ``rule(ctx: InferenceContext, args: Mapping[str, object]) -> None``: it reads
-input types, shapes, attributes (schema defaults applied) and known input data, then
-sets output shapes (and, for data propagation, output data). ``args`` are the rule's
-arguments from the opdefs YAML with the catalog's defaults filled in.
+A rule is ``rule(ctx: InferenceContext) -> None``: it reads input types, shapes,
+attributes (schema defaults applied), known input data and its own arguments from the
+opdefs YAML (``ctx.args``, read through the typed readers of
+:class:`~opspec.runtime.contract.arguments.ArgumentReaders`), then sets output types and
+shapes (and, for data propagation, output data).
 
-Before the rule runs, the engine gives every output the element type its type
-parameter binds to (the type of the input using the same parameter, or the single type
-the parameter allows), so most rules only compute shapes.
+Presence and knowledge are separate questions: :meth:`InferenceContext.has_input` says
+whether the node supplies an input at all; :meth:`InferenceContext.input_type` and
+:meth:`InferenceContext.input_data` say what is known of it. A supplied input whose type
+or data is unknown is present, and a rule must give an answer that holds whatever it is.
+
+Before the rule runs, the engine gives every output the type its type parameter binds
+to, so most rules only compute shapes.
 """
 from __future__ import annotations
 
-from opspec.runtime.inference.values import Data, TensorType
-from opspec.runtime.schema import OpSchema
-from opspec.runtime.shape import ShapeError, SymbolTable
+from typing import Any, Callable, Mapping
+
+from opspec.runtime.contract.arguments import ArgumentReaders
+from opspec.runtime.contract.limits import MAX_RANK
+from opspec.runtime.contract.values import Data, TensorType
+from opspec.runtime.shape import SymbolTable
+
+_NO_ARGS: Mapping[str, Any] = {}
 
 
 class InferenceError(Exception):
     """A node's inputs or attributes contradict its schema; the engine adds the node."""
 
 
-class InferenceContext:
+class Subgraph:
+    """A graph-valued attribute after inference: its inputs' and outputs' types (None: unknown)."""
+
+    __slots__ = ("name", "inputs", "outputs")
+
+    def __init__(self, name: str, inputs: tuple, outputs: tuple) -> None:
+        self.name, self.inputs, self.outputs = name, inputs, outputs
+
+    def __repr__(self) -> str:
+        return f"Subgraph({self.name!r}, inputs={self.inputs!r}, outputs={self.outputs!r})"
+
+
+#: What the engine gives a context to infer a graph attribute: (attribute name, input types
+#: or None for the declared ones) -> the inferred :class:`Subgraph` (a tuple per graph for
+#: a list of graphs).
+SubgraphInferrer = Callable[[str, "tuple | None"], Any]
+
+
+class InferenceContext(ArgumentReaders):
     """One node, as rules see it. Built by the engine from plain values."""
 
-    __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "_inputs", "_data", "_attributes",
-                 "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges")
+    __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "args", "_inputs", "_names", "_data",
+                 "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
+                 "_subgraphs", "_infer_subgraph")
 
-    def __init__(self, schema: OpSchema, inputs: list, attributes: dict, *, data: list | None = None,
-                 symbols: SymbolTable | None = None, node_name: str = "", opset: int = 0,
-                 output_count: int | None = None) -> None:
-        """``inputs``: one entry per actual input, a value type or None (missing or unknown).
+    def __init__(self, schema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
+                 data: list | None = None, names: list | None = None, symbols: SymbolTable | None = None,
+                 node_name: str = "", opset: int = 0, output_count: int | None = None,
+                 subgraphs: Mapping[str, Any] | None = None,
+                 infer_subgraph: SubgraphInferrer | None = None) -> None:
+        """``inputs``: one entry per actual input, its value type or None when unknown.
 
-        ``attributes`` maps names to plain Python values as the node sets them; ``data``
-        gives propagated :class:`Data` per input (None when unknown).
+        ``names`` are the node's input names: an empty name marks an omitted optional
+        input. Without ``names``, an input whose type is None counts as omitted (for
+        building contexts by hand). ``attributes`` maps names to plain Python values as
+        the node sets them; ``data`` gives propagated :class:`Data` per input (None when
+        unknown); ``args`` are the rule's arguments.
         """
         self.schema = schema
         self.node_name = node_name
         self.op_type = schema.name
         self.domain = schema.domain
         self.opset = opset
+        self.args = args if args is not None else _NO_ARGS
         self._inputs = inputs
+        self._names = names
         self._data = data if data is not None else [None] * len(inputs)
         self._attributes = attributes
         count = output_count if output_count is not None else len(schema.outputs)
@@ -48,6 +84,8 @@ class InferenceContext:
         self._symbols = symbols
         self._input_ranges: dict | None = None
         self._output_ranges: dict | None = None
+        self._subgraphs = subgraphs
+        self._infer_subgraph = infer_subgraph
 
     # -- inputs -----------------------------------------------------------------------
     @property
@@ -55,11 +93,14 @@ class InferenceContext:
         return len(self._inputs)
 
     def has_input(self, index: int) -> bool:
-        """True when the node supplies input ``index`` (an omitted optional input is absent)."""
-        return index < len(self._inputs) and self._inputs[index] is not None
+        """True when the node supplies input ``index``, known or not (an omitted optional is absent)."""
+        if index >= len(self._inputs):
+            return False
+        names = self._names
+        return bool(names[index]) if names is not None else self._inputs[index] is not None
 
     def input_type(self, index: int):
-        """The input's type (``TensorType``, ``SequenceType``, ...) or None when absent/unknown."""
+        """The input's type (``TensorType``, ``SequenceType``, ...) or None when absent or unknown."""
         return self._inputs[index] if index < len(self._inputs) else None
 
     def input_shape(self, index: int):
@@ -87,7 +128,7 @@ class InferenceContext:
         return self._input_ranges.get(name, range(0))
 
     def input_index(self, name: str) -> int | None:
-        """The index of formal input ``name`` when the node supplies it, else None."""
+        """The index of formal input ``name`` when the node supplies it (known or not), else None."""
         bound = self.input_range(name)
         return bound.start if len(bound) and self.has_input(bound.start) else None
 
@@ -105,6 +146,19 @@ class InferenceContext:
     def has_attribute(self, name: str) -> bool:
         """True when the node itself sets ``name`` (schema defaults do not count)."""
         return name in self._attributes
+
+    # -- subgraphs ------------------------------------------------------------------------
+    def subgraph(self, name: str):
+        """Graph attribute ``name`` as the engine inferred it before the rule ran: a
+        :class:`Subgraph` (a tuple of them for a list of graphs), or None when the node has none."""
+        return self._subgraphs.get(name) if self._subgraphs else None
+
+    def infer_subgraph(self, name: str, input_types: tuple | None = None):
+        """Infer graph attribute ``name`` again with the given input types (None: as declared),
+        e.g. until loop-carried types settle; None when the engine offers no subgraph inference."""
+        if self._infer_subgraph is None or name not in self._attributes:
+            return None
+        return self._infer_subgraph(name, input_types)
 
     # -- outputs ------------------------------------------------------------------------
     @property
@@ -148,6 +202,14 @@ class InferenceContext:
         """A new symbolic dim that clashes with no name in the graph."""
         return self._symbols.fresh() if self._symbols is not None else None
 
+    def unknown_dims(self, count: int | None) -> tuple | None:
+        """``count`` unknown dims; an unknown rank when the count is unknown or beyond
+        :data:`~opspec.runtime.contract.limits.MAX_RANK` (nothing is built in proportion to
+        a size that only a declaration states)."""
+        if count is None or count > MAX_RANK:
+            return None
+        return (None,) * count
+
     def fail(self, message: str) -> None:
         """Stop with an error that the engine reports against this node."""
         raise InferenceError(message)
@@ -178,6 +240,3 @@ def bind_formals(params, count: int) -> list[range]:
 
 def _ranges(params, count: int) -> dict[str, range]:
     return {param.name: bound for param, bound in zip(params, bind_formals(params, count))}
-
-
-__all__ = ["Data", "InferenceContext", "InferenceError", "ShapeError", "bind_formals"]
