@@ -58,6 +58,15 @@ def attribute_spec(attribute: Attribute) -> str:
     return " ".join(words)
 
 
+def signature(schema: OpSchema) -> str:
+    """A readable one-screen signature: call line, then attributes."""
+    inputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.inputs)
+    outputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.outputs)
+    lines = [f"{schema.name}({inputs}) -> ({outputs})"]
+    lines += [f"    {a.name}: {attribute_spec(a)}" for a in schema.attributes.values()]
+    return "\n".join(lines)
+
+
 def rule_text(rule: RuleRef | None) -> str:
     """A rule reference as the YAML writes it: `reduce` or `{rule: slice, negative_axes: false}`."""
     if rule is None:

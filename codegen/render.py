@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
-from opspec.codegen.history import attribute_spec, format_value, param_spec, version_changes
+from opspec.codegen.history import format_value, signature, version_changes
 from opspec.codegen.pyliteral import py
 from opspec.runtime.rules.catalog import RULES
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
@@ -80,15 +80,6 @@ def _environment() -> jinja2.Environment:
         rule_summary=lambda name: RULES[name].summary if name in RULES else "",
     )
     return env
-
-
-def signature(schema: OpSchema) -> str:
-    """A readable one-screen signature: call line, then attributes."""
-    inputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.inputs)
-    outputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.outputs)
-    lines = [f"{schema.name}({inputs}) -> ({outputs})"]
-    lines += [f"    {a.name}: {attribute_spec(a)}" for a in schema.attributes.values()]
-    return "\n".join(lines)
 
 
 def _kind(param: FormalParameter) -> str:
