@@ -164,6 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (``opspec infer m.onnx | head``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
         if os.environ.get("OPSPEC_DEBUG"):
             raise

@@ -124,7 +124,8 @@ def problem_json(problem: Any) -> dict[str, Any]:
 
 
 def write_json(document: dict[str, Any], out: TextIO) -> None:
-    json.dump(document, out, indent=1, ensure_ascii=False)
+    """One JSON document on one line, for scripts (``jq`` makes it readable)."""
+    json.dump(document, out, ensure_ascii=False)
     out.write("\n")
 
 
