@@ -172,12 +172,17 @@ def _add_input(graph: Any, name: str, param: Any, text: str) -> str:
     shape, values = _SHAPE.match(text), _VALUES.match(text)
     if values:
         elem = _elem(values.group(1) or "int64", param)
+        if ELEMENT_NAMES[elem] not in ("int32", "int64"):
+            raise ExampleProblem(f"input {param.name}: values are int32 or int64, not {ELEMENT_NAMES[elem]}")
         try:
             numbers = [int(item) for item in values.group(2).split(",") if item.strip()]
         except ValueError:
             raise ExampleProblem(f"input {param.name}: values must be integers, got {text!r}") from None
         tensor = graph.initializer.add(name=name, data_type=elem, dims=[len(numbers)])
-        tensor.int64_data.extend(numbers) if elem == ELEMENT_TYPES["int64"] else tensor.int32_data.extend(numbers)
+        if elem == ELEMENT_TYPES["int64"]:
+            tensor.int64_data.extend(numbers)
+        else:
+            tensor.int32_data.extend(numbers)
         return f"{ELEMENT_NAMES[elem]} {format_value(numbers)}"
     if not shape:
         raise ExampleProblem(f"input {param.name}: write a shape such as '(N, 3)' or values such as '[0, -1]', "

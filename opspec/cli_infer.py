@@ -158,9 +158,12 @@ def _check(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        where = [f"{len(structure)} in the graph"] if structure else []
-        where.append(f"{plural(len({problem.index for problem in nodes}), 'node')} (of {result.node_count})")
-        print(f"opspec: {plural(len(problems), 'problem')} in {', '.join(where)}", file=sys.stderr)
+        in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {result.node_count})"
+        if structure:
+            print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the graph's structure, "
+                  f"{len(nodes)} in {in_nodes}", file=sys.stderr)
+        else:
+            print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
         return EXIT_FAILED
     print(f"ok: {plural(result.node_count, 'node')} conform to their schemas")
     return EXIT_OK

@@ -101,3 +101,9 @@ def test_every_conformance_model_onnx_accepts_passes():
         if problems:
             rejected.append((case.name, [str(p) for p in problems]))
     assert rejected == []
+
+
+def test_repeated_node_names_are_fine_as_in_onnx():
+    model = _model([relu("Relu", ["X"], ["a"], name="n"), relu("Relu", ["a"], ["Y"], name="n")])
+    onnx.checker.check_model(model)
+    assert check_graphs(load_model(model).model) == []
