@@ -8,6 +8,7 @@ exactly what inference gives, and a broken example stops generation with a locat
 """
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from contextlib import contextmanager
@@ -58,7 +59,7 @@ def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict
     found: dict[tuple[str, str], list[Example]] = {}
     wanted = [(domain, op) for domain in domains for op in domain.ops
               if any(version.examples for version in op.decl.versions)]
-    if not wanted:
+    if not wanted or not runtime_ready():
         return found
     with _registry_of(domains) if fresh else _nothing():
         for domain, op in wanted:
@@ -66,6 +67,24 @@ def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict
     if diagnostics:
         raise CompileError(diagnostics.sorted())
     return found
+
+
+def runtime_ready() -> bool:
+    """Whether inference can run: the built-in registry and the IR module are importable.
+
+    They are generated files, so the first generation into an empty ``generated/`` has no
+    runtime yet: its docs go without examples, and :func:`opspec.codegen.generate.generate`
+    renders them once more after writing.
+    """
+    from opspec.runtime.registry import SchemaError
+
+    importlib.invalidate_caches()
+    try:
+        importlib.import_module("opspec.generated.opspec_ir_pb2")
+        importlib.import_module("opspec.runtime.inference.graph")
+    except (ImportError, SchemaError):
+        return False
+    return True
 
 
 def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostics) -> list[Example]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opspec.codegen.compiler import CompiledDomain, compile_tree
+from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,6 +92,7 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     """Compile and write ``out`` (or, with ``check``, only report what is stale)."""
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
+    ready = runtime_ready()
     domains, files = build(opdefs, protos, out)
     result = Result(domains, files, 0.0)
     extra = [path for path in _owned(out) if path not in files]
@@ -111,4 +113,10 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
             (out / path).unlink()
             result.removed.append(path)
     result.seconds = time.perf_counter() - started
+    if not ready and not check and runtime_ready():  # this run wrote the runtime: now add the examples
+        again = generate(opdefs, out, check, with_protos)
+        again.written = sorted(set(result.written) | set(again.written))
+        again.removed = result.removed
+        again.seconds += result.seconds
+        return again
     return result

@@ -123,3 +123,14 @@ def test_status_page_lists_every_version_with_rule_and_suite():
     assert "| [Conv](Conv.md) | [22](Conv.md#version-22) | compatible | `conv` |" in page
     row = next(line for line in page.splitlines() if line.startswith("| [Conv](Conv.md) | [22]"))
     assert re.search(r"\d+ EXACT", row)
+
+
+def test_a_first_generation_without_a_runtime_adds_the_examples_once_it_has_one(tmp_path, monkeypatch):
+    from opspec.codegen import examples, generate as generation
+
+    answers = iter([False, False])  # not ready before, nor while rendering; ready once written
+    ready = lambda: next(answers, True)  # noqa: E731
+    monkeypatch.setattr(generation, "runtime_ready", ready)
+    monkeypatch.setattr(examples, "runtime_ready", ready)
+    generate(REPO / "opdefs", tmp_path / "out", with_protos=False)
+    assert "### Examples" in (tmp_path / "out/docs/ai.onnx/Conv.md").read_text()
