@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from opspec.codegen.history import change_class
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
+from opspec.codegen.history import change_class
 from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.source import Location

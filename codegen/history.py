@@ -94,22 +94,22 @@ class Change:
     change_class: str | None
 
 
-_OPTIONAL = FormalParameterOption.Optional
-_SINGLE = FormalParameterOption.Single
+def _fewest(param: FormalParameter) -> int:
+    """The fewest actual values a formal parameter binds (0 when it may be left out)."""
+    return 0 if param.option == FormalParameterOption.Optional else param.min_arity
 
 
 def _param_class(old: FormalParameter, new: FormalParameter) -> str | None:
-    """The class of a change to a formal parameter kept at its place."""
-    classes: list[str | None] = [None]  # differentiability alone is not observable
+    """The class of a change to a formal parameter kept at its place (None when only its
+    differentiability changed, which models cannot observe)."""
+    classes = []
     if old.option != new.option or old.min_arity != new.min_arity:
-        required = new.option == _SINGLE or new.min_arity > old.min_arity
-        classes.append(BREAKING if required and old.option != _SINGLE else COMPATIBLE)
+        classes.append(BREAKING if _fewest(new) > _fewest(old) else COMPATIBLE)
     if old.is_homogeneous != new.is_homogeneous:
         classes.append(COMPATIBLE if not new.is_homogeneous else NARROWING)
     if old.types != new.types:
         classes.append(widening(old.types, new.types))
-    observed = [c for c in classes if c is not None]
-    return step_class(observed) if observed else None
+    return step_class(classes) if classes else None
 
 
 def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalParameter, ...],
@@ -121,9 +121,8 @@ def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalP
     kept = [n for n in old if n in new]
     for position, (name, param) in enumerate(new.items()):
         if name not in old:
-            optional = param.option == _OPTIONAL or (param.option != _SINGLE and not param.min_arity)
             at_end = position >= len(kept)
-            cls = COMPATIBLE if optional and at_end and name not in moved else BREAKING
+            cls = COMPATIBLE if _fewest(param) == 0 and at_end and name not in moved else BREAKING
             changes.append(Change(f"New {role} `{name}`: `{param_spec(param)}`.", cls))
         elif param_spec(old[name]) != param_spec(param):
             text = f"{role.capitalize()} `{name}`: `{param_spec(old[name])}` → `{param_spec(param)}`."
@@ -212,11 +211,6 @@ def classified_changes(before: OpSchema | None, after: OpSchema,
         changes.append(Change("The operator is deprecated.", BREAKING) if after.deprecated
                        else Change("The operator is no longer deprecated.", COMPATIBLE))
     return changes
-
-
-def version_changes(before: OpSchema | None, after: OpSchema) -> list[str]:
-    """Sentences describing how ``after`` differs from ``before`` (the first version: none)."""
-    return [change.text for change in classified_changes(before, after)]
 
 
 def change_class(before: OpSchema | None, after: OpSchema) -> str:
