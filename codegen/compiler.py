@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
+from opspec.codegen.history import change_class
 from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.source import Location
@@ -42,6 +43,8 @@ class CompiledDomain:
     decl: DomainDecl
     ops: tuple[CompiledOp, ...]
     catalogue: RuleCatalogue = RuleCatalogue({})
+    #: The tree's named type sets, expanded: ``((name, type strings), ...)``.
+    type_sets: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def schema_count(self) -> int:
@@ -86,12 +89,24 @@ def _resolve(tree: Tree, catalogue: RuleCatalogue, diagnostics: Diagnostics) -> 
             diagnostics.error(op.location, f"op {op.name!r} is already defined in {ops[op.name].decl.path}")
             continue
         domain = tree.domains[op.domain]
-        ops[op.name] = CompiledOp(op, tuple(resolve_op(op, domain, type_sets, diagnostics, catalogue.rules)))
+        ops[op.name] = CompiledOp(op, _with_change_classes(resolve_op(op, domain, type_sets, diagnostics,
+                                                                      catalogue.rules)))
     _check_aliases(tree, diagnostics)
+    named = tuple((name, type_sets.expand(name, decl.location)) for name, decl in sorted(tree.type_sets.items()))
     return tuple(
-        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)), catalogue)
+        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)), catalogue,
+                       named)
         for name, ops in sorted(by_domain.items())
     )
+
+
+def _with_change_classes(schemas: list[OpSchema]) -> tuple[OpSchema, ...]:
+    """Each version marked with how it relates to the one before (see codegen.change_class)."""
+    marked, previous = [], None
+    for schema in schemas:
+        marked.append(schema._replace(change_class=change_class(previous, schema)))
+        previous = schema
+    return tuple(marked)
 
 
 def _check_aliases(tree: Tree, diagnostics: Diagnostics) -> None:

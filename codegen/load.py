@@ -18,6 +18,7 @@ from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
     AttrDecl,
     DomainDecl,
+    ExampleDecl,
     OpDecl,
     ParamDecl,
     RuleDecl,
@@ -168,6 +169,12 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
         version.inference = _read_rule(body["inference"], body.value_at("inference"))
     if "deprecated" in body:
         version.deprecated = body["deprecated"]
+    examples = body.get("examples", ())
+    version.examples = tuple(
+        ExampleDecl(dict(example.get("inputs", {})), dict(example.get("attributes", {})), examples.item_at(index),
+                    example.get("outputs"))
+        for index, example in enumerate(examples)
+    )
     return version
 
 

@@ -54,6 +54,18 @@ class RuleDecl:
     arg_locations: dict[str, Location] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ExampleDecl:
+    """A worked example: symbolic inputs (``"(N, C, H, W)"``, ``"int64 [0, -1]"``; several for
+    a variadic input, separated by ``;``), attributes, and how many outputs the node has
+    (None: the required ones, at least one)."""
+
+    inputs: dict[str, str]
+    attributes: dict[str, Any]
+    location: Location
+    outputs: int | None = None
+
+
 @dataclass
 class VersionDecl:
     """One version of an operator: the full first version, or a change to the previous one.
@@ -74,6 +86,7 @@ class VersionDecl:
     inference_set: bool = False
     deprecated: bool | None = None
     notes: str = ""
+    examples: tuple[ExampleDecl, ...] = ()
 
 
 @dataclass

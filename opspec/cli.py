@@ -7,11 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class UserError(Exception):
-    """A problem to report in one line, without a traceback."""
+from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -53,7 +49,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     import opspec
-    from opspec.codegen.render import signature
+    from opspec.codegen.history import signature  # not codegen.render: printing needs no jinja2
 
     try:
         schema = opspec.get_schema(args.op, args.version, args.domain)
@@ -104,7 +100,12 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="opspec", description="Operator schemas compiled from YAML.")
+    from opspec import __version__
+
+    parser = argparse.ArgumentParser(prog="opspec", description="Operator schemas compiled from YAML.",
+                                     epilog="exit status: 0 fine, 1 problems found in the input, "
+                                            "2 unreadable input or usage error, 3 internal error")
+    parser.add_argument("--version", action="version", version=f"opspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     generate = commands.add_parser("generate", help="compile opdefs into a registry package and docs")
@@ -160,13 +161,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UserError as error:
         print(f"opspec: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (``opspec infer m.onnx | head``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
         if os.environ.get("OPSPEC_DEBUG"):
             raise
         print(f"opspec: internal error: {type(error).__name__}: {error} (set OPSPEC_DEBUG=1 for details)",
               file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INTERNAL
 

@@ -190,12 +190,14 @@ class RuleRef(record("RuleRef", "name args", args=_EMPTY)):
 class OpSchema(record(
     "OpSchema",
     "name domain since_version inputs outputs attributes type_constraints min_input max_input "
-    "min_output max_output doc summary deprecated inference",
-    doc="", summary="", deprecated=False, inference=None,
+    "min_output max_output doc summary deprecated inference change_class",
+    doc="", summary="", deprecated=False, inference=None, change_class="",
 )):
     """One version of one operator, fully resolved.
 
-    ``attributes`` is a read-only mapping from name to :class:`Attribute`.
+    ``attributes`` is a read-only mapping from name to :class:`Attribute`. ``change_class``
+    says how this version relates to the one before (``compatible``, ``narrowing``,
+    ``breaking`` or ``semantic``; empty for a first version), as opdefs/README.md defines.
     """
 
     __slots__ = ()

@@ -31,7 +31,7 @@ def test_show_prints_a_readable_schema(capsys):
 
 
 def test_show_unknown_op_is_one_line(capsys):
-    assert main(["show", "Nope"]) == 1
+    assert main(["show", "Nope"]) == 2
     assert capsys.readouterr().err == "opspec: no operator 'Nope' in domain 'ai.onnx'\n"
 
 
@@ -79,19 +79,19 @@ def test_registry_option_brings_a_users_op_set(tmp_path):
     inferred = run("infer", str(path), "--registry", str(out))
     assert inferred.returncode == 0, inferred.stderr
     assert [line.split() for line in inferred.stdout.splitlines() if line.startswith("z ")] == [
-        ["z", "com.example::ScaledAdd", "float", "(N,", "8)"]]
+        ["z", "com.example::ScaledAdd", "refined", "float", "(N,", "8)"]]
     checked = run("check", str(path), "--registry", str(out))
     assert checked.returncode == 1
     assert "node 'add' (ScaledAdd, domain 'com.example')" in checked.stdout and "'fastest'" in checked.stdout
     without = run("infer", str(path))
     assert "2 unknown ops" in without.stdout
     missing = run("show", "Swish", "--registry", str(tmp_path / "nope"))
-    assert missing.returncode == 1 and missing.stderr.strip().endswith("no such folder")
+    assert missing.returncode == 2 and missing.stderr.strip().endswith("no such folder")
 
 
 def test_unwritable_output_is_one_line(tmp_path, capsys):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    assert main(["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(blocker)]) == 1
+    assert main(["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(blocker)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"opspec: cannot write the output to {blocker}") and "internal error" not in err

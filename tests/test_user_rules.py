@@ -53,8 +53,8 @@ def test_cli_infers_with_the_user_rule(example_out, tmp_path):
     done = subprocess.run([sys.executable, "-m", "opspec", "infer", str(model), "--registry", str(example_out)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    row = next(line.split() for line in done.stdout.splitlines() if line.startswith("Y "))
-    assert "".join(row[3:]) == "(N,2,2*H,10)"
+    row = next(line for line in done.stdout.splitlines() if line.startswith("Y "))
+    assert row.split()[1] == "com.example::PixelShuffle" and row.rstrip().endswith("(N, 2, 2*H, 10)"), row
 
 
 def test_register_twice_and_api(example_out, tmp_path):

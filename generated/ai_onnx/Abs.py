@@ -109,6 +109,7 @@ SCHEMAS = (
                 'compute': 'abs',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Abs',
@@ -152,5 +153,6 @@ SCHEMAS = (
                 'compute': 'abs',
             }),
         ),
+        change_class='compatible',
     ),
 )

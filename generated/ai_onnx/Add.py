@@ -138,6 +138,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Add',
@@ -166,6 +167,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Add',
@@ -216,6 +218,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Add',
@@ -266,5 +269,6 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -128,5 +128,6 @@ SCHEMAS = (
                 'compute': 'and',
             }),
         ),
+        change_class='narrowing',
     ),
 )

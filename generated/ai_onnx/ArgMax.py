@@ -109,6 +109,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='ArgMax',
@@ -137,6 +138,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ArgMax',
@@ -181,5 +183,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        change_class='compatible',
     ),
 )

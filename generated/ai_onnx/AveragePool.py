@@ -156,6 +156,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='AveragePool',
@@ -187,6 +188,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='AveragePool',
@@ -218,6 +220,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='AveragePool',
@@ -250,6 +253,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='AveragePool',
@@ -298,5 +302,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
 )

@@ -234,6 +234,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='BatchNormalization',
@@ -270,6 +271,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='BatchNormalization',
@@ -369,6 +371,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='BatchNormalization',
@@ -446,6 +449,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='BatchNormalization',
@@ -528,5 +532,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='semantic',
     ),
 )

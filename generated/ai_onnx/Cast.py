@@ -138,6 +138,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Cast',
@@ -187,6 +188,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -238,6 +240,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -290,6 +293,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -342,6 +346,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -394,6 +399,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -447,6 +453,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -500,6 +507,7 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Cast',
@@ -553,5 +561,6 @@ SCHEMAS = (
                 'compute': 'cast',
             }),
         ),
+        change_class='compatible',
     ),
 )

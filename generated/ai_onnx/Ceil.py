@@ -96,6 +96,7 @@ SCHEMAS = (
                 'compute': 'ceil',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Ceil',
@@ -139,5 +140,6 @@ SCHEMAS = (
                 'compute': 'ceil',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -118,6 +118,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Clip',
@@ -156,6 +157,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Clip',
@@ -208,6 +210,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Clip',
@@ -264,5 +267,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
 )

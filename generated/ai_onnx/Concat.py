@@ -125,6 +125,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Concat',
@@ -151,6 +152,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='concat',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Concat',
@@ -194,5 +196,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='concat',
         ),
+        change_class='compatible',
     ),
 )

@@ -132,6 +132,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -157,6 +158,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -188,6 +190,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -228,6 +231,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -268,6 +272,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -308,6 +313,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -348,6 +354,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -388,6 +395,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Constant',
@@ -428,5 +436,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
     ),
 )

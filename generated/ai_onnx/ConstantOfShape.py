@@ -107,6 +107,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -143,6 +144,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -179,6 +181,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -215,6 +218,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -251,5 +255,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
     ),
 )

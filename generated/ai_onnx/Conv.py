@@ -178,6 +178,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Conv',
@@ -240,5 +241,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        change_class='compatible',
     ),
 )

@@ -139,6 +139,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Div',
@@ -167,6 +168,7 @@ SCHEMAS = (
                 'compute': 'div',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Div',
@@ -217,6 +219,7 @@ SCHEMAS = (
                 'compute': 'div',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Div',
@@ -267,5 +270,6 @@ SCHEMAS = (
                 'compute': 'div',
             }),
         ),
+        change_class='compatible',
     ),
 )

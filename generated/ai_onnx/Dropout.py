@@ -157,6 +157,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Dropout',
@@ -184,6 +185,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Dropout',
@@ -222,6 +224,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Dropout',
@@ -271,6 +274,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Dropout',
@@ -325,6 +329,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Dropout',
@@ -383,5 +388,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
 )

@@ -125,6 +125,7 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Equal',
@@ -168,6 +169,7 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Equal',
@@ -213,6 +215,7 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Equal',
@@ -258,5 +261,6 @@ SCHEMAS = (
                 'compute': 'equal',
             }),
         ),
+        change_class='compatible',
     ),
 )

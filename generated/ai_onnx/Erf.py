@@ -96,5 +96,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
 )

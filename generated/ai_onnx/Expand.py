@@ -110,5 +110,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='expand',
         ),
+        change_class='compatible',
     ),
 )

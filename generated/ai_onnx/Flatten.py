@@ -122,6 +122,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Flatten',
@@ -148,6 +149,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Flatten',
@@ -190,6 +192,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Flatten',
@@ -232,6 +235,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Flatten',
@@ -274,6 +278,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Flatten',
@@ -316,6 +321,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Flatten',
@@ -358,5 +364,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
     ),
 )

@@ -96,6 +96,7 @@ SCHEMAS = (
                 'compute': 'floor',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Floor',
@@ -139,5 +140,6 @@ SCHEMAS = (
                 'compute': 'floor',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -113,6 +113,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Gather',
@@ -163,5 +164,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        change_class='compatible',
     ),
 )

@@ -172,6 +172,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Gemm',
@@ -203,6 +204,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Gemm',
@@ -239,6 +241,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Gemm',
@@ -276,6 +279,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Gemm',
@@ -336,5 +340,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='compatible',
     ),
 )

@@ -99,5 +99,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='global_pool',
         ),
+        change_class='compatible',
     ),
 )

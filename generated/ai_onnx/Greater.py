@@ -116,6 +116,7 @@ SCHEMAS = (
                 'compute': 'greater',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Greater',
@@ -159,6 +160,7 @@ SCHEMAS = (
                 'compute': 'greater',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Greater',
@@ -210,5 +212,6 @@ SCHEMAS = (
                 'compute': 'greater',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -108,6 +108,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -151,6 +152,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -194,6 +196,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -237,6 +240,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -280,6 +284,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -323,6 +328,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -366,6 +372,7 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Identity',
@@ -409,5 +416,6 @@ SCHEMAS = (
                 'compute': 'identity',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -135,5 +135,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
 )

@@ -116,6 +116,7 @@ SCHEMAS = (
                 'compute': 'less',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Less',
@@ -159,6 +160,7 @@ SCHEMAS = (
                 'compute': 'less',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Less',
@@ -210,5 +212,6 @@ SCHEMAS = (
                 'compute': 'less',
             }),
         ),
+        change_class='compatible',
     ),
 )

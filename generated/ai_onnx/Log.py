@@ -91,6 +91,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Log',
@@ -131,5 +132,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
 )

@@ -108,6 +108,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='MatMul',
@@ -155,5 +156,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        change_class='compatible',
     ),
 )

@@ -95,6 +95,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Max',
@@ -122,6 +123,7 @@ SCHEMAS = (
                 'compute': 'max',
             }),
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Max',
@@ -164,6 +166,7 @@ SCHEMAS = (
                 'compute': 'max',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Max',
@@ -208,5 +211,6 @@ SCHEMAS = (
                 'compute': 'max',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -167,6 +167,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='MaxPool',
@@ -201,6 +202,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='MaxPool',
@@ -235,6 +237,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='MaxPool',
@@ -285,6 +288,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='MaxPool',
@@ -335,5 +339,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
     ),
 )

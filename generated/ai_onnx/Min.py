@@ -95,6 +95,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Min',
@@ -122,6 +123,7 @@ SCHEMAS = (
                 'compute': 'min',
             }),
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Min',
@@ -164,6 +166,7 @@ SCHEMAS = (
                 'compute': 'min',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Min',
@@ -208,5 +211,6 @@ SCHEMAS = (
                 'compute': 'min',
             }),
         ),
+        change_class='compatible',
     ),
 )

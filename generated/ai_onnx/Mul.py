@@ -138,6 +138,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Mul',
@@ -166,6 +167,7 @@ SCHEMAS = (
                 'compute': 'mul',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Mul',
@@ -216,6 +218,7 @@ SCHEMAS = (
                 'compute': 'mul',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Mul',
@@ -266,5 +269,6 @@ SCHEMAS = (
                 'compute': 'mul',
             }),
         ),
+        change_class='compatible',
     ),
 )

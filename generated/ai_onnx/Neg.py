@@ -109,6 +109,7 @@ SCHEMAS = (
                 'compute': 'neg',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Neg',
@@ -152,5 +153,6 @@ SCHEMAS = (
                 'compute': 'neg',
             }),
         ),
+        change_class='compatible',
     ),
 )

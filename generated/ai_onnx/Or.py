@@ -128,5 +128,6 @@ SCHEMAS = (
                 'compute': 'or',
             }),
         ),
+        change_class='narrowing',
     ),
 )

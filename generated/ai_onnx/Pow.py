@@ -136,6 +136,7 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Pow',
@@ -184,6 +185,7 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Pow',
@@ -219,6 +221,7 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Pow',
@@ -258,5 +261,6 @@ SCHEMAS = (
                 'compute': 'pow',
             }),
         ),
+        change_class='compatible',
     ),
 )

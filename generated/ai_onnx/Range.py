@@ -126,5 +126,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='range',
         ),
+        change_class='compatible',
     ),
 )

@@ -96,6 +96,7 @@ SCHEMAS = (
                 'compute': 'reciprocal',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Reciprocal',
@@ -139,5 +140,6 @@ SCHEMAS = (
                 'compute': 'reciprocal',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -141,6 +141,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='ReduceMax',
@@ -182,6 +183,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ReduceMax',
@@ -209,6 +211,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ReduceMax',
@@ -237,6 +240,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='ReduceMax',
@@ -281,5 +285,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
     ),
 )

@@ -124,6 +124,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='ReduceMean',
@@ -151,6 +152,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='ReduceMean',
@@ -191,5 +193,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='breaking',
     ),
 )

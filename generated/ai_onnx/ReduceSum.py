@@ -105,6 +105,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='ReduceSum',
@@ -161,5 +162,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='breaking',
     ),
 )

@@ -90,6 +90,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Relu',
@@ -130,6 +131,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Relu',
@@ -170,5 +172,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
 )

@@ -153,6 +153,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Reshape',
@@ -178,6 +179,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Reshape',
@@ -205,6 +207,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Reshape',
@@ -248,6 +251,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Reshape',
@@ -291,6 +295,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Reshape',
@@ -334,6 +339,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Reshape',
@@ -377,6 +383,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Reshape',
@@ -420,5 +427,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
     ),
 )

@@ -120,6 +120,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Shape',
@@ -148,6 +149,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Shape',
@@ -186,6 +188,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Shape',
@@ -224,6 +227,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Shape',
@@ -262,6 +266,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Shape',
@@ -300,6 +305,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Shape',
@@ -338,5 +344,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
     ),
 )

@@ -89,6 +89,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Sigmoid',
@@ -129,5 +130,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
     ),
 )

@@ -151,6 +151,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Slice',
@@ -180,6 +181,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='slice',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Slice',
@@ -251,5 +253,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='slice',
         ),
+        change_class='compatible',
     ),
 )

@@ -94,6 +94,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Softmax',
@@ -141,5 +142,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='breaking',
     ),
 )

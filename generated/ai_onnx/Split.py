@@ -167,6 +167,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Split',
@@ -194,6 +195,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Split',
@@ -221,6 +223,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Split',
@@ -253,5 +256,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        change_class='compatible',
     ),
 )

@@ -96,6 +96,7 @@ SCHEMAS = (
                 'compute': 'sqrt',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Sqrt',
@@ -139,5 +140,6 @@ SCHEMAS = (
                 'compute': 'sqrt',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -111,6 +111,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Squeeze',
@@ -152,6 +153,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Squeeze',
@@ -193,6 +195,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Squeeze',
@@ -234,6 +237,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Squeeze',
@@ -275,6 +279,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Squeeze',
@@ -316,5 +321,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
     ),
 )

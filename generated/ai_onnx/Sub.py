@@ -139,6 +139,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='broadcast_legacy',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Sub',
@@ -167,6 +168,7 @@ SCHEMAS = (
                 'compute': 'sub',
             }),
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Sub',
@@ -217,6 +219,7 @@ SCHEMAS = (
                 'compute': 'sub',
             }),
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Sub',
@@ -267,5 +270,6 @@ SCHEMAS = (
                 'compute': 'sub',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -94,6 +94,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        change_class='narrowing',
     ),
     OpSchema(
         name='Sum',
@@ -121,6 +122,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Sum',
@@ -165,5 +167,6 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='compatible',
     ),
 )

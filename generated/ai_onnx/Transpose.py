@@ -112,6 +112,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Transpose',
@@ -154,6 +155,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Transpose',
@@ -196,6 +198,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Transpose',
@@ -238,6 +241,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Transpose',
@@ -280,5 +284,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
     ),
 )

@@ -110,6 +110,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='semantic',
     ),
     OpSchema(
         name='Unsqueeze',
@@ -151,6 +152,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='breaking',
     ),
     OpSchema(
         name='Unsqueeze',
@@ -192,6 +194,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Unsqueeze',
@@ -233,6 +236,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Unsqueeze',
@@ -274,6 +278,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
     ),
     OpSchema(
         name='Unsqueeze',
@@ -315,5 +320,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
     ),
 )

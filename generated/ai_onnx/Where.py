@@ -135,5 +135,6 @@ SCHEMAS = (
                 'compute': 'where',
             }),
         ),
+        change_class='compatible',
     ),
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from opspec.runtime.inference.convert import (
+    DATA_LIMIT,
     INT_ELEMS,
     DimReader,
     TypeEncoder,
@@ -25,6 +26,7 @@ INPUT, INITIALIZER = "(input)", "(initializer)"
 
 # AttributeProto.AttributeType numbers that hold graphs or types.
 _GRAPH, _GRAPHS, _TYPE_PROTO, _TYPE_PROTOS = 5, 10, 13, 14
+_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
 
 class GraphOutcome:
@@ -121,11 +123,13 @@ _IR_INITIALIZERS_APART = 4
 
 
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
-                data_prop: bool = False, report: bool = True,
+                data_prop: bool = False, report: bool = True, external: Any = None,
                 overridable_initializers: bool | None = None) -> GraphOutcome:
     """Infer every value of ``model``'s graph and write the results into it.
 
-    ``report`` also records each node's op (for :meth:`GraphOutcome.values`). Raises
+    ``report`` also records each node's op (for :meth:`GraphOutcome.values`); ``external``
+    (a :class:`~opspec.runtime.ir.external.ExternalData`) reads small initializers stored
+    in files beside the model. Raises
     :class:`InferenceError` at the first node problem when ``strict_mode``.
 
     An initializer that is also a graph input is a default the caller may override.
@@ -162,6 +166,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                 types[name] = TensorType(elem, None)
             continue
         if elem in INT_ELEMS:  # only small integer tensors carry data (shapes, axes)
+            if external is not None and tensor.data_location == _EXTERNAL:
+                inlined = external.inlined(tensor, DATA_LIMIT * 8)
+                tensor = tensor if inlined is None else inlined
             data = tensor_data(tensor, INT_ELEMS)
             if data is not None:
                 datas[name] = data

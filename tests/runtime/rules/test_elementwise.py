@@ -10,7 +10,7 @@ from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import BOOL, Data, SequenceType, TensorType
 from ruletest import apply_rule, make_context
 from opspec.runtime.shape import ShapeError, Sym
-from opspec.runtime.types import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ELEMENT_TYPES
 
 N, M = Sym("N"), Sym("M")
 FLOAT, INT32, INT64 = 1, 6, 7
