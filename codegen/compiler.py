@@ -9,6 +9,7 @@ from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.source import Location
 from opspec.codegen.resolve import TypeSets, resolve_op
+from opspec.codegen.version_extras import read_version_extras
 from opspec.runtime.schema import OpSchema
 
 
@@ -44,6 +45,7 @@ def compile_tree(root: Path) -> tuple[CompiledDomain, ...]:
     if not root.is_dir():
         raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
     tree = load_tree(root, diagnostics)
+    read_version_extras(tree, diagnostics)
     domains = _resolve(tree, diagnostics)
     if diagnostics:
         raise CompileError(diagnostics.sorted())

@@ -38,11 +38,13 @@ CASES = [
     ("undeclared type parameter", OP.replace("Y: T", "Y: U"),
      ["8:10: error: output 'Y' uses type parameter 'U', which is not declared in 'types' (declared: T)"]),
     ("unused type parameter", OP.replace("T: [tensor(float)]", "T: [tensor(float)]\n      U: [tensor(int64)]"),
-     ["13:7: error: type parameter 'U' is declared but no input or output uses it"]),
+     ["13:7: error: type parameter 'U' is declared but no input or output uses it "
+      "(unless the version says `allow: [unused-type-parameter]`)"]),
     ("variadic not last", OP.replace("X: T\n", "X: T+\n      Z: T\n"),
      ["6:7: error: variadic input 'X' must be the last input"]),
     ("optional before required", OP.replace("X: T\n", "X: T?\n      Z: T\n"),
-     ["7:7: error: required input 'Z' cannot follow optional input 'X'"]),
+     ["7:7: error: required input 'Z' cannot follow optional input 'X' "
+      "(unless the version says `allow: [required-after-optional]`)"]),
     ("default of the wrong type", OP.replace("axis: int = 0", "axis: int = 1.5"),
      ["10:13: error: attribute 'axis': default 1.5 is not int"]),
     ("default breaking a constraint", OP.replace("axis: int = 0", "axis: int >= 1 = 0"),

@@ -264,5 +264,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        context_dependent_function_opset_versions=(13,),
     ),
 )

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     FormalParameterOption,
+    NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -129,6 +130,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -157,6 +159,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -184,6 +187,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -222,6 +226,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -271,6 +276,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -325,6 +331,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -383,5 +390,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
 )

@@ -141,5 +141,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        context_dependent_function_opset_versions=(13, 18),
     ),
 )
