@@ -1,12 +1,15 @@
 """The compiler's front half: an opdefs tree in, resolved schemas out (or every error)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
 from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
+from opspec.codegen.placeholders import domain_placeholder_warnings, placeholder_warnings
 from opspec.codegen.source import Location
 from opspec.codegen.resolve import TypeSets, resolve_op
 from opspec.codegen.version_extras import read_version_extras
@@ -39,8 +42,16 @@ class CompiledDomain:
         return sum(len(op.schemas) for op in self.ops)
 
 
-def compile_tree(root: Path) -> tuple[CompiledDomain, ...]:
-    """Load, validate and resolve ``root``; raise :class:`CompileError` listing every problem."""
+def print_warning(diagnostic: Diagnostic) -> None:
+    """The default way warnings reach a person: one located line on stderr."""
+    print(diagnostic, file=sys.stderr)
+
+
+def compile_tree(root: Path, warn: Callable[[Diagnostic], None] = print_warning) -> tuple[CompiledDomain, ...]:
+    """Load, validate and resolve ``root``; raise :class:`CompileError` listing every problem.
+
+    Warnings (text still to be written) go to ``warn`` once the tree has no errors.
+    """
     diagnostics = Diagnostics()
     if not root.is_dir():
         raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
@@ -49,6 +60,12 @@ def compile_tree(root: Path) -> tuple[CompiledDomain, ...]:
     domains = _resolve(tree, diagnostics)
     if diagnostics:
         raise CompileError(diagnostics.sorted())
+    for domain in domains:
+        for warning in domain_placeholder_warnings(domain.decl):
+            warn(warning)
+        for op in domain.ops:
+            for warning in placeholder_warnings(op.decl, op.schemas):
+                warn(warning)
     return domains
 
 
