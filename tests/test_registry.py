@@ -45,8 +45,9 @@ def test_failed_lookups_raise_schema_error(args, message):
 def test_has_schema_and_listings():
     assert opspec.has_schema("Erf", 9) and opspec.has_schema("Erf")
     latest = opspec.get_all_schemas()
-    assert len(latest) == 60 and all(s is opspec.get_schema(s.name, None, s.domain) for s in latest)
-    assert len(opspec.get_all_schemas_with_history()) == 265
+    history = opspec.get_all_schemas_with_history()
+    assert len(latest) == len({(s.domain, s.name) for s in history}) < len(history)
+    assert all(s is opspec.get_schema(s.name, None, s.domain) for s in latest)
 
 
 def test_domain_ranges_match_onnx():
