@@ -131,4 +131,20 @@ def version_changes(before: OpSchema | None, after: OpSchema) -> list[str]:
         changes.append(f"Inference: {rule_text(before.inference)} → {rule_text(after.inference)}.")
     if before.deprecated != after.deprecated:
         changes.append("The operator is deprecated." if after.deprecated else "The operator is no longer deprecated.")
+    if before.support_level != after.support_level:
+        changes.append(f"Support level: {before.support_level.name.lower()} → {after.support_level.name.lower()}.")
+    if before.node_determinism != after.node_determinism:
+        changes.append(f"Determinism: {before.node_determinism.name} → {after.node_determinism.name}.")
+    changes += _function_changes(before, after)
+    return changes
+
+
+def _function_changes(before: OpSchema, after: OpSchema) -> list[str]:
+    changes = []
+    if before.functions != after.functions:
+        opsets = ", ".join(map(str, after.function_opset_versions))
+        changes.append(f"Function body for opset {opsets}." if opsets else "No function body any more.")
+    if before.context_dependent_function_opset_versions != after.context_dependent_function_opset_versions:
+        opsets = ", ".join(map(str, after.context_dependent_function_opset_versions))
+        changes.append(f"Body built per node for opset {opsets}." if opsets else "No body built per node any more.")
     return changes
