@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from opspec.runtime.types import ELEMENT_TYPES
 
@@ -86,16 +86,21 @@ class _Tokens:
         return False
 
 
+def _separated(tokens: _Tokens, closing: str, item: Callable[[], Any]) -> list[Any]:
+    """Items read by ``item``, separated by commas, up to and including ``closing``."""
+    items: list[Any] = []
+    if tokens.accept(closing):
+        return items
+    while True:
+        items.append(item())
+        if tokens.accept(closing):
+            return items
+        tokens.expect(",")
+
+
 def _names(tokens: _Tokens, closing: str) -> list[str]:
     """Comma-separated value names up to ``closing`` (an empty slot is the empty name)."""
-    names: list[str] = []
-    if tokens.accept(closing):
-        return names
-    while True:
-        names.append("" if tokens.peek() in (",", closing) else tokens.take())
-        if tokens.accept(closing):
-            return names
-        tokens.expect(",")
+    return _separated(tokens, closing, lambda: "" if tokens.peek() in (",", closing) else tokens.take())
 
 
 def _number(text: str) -> int | float:
@@ -119,13 +124,7 @@ def _tensor(tokens: _Tokens, proto: Any) -> None:
     if tokens.accept("["):
         proto.dims.extend(int(d) for d in _names(tokens, "]"))
     tokens.expect("{")
-    values = []
-    if not tokens.accept("}"):
-        while True:
-            values.append(_scalar(tokens))
-            if tokens.accept("}"):
-                break
-            tokens.expect(",")
+    values = _separated(tokens, "}", lambda: _scalar(tokens))
     field = _TENSOR_FIELD.get(proto.data_type, "int32_data")
     getattr(proto, field).extend(float(v) if field in ("float_data", "double_data") else v for v in values)
 
@@ -151,12 +150,7 @@ def _graph(tokens: _Tokens, graph: Any, module: Any) -> None:
     graph.name = tokens.take()
     for target in (graph.input, graph.output):
         tokens.expect("(")
-        if not tokens.accept(")"):
-            while True:
-                _value_info(tokens, target.add())
-                if tokens.accept(")"):
-                    break
-                tokens.expect(",")
+        _separated(tokens, ")", lambda: _value_info(tokens, target.add()))  # noqa: B023 - called at once
         if target is graph.input:
             tokens.expect("=>")
     tokens.expect("{")
@@ -187,13 +181,7 @@ def _attribute(tokens: _Tokens, attribute: Any, module: Any) -> None:
         _tensor(tokens, attribute.t)
         return
     if tokens.accept("["):
-        values = []
-        if not tokens.accept("]"):
-            while True:
-                values.append(_scalar(tokens))
-                if tokens.accept("]"):
-                    break
-                tokens.expect(",")
+        values = _separated(tokens, "]", lambda: _scalar(tokens))
         kind = declared or ("strings" if values and isinstance(values[0], bytes) else
                             "floats" if any(isinstance(v, float) for v in values) else "ints")
         if kind not in ("floats", "ints", "strings"):
@@ -216,31 +204,20 @@ def _attribute(tokens: _Tokens, attribute: Any, module: Any) -> None:
 
 
 def _node(tokens: _Tokens, node: Any, module: Any) -> None:
-    outputs = []
-    while True:
-        outputs.append(tokens.take())
-        if tokens.accept("="):
-            break
-        tokens.expect(",")
-    node.output.extend(outputs)
+    node.output.extend(_separated(tokens, "=", tokens.take))
     op_type = tokens.take()
     domain, _, name = op_type.rpartition(".")
     node.op_type = name
     node.domain = domain
+    def attributes() -> None:
+        _attribute(tokens, node.attribute.add(), module)
+
     if tokens.accept("<"):
-        while True:
-            _attribute(tokens, node.attribute.add(), module)
-            if tokens.accept(">"):
-                break
-            tokens.expect(",")
+        _separated(tokens, ">", attributes)
     tokens.expect("(")
     node.input.extend(_names(tokens, ")"))
     if tokens.accept("<"):  # attributes may also follow the inputs
-        while True:
-            _attribute(tokens, node.attribute.add(), module)
-            if tokens.accept(">"):
-                break
-            tokens.expect(",")
+        _separated(tokens, ">", attributes)
 
 
 def parse_nodes(text: str) -> list[Any]:
