@@ -20,6 +20,20 @@ DOMAINS = (
         "opset_min": 1,
         "opset_max": 5,
     },
+    {
+        "name": 'ai.onnx.preview',
+        "node_domain": 'ai.onnx.preview',
+        "aliases": (),
+        "opset_min": 1,
+        "opset_max": 1,
+    },
+    {
+        "name": 'ai.onnx.preview.training',
+        "node_domain": 'ai.onnx.preview.training',
+        "aliases": (),
+        "opset_min": 1,
+        "opset_max": 1,
+    },
 )
 
 #: Per domain: operator name -> (module relative to this package, since-versions).
@@ -154,8 +168,33 @@ OPS = {
         'Xor': ('ai_onnx.Xor', (1, 7)),
     },
     'ai.onnx.ml': {
+        'ArrayFeatureExtractor': ('ai_onnx_ml.ArrayFeatureExtractor', (1,)),
+        'Binarizer': ('ai_onnx_ml.Binarizer', (1,)),
         'CastMap': ('ai_onnx_ml.CastMap', (1,)),
+        'CategoryMapper': ('ai_onnx_ml.CategoryMapper', (1,)),
         'DictVectorizer': ('ai_onnx_ml.DictVectorizer', (1,)),
+        'FeatureVectorizer': ('ai_onnx_ml.FeatureVectorizer', (1,)),
+        'Imputer': ('ai_onnx_ml.Imputer', (1,)),
+        'LabelEncoder': ('ai_onnx_ml.LabelEncoder', (1, 2, 4)),
+        'LinearClassifier': ('ai_onnx_ml.LinearClassifier', (1,)),
+        'LinearRegressor': ('ai_onnx_ml.LinearRegressor', (1,)),
+        'Normalizer': ('ai_onnx_ml.Normalizer', (1,)),
+        'OneHotEncoder': ('ai_onnx_ml.OneHotEncoder', (1,)),
+        'SVMClassifier': ('ai_onnx_ml.SVMClassifier', (1,)),
+        'SVMRegressor': ('ai_onnx_ml.SVMRegressor', (1,)),
+        'Scaler': ('ai_onnx_ml.Scaler', (1,)),
+        'TreeEnsemble': ('ai_onnx_ml.TreeEnsemble', (5,)),
+        'TreeEnsembleClassifier': ('ai_onnx_ml.TreeEnsembleClassifier', (1, 3, 5)),
+        'TreeEnsembleRegressor': ('ai_onnx_ml.TreeEnsembleRegressor', (1, 3, 5)),
         'ZipMap': ('ai_onnx_ml.ZipMap', (1,)),
+    },
+    'ai.onnx.preview': {
+        'FlexAttention': ('ai_onnx_preview.FlexAttention', (1,)),
+    },
+    'ai.onnx.preview.training': {
+        'Adagrad': ('ai_onnx_preview_training.Adagrad', (1,)),
+        'Adam': ('ai_onnx_preview_training.Adam', (1,)),
+        'Gradient': ('ai_onnx_preview_training.Gradient', (1,)),
+        'Momentum': ('ai_onnx_preview_training.Momentum', (1,)),
     },
 }
