@@ -60,12 +60,13 @@ def compile_tree(root: Path, warn: Callable[[Diagnostic], None] = print_warning)
     domains = _resolve(tree, diagnostics)
     if diagnostics:
         raise CompileError(diagnostics.sorted())
+    warnings = []
     for domain in domains:
-        for warning in domain_placeholder_warnings(domain.decl):
-            warn(warning)
+        warnings += domain_placeholder_warnings(domain.decl)
         for op in domain.ops:
-            for warning in placeholder_warnings(op.decl, op.schemas):
-                warn(warning)
+            warnings += placeholder_warnings(op.decl, op.schemas)
+    for warning in sorted(warnings):
+        warn(warning)
     return domains
 
 

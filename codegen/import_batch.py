@@ -19,6 +19,10 @@ DEFAULT_FAMILY = "misc"
 ONNX_DOMAINS = {"ai.onnx": ""}
 
 
+class UnknownDomain(LookupError):
+    """The domain asked for is not one onnx defines."""
+
+
 @dataclass
 class ImportReport:
     """What a batch did, op by op."""
@@ -56,6 +60,8 @@ def import_ops(op_names: Iterable[str], domain: str, target: Path, family: str |
     import onnx.defs
 
     domain = ONNX_DOMAINS.get(domain, domain)
+    if domain not in onnx.defs.C.schema_version_map():
+        raise UnknownDomain(f"onnx.defs has no domain {domain!r}")
     report = ImportReport()
     by_name: dict[str, list[Any]] = {}
     for schema in onnx.defs.get_all_schemas_with_history():

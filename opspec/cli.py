@@ -87,7 +87,7 @@ def _bound(count: int) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from opspec.codegen.import_batch import import_ops
+    from opspec.codegen.import_batch import UnknownDomain, import_ops
 
     try:
         import onnx  # noqa: F401 - only to give a clear message when it is missing
@@ -97,6 +97,8 @@ def _import(args: argparse.Namespace) -> int:
         report = import_ops(args.ops.split(","), args.domain, Path(args.out), args.family, args.force)
     except OSError as error:
         raise UserError(f"cannot write to {error.filename or args.out}: {error.strerror or error}") from None
+    except UnknownDomain as error:
+        raise UserError(str(error)) from None
     if report.domain_file is not None:
         print(f"wrote {report.domain_file}")
     for path in report.drafted:

@@ -136,3 +136,30 @@ def test_container_sets_wrap_every_type_of_a_set(tmp_path):
 """, types="type_sets:\n  small: [tensor(float), tensor(int64)]\n")
     assert schema.type_constraints[0].allowed_type_strs == (
         "seq(tensor(float))", "seq(tensor(int64))", "optional(tensor(float))", "optional(tensor(int64))")
+
+
+def test_text_left_to_write_is_a_located_warning_not_an_error(tmp_path, capsys):
+    from opspec.cli import main
+
+    root = tmp_path / "opdefs"
+    (root / "x.test/f").mkdir(parents=True)
+    (root / "x.test/domain.yaml").write_text(DOMAIN)
+    (root / "x.test/f/Foo.yaml").write_text("""op: Foo
+summary: FIXME later
+doc: Says what Foo does.
+versions:
+  1:
+    inputs: {X: T}
+    outputs: {Y: T}
+    types: {T: [tensor(float)]}
+docs:
+  X: "Placeholder text."
+  T: ""
+""")
+    assert main(["generate", "--opdefs", str(root), "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "opdefs/x.test/f/Foo.yaml:1:5: warning: 'Y' has no description",
+        "opdefs/x.test/f/Foo.yaml:1:5: warning: summary has a placeholder (FIXME)",
+        "opdefs/x.test/f/Foo.yaml:10:3: warning: description of 'X' has a placeholder (Placeholder)",
+        "opdefs/x.test/f/Foo.yaml:11:3: warning: description of 'T' is empty",
+    ]

@@ -74,6 +74,13 @@ def test_a_bad_op_is_named_and_the_batch_goes_on(tmp_path, capsys):
     assert {p.name for p in (tree / "ai.onnx").rglob("*.yaml")} == {"domain.yaml", "Celu.yaml", "Elu.yaml"}
 
 
+def test_an_unknown_domain_is_one_line_and_writes_nothing(tmp_path, capsys):
+    tree = _tree(tmp_path)
+    assert main(["import", "--ops", "Relu", "--domain", "com.nowhere", "--out", str(tree / "com.nowhere")]) == 1
+    assert capsys.readouterr().err == "opspec: onnx.defs has no domain 'com.nowhere'\n"
+    assert not (tree / "com.nowhere").exists()
+
+
 def test_existing_files_are_kept_and_a_forced_draft_keeps_what_a_person_wrote(tmp_path, capsys):
     tree = _tree(tmp_path)
     main(["import", "--ops", "Elu", "--out", str(tree / "ai.onnx"), "--family", "activation"])
