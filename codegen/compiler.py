@@ -11,7 +11,8 @@ from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.placeholders import domain_placeholder_warnings, placeholder_warnings
 from opspec.codegen.source import Location
-from opspec.codegen.resolve import TypeSets, resolve_op
+from opspec.codegen.resolve import resolve_op
+from opspec.codegen.type_sets import TypeSets
 from opspec.codegen.version_extras import read_version_extras
 from opspec.runtime.schema import OpSchema
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from opspec.codegen.history import format_value, param_spec
-from opspec.codegen.resolve import wrapped_set
+from opspec.codegen.type_sets import wrapped_set
 from opspec.runtime.types import normalize_type_string
 
 TODO = "TODO"
