@@ -113,6 +113,7 @@ OPS = {
         'LpNormalization': ('ai_onnx.LpNormalization', (1, 22)),
         'LpPool': ('ai_onnx.LpPool', (1, 2, 11, 18, 22)),
         'MatMul': ('ai_onnx.MatMul', (1, 9, 13)),
+        'MatMulInteger': ('ai_onnx.MatMulInteger', (10,)),
         'Max': ('ai_onnx.Max', (1, 6, 8, 12, 13)),
         'MaxPool': ('ai_onnx.MaxPool', (1, 8, 10, 11, 12, 22)),
         'MaxRoiPool': ('ai_onnx.MaxRoiPool', (1, 22)),
