@@ -174,23 +174,7 @@ def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | N
     order: list[str] = []
     names: dict[str, None] = {}
     for version in versions:
-        body: list[str] = []
-        if previous is None or (version.inputs, version.outputs) != (previous.inputs, previous.outputs):
-            for section, params in (("inputs", version.inputs), ("outputs", version.outputs)):
-                body.append(f"  {section}:" + (" {}" if not params else ""))
-                body.extend(f"    {key}: {_scalar(spec)}" for key, spec in params)
-        attributes = _delta(previous.attributes if previous else {}, version.attributes)
-        if attributes:
-            body.append("  attributes:")
-            body.extend(f"    {key}: {'null' if spec is None else _scalar(spec)}" for key, spec in attributes.items())
-        types = _delta(previous.types if previous else {}, version.types)
-        if types:
-            body.append("  types:")
-            for key, allowed in types.items():
-                items = matcher.express(allowed) if allowed is not None else None
-                items = None if items is None else [json.dumps(i) if "," in i else i for i in items]
-                text = "null" if items is None else items[0] if len(items) == 1 else "[" + ", ".join(items) + "]"
-                body.append(f"    {key}: {text}")
+        body = _signature_lines(previous, version, matcher)
         order = [n for n in order if n in version.types] + [n for n in version.types if n not in order]
         if order != list(version.types):
             body.append(f"  type_order: [{', '.join(version.types)}]")
@@ -216,6 +200,31 @@ def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | N
     for key in names:
         lines += _text(f"  {key}", kept.docs.get(key, TODO))
     return "\n".join(lines) + "\n"
+
+
+def _signature_lines(previous: _Version | None, version: _Version, matcher: TypeSetMatcher) -> list[str]:
+    """Inputs and outputs when they changed, then the attributes and type parameters that did."""
+    lines: list[str] = []
+    if previous is None or (version.inputs, version.outputs) != (previous.inputs, previous.outputs):
+        for section, params in (("inputs", version.inputs), ("outputs", version.outputs)):
+            lines.append(f"  {section}:" + (" {}" if not params else ""))
+            lines.extend(f"    {key}: {_scalar(spec)}" for key, spec in params)
+    attributes = _delta(previous.attributes if previous else {}, version.attributes)
+    if attributes:
+        lines.append("  attributes:")
+        lines.extend(f"    {key}: {'null' if spec is None else _scalar(spec)}" for key, spec in attributes.items())
+    types = _delta(previous.types if previous else {}, version.types)
+    if types:
+        lines.append("  types:")
+        for key, allowed in types.items():
+            lines.append(f"    {key}: {'null' if allowed is None else _type_list(matcher.express(allowed))}")
+    return lines
+
+
+def _type_list(items: list[str]) -> str:
+    """Set names and type strings as YAML: one plain item, or a flow list (map types quoted, for their comma)."""
+    items = [json.dumps(item) if "," in item else item for item in items]
+    return items[0] if len(items) == 1 else "[" + ", ".join(items) + "]"
 
 
 def _text(key: str, value: str) -> list[str]:
