@@ -1,13 +1,11 @@
 """Lookups behave like onnx.defs: version resolution, domain spellings, errors, enums."""
 from __future__ import annotations
 
-import importlib
-
 import onnx.defs
 import pytest
+from registries import load_package
 
 import opspec
-from opspec.runtime.registry import Registry
 from opspec.runtime.schema import AttrType, DifferentiationCategory, FormalParameterOption, OpSchema
 
 
@@ -82,14 +80,7 @@ def test_deprecation_is_reported(tmp_path):
 
     out = tmp_path / "example_ops"
     generate(REPO / "examples/custom_ops/opdefs", out)
-    import sys
-
-    sys.path.insert(0, str(tmp_path))
-    try:
-        registry = Registry()
-        registry.add_package(importlib.import_module("example_ops"))
-    finally:
-        sys.path.remove(str(tmp_path))
+    registry = load_package(out)
     assert registry.get_schema("ScaledAdd", 3, "com.example").deprecated
     assert not registry.get_schema("ScaledAdd", 2, "example").deprecated
     assert registry.domain_version_range("com.example") == (1, 3)
