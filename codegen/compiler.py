@@ -1,15 +1,20 @@
 """The compiler's front half: an opdefs tree in, resolved schemas out (or every error)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
 from opspec.codegen.history import change_class
 from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
+from opspec.codegen.placeholders import domain_placeholder_warnings, placeholder_warnings
 from opspec.codegen.source import Location
-from opspec.codegen.resolve import TypeSets, resolve_op
+from opspec.codegen.resolve import resolve_op
+from opspec.codegen.type_sets import TypeSets
+from opspec.codegen.version_extras import read_version_extras
 from opspec.codegen.rule_specs import RULES_FOLDER, DeclaredRule, read_catalogue, rule_modules
 from opspec.runtime.schema import OpSchema
 
@@ -51,16 +56,32 @@ class CompiledDomain:
         return sum(len(op.schemas) for op in self.ops)
 
 
-def compile_tree(root: Path) -> tuple[CompiledDomain, ...]:
-    """Load, validate and resolve ``root``; raise :class:`CompileError` listing every problem."""
+def print_warning(diagnostic: Diagnostic) -> None:
+    """The default way warnings reach a person: one located line on stderr."""
+    print(diagnostic, file=sys.stderr)
+
+
+def compile_tree(root: Path, warn: Callable[[Diagnostic], None] = print_warning) -> tuple[CompiledDomain, ...]:
+    """Load, validate and resolve ``root``; raise :class:`CompileError` listing every problem.
+
+    Warnings (text still to be written) go to ``warn`` once the tree has no errors.
+    """
     diagnostics = Diagnostics()
     if not root.is_dir():
         raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
     tree = load_tree(root, diagnostics)
+    read_version_extras(tree, diagnostics)
     catalogue = _catalogue(root, diagnostics)
     domains = _resolve(tree, catalogue, diagnostics)
     if diagnostics:
         raise CompileError(diagnostics.sorted())
+    warnings = []
+    for domain in domains:
+        warnings += domain_placeholder_warnings(domain.decl)
+        for op in domain.ops:
+            warnings += placeholder_warnings(op.decl, op.schemas)
+    for warning in sorted(warnings):
+        warn(warning)
     return domains
 
 

@@ -210,6 +210,24 @@ def classified_changes(before: OpSchema | None, after: OpSchema,
     if before.deprecated != after.deprecated:
         changes.append(Change("The operator is deprecated.", BREAKING) if after.deprecated
                        else Change("The operator is no longer deprecated.", COMPATIBLE))
+    if before.support_level != after.support_level:
+        changes.append(Change(f"Support level: {before.support_level.name.lower()} → "
+                              f"{after.support_level.name.lower()}.", None))
+    if before.node_determinism != after.node_determinism:
+        changes.append(Change(f"Determinism: {before.node_determinism.name} → {after.node_determinism.name}.", None))
+    changes += _function_changes(before, after)
+    return changes
+
+
+def _function_changes(before: OpSchema, after: OpSchema) -> list[Change]:
+    changes = []
+    if before.functions != after.functions:
+        opsets = ", ".join(map(str, after.function_opset_versions))
+        changes.append(Change(f"Function body for opset {opsets}." if opsets else "No function body any more.", None))
+    if before.context_dependent_function_opset_versions != after.context_dependent_function_opset_versions:
+        opsets = ", ".join(map(str, after.context_dependent_function_opset_versions))
+        changes.append(Change(f"Body built per node for opset {opsets}." if opsets
+                              else "No body built per node any more.", None))
     return changes
 
 

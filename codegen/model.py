@@ -66,6 +66,15 @@ class ExampleDecl:
     outputs: int | None = None
 
 
+@dataclass(frozen=True)
+class FunctionDecl:
+    """Function bodies of a version: ``(opset, text, location)`` each, and the opsets of code-built ones."""
+
+    bodies: tuple[tuple[int, str, Location], ...]
+    context_dependent: tuple[int, ...]
+    location: Location
+
+
 @dataclass
 class VersionDecl:
     """One version of an operator: the full first version, or a change to the previous one.
@@ -87,6 +96,13 @@ class VersionDecl:
     deprecated: bool | None = None
     notes: str = ""
     examples: tuple[ExampleDecl, ...] = ()
+    support_level: str | None = None
+    determinism: str | None = None
+    function: FunctionDecl | None = None
+    function_set: bool = False
+    allow: dict[str, Location] = field(default_factory=dict)
+    type_order: tuple[str, ...] | None = None
+    type_order_location: Location | None = None
 
 
 @dataclass

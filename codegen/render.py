@@ -25,7 +25,8 @@ from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOpt
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
-                "OpSchema", "RuleRef", "TypeConstraintParam", "ValueConstraint")
+                "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
+                "ValueConstraint")
 _HOIST_MIN_LENGTH = 60
 
 

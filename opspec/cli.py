@@ -83,20 +83,29 @@ def _bound(count: int) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from opspec.codegen.importer import import_ops
+    from opspec.codegen.import_batch import UnknownDomain, import_ops
 
     try:
         import onnx  # noqa: F401 - only to give a clear message when it is missing
     except ImportError:
         raise UserError("`opspec import` reads onnx.defs: install the onnx package first") from None
     try:
-        written = import_ops(args.ops.split(","), args.domain, Path(args.out), lambda _: args.family)
-    except KeyError as error:
-        raise UserError(str(error.args[0])) from None
-    for path in written:
+        report = import_ops(args.ops.split(","), args.domain, Path(args.out), args.family, args.force)
+    except OSError as error:
+        raise UserError(f"cannot write to {error.filename or args.out}: {error.strerror or error}") from None
+    except UnknownDomain as error:
+        raise UserError(str(error)) from None
+    if report.domain_file is not None:
+        print(f"wrote {report.domain_file}")
+    for path in report.drafted:
         print(f"drafted {path}")
-    print(f"{len(written)} ops drafted; write their descriptions in place of the TODO markers")
-    return EXIT_OK
+    for path in report.skipped:
+        print(f"kept {path} (it exists; --force drafts it again, keeping its descriptions and bindings)")
+    for name, reason in report.failed:
+        print(f"opspec: {name}: {reason}", file=sys.stderr)
+    print(f"{len(report.drafted)} drafted, {len(report.skipped)} kept, {len(report.failed)} failed; "
+          "write descriptions in place of the TODO markers")
+    return EXIT_FAILED if report.failed else EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -124,7 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     draft.add_argument("--ops", required=True, help="comma-separated op names")
     draft.add_argument("--domain", default="", help="onnx domain of the ops (default: ai.onnx)")
     draft.add_argument("--out", required=True, metavar="DIR", help="the domain folder to write into")
-    draft.add_argument("--family", default="misc", help="family subfolder (default: misc)")
+    draft.add_argument("--family", default=None,
+                       help="family subfolder for new files (default: the onnx source folder, e.g. math)")
+    draft.add_argument("--force", action="store_true",
+                       help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
     from opspec.cli_infer import register

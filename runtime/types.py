@@ -26,6 +26,25 @@ def normalize_type_string(text: str) -> str:
     return compact.replace(",", ", ")
 
 
+@lru_cache(maxsize=None)
+def formal_type_string(text: str) -> str:
+    """onnx's normalised spelling of a well-formed type string, as ``FormalParameter.types`` holds it.
+
+    No spaces, and a map's bare value type becomes a tensor: ``map(int64, float)`` is
+    ``map(int64,tensor(float))``.
+    """
+    compact = text.replace(" ", "")
+    head, _, rest = compact.partition("(")
+    inner = rest[:-1]
+    if head == "map":
+        key, _, value = inner.partition(",")
+        value = f"tensor({value})" if value in ELEMENT_TYPES else formal_type_string(value)
+        return f"map({key},{value})"
+    if head in ("seq", "optional"):
+        return f"{head}({formal_type_string(inner)})"
+    return compact
+
+
 def is_type_string(text: str) -> bool:
     """True for a type string such as ``tensor(float)``; False for a bare parameter name."""
     return "(" in text
@@ -46,6 +65,7 @@ def _parse(text: str) -> None:
         key, comma, value = inner.partition(",")
         if not comma or key not in MAP_KEY_TYPES:
             raise TypeStringError(f"{text!r}: a map needs a key type among {sorted(MAP_KEY_TYPES)}")
-        _parse(value)
+        if value not in ELEMENT_TYPES:  # a bare element type stands for a tensor of it
+            _parse(value)
     else:
         _parse(inner)

@@ -47,8 +47,10 @@ def test_everything_is_described(domains):
     assert missing == []
 
 
-def test_every_schema_has_an_inference_rule():
-    assert [f"{s.name}-{s.since_version}" for s in opspec.get_all_schemas_with_history() if not s.inference] == []
+def test_an_op_bound_to_a_rule_is_bound_in_every_version():
+    bound = {(s.domain, s.name) for s in opspec.get_all_schemas_with_history() if s.inference}
+    assert [f"{s.name}-{s.since_version}" for s in opspec.get_all_schemas_with_history()
+            if not s.inference and (s.domain, s.name) in bound] == []
 
 
 def test_rule_declarations_read_from_source_match_the_runtime():

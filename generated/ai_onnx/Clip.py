@@ -267,6 +267,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        context_dependent_function_opset_versions=(13,),
         change_class='compatible',
     ),
 )

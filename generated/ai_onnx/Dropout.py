@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     FormalParameterOption,
+    NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -129,6 +130,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
     ),
     OpSchema(
         name='Dropout',
@@ -157,6 +159,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
     ),
     OpSchema(
@@ -185,6 +188,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
     ),
     OpSchema(
@@ -224,6 +228,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
     ),
     OpSchema(
@@ -274,6 +279,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         change_class='breaking',
     ),
     OpSchema(
@@ -329,6 +335,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
     ),
     OpSchema(
@@ -388,6 +395,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
     ),
 )

@@ -107,5 +107,6 @@ SCHEMAS = (
         inference=RuleRef(
             name='layer_norm',
         ),
+        context_dependent_function_opset_versions=(17, 18),
     ),
 )

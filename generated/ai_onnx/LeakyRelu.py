@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     DifferentiationCategory,
     FormalParameter,
+    FunctionBody,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -150,6 +151,12 @@ SCHEMAS = (
         summary='Applies the leaky rectified linear unit elementwise.',
         inference=RuleRef(
             name='elementwise',
+        ),
+        functions=(
+            FunctionBody(
+                opset=16,
+                text='Alpha = Constant <value_float: float = @alpha> ()\nAlphaCast = CastLike (Alpha, X)\nZero = Constant <value: tensor = float {0}> ()\nZeroCast = CastLike (Zero, X)\nXLessThanZero = Less (X, ZeroCast)\nAlphaMulX = Mul (AlphaCast, X)\nY = Where (XLessThanZero, AlphaMulX, X)\n',
+            ),
         ),
         change_class='compatible',
     ),

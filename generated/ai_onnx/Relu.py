@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     DifferentiationCategory,
     FormalParameter,
+    FunctionBody,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -171,6 +172,12 @@ SCHEMAS = (
         summary='Applies the rectified linear function `max(0, x)` elementwise.',
         inference=RuleRef(
             name='elementwise',
+        ),
+        functions=(
+            FunctionBody(
+                opset=18,
+                text='Zero = Constant <value: tensor = float {0}> ()\nZeroCast = CastLike (Zero, X)\nY = Max (X, ZeroCast)\n',
+            ),
         ),
         change_class='compatible',
     ),

@@ -142,6 +142,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        context_dependent_function_opset_versions=(13, 18),
         change_class='breaking',
     ),
 )

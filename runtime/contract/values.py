@@ -38,7 +38,7 @@ def type_string(value: object) -> str:
     if isinstance(value, OptionalType):
         return f"optional({type_string(value.elem) if value.elem is not None else '?'})"
     if isinstance(value, MapType):
-        return f"map({ELEMENT_NAMES.get(value.key, '?')}, {type_string(value.value)})"
+        return f"map({ELEMENT_NAMES.get(value.key, '?')},{type_string(value.value)})"  # as FormalParameter.types
     return "?"
 
 
