@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 from opspec.runtime.contract.arguments import ArgumentReaders
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.contract.values import Data, TensorType
-from opspec.runtime.shape import SymbolTable
+from opspec.runtime.shape import ShapeError, SymbolTable, with_rank, with_rank_at_least
 
 _NO_ARGS: Mapping[str, Any] = {}
 
@@ -107,6 +107,29 @@ class InferenceContext(ArgumentReaders):
         """The input tensor's shape: a tuple of dims, or None (unknown rank, or not a tensor)."""
         value = self._inputs[index] if index < len(self._inputs) else None
         return value.shape if type(value) is TensorType else None
+
+    def input_with_rank(self, index: int, rank: int):
+        """Input ``index``'s shape checked to have ``rank`` (TensorFlow's ``WithRank``): an
+        unknown rank becomes ``rank`` unknown dims; another rank fails, naming the input."""
+        try:
+            return with_rank(self.input_shape(index), rank)
+        except ShapeError as error:
+            self.fail(f"{self.input_name(index)}: {error}")
+
+    def input_with_rank_at_least(self, index: int, rank: int):
+        """Input ``index``'s shape checked to have at least ``rank`` dims (unknown stays unknown)."""
+        try:
+            return with_rank_at_least(self.input_shape(index), rank)
+        except ShapeError as error:
+            self.fail(f"{self.input_name(index)}: {error}")
+
+    def input_name(self, index: int) -> str:
+        """The formal name of actual input ``index`` (``inputs[2]`` for the third of a variadic)."""
+        for param in self.schema.inputs:
+            bound = self.input_range(param.name)
+            if index in bound:
+                return param.name if len(bound) == 1 and param.option != 2 else f"{param.name}[{index - bound.start}]"
+        return f"input {index}"
 
     def input_elem(self, index: int) -> int:
         value = self._inputs[index] if index < len(self._inputs) else None

@@ -164,10 +164,7 @@ def pool(ctx: InferenceContext) -> None:
     if kernel is None:
         ctx.fail("attribute 'kernel_shape' is required")
     count = len(kernel)
-    x = ctx.input_shape(0)
-    if x is not None and len(x) != count + 2:
-        ctx.fail(f"X {format_shape(x)} must have rank {count + 2} for kernel_shape {list(kernel)}")
-    x = x if x is not None else (None,) * (count + 2)
+    x = ctx.input_with_rank(0, count + 2)
     window = _Window(ctx, count, kernel)
     shape = x[:2] + window.output_dims(ctx, x[2:])
     ctx.set_output_shape(0, shape)
@@ -178,9 +175,7 @@ def pool(ctx: InferenceContext) -> None:
 @rule("global_pool", "Every spatial dimension pooled down to 1.")
 def global_pool(ctx: InferenceContext) -> None:
     """``(N, C, 1, ..., 1)``."""
-    x = ctx.input_shape(0)
-    if x is not None and len(x) < 2:
-        ctx.fail(f"X {format_shape(x)} needs rank 2 or more (N, C, ...)")
+    x = ctx.input_with_rank_at_least(0, 2)
     ctx.set_output_shape(0, None if x is None else x[:2] + (1,) * (len(x) - 2))
 
 
@@ -190,9 +185,7 @@ def global_pool(ctx: InferenceContext) -> None:
       training_mode=attribute(), spatial=attribute())
 def batch_norm(ctx: InferenceContext) -> None:
     """Y takes X's shape; statistics (inputs and optional outputs) are per channel, ``(C,)``."""
-    x = ctx.input_shape(0)
-    if x is not None and len(x) == 0:
-        ctx.fail("X must have rank 1 or more")
+    x = ctx.input_with_rank_at_least(0, 1)
     if ctx.declares("training_mode") and not ctx.flag_attr("training_mode") and ctx.output_count > 1:
         ctx.fail(f"{ctx.output_count} outputs need training_mode=1; only Y exists otherwise")
     per_channel = ctx.int_attr("spatial", 1)

@@ -55,7 +55,7 @@ def test_matmul_unknown_rank():
     ((2, 3), (4, 5), r"cannot multiply \(2, 3\) by \(4, 5\): inner dims 3 and 4 differ"),
     ((3,), (4,), "inner dims 3 and 4 differ"),
     ((2, 2, 3), (3, 3, 4), "batch dims do not broadcast"),
-    ((), (3,), "rank at least 1"),
+    ((), (3,), r"A: shape \(\) must have rank at least 1"),
 ])
 def test_matmul_failures(a, b, message):
     with pytest.raises(InferenceError, match=message):
@@ -118,8 +118,8 @@ def test_gemm_legacy_broadcast_attribute_is_ignored():
 @pytest.mark.parametrize("inputs,attributes,message", [
     ([(2, 3), (4, 5)], {}, "inner dims 3 and 4 differ"),
     ([(2, 3), (3, 4)], {"transB": 1}, "inner dims 3 and 4 differ"),
-    ([(2, 3, 1), (3, 4)], {}, r"A must be a matrix, got shape \(2, 3, 1\)"),
-    ([(2, 3), (3,)], {}, "B must be a matrix"),
+    ([(2, 3, 1), (3, 4)], {}, r"A: shape \(2, 3, 1\) must have rank 2"),
+    ([(2, 3), (3,)], {}, r"B: shape \(3,\) must have rank 2"),
     ([(2, 3), (3, 4), (3, 4)], {}, r"bias C of shape \(3, 4\) does not fit the product \(2, 4\)"),
     ([(2, 3), (3, 4), (1, 2, 4)], {}, "bias C"),
 ])

@@ -271,7 +271,7 @@ def test_global_pool():
     assert shape(run("GlobalAveragePool", 22, [t(2, 3, 4)])) == (2, 3, 1)
     assert shape(run("GlobalAveragePool", 1, [t(2, 3)])) == (2, 3)
     assert shape(run("GlobalAveragePool", 1, [t(None)])) is None
-    with pytest.raises(InferenceError, match="rank 2 or more"):
+    with pytest.raises(InferenceError, match=r"X: shape \(3,\) must have rank at least 2"):
         run("GlobalAveragePool", 1, [t(3)])
 
 
@@ -322,7 +322,7 @@ def test_batch_norm_errors():
         run("BatchNormalization", 15, bn_inputs((2, 3, 4), 4), outputs=1)
     with pytest.raises(InferenceError, match="must be 1-D"):
         run("BatchNormalization", 15, bn_inputs((2, 3, 4), stats=(3, 1)), outputs=1)
-    with pytest.raises(InferenceError, match="rank 1 or more"):
+    with pytest.raises(InferenceError, match=r"X: shape \(\) must have rank at least 1"):
         run("BatchNormalization", 15, bn_inputs(()), outputs=1)
 
 

@@ -8,7 +8,7 @@ them, and copies the module into the generated package; ``opspec.register`` (and
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.shape import ShapeError, div_dim, format_shape, mul_dim
+from opspec.runtime.shape import ShapeError, div_dim, mul_dim
 
 
 @rule("pixel_shuffle", "Move blocks of channels into space: (N, C*r*r, H, W) -> (N, C, H*r, W*r).",
@@ -18,15 +18,9 @@ def pixel_shuffle(ctx: InferenceContext) -> None:
     r = ctx.int_attr("blocksize", 0)
     if r < 1:
         ctx.fail(f"blocksize {r} must be positive")
-    x = ctx.input_shape(0)
-    if x is None:
-        ctx.set_output_shape(0, ctx.unknown_dims(4))
-        return
-    if len(x) != 4:
-        ctx.fail(f"input {format_shape(x)} must have rank 4 (N, C, H, W)")
-    n, c, h, w = x
+    n, c, h, w = ctx.input_with_rank(0, 4)  # unknown rank: four unknown dims; another rank: a node error
     try:
         channels = div_dim(c, r * r)
     except ShapeError:
-        ctx.fail(f"{c} channels do not divide into blocks of {r}x{r}")
+        ctx.fail(f"{c} channels do not divide into blocks of {r}x{r}")   # a node error, naming the node
     ctx.set_output_shape(0, (n, channels, mul_dim(h, r), mul_dim(w, r)))
