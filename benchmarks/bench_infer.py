@@ -48,6 +48,13 @@ def _engines():
         engines["onnxruntime symbolic"] = lambda m: SymbolicShapeInference.infer_shapes(m, auto_merge=True)
     except ImportError:
         pass
+    try:
+        import onnx_ir
+        from onnx_shape_inference import infer_symbolic_shapes
+
+        engines["onnx-shape-inference"] = lambda m: infer_symbolic_shapes(onnx_ir.from_proto(m), warn_on_missing=False)
+    except ImportError:
+        pass
     return engines
 
 
@@ -59,14 +66,17 @@ def bench_infer() -> list[str]:
         "elementwise chain": models.elementwise_chain(100_000),
     }
     engines = _engines()
-    rows = ["| model | nodes | " + " | ".join(f"{name} nodes/s" for name in engines) + " |",
-            "|---|---:|" + "---:|" * len(engines)]
+    rows = ["| model | nodes | " + " | ".join(f"{name} nodes/s" for name in engines)
+            + " | opspec / onnx, data_prop |",
+            "|---|---:|" + "---:|" * len(engines) + "---:|"]
     for label, model in cases.items():
-        rates = []
+        rates = {}
         for name, engine in engines.items():
-            repeat = 1 if "onnxruntime" in name else 3
-            rates.append(f"{_rate(engine, model, repeat):,.0f}")
-        rows.append(f"| {label} | {len(model.graph.node):,} | " + " | ".join(rates) + " |")
+            repeat = 1 if "onnxruntime" in name or "onnx-shape" in name else 3
+            rates[name] = _rate(engine, model, repeat)
+        ratio = rates["opspec (data_prop)"] / rates["onnx (data_prop)"]
+        rows.append(f"| {label} | {len(model.graph.node):,} | " + " | ".join(f"{r:,.0f}" for r in rates.values())
+                    + f" | {ratio:.2f}x |")
     if "onnxruntime symbolic" not in engines:
         rows.append("\n(onnxruntime is not installed: `pip install onnxruntime sympy` to include it)")
     return rows

@@ -10,9 +10,10 @@ from opspec.codegen.source import Location, SourceError
 class Diagnostic:
     location: Location
     message: str
+    severity: str = "error"
 
     def __str__(self) -> str:
-        return f"{self.location}: error: {self.message}"
+        return f"{self.location}: {self.severity}: {self.message}"
 
 
 @dataclass

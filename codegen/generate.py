@@ -1,17 +1,21 @@
 """``opspec generate``: compile an opdefs tree and write (or check) its registry package."""
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opspec.codegen.compiler import CompiledDomain, compile_tree
+from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OPDEFS = REPO / "opdefs"
 DEFAULT_OUT = REPO / "generated"
+#: The node-suite outcomes committed with the tests; the built-in tree's status page shows them.
+SUITE_RESULTS = REPO / "tests" / "conformance" / "expected.json"
 #: Files in an output folder that generation owns carry this mark near the top; stale
 #: ones (an op or a domain that no longer exists) are removed.
 _OWNED_SUFFIXES = (".py", ".md")
@@ -50,13 +54,24 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> tuple[tup
     domains = compile_tree(opdefs)
     guide = opdefs / "README.md"
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide.is_file() else None
-    rendered = render_package(domains, f"{_display(opdefs)}/", link)
+    rendered = render_package(domains, f"{_display(opdefs)}/", link, _suite(opdefs))
     files = {path: text.encode("utf-8") for path, text in rendered.items()}
     if with_protos:
         from opspec.codegen.protos import compile_protos
 
         files.update(compile_protos())
     return domains, files
+
+
+def _suite(opdefs: Path) -> dict[str, str] | None:
+    """The committed node-suite outcomes, for the built-in tree when they are present."""
+    if opdefs.resolve() != DEFAULT_OPDEFS.resolve() or not SUITE_RESULTS.is_file():
+        return None
+    try:
+        results = json.loads(SUITE_RESULTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return {str(case): str(outcome) for case, outcome in results.items()} if isinstance(results, dict) else None
 
 
 def _owned(out: Path) -> list[str]:
@@ -77,6 +92,7 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     """Compile and write ``out`` (or, with ``check``, only report what is stale)."""
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
+    ready = runtime_ready()
     domains, files = build(opdefs, protos, out)
     result = Result(domains, files, 0.0)
     extra = [path for path in _owned(out) if path not in files]
@@ -97,4 +113,10 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
             (out / path).unlink()
             result.removed.append(path)
     result.seconds = time.perf_counter() - started
+    if not ready and not check and runtime_ready():  # this run wrote the runtime: now add the examples
+        again = generate(opdefs, out, check, with_protos)
+        again.written = sorted(set(result.written) | set(again.written))
+        again.removed = result.removed
+        again.seconds += result.seconds
+        return again
     return result

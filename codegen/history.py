@@ -6,10 +6,17 @@ disagree with the registry.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Callable
 
+from opspec.codegen.change_class import BREAKING, COMPATIBLE, NARROWING, step_class, widening
 from opspec.codegen.notation import shortest_float
-from opspec.runtime.schema import Attribute, FormalParameter, OpSchema, RuleRef
+from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema, RuleRef
 from opspec.runtime.types import is_type_string, normalize_type_string
+
+
+#: Renders a list of type strings for a sentence.
+TypeSetNamer = Callable[[tuple[str, ...] | list[str]], str]
 
 
 def format_value(value: object, bare_words: bool = False) -> str:
@@ -58,6 +65,15 @@ def attribute_spec(attribute: Attribute) -> str:
     return " ".join(words)
 
 
+def signature(schema: OpSchema) -> str:
+    """A readable one-screen signature: call line, then attributes."""
+    inputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.inputs)
+    outputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.outputs)
+    lines = [f"{schema.name}({inputs}) -> ({outputs})"]
+    lines += [f"    {a.name}: {attribute_spec(a)}" for a in schema.attributes.values()]
+    return "\n".join(lines)
+
+
 def rule_text(rule: RuleRef | None) -> str:
     """A rule reference as the YAML writes it: `reduce` or `{rule: slice, negative_axes: false}`."""
     if rule is None:
@@ -69,66 +85,154 @@ def rule_text(rule: RuleRef | None) -> str:
     return f"`{{rule: {rule.name}, {args}}}`"
 
 
-def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalParameter, ...]) -> list[str]:
+@dataclass(frozen=True)
+class Change:
+    """One difference between two versions, as a sentence, with its class (None: not
+    observable by models); see :mod:`opspec.codegen.change_class`."""
+
+    text: str
+    change_class: str | None
+
+
+def _fewest(param: FormalParameter) -> int:
+    """The fewest actual values a formal parameter binds (0 when it may be left out)."""
+    return 0 if param.option == FormalParameterOption.Optional else param.min_arity
+
+
+def _param_class(old: FormalParameter, new: FormalParameter) -> str | None:
+    """The class of a change to a formal parameter kept at its place (None when only its
+    differentiability changed, which models cannot observe)."""
+    classes = []
+    if old.option != new.option or old.min_arity != new.min_arity:
+        classes.append(BREAKING if _fewest(new) > _fewest(old) else COMPATIBLE)
+    if old.is_homogeneous != new.is_homogeneous:
+        classes.append(COMPATIBLE if not new.is_homogeneous else NARROWING)
+    if old.types != new.types:
+        classes.append(widening(old.types, new.types))
+    return step_class(classes) if classes else None
+
+
+def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalParameter, ...],
+            moved: set[str]) -> list[Change]:
+    """Changes to inputs or outputs; ``moved`` are names that were attributes before."""
     changes = []
     old = {p.name: p for p in before}
     new = {p.name: p for p in after}
-    for name, param in new.items():
+    kept = [n for n in old if n in new]
+    for position, (name, param) in enumerate(new.items()):
         if name not in old:
-            changes.append(f"New {role} `{name}`: `{param_spec(param)}`.")
+            at_end = position >= len(kept)
+            cls = COMPATIBLE if _fewest(param) == 0 and at_end and name not in moved else BREAKING
+            changes.append(Change(f"New {role} `{name}`: `{param_spec(param)}`.", cls))
         elif param_spec(old[name]) != param_spec(param):
-            changes.append(f"{role.capitalize()} `{name}`: `{param_spec(old[name])}` → `{param_spec(param)}`.")
+            text = f"{role.capitalize()} `{name}`: `{param_spec(old[name])}` → `{param_spec(param)}`."
+            changes.append(Change(text, _param_class(old[name], param)))
     for name in old:
         if name not in new:
-            changes.append(f"Removed {role} `{name}`.")
-    if [n for n in old if n in new] != [n for n in new if n in old]:
-        changes.append(f"{role.capitalize()}s were reordered: {', '.join(f'`{n}`' for n in new)}.")
+            changes.append(Change(f"Removed {role} `{name}`.", BREAKING))
+    if kept != [n for n in new if n in old]:
+        changes.append(Change(f"{role.capitalize()}s were reordered: {', '.join(f'`{n}`' for n in new)}.", BREAKING))
     return changes
 
 
-def _attributes(before: OpSchema, after: OpSchema) -> list[str]:
+def _attribute_class(old: Attribute, new: Attribute) -> str:
+    if old.type != new.type or (not new.required and old.default != new.default):
+        return BREAKING
+    if new.required and not old.required:
+        return BREAKING
+    if old.constraint == new.constraint:
+        return COMPATIBLE
+    if new.constraint is None:
+        return COMPATIBLE
+    if old.constraint is not None and old.constraint._replace(allowed=None) == new.constraint._replace(allowed=None):
+        return widening(old.constraint.allowed or (), new.constraint.allowed or ())
+    return NARROWING
+
+
+def _attributes(before: OpSchema, after: OpSchema) -> list[Change]:
     changes = []
+    inputs = {p.name for p in after.inputs}
     for name, attribute in after.attributes.items():
         old = before.attributes.get(name)
         if old is None:
-            changes.append(f"New attribute `{name}`: `{attribute_spec(attribute)}`.")
+            cls = BREAKING if attribute.required else COMPATIBLE
+            changes.append(Change(f"New attribute `{name}`: `{attribute_spec(attribute)}`.", cls))
         elif attribute_spec(old) != attribute_spec(attribute):
-            changes.append(f"Attribute `{name}`: `{attribute_spec(old)}` → `{attribute_spec(attribute)}`.")
-    changes.extend(f"Removed attribute `{name}`." for name in before.attributes if name not in after.attributes)
+            text = f"Attribute `{name}`: `{attribute_spec(old)}` → `{attribute_spec(attribute)}`."
+            changes.append(Change(text, _attribute_class(old, attribute)))
+    for name in before.attributes:
+        if name not in after.attributes:
+            if name in inputs:
+                changes.append(Change(f"Attribute `{name}` becomes an input.", BREAKING))
+            else:
+                changes.append(Change(f"Removed attribute `{name}`.", NARROWING))
     return changes
 
 
-def _types(before: OpSchema, after: OpSchema) -> list[str]:
+def _types(before: OpSchema, after: OpSchema, name_set: TypeSetNamer) -> list[Change]:
     changes = []
     old = before.type_constraint_map
     for name, constraint in after.type_constraint_map.items():
         if name not in old:
-            changes.append(f"New type parameter `{name}`: {_type_list(constraint.allowed_type_strs)}.")
+            changes.append(Change(f"New type parameter `{name}`: {name_set(constraint.allowed_type_strs)}.", None))
             continue
         added = [t for t in constraint.allowed_type_strs if t not in old[name].allowed_type_strs]
         removed = [t for t in old[name].allowed_type_strs if t not in constraint.allowed_type_strs]
         if added:
-            changes.append(f"`{name}` also accepts {_type_list(added)}.")
+            changes.append(Change(f"`{name}` also accepts {name_set(added)}.", COMPATIBLE))
         if removed:
-            changes.append(f"`{name}` no longer accepts {_type_list(removed)}.")
-    changes.extend(f"Removed type parameter `{name}`." for name in old if name not in after.type_constraint_map)
+            changes.append(Change(f"`{name}` no longer accepts {name_set(removed)}.", NARROWING))
+    changes.extend(Change(f"Removed type parameter `{name}`.", None)
+                   for name in old if name not in after.type_constraint_map)
     return changes
 
 
-def _type_list(types: tuple[str, ...] | list[str]) -> str:
+def plain_type_list(types: tuple[str, ...] | list[str]) -> str:
+    """Type strings as code spans, comma separated."""
     return ", ".join(f"`{t}`" for t in types)
 
 
-def version_changes(before: OpSchema | None, after: OpSchema) -> list[str]:
-    """Sentences describing how ``after`` differs from ``before`` (the first version: none)."""
+def classified_changes(before: OpSchema | None, after: OpSchema,
+                       name_set: TypeSetNamer = plain_type_list) -> list[Change]:
+    """How ``after`` differs from ``before``, each change with its class (a first version: none).
+
+    ``name_set`` renders a list of types (it may name a type set instead of listing them).
+    """
     if before is None:
         return []
-    changes = _params("input", before.inputs, after.inputs)
-    changes += _params("output", before.outputs, after.outputs)
+    moved = {name for name in before.attributes if name not in after.attributes}
+    changes = _params("input", before.inputs, after.inputs, moved)
+    changes += _params("output", before.outputs, after.outputs, set())
     changes += _attributes(before, after)
-    changes += _types(before, after)
+    changes += _types(before, after, name_set)
     if before.inference != after.inference:
-        changes.append(f"Inference: {rule_text(before.inference)} → {rule_text(after.inference)}.")
+        changes.append(Change(f"Inference: {rule_text(before.inference)} → {rule_text(after.inference)}.", None))
     if before.deprecated != after.deprecated:
-        changes.append("The operator is deprecated." if after.deprecated else "The operator is no longer deprecated.")
+        changes.append(Change("The operator is deprecated.", BREAKING) if after.deprecated
+                       else Change("The operator is no longer deprecated.", COMPATIBLE))
+    if before.support_level != after.support_level:
+        changes.append(Change(f"Support level: {before.support_level.name.lower()} → "
+                              f"{after.support_level.name.lower()}.", None))
+    if before.node_determinism != after.node_determinism:
+        changes.append(Change(f"Determinism: {before.node_determinism.name} → {after.node_determinism.name}.", None))
+    changes += _function_changes(before, after)
     return changes
+
+
+def _function_changes(before: OpSchema, after: OpSchema) -> list[Change]:
+    changes = []
+    if before.functions != after.functions:
+        opsets = ", ".join(map(str, after.function_opset_versions))
+        changes.append(Change(f"Function body for opset {opsets}." if opsets else "No function body any more.", None))
+    if before.context_dependent_function_opset_versions != after.context_dependent_function_opset_versions:
+        opsets = ", ".join(map(str, after.context_dependent_function_opset_versions))
+        changes.append(Change(f"Body built per node for opset {opsets}." if opsets
+                              else "No body built per node any more.", None))
+    return changes
+
+
+def change_class(before: OpSchema | None, after: OpSchema) -> str:
+    """The class of the step from ``before`` to ``after`` ("" for a first version)."""
+    if before is None:
+        return ""
+    return step_class([change.change_class for change in classified_changes(before, after)])

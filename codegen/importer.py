@@ -1,20 +1,23 @@
-"""Draft opdefs YAML from an existing op set registered in ``onnx.defs``.
+"""Draft opdefs YAML from an op set registered in ``onnx.defs``.
 
 Only facts are imported: names, versions, types, options, differentiability, attribute
-types and defaults. Descriptions are left as ``TODO`` for a person to write; nothing of
-onnx's own documentation is copied. The draft uses the delta version model and the named
-type sets of the target tree. ``onnx`` is imported only when this runs.
+types and defaults, support level, determinism and function bodies. Descriptions are
+left as ``TODO`` for a person to write; nothing of onnx's own documentation is copied.
+When a file is redrafted, what a person wrote in it (summary, doc, descriptions,
+inference bindings, notes) is kept. ``onnx`` is imported only when this runs.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import yaml
 
 from opspec.codegen.history import format_value, param_spec
+from opspec.codegen.type_sets import wrapped_set
 from opspec.runtime.types import normalize_type_string
 
 TODO = "TODO"
@@ -22,19 +25,41 @@ RuleChooser = Callable[[str, int], "str | dict[str, Any] | None"]
 
 
 @dataclass(frozen=True)
-class _Param:
-    name: str
-    spec: str
-
-
-@dataclass(frozen=True)
 class _Version:
     since: int
-    inputs: tuple[_Param, ...]
-    outputs: tuple[_Param, ...]
+    inputs: tuple[tuple[str, str], ...]
+    outputs: tuple[tuple[str, str], ...]
     attributes: dict[str, str]
     types: dict[str, tuple[str, ...]]
     deprecated: bool
+    support_level: str
+    determinism: str
+    function: tuple[tuple[int, str], ...]
+    context_dependent: tuple[int, ...]
+    allow: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a person wrote in an existing file: kept when the file is drafted again."""
+
+    summary: str = TODO
+    doc: str = TODO
+    docs: dict[str, str] = field(default_factory=dict)
+    inference: dict[int, Any] = field(default_factory=dict)
+    notes: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, path: Path) -> "Kept":
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        versions = document.get("versions") or {}
+        return cls(
+            summary=document.get("summary", TODO),
+            doc=document.get("doc", TODO),
+            docs=dict(document.get("docs") or {}),
+            inference={int(k): v["inference"] for k, v in versions.items() if isinstance(v, dict) and "inference" in v},
+            notes={int(k): v["notes"] for k, v in versions.items() if isinstance(v, dict) and "notes" in v},
+        )
 
 
 def _scalar(text: str) -> str:
@@ -59,14 +84,48 @@ def _attribute_spec(attribute: Any) -> str:
     return kind
 
 
+def body_text(function: Any) -> str:
+    """The nodes of an onnx ``FunctionProto`` in ONNX text syntax, one statement per line."""
+    import onnx.printer
+
+    text = onnx.printer.to_text(function)
+    inner = text[text.index("{") + 1: text.rindex("}")]
+    return textwrap.dedent(inner.strip("\n")).rstrip() + "\n"
+
+
+def _functions(schema: Any) -> tuple[tuple[int, str], ...]:
+    from onnx import FunctionProto
+
+    return tuple((opset, body_text(FunctionProto.FromString(schema.get_function_with_opset_version(opset))))
+                 for opset in schema.function_opset_versions)
+
+
+def _allow(schema: Any) -> tuple[str, ...]:
+    allow = []
+    for params in (schema.inputs, schema.outputs):
+        options = [p.option.name for p in params]
+        if any(o == "Single" and "Optional" in options[:i] for i, o in enumerate(options)):
+            allow.append("required-after-optional")
+            break
+    used = {p.type_str for p in schema.inputs + schema.outputs}
+    if any(t.type_param_str not in used for t in schema.type_constraints):
+        allow.append("unused-type-parameter")
+    return tuple(allow)
+
+
 def _version(schema: Any) -> _Version:
     return _Version(
         since=schema.since_version,
-        inputs=tuple(_Param(p.name, param_spec(p)) for p in schema.inputs),
-        outputs=tuple(_Param(p.name, param_spec(p)) for p in schema.outputs),
+        inputs=tuple((p.name, param_spec(p)) for p in schema.inputs),
+        outputs=tuple((p.name, param_spec(p)) for p in schema.outputs),
         attributes={name: _attribute_spec(a) for name, a in sorted(schema.attributes.items())},
         types={t.type_param_str: tuple(t.allowed_type_strs) for t in schema.type_constraints},
         deprecated=bool(schema.deprecated),
+        support_level=schema.support_level.name.lower(),
+        determinism=schema.node_determinism.name.lower(),
+        function=_functions(schema) if schema.has_function else (),
+        context_dependent=tuple(schema.context_dependent_function_opset_versions),
+        allow=_allow(schema),
     )
 
 
@@ -77,68 +136,121 @@ class TypeSetMatcher:
         self._named = sorted(named.items(), key=lambda item: (-len(item[1]), item[0]))
 
     def express(self, types: Iterable[str]) -> list[str]:
-        remaining = {normalize_type_string(t) for t in types}
+        order = [normalize_type_string(t) for t in types]
+        remaining = set(order)
         chosen = []
         for name, members in self._named:
             if members and set(members) <= remaining:
                 chosen.append(name)
                 remaining -= set(members)
-        order = [normalize_type_string(t) for t in types]
         return chosen + [t for t in order if t in remaining]
 
 
-def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | None = None) -> str:
-    """YAML text for one operator, given all its onnx schemas."""
+def _block(key: str, value: str, indent: str) -> list[str]:
+    return [f"{indent}{key}: |"] + [f"{indent}  {line}" if line else "" for line in value.rstrip("\n").split("\n")]
+
+
+def _function_lines(version: _Version) -> list[str]:
+    if not version.function and not version.context_dependent:
+        return ["  function: null"]
+    lines = ["  function:"]
+    for opset, text in version.function:
+        lines += _block(str(opset), text, "    ")
+    if version.context_dependent:
+        lines.append(f"    context_dependent: [{', '.join(map(str, version.context_dependent))}]")
+    return lines
+
+
+def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | None = None,
+             kept: Kept | None = None) -> str:
+    """YAML text for one operator, given all its onnx schemas (and what a person wrote before)."""
+    kept = kept or Kept()
     versions = [_version(s) for s in sorted(schemas, key=lambda s: s.since_version)]
     name = schemas[0].name
-    lines = [
-        "# yaml-language-server: $schema=../../schema/op.schema.json",
-        f"op: {name}",
-        f"summary: {TODO}",
-        f"doc: {TODO}",
-        "versions:",
-    ]
+    lines = ["# yaml-language-server: $schema=../../schema/op.schema.json", f"op: {name}"]
+    lines += _text("summary", kept.summary) + _text("doc", kept.doc) + ["versions:"]
     previous: _Version | None = None
     previous_rule: Any = None
+    order: list[str] = []
     names: dict[str, None] = {}
     for version in versions:
-        body: list[str] = []
-        if previous is None or (version.inputs, version.outputs) != (previous.inputs, previous.outputs):
-            for section, params in (("inputs", version.inputs), ("outputs", version.outputs)):
-                body.append(f"  {section}:" + (" {}" if not params else ""))
-                body.extend(f"    {p.name}: {_scalar(p.spec)}" for p in params)
-        attributes = _delta(previous.attributes if previous else {}, version.attributes)
-        if attributes:
-            body.append("  attributes:")
-            body.extend(f"    {key}: {'null' if spec is None else _scalar(spec)}" for key, spec in attributes.items())
-        types = _delta(previous.types if previous else {}, version.types)
-        if types:
-            body.append("  types:")
-            for key, allowed in types.items():
-                if allowed is None:
-                    body.append(f"    {key}: null")
-                else:
-                    items = matcher.express(allowed)
-                    body.append(f"    {key}: " + (items[0] if len(items) == 1 else "[" + ", ".join(items) + "]"))
-        rule = rules(name, version.since) if rules else None
+        body = _signature_lines(previous, version, matcher)
+        order = [n for n in order if n in version.types] + [n for n in version.types if n not in order]
+        if order != list(version.types):
+            body.append(f"  type_order: [{', '.join(version.types)}]")
+            order = list(version.types)
+        rule = _chosen_rule(kept, rules, name, version.since, previous_rule)
         if rule != previous_rule:
             body.append(f"  inference: {_rule_text(rule)}")
             previous_rule = rule
-        if previous is not None and version.deprecated != previous.deprecated:
-            body.append(f"  deprecated: {'true' if version.deprecated else 'false'}")
-        elif previous is None and version.deprecated:
-            body.append("  deprecated: true")
-        if previous is not None and not body:
+        body += _changed_flags(previous, version)
+        if version.allow:
+            body.append(f"  allow: [{', '.join(version.allow)}]")
+        if version.since in kept.notes:
+            body += _text("  notes", kept.notes[version.since])
+        elif previous is not None and not body:
             body.append(f"  notes: {TODO}")
         lines.append(f"  {version.since}:")
-        lines.extend("  " + line for line in body)
-        names.update(dict.fromkeys(p.name for p in version.inputs + version.outputs))
+        lines.extend("  " + line if line else "" for line in body)
+        names.update(dict.fromkeys(n for n, _ in version.inputs + version.outputs))
         names.update(dict.fromkeys(version.attributes))
         names.update(dict.fromkeys(version.types))
         previous = version
     lines.append("docs:")
-    lines.extend(f"  {key}: {TODO}" for key in names)
+    for key in names:
+        lines += _text(f"  {key}", kept.docs.get(key, TODO))
     return "\n".join(lines) + "\n"
+
+
+def _signature_lines(previous: _Version | None, version: _Version, matcher: TypeSetMatcher) -> list[str]:
+    """Inputs and outputs when they changed, then the attributes and type parameters that did."""
+    lines: list[str] = []
+    if previous is None or (version.inputs, version.outputs) != (previous.inputs, previous.outputs):
+        for section, params in (("inputs", version.inputs), ("outputs", version.outputs)):
+            lines.append(f"  {section}:" + (" {}" if not params else ""))
+            lines.extend(f"    {key}: {_scalar(spec)}" for key, spec in params)
+    attributes = _delta(previous.attributes if previous else {}, version.attributes)
+    if attributes:
+        lines.append("  attributes:")
+        lines.extend(f"    {key}: {'null' if spec is None else _scalar(spec)}" for key, spec in attributes.items())
+    types = _delta(previous.types if previous else {}, version.types)
+    if types:
+        lines.append("  types:")
+        for key, allowed in types.items():
+            lines.append(f"    {key}: {'null' if allowed is None else _type_list(matcher.express(allowed))}")
+    return lines
+
+
+def _type_list(items: list[str]) -> str:
+    """Set names and type strings as YAML: one plain item, or a flow list (map types quoted, for their comma)."""
+    items = [json.dumps(item) if "," in item else item for item in items]
+    return items[0] if len(items) == 1 else "[" + ", ".join(items) + "]"
+
+
+def _text(key: str, value: str) -> list[str]:
+    if "\n" in value.rstrip("\n"):
+        return _block(key.strip(), value, key[: len(key) - len(key.lstrip())])
+    return [f"{key}: {_scalar(value.strip())}"]
+
+
+def _changed_flags(previous: _Version | None, version: _Version) -> list[str]:
+    lines = []
+    before = previous or _Version(0, (), (), {}, {}, False, "common", "deterministic", (), (), ())
+    if version.deprecated != before.deprecated:
+        lines.append(f"  deprecated: {'true' if version.deprecated else 'false'}")
+    if version.support_level != before.support_level:
+        lines.append(f"  support_level: {version.support_level}")
+    if version.determinism != before.determinism:
+        lines.append(f"  determinism: {version.determinism}")
+    if (version.function, version.context_dependent) != (before.function, before.context_dependent):
+        lines += _function_lines(version)
+    return lines
+
+
+def _chosen_rule(kept: Kept, rules: RuleChooser | None, name: str, since: int, previous: Any) -> Any:
+    if kept.inference:
+        return kept.inference.get(since, previous)
+    return rules(name, since) if rules else None
 
 
 def _rule_text(rule: Any) -> str:
@@ -166,33 +278,16 @@ def load_type_sets(types_file: Path) -> dict[str, tuple[str, ...]]:
         if name not in expanded:
             items: dict[str, None] = {}
             for item in declared[name]:
-                items.update(dict.fromkeys(expand(item) if item in declared else (normalize_type_string(item),)))
+                wrapped = wrapped_set(item)
+                if item in declared:
+                    items.update(dict.fromkeys(expand(item)))
+                elif wrapped is not None and wrapped[1] in declared:
+                    items.update(dict.fromkeys(f"{wrapped[0]}({t})" for t in expand(wrapped[1])))
+                else:
+                    items[normalize_type_string(item)] = None
             expanded[name] = tuple(items)
         return expanded[name]
 
     for name in declared:
         expand(name)
     return expanded
-
-
-def import_ops(op_names: Iterable[str], domain: str, target: Path, family_of: Callable[[str], str],
-               rules: RuleChooser | None = None) -> list[Path]:
-    """Write a draft file per op under ``target/<family>/``; return the paths written."""
-    import onnx.defs
-
-    matcher = TypeSetMatcher(load_type_sets(target.parent / "types.yaml"))
-    wanted = set(op_names)
-    by_name: dict[str, list[Any]] = {}
-    for schema in onnx.defs.get_all_schemas_with_history():
-        if schema.name in wanted and schema.domain == domain:
-            by_name.setdefault(schema.name, []).append(schema)
-    missing = wanted - set(by_name)
-    if missing:
-        raise KeyError(f"not in onnx.defs for domain {domain!r}: {', '.join(sorted(missing))}")
-    written = []
-    for name, schemas in sorted(by_name.items()):
-        path = target / family_of(name) / f"{name}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(draft_op(schemas, matcher, rules), encoding="utf-8")
-        written.append(path)
-    return written

@@ -6,6 +6,7 @@ Layout of a tree::
     <domain>/domain.yaml            one per domain
     <domain>/<family>/<Op>.yaml     one operator per file
     schema/                         JSON Schemas (not read as opdefs)
+    rules/                          the tree's own inference rules (Python, see opdefs/README.md)
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
     AttrDecl,
     DomainDecl,
+    ExampleDecl,
     OpDecl,
     ParamDecl,
     RuleDecl,
@@ -39,7 +41,8 @@ from opspec.runtime.schema import FormalParameterOption, ValueConstraint
 
 DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
-SKIPPED_FOLDERS = {"schema"}
+#: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
+SKIPPED_FOLDERS = {"schema", "rules"}
 
 
 @dataclass
@@ -166,6 +169,12 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
         version.inference = _read_rule(body["inference"], body.value_at("inference"))
     if "deprecated" in body:
         version.deprecated = body["deprecated"]
+    examples = body.get("examples", ())
+    version.examples = tuple(
+        ExampleDecl(dict(example.get("inputs", {})), dict(example.get("attributes", {})), examples.item_at(index),
+                    example.get("outputs"))
+        for index, example in enumerate(examples)
+    )
     return version
 
 

@@ -54,6 +54,27 @@ class RuleDecl:
     arg_locations: dict[str, Location] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ExampleDecl:
+    """A worked example: symbolic inputs (``"(N, C, H, W)"``, ``"int64 [0, -1]"``; several for
+    a variadic input, separated by ``;``), attributes, and how many outputs the node has
+    (None: the required ones, at least one)."""
+
+    inputs: dict[str, str]
+    attributes: dict[str, Any]
+    location: Location
+    outputs: int | None = None
+
+
+@dataclass(frozen=True)
+class FunctionDecl:
+    """Function bodies of a version: ``(opset, text, location)`` each, and the opsets of code-built ones."""
+
+    bodies: tuple[tuple[int, str, Location], ...]
+    context_dependent: tuple[int, ...]
+    location: Location
+
+
 @dataclass
 class VersionDecl:
     """One version of an operator: the full first version, or a change to the previous one.
@@ -74,6 +95,14 @@ class VersionDecl:
     inference_set: bool = False
     deprecated: bool | None = None
     notes: str = ""
+    examples: tuple[ExampleDecl, ...] = ()
+    support_level: str | None = None
+    determinism: str | None = None
+    function: FunctionDecl | None = None
+    function_set: bool = False
+    allow: dict[str, Location] = field(default_factory=dict)
+    type_order: tuple[str, ...] | None = None
+    type_order_location: Location | None = None
 
 
 @dataclass

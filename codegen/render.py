@@ -16,14 +16,17 @@ from typing import Any
 import jinja2
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
-from opspec.codegen.history import attribute_spec, format_value, param_spec, version_changes
+from opspec.codegen.docs_pages import badge, status_rows, version_anchor
+from opspec.codegen.examples import examples_of
+from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
+from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.pyliteral import py
-from opspec.runtime.rules.catalog import RULES
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
-                "OpSchema", "RuleRef", "TypeConstraintParam", "ValueConstraint")
+                "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
+                "ValueConstraint")
 _HOIST_MIN_LENGTH = 60
 
 
@@ -36,6 +39,7 @@ class HistoryEntry:
     previous: OpSchema | None
     changes: tuple[str, ...]
     notes: str
+    change_class: str = ""
 
 
 def module_name(name: str) -> str:
@@ -77,18 +81,10 @@ def _environment() -> jinja2.Environment:
         differentiable=_differentiable,
         default=_default,
         docs_folder=docs_folder,
-        rule_summary=lambda name: RULES[name].summary if name in RULES else "",
+        badge=badge,
+        anchor=version_anchor,
     )
     return env
-
-
-def signature(schema: OpSchema) -> str:
-    """A readable one-screen signature: call line, then attributes."""
-    inputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.inputs)
-    outputs = ", ".join(f"{p.name}: {param_spec(p)}" for p in schema.outputs)
-    lines = [f"{schema.name}({inputs}) -> ({outputs})"]
-    lines += [f"    {a.name}: {attribute_spec(a)}" for a in schema.attributes.values()]
-    return "\n".join(lines)
 
 
 def _kind(param: FormalParameter) -> str:
@@ -110,12 +106,15 @@ def _default(attribute: Attribute) -> str:
     return f"`{format_value(attribute.default)}`"
 
 
-def history(op: CompiledOp) -> list[HistoryEntry]:
-    """Every version of ``op``, newest first, with its changes and notes."""
+def history(op: CompiledOp, names: TypeSetNames | None = None) -> list[HistoryEntry]:
+    """Every version of ``op``, newest first, with its changes (type lists written with
+    ``names``), notes and change class."""
     entries = []
     previous = None
+    name_set = names.markdown if names is not None else plain_type_list
     for schema, decl in zip(op.schemas, op.decl.versions):
-        entries.append(HistoryEntry(op, schema, previous, tuple(version_changes(previous, schema)), decl.notes))
+        changes = tuple(change.text for change in classified_changes(previous, schema, name_set))
+        entries.append(HistoryEntry(op, schema, previous, changes, decl.notes, schema.change_class))
         previous = schema
     return entries[::-1]
 
@@ -127,10 +126,10 @@ def _families(domain: CompiledDomain) -> list[tuple[str, list[CompiledOp]]]:
     return sorted(families.items())
 
 
-def _changelog(domain: CompiledDomain) -> list[tuple[int, list[HistoryEntry]]]:
+def _changelog(domain: CompiledDomain, names: TypeSetNames) -> list[tuple[int, list[HistoryEntry]]]:
     by_opset: dict[int, list[HistoryEntry]] = {}
     for op in domain.ops:
-        for entry in history(op):
+        for entry in history(op, names):
             by_opset.setdefault(entry.schema.since_version, []).append(entry)
     return [(opset, sorted(entries, key=lambda e: e.op.decl.name)) for opset, entries in sorted(by_opset.items(), reverse=True)]
 
@@ -177,13 +176,18 @@ def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
     return lines
 
 
-def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None) -> dict[str, str]:
+def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
+                   suite: dict[str, str] | None = None) -> dict[str, str]:
     """All files of a registry package: ``{relative path: text}``.
 
     ``format_link`` is a relative link from the docs folder to a description of the
-    opdefs format, when the tree has one.
+    opdefs format, when the tree has one; ``suite`` the node-suite outcome of each case
+    (``{"test_abs": "EXACT", ...}``), when known, for the status page.
     """
     env = _environment()
+    catalogue = domains[0].catalogue if domains else None
+    env.globals["rule_summary"] = lambda name: (catalogue.rules[name].spec.summary
+                                                if catalogue is not None and name in catalogue.rules else "")
     files: dict[str, str] = {}
     modules: dict[tuple[str, str], str] = {}
     for domain in domains:
@@ -200,32 +204,61 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
             files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
                 op=op, imports=imports, definitions=definitions, body=body
             )
+    rule_modules = _rule_module_copies(catalogue, source)
+    files.update(rule_modules)
     files["__init__.py"] = env.get_template("registry_index.py.j2").render(
-        domains=domains, modules=modules, source=source
+        domains=domains, modules=modules, source=source,
+        rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules) if path != "rules/__init__.py"),
     )
-    files.update(render_docs(domains, source, env, format_link))
+    files.update(render_docs(domains, source, env, format_link, suite))
+    return files
+
+
+def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
+    """The tree's own rule modules, copied into the package's ``rules`` subpackage."""
+    if catalogue is None or not catalogue.modules:
+        return {}
+    mark = f"# Generated by `opspec generate`: a copy of {source}rules/{{name}}; edit that file instead.\n"
+    files = {"rules/__init__.py": mark.format(name="") + '"""The op set\'s own inference rules."""\n'}
+    for name, text in catalogue.modules:
+        files[f"rules/{name}"] = mark.format(name=name) + text
     return files
 
 
 def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment | None = None,
-                format_link: str | None = None) -> dict[str, str]:
-    """The Markdown reference: an index, and per domain an op list, op pages, a changelog."""
+                format_link: str | None = None, suite: dict[str, str] | None = None) -> dict[str, str]:
+    """The Markdown reference: an index, type sets, and per domain an op list, op pages
+    (with worked examples), a changelog and an inference status page."""
     env = env or _environment()
     files = {}
+    examples = examples_of(domains)
     for domain in domains:
         folder = f"docs/{docs_folder(domain)}"
+        names = TypeSetNames(domain.type_sets, "../types.md")
+        env.globals["type_list"] = names.markdown
         files[f"{folder}/README.md"] = env.get_template("domain_index.md.j2").render(
             domain=domain, families=_families(domain)
         )
         files[f"{folder}/changelog.md"] = env.get_template("changelog.md.j2").render(
-            domain=domain, changelog=_changelog(domain)
+            domain=domain, changelog=_changelog(domain, names)
+        )
+        files[f"{folder}/status.md"] = env.get_template("status.md.j2").render(
+            domain=domain, rows=status_rows(domain, suite), suite=bool(suite)
         )
         op_template = env.get_template("op.md.j2")
         for op in domain.ops:
-            files[f"{folder}/{op.decl.name}.md"] = op_template.render(op=op, domain=domain, history=history(op))
+            files[f"{folder}/{op.decl.name}.md"] = op_template.render(
+                op=op, domain=domain, history=history(op, names),
+                examples=examples.get((domain.decl.name, op.decl.name), []))
+    type_sets = dict(item for domain in domains for item in domain.type_sets)
     files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=domains, source=source,
-                                                                           format_link=format_link)
+                                                                           format_link=format_link,
+                                                                           type_sets=bool(type_sets))
+    if type_sets:
+        files["docs/types.md"] = env.get_template("types.md.j2").render(type_sets=sorted(type_sets.items()),
+                                                                       source=source)
     files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(domains))
+
     return files
 
 
@@ -243,8 +276,9 @@ class _RuleUsage:
 
 
 def _rule_usage(domains: tuple[CompiledDomain, ...]) -> list[_RuleUsage]:
-    """Every catalog rule with the operator versions that use it."""
-    users: dict[str, list[_RuleUser]] = {name: [] for name in RULES}
+    """Every declared rule with the operator versions that use it."""
+    rules = domains[0].catalogue.rules if domains else {}
+    users: dict[str, list[_RuleUser]] = {name: [] for name in rules}
     for domain in domains:
         for op in domain.ops:
             by_rule: dict[str, list[int]] = {}
@@ -253,4 +287,4 @@ def _rule_usage(domains: tuple[CompiledDomain, ...]) -> list[_RuleUsage]:
                     by_rule.setdefault(schema.inference.name, []).append(schema.since_version)
             for rule, versions in by_rule.items():
                 users[rule].append(_RuleUser(op.decl.name, f"{docs_folder(domain)}/{op.decl.name}.md", tuple(versions)))
-    return [_RuleUsage(RULES[name], tuple(found)) for name, found in sorted(users.items())]
+    return [_RuleUsage(rules[name].spec, tuple(found)) for name, found in sorted(users.items())]

@@ -9,30 +9,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Mapping
 
 from opspec.codegen.diagnostics import Diagnostics
-from opspec.codegen.model import AttrDecl, DomainDecl, OpDecl, ParamDecl, RuleDecl, TypeParamDecl, VersionDecl
+from opspec.codegen.model import (
+    AttrDecl,
+    DomainDecl,
+    FunctionDecl,
+    OpDecl,
+    ParamDecl,
+    RuleDecl,
+    TypeParamDecl,
+    VersionDecl,
+)
 from opspec.codegen.notation import float32
 from opspec.codegen.source import Location
-from opspec.runtime.rules.catalog import (
-    NAMES_ATTRIBUTE,
-    NAMES_INPUT,
-    NAMES_INPUT_OR_ATTRIBUTE,
-    PLAIN_KINDS,
-    RULES,
-)
+from opspec.runtime.contract.declare import NAMES_ATTRIBUTE, NAMES_INPUT, NAMES_INPUT_OR_ATTRIBUTE, PLAIN_KINDS
 from opspec.runtime.schema import (
     UNBOUNDED,
     Attribute,
     AttrType,
     FormalParameter,
     FormalParameterOption,
+    FunctionBody,
+    NodeDeterminism,
     OpSchema,
     RuleRef,
+    SupportType,
     TypeConstraintParam,
 )
-from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string
+from opspec.codegen.type_sets import TypeSets
+from opspec.runtime.types import TypeStringError, formal_type_string, is_type_string, normalize_type_string
 
 
 @dataclass
@@ -45,46 +52,13 @@ class _State:
     types: dict[str, TypeParamDecl] = field(default_factory=dict)
     inference: RuleDecl | None = None
     deprecated: bool = False
+    support_level: str = "common"
+    determinism: str = "deterministic"
+    function: FunctionDecl | None = None
 
 
-class TypeSets:
-    """Named type sets, expanded (recursively, order kept) on demand."""
-
-    def __init__(self, declared: dict[str, Any], diagnostics: Diagnostics):
-        self._declared = declared
-        self._diagnostics = diagnostics
-        self._expanded: dict[str, tuple[str, ...]] = {}
-
-    def expand(self, name: str, location: Location, trail: tuple[str, ...] = ()) -> tuple[str, ...]:
-        if name in self._expanded:
-            return self._expanded[name]
-        if name in trail:
-            self._diagnostics.error(location, f"type set {name!r} includes itself ({' -> '.join(trail + (name,))})")
-            return ()
-        declared = self._declared.get(name)
-        if declared is None:
-            known = ", ".join(sorted(self._declared)) or "none are defined"
-            self._diagnostics.error(location, f"unknown type set {name!r} (known: {known})")
-            return ()
-        result = self.items(declared.items, trail + (name,))
-        self._expanded[name] = result
-        return result
-
-    def items(self, items: tuple[tuple[str, Location], ...], trail: tuple[str, ...] = ()) -> tuple[str, ...]:
-        """Expand a list of type strings and type set names, de-duplicated in order."""
-        result: dict[str, None] = {}
-        for item, location in items:
-            if is_type_string(item):
-                try:
-                    result[normalize_type_string(item)] = None
-                except TypeStringError as error:
-                    self._diagnostics.error(location, str(error))
-            else:
-                result.update(dict.fromkeys(self.expand(item, location, trail)))
-        return tuple(result)
-
-
-def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics) -> list[OpSchema]:
+def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
+               rules: Mapping[str, Any]) -> list[OpSchema]:
     """All versions of ``op``, resolved; problems go to ``diagnostics``."""
     state, schemas, previous = _State(), [], None
     for position, version in enumerate(op.versions):
@@ -102,7 +76,7 @@ def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics:
         if position == 0 and (version.inputs is None or version.outputs is None):
             diagnostics.error(version.location, "the first version must declare both inputs and outputs")
         _apply(version, state, diagnostics)
-        schema = _build(op, domain, version, state, type_sets, diagnostics)
+        schema = _build(op, domain, version, state, type_sets, diagnostics, rules)
         if schemas and _same_contract(schemas[-1], schema) and not version.notes:
             diagnostics.error(
                 version.location,
@@ -118,7 +92,8 @@ def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics:
 def _same_contract(before: OpSchema, after: OpSchema) -> bool:
     def contract(schema: OpSchema) -> tuple[Any, ...]:
         return (schema.inputs, schema.outputs, dict(schema.attributes), schema.type_constraints,
-                schema.deprecated, schema.inference)
+                schema.deprecated, schema.inference, schema.support_level, schema.node_determinism,
+                schema.functions, schema.context_dependent_function_opset_versions)
 
     return contract(before) == contract(after)
 
@@ -143,23 +118,43 @@ def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> Non
         state.inference = version.inference
     if version.deprecated is not None:
         state.deprecated = version.deprecated
+    if version.type_order is not None:
+        where = version.type_order_location or version.location
+        if sorted(version.type_order) != sorted(state.types):
+            diagnostics.error(where, f"type_order must list every type parameter once: {', '.join(state.types)}")
+        else:
+            state.types = {name: state.types[name] for name in version.type_order}
+    state.support_level = version.support_level or state.support_level
+    state.determinism = version.determinism or state.determinism
+    if version.function_set:
+        state.function = version.function
 
 
 def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, type_sets: TypeSets,
-           diagnostics: Diagnostics) -> OpSchema:
+           diagnostics: Diagnostics,
+           rules: Mapping[str, Any]) -> OpSchema:
     constraints = []
     allowed: dict[str, frozenset[str]] = {}
     for name, declared in state.types.items():
         types = type_sets.items(declared.items)
-        allowed[name] = frozenset(types)
+        allowed[name] = frozenset(map(formal_type_string, types))
         constraints.append(TypeConstraintParam(name, types, _doc(op, name, declared.doc)))
-    inputs = _params(op, state.inputs, allowed, "input", diagnostics)
-    outputs = _params(op, state.outputs, allowed, "output", diagnostics)
+    exempt: set[str] = set()
+    inputs = _params(op, state.inputs, allowed, "input", version, exempt, diagnostics)
+    outputs = _params(op, state.outputs, allowed, "output", version, exempt, diagnostics)
     used = {p.spec.type_str for p in state.inputs + state.outputs}
     for name, declared in state.types.items():
-        if name not in used:
-            where = version.type_locations.get(name, version.location)
-            diagnostics.error(where, f"type parameter {name!r} is declared but no input or output uses it")
+        if name in used:
+            continue
+        if "unused-type-parameter" in version.allow:
+            exempt.add("unused-type-parameter")
+            continue
+        where = version.type_locations.get(name, version.location)
+        diagnostics.error(where, f"type parameter {name!r} is declared but no input or output uses it "
+                                "(unless the version says `allow: [unused-type-parameter]`)")
+    for name, where in version.allow.items():
+        if name not in exempt:
+            diagnostics.error(where, f"allow: {name!r} is not needed here; remove it so the check applies again")
     attributes = {name: _attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
     schema = OpSchema(
         name=op.name,
@@ -177,13 +172,46 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
         summary=op.summary,
         deprecated=state.deprecated,
         inference=None,
+        support_level=SupportType[state.support_level.upper()],
+        node_determinism=_DETERMINISM[state.determinism],
+        functions=_functions(state.function, version, domain, attributes, diagnostics),
+        context_dependent_function_opset_versions=state.function.context_dependent if state.function else (),
         file=version.location.path,
         line=version.location.line,
     )
     if state.inference is not None:
-        rule = _rule(state.inference, schema, diagnostics)
+        rule = _rule(state.inference, schema, diagnostics, rules)
         schema = schema._replace(inference=rule)
     return schema
+
+
+_DETERMINISM = {"deterministic": NodeDeterminism.Deterministic,
+                "nondeterministic": NodeDeterminism.NonDeterministic, "unknown": NodeDeterminism.Unknown}
+
+
+def _functions(declared: FunctionDecl | None, version: VersionDecl, domain: DomainDecl,
+               attributes: dict[str, Attribute], diagnostics: Diagnostics) -> tuple[FunctionBody, ...]:
+    """The version's function bodies, each checked: it parses, its opset fits, its references exist."""
+    if declared is None:
+        return ()
+    from opspec.runtime.function_text import FunctionTextError, parse_nodes, references
+
+    bodies = []
+    for opset, text, location in declared.bodies:
+        if not domain.opset_min <= opset <= domain.opset_max:
+            diagnostics.error(location, f"a body for opset {opset} must lie in the domain's opsets "
+                                        f"{domain.opset_min}..{domain.opset_max}")
+        try:
+            nodes = parse_nodes(text)
+        except FunctionTextError as error:
+            diagnostics.error(location, f"function body for opset {opset}: {error}")
+            continue
+        for name in references(nodes):
+            if name not in attributes:
+                diagnostics.error(location, f"function body for opset {opset} refers to @{name}, which is not an "
+                                            f"attribute of version {version.since}")
+        bodies.append(FunctionBody(opset, text))
+    return tuple(bodies)
 
 
 def _doc(op: OpDecl, name: str, own: str | None) -> str:
@@ -191,7 +219,7 @@ def _doc(op: OpDecl, name: str, own: str | None) -> str:
 
 
 def _params(op: OpDecl, declared: tuple[ParamDecl, ...], allowed: dict[str, frozenset[str]], role: str,
-            diagnostics: Diagnostics) -> tuple[FormalParameter, ...]:
+            version: VersionDecl, exempt: set[str], diagnostics: Diagnostics) -> tuple[FormalParameter, ...]:
     result = []
     seen_optional = None
     for index, param in enumerate(declared):
@@ -202,7 +230,7 @@ def _params(op: OpDecl, declared: tuple[ParamDecl, ...], allowed: dict[str, froz
                 type_str = normalize_type_string(type_str)
             except TypeStringError as error:
                 diagnostics.error(param.type_location, str(error))
-            types = frozenset({type_str})
+            types = frozenset({formal_type_string(type_str)})
         elif type_str in allowed:
             types = allowed[type_str]
         else:
@@ -218,10 +246,14 @@ def _params(op: OpDecl, declared: tuple[ParamDecl, ...], allowed: dict[str, froz
         if spec.option is FormalParameterOption.Optional and seen_optional is None:
             seen_optional = param.name
         if spec.option is FormalParameterOption.Single and seen_optional is not None:
-            diagnostics.error(
-                param.location,
-                f"required {role} {param.name!r} cannot follow optional {role} {seen_optional!r}",
-            )
+            if "required-after-optional" in version.allow:
+                exempt.add("required-after-optional")
+            else:
+                diagnostics.error(
+                    param.location,
+                    f"required {role} {param.name!r} cannot follow optional {role} {seen_optional!r} "
+                    "(unless the version says `allow: [required-after-optional]`)",
+                )
         result.append(
             FormalParameter(
                 name=param.name,
@@ -298,14 +330,17 @@ def _check_default(declared: AttrDecl, diagnostics: Diagnostics) -> Any:
     return None
 
 
-def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics) -> RuleRef | None:
-    spec = RULES.get(declared.name)
-    if spec is None:
+def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
+          rules: Mapping[str, Any]) -> RuleRef | None:
+    """The rule reference, checked against the rule's declaration (a ``DeclaredRule``)."""
+    found = rules.get(declared.name)
+    if found is None:
         diagnostics.error(
             declared.location,
-            f"unknown inference rule {declared.name!r} (known rules: {', '.join(sorted(RULES))})",
+            f"unknown inference rule {declared.name!r} (known rules: {', '.join(sorted(rules))})",
         )
         return None
+    spec = found.spec
     inputs = {p.name for p in schema.inputs}
     attributes = set(schema.attributes)
     args = {}

@@ -29,6 +29,7 @@ _EXPORTS = {
     "get_schema": "opspec.runtime.defs",
     "has": "opspec.runtime.defs",
     "has_schema": "opspec.runtime.defs",
+    "onnx_ml_opset_version": "opspec.runtime.defs",
     "onnx_opset_version": "opspec.runtime.defs",
     "register": "opspec.runtime.defs",
     "schema_version_map": "opspec.runtime.defs",

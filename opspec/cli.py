@@ -7,11 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class UserError(Exception):
-    """A problem to report in one line, without a traceback."""
+from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -53,7 +49,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     import opspec
-    from opspec.codegen.render import signature
+    from opspec.codegen.history import signature  # not codegen.render: printing needs no jinja2
 
     try:
         schema = opspec.get_schema(args.op, args.version, args.domain)
@@ -87,24 +83,38 @@ def _bound(count: int) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from opspec.codegen.importer import import_ops
+    from opspec.codegen.import_batch import UnknownDomain, import_ops
 
     try:
         import onnx  # noqa: F401 - only to give a clear message when it is missing
     except ImportError:
         raise UserError("`opspec import` reads onnx.defs: install the onnx package first") from None
     try:
-        written = import_ops(args.ops.split(","), args.domain, Path(args.out), lambda _: args.family)
-    except KeyError as error:
-        raise UserError(str(error.args[0])) from None
-    for path in written:
+        report = import_ops(args.ops.split(","), args.domain, Path(args.out), args.family, args.force)
+    except OSError as error:
+        raise UserError(f"cannot write to {error.filename or args.out}: {error.strerror or error}") from None
+    except UnknownDomain as error:
+        raise UserError(str(error)) from None
+    if report.domain_file is not None:
+        print(f"wrote {report.domain_file}")
+    for path in report.drafted:
         print(f"drafted {path}")
-    print(f"{len(written)} ops drafted; write their descriptions in place of the TODO markers")
-    return EXIT_OK
+    for path in report.skipped:
+        print(f"kept {path} (it exists; --force drafts it again, keeping its descriptions and bindings)")
+    for name, reason in report.failed:
+        print(f"opspec: {name}: {reason}", file=sys.stderr)
+    print(f"{len(report.drafted)} drafted, {len(report.skipped)} kept, {len(report.failed)} failed; "
+          "write descriptions in place of the TODO markers")
+    return EXIT_FAILED if report.failed else EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="opspec", description="Operator schemas compiled from YAML.")
+    from opspec import __version__
+
+    parser = argparse.ArgumentParser(prog="opspec", description="Operator schemas compiled from YAML.",
+                                     epilog="exit status: 0 fine, 1 problems found in the input, "
+                                            "2 unreadable input or usage error, 3 internal error")
+    parser.add_argument("--version", action="version", version=f"opspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     generate = commands.add_parser("generate", help="compile opdefs into a registry package and docs")
@@ -123,7 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     draft.add_argument("--ops", required=True, help="comma-separated op names")
     draft.add_argument("--domain", default="", help="onnx domain of the ops (default: ai.onnx)")
     draft.add_argument("--out", required=True, metavar="DIR", help="the domain folder to write into")
-    draft.add_argument("--family", default="misc", help="family subfolder (default: misc)")
+    draft.add_argument("--family", default=None,
+                       help="family subfolder for new files (default: the onnx source folder, e.g. math)")
+    draft.add_argument("--force", action="store_true",
+                       help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
     from opspec.cli_infer import register
@@ -160,13 +173,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UserError as error:
         print(f"opspec: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (``opspec infer m.onnx | head``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
         if os.environ.get("OPSPEC_DEBUG"):
             raise
         print(f"opspec: internal error: {type(error).__name__}: {error} (set OPSPEC_DEBUG=1 for details)",
               file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INTERNAL
 

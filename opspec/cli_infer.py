@@ -1,11 +1,13 @@
-"""``opspec infer`` and ``opspec check``: type/shape inference and schema validation of a model."""
+"""``opspec infer`` and ``opspec check``: type/shape inference and validation of a model."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import Any, TextIO
+from typing import Any
 
-from opspec.cli import EXIT_FAILED, EXIT_OK, UserError
+from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
+from opspec.cli_report import declared_types, print_table, problem_json, value_json, value_rows, write_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -18,31 +20,64 @@ def register(commands: argparse._SubParsersAction) -> None:
     infer.add_argument("--no-data-prop", action="store_true", help="do not propagate shape values through nodes")
     infer.set_defaults(run=_infer)
 
-    check = commands.add_parser("check", help="validate every node against its schema")
+    check = commands.add_parser("check", help="validate the graph and every node against its schema")
     check.add_argument("model", help="an ONNX model file")
     check.set_defaults(run=_check)
+    for command in (infer, check):
+        command.add_argument("--format", choices=("text", "json"), default="text",
+                             help="text for people (default) or json for scripts")
 
 
-def _run(path: str, **options: Any) -> Any:
-    from opspec.runtime.inference.api import infer
-    from opspec.runtime.ir import ModelLoadError
+def _load(path: str) -> Any:
+    from opspec.runtime.ir import ModelLoadError, load_model
 
     try:
-        return infer(path, **options)
+        return load_model(path).model
     except ModelLoadError as error:
         raise UserError(str(error)) from None
+
+
+def _run(model: Any, path: str, **options: Any) -> tuple[Any, list[str]]:
+    """Infer ``model`` (loaded from ``path``, ours to change) reading external data beside it;
+    the result and the external data that was refused."""
+    from opspec.runtime.inference.api import InferenceResult
+    from opspec.runtime.inference.graph import infer_model
+    from opspec.runtime.ir.external import ExternalData
+
+    external = ExternalData(os.path.dirname(os.path.abspath(path)))
+    outcome = infer_model(model, external=external, **options)
+    return InferenceResult(model, outcome), external.refusals
+
+
+def _check_output(path: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UserError(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(folder):
+        raise UserError(f"cannot write {path}: no such folder {folder}")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UserError(f"cannot write {path}: permission denied")
 
 
 def _infer(args: argparse.Namespace) -> int:
     from opspec.runtime.inference.api import InferenceError
 
+    if args.output:
+        _check_output(args.output)
+    model = _load(args.model)
+    declared = declared_types(model)
+    without_rule = ops_without_rule(model)
     try:
-        result = _run(args.model, check_type=args.check_type, strict_mode=args.strict,
+        result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
                       data_prop=not args.no_data_prop)
     except InferenceError as error:
-        print(f"opspec: {error}", file=sys.stderr)
+        if args.format == "json":
+            write_json({"ok": False, "errors": [{"message": str(error)}]}, sys.stdout)
+        else:
+            print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
-    print_table(result.values, sys.stdout)
+    rows = value_rows(result.values, declared)
     if args.output:
         from opspec.runtime.ir import save_model
 
@@ -50,33 +85,87 @@ def _infer(args: argparse.Namespace) -> int:
             save_model(result.model, args.output)
         except OSError as error:
             raise UserError(f"cannot write {args.output}: {error.strerror or error}") from None
-    counts = f"{result.node_count} nodes, {len(result.values)} values"
+    if args.format == "json":
+        write_json({
+            "ok": not result.errors, "nodes": result.node_count,
+            "values": [value_json(row) for row in rows],
+            "errors": [problem_json(error) for error in result.errors],
+            "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
+                            for (domain, op_type), reason in sorted(result.unknown_reasons.items())],
+            "ops_without_rule": [{"domain": domain, "op_type": op_type, "version": version}
+                                 for domain, op_type, version in without_rule],
+            "external_data_refused": refusals,
+            "output": args.output,
+        }, sys.stdout)
+        return EXIT_FAILED if result.errors else EXIT_OK
+    print_table(rows, sys.stdout)
     if result.errors:
-        print(f"\n{_plural(len(result.errors), 'error')}:")
+        print(f"\n{plural(len(result.errors), 'error')}:")
         for error in result.errors:
             print(f"  {error}")
     if result.unknown_reasons:
-        print(f"\n{_plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):")
+        print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):")
         for (domain, op_type), reason in sorted(result.unknown_reasons.items()):
             print(f"  {op_type} (domain '{domain or 'ai.onnx'}'): {reason}")
+    if without_rule:
+        print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):")
+        for domain, op_type, version in without_rule:
+            print(f"  {op_type} version {version} (domain '{domain}')")
+    if refusals:
+        print(f"\n{plural(len(refusals), 'tensor')} with external data not read:")
+        for refusal in refusals:
+            print(f"  {refusal}")
     if args.output:
         print(f"\nwrote {args.output}")
-    print(f"\n{counts}; {_plural(len(result.errors), 'error')}, {_plural(len(result.unknown_reasons), 'unknown op')}")
+    print(f"\n{result.node_count} nodes, {len(rows)} values; {plural(len(result.errors), 'error')}, "
+          f"{plural(len(result.unknown_reasons), 'unknown op')}")
     return EXIT_FAILED if result.errors else EXIT_OK
 
 
+def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
+    """``(domain, op type, schema version)`` of the main graph's ops whose schema has no rule."""
+    from opspec.runtime.defs import REGISTRY
+    from opspec.runtime.inference.engine import normalize_opsets
+    from opspec.runtime.registry import SchemaError
+
+    opsets = normalize_opsets(model.opset_import)
+    found: set[tuple[str, str, int]] = set()
+    for node in model.graph.node:
+        try:
+            domain = REGISTRY.canonical_domain(node.domain)
+            schema = REGISTRY.get_schema(node.op_type, opsets.get(domain), domain)
+        except SchemaError:
+            continue
+        if schema.inference is None:
+            found.add((REGISTRY.domain(schema.domain).name, schema.name, schema.since_version))
+    return sorted(found)
+
+
 def _check(args: argparse.Namespace) -> int:
-    result = _run(args.model, check_type=True, strict_mode=False, data_prop=True)
-    problems = sorted([*result.errors, *(_no_schema(node) for node in result.unknown_nodes)],
-                      key=lambda error: error.index)
+    from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
+
+    model = _load(args.model)
+    structure = check_graphs(model)
+    result, refusals = _run(model, args.model, check_type=True, strict_mode=False, data_prop=True)
+    structure += [GraphProblem(f"graph '{model.graph.name}'", refusal) for refusal in refusals]
+    nodes = sorted([*result.errors, *(_no_schema(node) for node in result.unknown_nodes)],
+                   key=lambda error: error.index)
+    problems = [*structure, *nodes]
+    if args.format == "json":
+        write_json({"ok": not problems, "nodes": result.node_count,
+                    "problems": [problem_json(problem) for problem in problems]}, sys.stdout)
+        return EXIT_FAILED if problems else EXIT_OK
     for problem in problems:
         print(problem)
     if problems:
-        nodes = len({problem.index for problem in problems})
-        print(f"opspec: {_plural(len(problems), 'problem')} in {_plural(nodes, 'node')} "
-              f"(of {result.node_count})", file=sys.stderr)
+        in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {result.node_count})"
+        if structure:
+            print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the graph's structure, "
+                  f"{len(nodes)} in {in_nodes}", file=sys.stderr)
+        else:
+            print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {_plural(result.node_count, 'node')} conform to their schemas")
+    print(f"ok: {plural(result.node_count, 'node')} conform to their schemas")
     return EXIT_OK
 
 
@@ -86,35 +175,4 @@ def _no_schema(node: Any) -> Any:
     return NodeError(node.index, node.name, node.op_type, node.domain, f"cannot be checked: {node.message}")
 
 
-def print_table(values: dict, out: TextIO) -> None:
-    """One row per value: name, producer, element type, shape."""
-    from opspec.runtime.inference.typeops import elem_name
-    from opspec.runtime.inference.values import SparseTensorType, TensorType, type_string
-    from opspec.runtime.shape import format_shape
-
-    rows = []
-    for name, (value, producer) in values.items():
-        if type(value) is TensorType or type(value) is SparseTensorType:
-            elem, shape = elem_name(value.elem), format_shape(value.shape)
-        elif value is None:
-            elem, shape = "?", "?"
-        else:
-            elem, shape = type_string(value), ""
-        rows.append((_text(name), _text(producer), elem, shape))
-    header = ("NAME", "PRODUCER", "TYPE", "SHAPE")
-    widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(3)]
-    line = "{:<%d}  {:<%d}  {:<%d}  {}" % tuple(widths)
-    out.write(line.format(*header).rstrip() + "\n")
-    out.write("".join(line.format(*row).rstrip() + "\n" for row in rows))
-
-
-def _text(value: Any) -> str:
-    """A name as text (protobuf hands over names that are not valid UTF-8 as bytes)."""
-    return value if type(value) is str else bytes(value).decode("utf-8", "replace")
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-__all__ = ["print_table", "register"]
+__all__ = ["ops_without_rule", "register"]

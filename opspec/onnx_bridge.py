@@ -48,7 +48,11 @@ def deregister_from_onnx(domain: str, registry: Registry = REGISTRY) -> None:
 
 
 def to_onnx_schema(schema: OpSchema) -> Any:
-    """An ``onnx.defs.OpSchema`` with ``schema``'s signature and its inference rule."""
+    """An ``onnx.defs.OpSchema`` with ``schema``'s signature and its inference rule.
+
+    Function bodies and the support level do not carry over: onnx's Python constructor
+    has no place for them.
+    """
     defs = importlib.import_module("onnx.defs")
     built = defs.OpSchema(
         schema.name, schema.domain, schema.since_version, schema.doc,
@@ -57,6 +61,7 @@ def to_onnx_schema(schema: OpSchema) -> Any:
         type_constraints=[(t.type_param_str, list(t.allowed_type_strs), t.description)
                           for t in schema.type_constraints],
         attributes=[_attribute(defs, a) for a in schema.attributes.values()],
+        node_determinism=defs.OpSchema.NodeDeterminism.__members__[schema.node_determinism.name],
     )
     if schema.has_type_and_shape_inference_function:
         built.set_type_and_shape_inference_function(_inference_function(schema))

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from opspec.runtime.schema import Attribute, AttrType
-
-#: The ``AttributeProto`` field that holds a value of each attribute kind with defaults.
-_FIELDS = {
-    AttrType.FLOAT: "f", AttrType.INT: "i", AttrType.STRING: "s",
-    AttrType.FLOATS: "floats", AttrType.INTS: "ints", AttrType.STRINGS: "strings",
-}
+#: Attribute kinds with defaults (numbered as ``AttributeProto.AttributeType``): the field
+#: that holds the value and whether it holds text.
+_FIELDS = {1: ("f", False), 2: ("i", False), 3: ("s", True), 6: ("floats", False), 7: ("ints", False),
+           8: ("strings", True)}
 
 
-def default_proto(attribute: Attribute) -> Any:
-    """A new ``AttributeProto`` holding ``attribute``'s default.
+def default_proto(attribute: Any) -> Any:
+    """A new ``AttributeProto`` holding the default of ``attribute`` (a schema ``Attribute``).
 
     Without a default it is empty (``type`` is ``UNDEFINED``), as onnx's is, so
     ``onnx.helper.get_attribute_value`` returns None for it.
@@ -28,17 +25,14 @@ def default_proto(attribute: Attribute) -> Any:
     value = attribute.default
     if value is None:
         return proto
-    field = _FIELDS.get(attribute.type)
-    if field is None:
+    kind = int(attribute.type)
+    if kind not in _FIELDS:
         raise TypeError(f"attribute {attribute.name!r}: {attribute.type.spelling} defaults have no proto form")
+    field, text = _FIELDS[kind]
     proto.name = attribute.name
-    proto.type = int(attribute.type)
-    if attribute.type is AttrType.STRING:
-        proto.s = value.encode()
-    elif attribute.type is AttrType.STRINGS:
-        proto.strings.extend(item.encode() for item in value)
-    elif attribute.type.is_list:
-        getattr(proto, field).extend(value)
+    proto.type = kind
+    if isinstance(value, (list, tuple)):
+        getattr(proto, field).extend(item.encode() if text else item for item in value)
     else:
-        setattr(proto, field, value)
+        setattr(proto, field, value.encode() if text else value)
     return proto

@@ -5,7 +5,9 @@ Mirrors ``onnx.defs``: ``get_schema``, ``has_schema`` (also as ``has``), ``get_a
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import os
 import sys
 from types import ModuleType
@@ -13,9 +15,10 @@ from types import ModuleType
 from opspec.runtime.registry import DomainInfo, Registry, SchemaError
 
 __all__ = [
-    "AI_ONNX_PREVIEW_DOMAIN", "AI_ONNX_PREVIEW_TRAINING_DOMAIN", "ONNX_DOMAIN", "ONNX_ML_DOMAIN", "DomainInfo", "REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas",
-    "get_all_schemas_with_history", "get_function_ops", "get_schema", "has", "has_schema", "onnx_opset_version", "register",
-    "schema_version_map",
+    "AI_ONNX_PREVIEW_DOMAIN", "AI_ONNX_PREVIEW_TRAINING_DOMAIN", "ONNX_DOMAIN", "ONNX_ML_DOMAIN", "DomainInfo",
+    "REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas", "get_all_schemas_with_history",
+    "get_function_ops", "get_schema", "has", "has_schema", "onnx_ml_opset_version", "onnx_opset_version",
+    "register", "schema_version_map",
 ]
 
 #: Domain names as onnx.defs spells them (models write the default domain as "").
@@ -45,18 +48,60 @@ def onnx_opset_version() -> int:
     return REGISTRY.domain_version_range("")[1]
 
 
-def register(package: ModuleType | str | os.PathLike) -> list[DomainInfo]:
-    """Add a registry package made by ``opspec generate --out DIR``.
+def onnx_ml_opset_version() -> int:
+    """The newest opset of the ai.onnx.ml domain."""
+    return REGISTRY.domain_version_range(ONNX_ML_DOMAIN)[1]
 
-    ``package`` is the imported module, its import name, or the folder itself (imported
-    under the folder's name, with its parent put on ``sys.path``).
+
+def register(package: ModuleType | str | os.PathLike) -> list[DomainInfo]:
+    """Add a registry package made by ``opspec generate --out DIR``, with its own rules.
+
+    ``package`` is the imported module, its import name, or the folder itself. A folder is
+    loaded under a private module name (nothing is put on ``sys.path``, and the folder's
+    own name never shadows another module). Registering the same package again changes
+    nothing. Returns the domains it added.
     """
-    if isinstance(package, os.PathLike) or (isinstance(package, str) and os.path.isdir(package)):
-        folder = os.path.abspath(os.fspath(package))
-        parent, package = os.path.split(folder.rstrip(os.sep))
-        if parent not in sys.path:
-            sys.path.insert(0, parent)
-    module = importlib.import_module(package) if isinstance(package, str) else package
+    if isinstance(package, os.PathLike) or (isinstance(package, str) and (os.sep in package or os.path.exists(package))):
+        module = _load_folder(os.fspath(package))
+    elif isinstance(package, str):
+        module = importlib.import_module(package)
+    else:
+        module = package
     before = {info.name for info in REGISTRY.domains()}
     REGISTRY.add_package(module)
     return [info for info in REGISTRY.domains() if info.name not in before]
+
+
+#: The package under which registry folders are loaded.
+_PRIVATE = "opspec._registries"
+
+
+def _load_folder(path: str) -> ModuleType:
+    """Import the registry package in folder ``path`` under a private name derived from its path."""
+    folder = os.path.realpath(path)
+    index = os.path.join(folder, "__init__.py")
+    if not os.path.isdir(folder):
+        raise SchemaError(f"no registry folder at {path}")
+    if not os.path.isfile(index):
+        raise SchemaError(f"{path} is not a generated registry package (it has no __init__.py)")
+    name = f"{_PRIVATE}.r{hashlib.sha256(folder.encode()).hexdigest()[:16]}"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    if _PRIVATE not in sys.modules:
+        parent = ModuleType(_PRIVATE, "Registry packages loaded from folders by opspec.register.")
+        parent.__path__ = []  # a package with no folder of its own
+        sys.modules[_PRIVATE] = parent
+    spec = importlib.util.spec_from_file_location(name, index, submodule_search_locations=[folder])
+    if spec is None or spec.loader is None:
+        raise SchemaError(f"{path} cannot be loaded as a registry package")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        if not hasattr(module, "DOMAINS") or not hasattr(module, "OPS"):
+            raise SchemaError(f"{path} is not a generated registry package (its index has no DOMAINS/OPS)")
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module

@@ -48,6 +48,8 @@ class Registry:
     # -- building -------------------------------------------------------------------
     def add_package(self, index: ModuleType) -> None:
         """Add the domains and operators of a generated registry package."""
+        if any(info.package == index.__name__ for info in self._domains.values()):
+            return  # this package is registered already
         for entry in index.DOMAINS:
             info = DomainInfo(package=index.__name__, **entry)
             node_domain = info.node_domain
@@ -60,6 +62,12 @@ class Registry:
                 op: (f"{index.__name__}.{module}", versions) for op, (module, versions) in index.OPS[info.name].items()
             }
         self._cache.clear()
+        rule_modules = getattr(index, "RULE_MODULES", ())
+        if rule_modules:  # the op set's own rules (imported only when it has some)
+            from opspec.runtime.rulebook import RULES
+
+            for module in rule_modules:
+                RULES.add_module(importlib.import_module(f"{index.__name__}.{module}"))
 
     # -- lookups ----------------------------------------------------------------------
     def get_schema(self, op_type: str, max_inclusive_version: int | str | None = None, domain: str = "") -> OpSchema:
@@ -96,12 +104,13 @@ class Registry:
         return [schema for d, op in self._every_op() for schema in self._load(d, op)]
 
     def get_function_ops(self) -> list[OpSchema]:
-        """The newest version with a function body of every operator that has one."""
-        found = []
-        for node_domain, op in self._every_op():
-            bodies = [s for s in self._load(node_domain, op) if getattr(s, "has_function", False)]
-            found.extend(bodies[-1:])
-        return found
+        """The newest version of every operator whose newest version has a function body.
+
+        As in onnx, a body that exists only as code (context-dependent) counts too.
+        """
+        newest = self.get_all_schemas()
+        return [s for s in newest if getattr(s, "has_function", False)
+                or getattr(s, "has_context_dependent_function", False)]
 
     def canonical_domain(self, domain: str) -> str:
         """The node-domain spelling for any accepted spelling of a domain."""

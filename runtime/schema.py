@@ -198,17 +198,46 @@ class RuleRef(record("RuleRef", "name args", args=_EMPTY)):
         return hash((self.name, tuple(sorted(self.args.items()))))
 
 
+class SupportType(enum.IntEnum):
+    """Whether an operator version is part of the stable standard."""
+
+    COMMON = 0
+    EXPERIMENTAL = 1
+
+
+class NodeDeterminism(enum.IntEnum):
+    """Whether a node of this operator always gives the same outputs for the same inputs."""
+
+    Unknown = 0
+    NonDeterministic = 1
+    Deterministic = 2
+
+
+class FunctionBody(record("FunctionBody", "opset text")):
+    """A function body in ONNX text syntax (one node per line), written for ``opset``."""
+
+    __slots__ = ()
+
+
 class OpSchema(record(
     "OpSchema",
     "name domain since_version inputs outputs attributes type_constraints min_input max_input "
-    "min_output max_output doc summary deprecated inference file line",
-    doc="", summary="", deprecated=False, inference=None, file="", line=0,
+    "min_output max_output doc summary deprecated inference support_level node_determinism "
+    "functions context_dependent_function_opset_versions change_class file line",
+    doc="", summary="", deprecated=False, inference=None, support_level=SupportType.COMMON,
+    node_determinism=NodeDeterminism.Deterministic, functions=(),
+    context_dependent_function_opset_versions=(), change_class="", file="", line=0,
 )):
     """One version of one operator, fully resolved.
 
-    ``attributes`` is a read-only mapping from name to :class:`Attribute`; ``file`` and
-    ``line`` say where the version is declared (a YAML path relative to the folder that
-    holds the opdefs tree).
+    ``attributes`` is a read-only mapping from name to :class:`Attribute`. ``functions``
+    holds the bodies that define the operator in terms of others, oldest opset first;
+    ``context_dependent_function_opset_versions`` the opsets for which a body exists
+    only as code that depends on the node (none of it is data here). ``change_class``
+    says how this version relates to the one before (``compatible``, ``narrowing``,
+    ``breaking`` or ``semantic``; empty for a first version), as opdefs/README.md defines.
+    ``file`` and ``line`` say where the version is declared (a YAML path relative to the
+    folder that holds the opdefs tree).
     """
 
     __slots__ = ()
@@ -220,6 +249,49 @@ class OpSchema(record(
     Attribute = Attribute
     FormalParameter = FormalParameter
     TypeConstraintParam = TypeConstraintParam
+    SupportType = SupportType
+    NodeDeterminism = NodeDeterminism
+
+    @property
+    def has_function(self) -> bool:
+        return bool(self.functions)
+
+    @property
+    def has_context_dependent_function(self) -> bool:
+        return bool(self.context_dependent_function_opset_versions)
+
+    @property
+    def all_function_opset_versions(self) -> list[int]:
+        """Opsets with a body of either kind, ascending."""
+        return sorted({*self.function_opset_versions, *self.context_dependent_function_opset_versions})
+
+    @property
+    def non_deterministic(self) -> bool:
+        return self.node_determinism is NodeDeterminism.NonDeterministic
+
+    @property
+    def function_opset_versions(self) -> tuple[int, ...]:
+        return tuple(body.opset for body in self.functions)
+
+    @property
+    def function_body(self):  # -> opspec.generated.opspec_ir_pb2.FunctionProto | None
+        """The body for the newest opset it is written for (None when there is none)."""
+        return self.get_function_with_opset_version(self.functions[-1].opset) if self.functions else None
+
+    def get_function_with_opset_version(self, opset: int):  # -> FunctionProto | None
+        """The body written for the newest opset not after ``opset``, as a ``FunctionProto``.
+
+        None when every body is written for a later opset. Parsed on first use.
+        """
+        chosen = None
+        for body in self.functions:
+            if body.opset <= opset:
+                chosen = body
+        if chosen is None:
+            return None
+        from opspec.runtime.function_text import function_proto
+
+        return function_proto(self, chosen)
 
     def __hash__(self) -> int:
         return hash((self.domain, self.name, self.since_version))

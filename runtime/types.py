@@ -6,21 +6,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-#: Element type name (as written in type strings) → TensorProto.DataType number.
-ELEMENT_TYPES: dict[str, int] = {
-    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
-    "string": 8, "bool": 9, "float16": 10, "double": 11, "uint32": 12, "uint64": 13,
-    "complex64": 14, "complex128": 15, "bfloat16": 16, "float8e4m3fn": 17,
-    "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20, "uint4": 21, "int4": 22,
-    "float4e2m1": 23, "float8e8m0": 24, "uint2": 25, "int2": 26, "float6e2m3": 27,
-    "float6e3m2": 28,
-}
-#: TensorProto.DataType number → element type name.
-ELEMENT_NAMES: dict[int, str] = {number: name for name, number in ELEMENT_TYPES.items()}
-#: Element types a map may use as its key.
-MAP_KEY_TYPES = frozenset(
-    {"string", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"}
-)
+from opspec.runtime.contract.elements import ELEMENT_TYPES, MAP_KEY_TYPES
+
 _WRAPPERS = ("tensor", "sparse_tensor", "seq", "optional", "map")
 
 
@@ -37,6 +24,25 @@ def normalize_type_string(text: str) -> str:
     compact = text.replace(" ", "")
     _parse(compact)
     return compact.replace(",", ", ")
+
+
+@lru_cache(maxsize=None)
+def formal_type_string(text: str) -> str:
+    """onnx's normalised spelling of a well-formed type string, as ``FormalParameter.types`` holds it.
+
+    No spaces, and a map's bare value type becomes a tensor: ``map(int64, float)`` is
+    ``map(int64,tensor(float))``.
+    """
+    compact = text.replace(" ", "")
+    head, _, rest = compact.partition("(")
+    inner = rest[:-1]
+    if head == "map":
+        key, _, value = inner.partition(",")
+        value = f"tensor({value})" if value in ELEMENT_TYPES else formal_type_string(value)
+        return f"map({key},{value})"
+    if head in ("seq", "optional"):
+        return f"{head}({formal_type_string(inner)})"
+    return compact
 
 
 def is_type_string(text: str) -> bool:
@@ -59,6 +65,7 @@ def _parse(text: str) -> None:
         key, comma, value = inner.partition(",")
         if not comma or key not in MAP_KEY_TYPES:
             raise TypeStringError(f"{text!r}: a map needs a key type among {sorted(MAP_KEY_TYPES)}")
-        _parse(value)
+        if value not in ELEMENT_TYPES:  # a bare element type stands for a tensor of it
+            _parse(value)
     else:
         _parse(inner)

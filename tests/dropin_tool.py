@@ -21,7 +21,8 @@ else:
 
 F = TensorProto.FLOAT
 LOOKUPS = [("Conv", 11), ("Clip", 13), ("Clip", 6), ("Split", 18), ("Concat", 13), ("Cast", 21),
-           ("ReduceSum", 13), ("Gemm", 13), ("BatchNormalization", 15), ("Softmax", 13)]
+           ("ReduceSum", 13), ("Gemm", 13), ("BatchNormalization", 15), ("Softmax", 13), ("Range", 11),
+           ("Relu", 14)]
 
 
 def describe_parameters(kind, parameters):
@@ -34,6 +35,8 @@ def describe(schema):
     print(f"{schema.name} v{schema.since_version} domain={schema.domain!r} deprecated={schema.deprecated}")
     print(f"  arity in {schema.min_input}..{schema.max_input} out {schema.min_output}..{schema.max_output} "
           f"variadic={schema.is_infinite(schema.max_input)} rule={schema.has_type_and_shape_inference_function}")
+    print(f"  function={schema.has_function} at {list(schema.all_function_opset_versions)} "
+          f"support={schema.support_level.name} deterministic={not schema.non_deterministic}")
     describe_parameters("input", schema.inputs)
     describe_parameters("output", schema.outputs)
     for constraint in schema.type_constraints:
@@ -71,6 +74,7 @@ def small_model():
 def main():
     for name, version in LOOKUPS:
         describe(defs.get_schema(name, version))
+    print("function ops:", sorted(s.name for s in defs.get_function_ops() if s.name in ("Relu", "Range", "Clip")))
     print("newest Relu:", defs.get_schema("Relu", "").name, defs.has("Relu"), defs.has("Relu", 5),
           defs.has("NoSuchOp"), defs.has("Add", 13, ""))
     try:

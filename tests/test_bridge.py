@@ -51,7 +51,13 @@ def test_bad_nodes_give_a_result_or_an_inference_error_never_a_crash(report, cas
     assert report[case][0] in {"ok", "InferenceError"}, report[case]
 
 
+#: What onnx's Python ``OpSchema`` constructor cannot take, so the bridge leaves out.
+_NOT_CARRIED = ("function", "has_function", "has_context_dependent_function", "context_dependent", "support_level")
+
+
 def test_the_onnx_schema_has_our_signature():
-    for name, version in (("Conv", 11), ("Clip", 13), ("Split", 18), ("Concat", 13)):
+    for name, version in (("Conv", 11), ("Clip", 13), ("Split", 18), ("Concat", 13), ("Dropout", 13)):
         ours = opspec.get_schema(name, version)
-        assert differences(ours, to_onnx_schema(ours)) == []
+        problems = [line for line in differences(ours, to_onnx_schema(ours))
+                    if not line.split(" ", 1)[1].startswith(_NOT_CARRIED)]
+        assert problems == []

@@ -37,10 +37,10 @@ def test_infer_prints_a_table_of_every_value(tmp_path, capsys):
     assert main(["infer", str(save(tmp_path, GOOD))]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines()]
-    assert rows[0] == ["NAME", "PRODUCER", "TYPE", "SHAPE"]
-    assert ["X", "(input)", "float", "(N,", "3)"] in rows
-    assert ["a", "Relu", "float", "(N,", "3)"] in rows
-    assert ["Y", "Add", "float", "(N,", "3)"] in rows
+    assert rows[0] == ["NAME", "PRODUCER", "FROM", "TYPE", "SHAPE"]
+    assert ["X", "(input)", "declared", "float", "(N,", "3)"] in rows
+    assert ["a", "Relu", "inferred", "float", "(N,", "3)"] in rows
+    assert ["Y", "Add", "inferred", "float", "(N,", "3)"] in rows
     assert "0 errors" in out
 
 
@@ -76,9 +76,9 @@ def test_infer_strict_stops_at_the_first_error(tmp_path, capsys):
 def test_infer_check_type_and_data_prop_flags(tmp_path, capsys, fake_rules):
     seen = []
 
-    def record(ctx, args):
+    def record(ctx):
         seen.append(ctx.input_data(0))
-        from opspec.runtime.inference.values import Data
+        from opspec.runtime.contract import Data
         ctx.set_output_shape(0, (1,))
         ctx.set_output_data(0, Data((1,), (7,)))
 
@@ -131,7 +131,7 @@ def _bad_files(tmp_path):
 @pytest.mark.parametrize("kind", ["missing", "empty", "truncated", "text", "folder"])
 def test_bad_files_give_one_clear_line(tmp_path, capsys, command, kind):
     path = _bad_files(tmp_path)[kind]
-    assert main([command, str(path)]) == 1
+    assert main([command, str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.splitlines()
@@ -140,15 +140,16 @@ def test_bad_files_give_one_clear_line(tmp_path, capsys, command, kind):
 
 def test_unwritable_output_is_a_clear_error(tmp_path, capsys):
     path = save(tmp_path, GOOD)
-    assert main(["infer", str(path), "-o", str(tmp_path / "no" / "such" / "dir.onnx")]) == 1
-    assert capsys.readouterr().err.startswith("opspec: cannot write")
+    assert main(["infer", str(path), "-o", str(tmp_path / "no" / "such" / "dir.onnx")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("opspec: cannot write") and captured.out == ""  # refused before any work
 
 
 def test_real_process_has_no_traceback(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"\x08\x07\x12")
     good = save(tmp_path, GOOD)
-    for args, code in ((["infer", str(bad)], 1), (["check", str(bad)], 1), (["infer", str(good)], 0)):
+    for args, code in ((["infer", str(bad)], 2), (["check", str(bad)], 2), (["infer", str(good)], 0)):
         done = subprocess.run([sys.executable, "-m", "opspec", *args], capture_output=True, text=True)
         assert done.returncode == code, done.stderr
         assert "Traceback" not in done.stderr

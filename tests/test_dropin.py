@@ -72,7 +72,13 @@ def test_onnx_call_forms_of_has_and_get_schema():
     assert opspec.has("Relu") and opspec.has("Relu", 6) and opspec.has("Relu", 6, "")
     assert not opspec.has("Relu", 0) and not opspec.has("NoSuchOp")
     assert opspec.get_schema("Relu", "ai.onnx") is opspec.get_schema("Relu")
-    assert all(getattr(s, "has_function", False) for s in opspec.get_function_ops())
+
+
+def test_function_ops_are_onnxs_for_the_ops_both_have():
+    import onnx.defs
+
+    theirs = {(s.domain, s.name): s.since_version for s in onnx.defs.get_function_ops() if opspec.has(s.name, s.domain)}
+    assert {(s.domain, s.name): s.since_version for s in opspec.get_function_ops()} == theirs
 
 
 def test_infer_shapes_path_writes_back_in_place_without_an_output_path(tmp_path):

@@ -1,13 +1,11 @@
 """Lookups behave like onnx.defs: version resolution, domain spellings, errors, enums."""
 from __future__ import annotations
 
-import importlib
-
 import onnx.defs
 import pytest
+from registries import load_package
 
 import opspec
-from opspec.runtime.registry import Registry
 from opspec.runtime.schema import AttrType, DifferentiationCategory, FormalParameterOption, OpSchema
 
 
@@ -45,8 +43,9 @@ def test_failed_lookups_raise_schema_error(args, message):
 def test_has_schema_and_listings():
     assert opspec.has_schema("Erf", 9) and opspec.has_schema("Erf")
     latest = opspec.get_all_schemas()
-    assert len(latest) == 60 and all(s is opspec.get_schema(s.name, None, s.domain) for s in latest)
-    assert len(opspec.get_all_schemas_with_history()) == 265
+    history = opspec.get_all_schemas_with_history()
+    assert len(latest) == len({(s.domain, s.name) for s in history}) < len(history)
+    assert all(s is opspec.get_schema(s.name, None, s.domain) for s in latest)
 
 
 def test_domain_ranges_match_onnx():
@@ -81,14 +80,7 @@ def test_deprecation_is_reported(tmp_path):
 
     out = tmp_path / "example_ops"
     generate(REPO / "examples/custom_ops/opdefs", out)
-    import sys
-
-    sys.path.insert(0, str(tmp_path))
-    try:
-        registry = Registry()
-        registry.add_package(importlib.import_module("example_ops"))
-    finally:
-        sys.path.remove(str(tmp_path))
+    registry = load_package(out)
     assert registry.get_schema("ScaledAdd", 3, "com.example").deprecated
     assert not registry.get_schema("ScaledAdd", 2, "example").deprecated
     assert registry.domain_version_range("com.example") == (1, 3)

@@ -130,6 +130,7 @@ SCHEMAS = (
                 'compute': 'and',
             }),
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/logical/And.yaml',
         line=23,
     ),

@@ -111,6 +111,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
         line=21,
     ),
@@ -141,6 +142,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
         line=23,
     ),
@@ -187,6 +189,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='arg_reduce',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
         line=26,
     ),

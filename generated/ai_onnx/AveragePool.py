@@ -158,6 +158,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=23,
     ),
@@ -191,6 +192,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=26,
     ),
@@ -224,6 +226,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=29,
     ),
@@ -258,6 +261,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=34,
     ),
@@ -308,6 +312,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=37,
     ),

@@ -236,6 +236,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=32,
     ),
@@ -274,6 +275,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=35,
     ),
@@ -375,6 +377,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=38,
     ),
@@ -454,6 +457,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=53,
     ),
@@ -538,6 +542,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='batch_norm',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=69,
     ),

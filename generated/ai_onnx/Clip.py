@@ -120,6 +120,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/math/Clip.yaml',
         line=26,
     ),
@@ -160,6 +161,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/math/Clip.yaml',
         line=31,
     ),
@@ -214,6 +216,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Clip.yaml',
         line=42,
     ),
@@ -272,6 +275,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        context_dependent_function_opset_versions=(13,),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Clip.yaml',
         line=45,
     ),

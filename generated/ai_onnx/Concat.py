@@ -127,6 +127,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Concat.yaml',
         line=19,
     ),
@@ -155,6 +156,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='concat',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Concat.yaml',
         line=24,
     ),
@@ -200,6 +202,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='concat',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Concat.yaml',
         line=27,
     ),

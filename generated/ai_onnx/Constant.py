@@ -134,6 +134,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=18,
     ),
@@ -161,6 +162,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=21,
     ),
@@ -194,6 +196,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=25,
     ),
@@ -236,6 +239,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=33,
     ),
@@ -278,6 +282,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=36,
     ),
@@ -320,6 +325,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=39,
     ),
@@ -362,6 +368,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=42,
     ),
@@ -404,6 +411,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=45,
     ),
@@ -446,6 +454,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=48,
     ),

@@ -109,6 +109,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
         line=20,
     ),
@@ -147,6 +148,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
         line=23,
     ),
@@ -185,6 +187,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
         line=26,
     ),
@@ -223,6 +226,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
         line=29,
     ),
@@ -261,6 +265,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='constant_of_shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
         line=32,
     ),

@@ -180,6 +180,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/nn/Conv.yaml',
         line=28,
     ),
@@ -244,6 +245,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='conv',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/Conv.yaml',
         line=35,
     ),

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     FormalParameterOption,
+    NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -129,6 +130,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/nn/Dropout.yaml',
         line=10,
     ),
@@ -159,8 +161,10 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
+        change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='Dropout',
@@ -188,8 +192,10 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
+        change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=26,
+        line=27,
     ),
     OpSchema(
         name='Dropout',
@@ -228,8 +234,10 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
+        change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=29,
+        line=30,
     ),
     OpSchema(
         name='Dropout',
@@ -279,8 +287,10 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
+        change_class='breaking',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=37,
+        line=38,
     ),
     OpSchema(
         name='Dropout',
@@ -335,8 +345,10 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=51,
+        line=52,
     ),
     OpSchema(
         name='Dropout',
@@ -395,7 +407,9 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        node_determinism=NodeDeterminism.NonDeterministic,
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=61,
+        line=62,
     ),
 )

@@ -98,6 +98,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/math/Erf.yaml',
         line=18,
     ),

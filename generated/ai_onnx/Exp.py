@@ -93,6 +93,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/math/Exp.yaml',
         line=19,
     ),
@@ -135,6 +136,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Exp.yaml',
         line=22,
     ),

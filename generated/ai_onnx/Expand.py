@@ -112,6 +112,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='expand',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Expand.yaml',
         line=18,
     ),

@@ -124,6 +124,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=19,
     ),
@@ -152,6 +153,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=22,
     ),
@@ -196,6 +198,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=25,
     ),
@@ -240,6 +243,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=32,
     ),
@@ -284,6 +288,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=35,
     ),
@@ -328,6 +333,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=38,
     ),
@@ -372,6 +378,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='flatten',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=41,
     ),

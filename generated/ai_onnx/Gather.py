@@ -115,6 +115,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Gather.yaml',
         line=22,
     ),
@@ -167,6 +168,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gather',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Gather.yaml',
         line=24,
     ),

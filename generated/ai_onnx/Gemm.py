@@ -174,6 +174,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=29,
     ),
@@ -207,6 +208,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=31,
     ),
@@ -245,6 +247,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=35,
     ),
@@ -284,6 +287,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=38,
     ),
@@ -346,6 +350,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='gemm',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=46,
     ),

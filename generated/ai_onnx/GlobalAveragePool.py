@@ -101,6 +101,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='global_pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/GlobalAveragePool.yaml',
         line=17,
     ),

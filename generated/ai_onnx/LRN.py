@@ -137,6 +137,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/LRN.yaml',
         line=22,
     ),

@@ -107,6 +107,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='layer_norm',
         ),
+        context_dependent_function_opset_versions=(17, 18),
         file='opdefs/ai.onnx/nn/LayerNormalization.yaml',
         line=10,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     DifferentiationCategory,
     FormalParameter,
+    FunctionBody,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -110,6 +111,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
         line=19,
     ),
@@ -154,6 +156,13 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        functions=(
+            FunctionBody(
+                opset=16,
+                text='Alpha = Constant <value_float: float = @alpha> ()\nAlphaCast = CastLike (Alpha, X)\nZero = Constant <value: tensor = float {0}> ()\nZeroCast = CastLike (Zero, X)\nXLessThanZero = Less (X, ZeroCast)\nAlphaMulX = Mul (AlphaCast, X)\nY = Where (XLessThanZero, AlphaMulX, X)\n',
+            ),
+        ),
+        change_class='compatible',
         file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
         line=26,
     ),

@@ -110,6 +110,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/MatMul.yaml',
         line=22,
     ),
@@ -159,6 +160,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='matmul',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/MatMul.yaml',
         line=25,
     ),

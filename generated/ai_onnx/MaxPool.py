@@ -169,6 +169,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=23,
     ),
@@ -205,6 +206,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=33,
     ),
@@ -241,6 +243,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=37,
     ),
@@ -293,6 +296,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=39,
     ),
@@ -345,6 +349,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pool',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=47,
     ),

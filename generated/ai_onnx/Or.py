@@ -130,6 +130,7 @@ SCHEMAS = (
                 'compute': 'or',
             }),
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/logical/Or.yaml',
         line=23,
     ),

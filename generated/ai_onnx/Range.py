@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     Attribute,
     AttrType,
     FormalParameter,
+    FunctionBody,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -69,6 +70,12 @@ SCHEMAS = (
         inference=RuleRef(
             name='range',
         ),
+        functions=(
+            FunctionBody(
+                opset=11,
+                text='sub_result = Sub (limit, start)\nsub_result_casted = Cast <to: int = 1> (sub_result)\ndelta_casted = Cast <to: int = 1> (delta)\ndiv_result = Div (sub_result_casted, delta_casted)\nceil_result = Ceil (div_result)\nceil_result_relu = Relu (ceil_result)\nceil_result_relu_int = Cast <to: int = 7> (ceil_result_relu)\nceil_result_relu_bool = Cast <to: int = 9> (ceil_result_relu)\nvariadic_output, output = Loop (ceil_result_relu_int, ceil_result_relu_bool, start) <body: graph = loop_body_attribute (int64 i, bool cond,  prev) => ( cond_out,  current,  range) {\n   cond_out = Identity (cond)\n   current = Add (prev, delta)\n   range = Identity (prev)\n}>\n',
+            ),
+        ),
         file='opdefs/ai.onnx/generator/Range.yaml',
         line=10,
     ),
@@ -128,7 +135,9 @@ SCHEMAS = (
         inference=RuleRef(
             name='range',
         ),
+        context_dependent_function_opset_versions=(27,),
+        change_class='compatible',
         file='opdefs/ai.onnx/generator/Range.yaml',
-        line=20,
+        line=35,
     ),
 )

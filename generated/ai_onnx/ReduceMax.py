@@ -143,6 +143,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=22,
     ),
@@ -186,6 +187,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=24,
     ),
@@ -215,6 +217,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=27,
     ),
@@ -245,6 +248,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=34,
     ),
@@ -291,6 +295,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=43,
     ),

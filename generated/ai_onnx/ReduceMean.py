@@ -126,6 +126,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
         line=21,
     ),
@@ -155,6 +156,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
         line=23,
     ),
@@ -197,6 +199,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
         line=30,
     ),

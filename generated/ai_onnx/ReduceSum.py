@@ -107,6 +107,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
         line=21,
     ),
@@ -165,6 +166,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reduce',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
         line=23,
     ),

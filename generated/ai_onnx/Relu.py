@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     DifferentiationCategory,
     FormalParameter,
+    FunctionBody,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
@@ -92,6 +93,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/activation/Relu.yaml',
         line=18,
     ),
@@ -134,6 +136,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/activation/Relu.yaml',
         line=21,
     ),
@@ -176,6 +179,13 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        functions=(
+            FunctionBody(
+                opset=18,
+                text='Zero = Constant <value: tensor = float {0}> ()\nZeroCast = CastLike (Zero, X)\nY = Max (X, ZeroCast)\n',
+            ),
+        ),
+        change_class='compatible',
         file='opdefs/ai.onnx/activation/Relu.yaml',
         line=28,
     ),

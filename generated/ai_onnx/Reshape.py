@@ -155,6 +155,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=21,
     ),
@@ -182,6 +183,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=32,
     ),
@@ -211,6 +213,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=40,
     ),
@@ -256,6 +259,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=43,
     ),
@@ -301,6 +305,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=46,
     ),
@@ -346,6 +351,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=49,
     ),
@@ -391,6 +397,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=52,
     ),
@@ -436,6 +443,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='reshape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=55,
     ),

@@ -122,6 +122,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=19,
     ),
@@ -152,6 +153,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=26,
     ),
@@ -192,6 +194,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=30,
     ),
@@ -232,6 +235,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=33,
     ),
@@ -272,6 +276,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=36,
     ),
@@ -312,6 +317,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=39,
     ),
@@ -352,6 +358,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='shape',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Shape.yaml',
         line=42,
     ),

@@ -91,6 +91,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/activation/Sigmoid.yaml',
         line=18,
     ),
@@ -133,6 +134,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/activation/Sigmoid.yaml',
         line=21,
     ),

@@ -153,6 +153,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
         line=23,
     ),
@@ -184,6 +185,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='slice',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
         line=38,
     ),
@@ -257,6 +259,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='slice',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
         line=41,
     ),

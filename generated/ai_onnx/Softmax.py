@@ -96,6 +96,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/activation/Softmax.yaml',
         line=20,
     ),
@@ -145,6 +146,8 @@ SCHEMAS = (
         inference=RuleRef(
             name='elementwise',
         ),
+        context_dependent_function_opset_versions=(13, 18),
+        change_class='breaking',
         file='opdefs/ai.onnx/activation/Softmax.yaml',
         line=22,
     ),

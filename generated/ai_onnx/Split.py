@@ -169,6 +169,7 @@ SCHEMAS = (
                 'negative_axes': False,
             }),
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=22,
     ),
@@ -198,6 +199,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=31,
     ),
@@ -227,6 +229,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=34,
     ),
@@ -261,6 +264,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='split',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=44,
     ),

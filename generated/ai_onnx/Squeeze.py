@@ -113,6 +113,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=20,
     ),
@@ -156,6 +157,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=23,
     ),
@@ -199,6 +201,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=33,
     ),
@@ -242,6 +245,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=36,
     ),
@@ -285,6 +289,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=39,
     ),
@@ -328,6 +333,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='squeeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=42,
     ),

@@ -96,6 +96,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='same_shape',
         ),
+        change_class='narrowing',
         file='opdefs/ai.onnx/math/Sum.yaml',
         line=21,
     ),
@@ -125,6 +126,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/math/Sum.yaml',
         line=24,
     ),
@@ -171,6 +173,7 @@ SCHEMAS = (
                 'compute': 'add',
             }),
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/math/Sum.yaml',
         line=27,
     ),

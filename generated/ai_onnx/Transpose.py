@@ -114,6 +114,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Transpose.yaml',
         line=19,
     ),
@@ -158,6 +159,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Transpose.yaml',
         line=26,
     ),
@@ -202,6 +204,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Transpose.yaml',
         line=29,
     ),
@@ -246,6 +249,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Transpose.yaml',
         line=32,
     ),
@@ -290,6 +294,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='transpose',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Transpose.yaml',
         line=35,
     ),

@@ -112,6 +112,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=20,
     ),
@@ -155,6 +156,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='breaking',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=23,
     ),
@@ -198,6 +200,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=33,
     ),
@@ -241,6 +244,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=36,
     ),
@@ -284,6 +288,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=39,
     ),
@@ -327,6 +332,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='unsqueeze',
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=42,
     ),

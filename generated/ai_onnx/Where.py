@@ -137,6 +137,7 @@ SCHEMAS = (
                 'compute': 'where',
             }),
         ),
+        change_class='compatible',
         file='opdefs/ai.onnx/logical/Where.yaml',
         line=20,
     ),

@@ -5,7 +5,7 @@ import importlib
 import os
 from typing import Any
 
-from opspec.runtime.inference.context import InferenceError
+from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.engine import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model
 from opspec.runtime.ir import ModelSource, is_onnx_model, load_model, save_model

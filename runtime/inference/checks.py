@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from opspec.runtime.inference.context import bind_formals
+from opspec.runtime.contract.context import bind_formals
 from opspec.runtime.inference.convert import attribute_kind
-from opspec.runtime.inference.values import type_string
+from opspec.runtime.contract.values import type_string
 from opspec.runtime.schema import UNBOUNDED, AttrType, FormalParameterOption, OpSchema
 from opspec.runtime.types import is_type_string
 

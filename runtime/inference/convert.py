@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Iterable
 
-from opspec.runtime.inference.values import (
+from opspec.runtime.contract.values import (
     Data,
     MapType,
     OptionalType,
@@ -18,15 +18,11 @@ from opspec.runtime.inference.values import (
     TensorType,
     TensorValue,
 )
-from opspec.runtime.shape import Sym
-from opspec.runtime.types import ELEMENT_TYPES
-
-#: Tensors with more elements than this never carry data.
-DATA_LIMIT = 64
-
-#: Integer element types (what shapes, axes and sizes are made of).
-INT_ELEMS = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
-_FLOAT_ELEMS = frozenset({1, 10, 11, 16})  # float float16 double bfloat16
+from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as _FLOAT_ELEMS
+from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
+from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.limits import DATA_LIMIT
+from opspec.runtime.shape import Sym, parse_dim
 _RAW_FORMATS = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "?", 10: "e", 11: "d", 12: "I",
                 13: "Q", 16: "H"}  # bfloat16: raw 16-bit patterns, widened below
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -53,7 +49,7 @@ class DimReader:
             if type(text) is not str:  # invalid UTF-8 arrives as bytes
                 text = text.decode("utf-8", "replace")
             try:
-                value = Sym.parse(text)
+                value = parse_dim(text)
             except Exception:  # noqa: BLE001 - a dim_param we cannot read is an opaque name
                 value = Sym(text)
             self._cache[text] = value

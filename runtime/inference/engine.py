@@ -8,16 +8,12 @@ merge and store the outputs.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Iterable
 
-from opspec.runtime import rules as _rules
-from opspec.runtime.defs import REGISTRY
-from opspec.runtime.inference.checks import check_node, formal_positions
-from opspec.runtime.inference.context import InferenceContext, InferenceError
-from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
-from opspec.runtime.inference.values import (
-    Data,
+from opspec.runtime.contract import (
+    InferenceContext,
+    InferenceError,
     MapType,
     OptionalType,
     SequenceType,
@@ -25,7 +21,12 @@ from opspec.runtime.inference.values import (
     TensorType,
     TensorValue,
 )
+from opspec.runtime.defs import REGISTRY
+from opspec.runtime.inference.checks import check_node, formal_positions
+from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
 from opspec.runtime.registry import SchemaError
+from opspec.runtime.rulebook import RULES
 from opspec.runtime.schema import OpSchema
 from opspec.runtime.shape import ShapeError, SymbolTable
 
@@ -36,6 +37,10 @@ _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalTy
 MEMO_LIMIT = 4096
 #: ``TensorType(elem, None)`` per element type, shared (what output bindings start from).
 _ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
+#: An exception in a rule other than a node error is a bug in the rule: by default it is
+#: reported as the node's error (naming the node); with this set (the environment
+#: variable ``OPSPEC_DEBUG``, as the test suite does) it propagates, so it can be seen.
+RAISE_RULE_BUGS = bool(os.environ.get("OPSPEC_DEBUG"))
 
 
 class NodeError:
@@ -73,7 +78,8 @@ _SCHEMA, _FUNCTION, _UNKNOWN, _BROKEN = range(4)
 class OpEntry:
     """What the engine needs to run one ``(domain, op_type)`` under one set of opset imports."""
 
-    __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "is_constant", "function", "reason", "memo")
+    __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "is_constant", "function", "reason", "memo",
+                 "has_graphs")
 
     def __init__(self, kind: int, schema: OpSchema | None = None, rule: Callable | None = None,
                  args: dict | None = None, opset: int = 0, function: Any = None, reason: str = "") -> None:
@@ -82,8 +88,11 @@ class OpEntry:
         self.plans: dict = {}
         #: Outputs of the ``constant`` rule are known data even without data propagation.
         self.is_constant = schema is not None and schema.inference is not None and schema.inference.name == "constant"
+        #: Whether the op has graph attributes (inferred before its rule runs).
+        self.has_graphs = schema is not None and any(
+            a.type in (5, 10) for a in schema.attributes.values())  # AttrType.GRAPH, GRAPHS
         #: Results by (input types, input data, attributes, output count); None when not memoized.
-        self.memo: dict | None = {} if rule is not None else None
+        self.memo: dict | None = {} if rule is not None and not self.has_graphs else None
 
     def plan(self, input_count: int, output_count: int) -> tuple:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""
@@ -103,9 +112,12 @@ def _binding_plan(schema: OpSchema, input_count: int, output_count: int) -> tupl
         if formal is None:
             plan.append(((), None))
             continue
-        type_str = outputs[formal].type_str
+        output = outputs[formal]
+        type_str = output.type_str
         if type_str in allowed:
             sources = tuple(i for i, f in enumerate(input_formals) if f is not None and inputs[f].type_str == type_str)
+            if output.option == 2 and not output.is_homogeneous:
+                sources = ()  # each output of a heterogeneous variadic has a type of its own
             choices = allowed[type_str]
         else:
             sources, choices = (), (type_str,)
@@ -120,7 +132,8 @@ def _binding_plan(schema: OpSchema, input_count: int, output_count: int) -> tupl
 
 
 def _bind(inputs: list, sources: tuple, fixed: Any) -> Any:
-    """The output type a type parameter binds to: the first known input's, else ``fixed``."""
+    """The output type a type parameter binds to: the first known input's type without its
+    shapes (a parameter relates types, not shapes), else ``fixed``."""
     for index in sources:
         value = inputs[index]
         if value is not None:
@@ -132,8 +145,20 @@ def _bind(inputs: list, sources: tuple, fixed: Any) -> Any:
                 if value.elem:
                     return SparseTensorType(value.elem, None)
             else:
-                return value
+                return type_only(value)
     return fixed
+
+
+def type_only(value: Any) -> Any:
+    """A value type with every shape in it dropped (element types kept)."""
+    kind = type(value)
+    if kind is TensorType or kind is SparseTensorType:
+        return kind(value.elem, None)
+    if kind is SequenceType or kind is OptionalType:
+        return kind(type_only(value.elem) if value.elem is not None else None)
+    if kind is MapType:
+        return MapType(value.key, type_only(value.value) if value.value is not None else None)
+    return value
 
 
 def _freeze(attributes: dict) -> tuple | None:
@@ -227,22 +252,11 @@ class Engine:
         self.errors: list[NodeError] = []
         self.unknown: dict[tuple[str, str], str] = {}
         self.unknown_nodes: list[NodeError] = []  # main-graph nodes without a schema
-        self._rules: dict[str, Callable | None] = {}
         self._active: set = set()
+        #: Infers the graph attributes of a node (set by the graph module: it owns subgraphs).
+        self.subgraphs: Callable | None = None
 
     # -- lookups ------------------------------------------------------------------------
-    def rule(self, name: str) -> Callable | None:
-        """The implementation of rule ``name``, or None when it has not been written yet."""
-        try:
-            return self._rules[name]
-        except KeyError:
-            pass
-        try:
-            found = _rules.lookup(name)
-        except KeyError:
-            found = None
-        self._rules[name] = found
-        return found
 
     def resolve(self, domain: str, op_type: str, opsets: dict[str, int]) -> OpEntry:
         try:
@@ -270,9 +284,10 @@ class Engine:
             return OpEntry(_UNKNOWN, reason=str(error))
         rule, args = None, _EMPTY
         if schema.inference is not None:
-            rule = self.rule(schema.inference.name)
+            rule = RULES.lookup(schema.inference.name)
             if rule is not None:
-                args = _rules.bound_args(schema.inference)
+                args = RULES.spec(schema.inference.name).defaults()
+                args.update(schema.inference.args)
         return OpEntry(_SCHEMA, schema, rule, args, version)
 
     # -- errors -------------------------------------------------------------------------
@@ -344,8 +359,12 @@ class Engine:
                                     types, datas, get_declared, producers, errors, strict)
                         continue
 
-            ctx = context(schema, inputs, attributes, data=data, symbols=symbols, node_name=node.name,
-                          opset=entry.opset, output_count=output_count)
+            subgraphs = infer_subgraphs = None
+            if entry.has_graphs and self.subgraphs is not None:
+                subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
+            ctx = context(schema, inputs, attributes, args=entry.args, data=data, names=in_names, symbols=symbols,
+                          node_name=node.name, opset=entry.opset, output_count=output_count,
+                          subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
             outputs = ctx._outputs  # the engine's side of the contract: pre-bound output types
             n_in = len(inputs)
             plan = entry.plans.get((n_in, output_count)) or entry.plan(n_in, output_count)
@@ -365,12 +384,19 @@ class Engine:
             if rule is not None:
                 fresh_before = symbols.issued
                 try:
-                    rule(ctx, entry.args)
-                except Exception as error:  # noqa: BLE001 - any rule failure is this node's error
+                    rule(ctx)
+                except (InferenceError, ShapeError, TypeConflict) as error:
+                    failed = True
+                    fail(errors, index, node, str(error) or type(error).__name__, strict)
+                except Exception as error:  # noqa: BLE001 - a bug in the rule, reported against the node
+                    if RAISE_RULE_BUGS:
+                        raise
                     failed = True
                     fail(errors, index, node, _rule_failure(error), strict)
                 for position, value in enumerate(outputs):
                     if value is not None and type(value) not in _VALUE_TYPES:
+                        if RAISE_RULE_BUGS:
+                            raise TypeError(f"rule {schema.inference.name!r} set output {position} to {value!r}")
                         outputs[position] = None
                         failed = True
                         fail(errors, index, node, f"inference gave output {position} a value that is not a type "
@@ -422,6 +448,8 @@ class Engine:
             except InferenceError:
                 raise
             except Exception as error:  # noqa: BLE001 - a broken function body is this node's error
+                if RAISE_RULE_BUGS:
+                    raise
                 self.fail(errors, index, node, _rule_failure(error), strict)
         elif entry.kind == _UNKNOWN:
             self.unknown.setdefault((node.domain, node.op_type), entry.reason)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from opspec.runtime.inference.convert import (
+    DATA_LIMIT,
     INT_ELEMS,
     DimReader,
     TypeEncoder,
@@ -16,14 +17,16 @@ from opspec.runtime.inference.convert import (
     write_type,
 )
 from opspec.runtime.inference.engine import Engine, FunctionInfo, NodeError, normalize_opsets
+from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, merge_types
-from opspec.runtime.inference.values import TensorType
+from opspec.runtime.contract.values import TensorType
 from opspec.runtime.shape import SymbolTable
 
 INPUT, INITIALIZER = "(input)", "(initializer)"
 
 # AttributeProto.AttributeType numbers that hold graphs or types.
 _GRAPH, _GRAPHS, _TYPE_PROTO, _TYPE_PROTOS = 5, 10, 13, 14
+_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
 
 class GraphOutcome:
@@ -115,12 +118,26 @@ def dim_params(model: Any) -> set[str]:
     return found
 
 
+#: IR versions before this one list every initializer as a graph input as well.
+_IR_INITIALIZERS_APART = 4
+
+
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
-                data_prop: bool = False, report: bool = True) -> GraphOutcome:
+                data_prop: bool = False, report: bool = True, external: Any = None,
+                overridable_initializers: bool | None = None) -> GraphOutcome:
     """Infer every value of ``model``'s graph and write the results into it.
 
-    ``report`` also records each node's op (for :meth:`GraphOutcome.values`). Raises
+    ``report`` also records each node's op (for :meth:`GraphOutcome.values`); ``external``
+    (a :class:`~opspec.runtime.ir.external.ExternalData`) reads small initializers stored
+    in files beside the model. Raises
     :class:`InferenceError` at the first node problem when ``strict_mode``.
+
+    An initializer that is also a graph input is a default the caller may override.
+    ``overridable_initializers`` says whether inference takes it so (its data and dims are
+    then not used): None (the default) follows the model's IR version, as onnx does in
+    effect: before IR 4 every initializer had to be listed as an input, so the listing
+    says nothing and the initializer counts as a constant; from IR 4 on, listing it is a
+    deliberate choice and it counts as overridable. True or False force either reading.
     """
     outcome = GraphOutcome()
     if not model.HasField("graph"):
@@ -136,17 +153,31 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         value = reader.value_info(value_info)
         if value is not None:
             types[name] = value
+    if overridable_initializers is None:
+        overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
     for tensor in graph.initializer:
         name = tensor.name
         elem = tensor.data_type
-        if name not in origins:
+        is_input = name in origins
+        if not is_input:
             origins[name] = INITIALIZER
-            if elem in INT_ELEMS:  # only small integer tensors carry data (shapes, axes)
-                data = tensor_data(tensor, INT_ELEMS)
-                if data is not None:
-                    datas[name] = data
-        if name not in types:
-            types[name] = TensorType(elem, tuple(tensor.dims))
+        if is_input and overridable_initializers:
+            if name not in types:  # an override may have other dims, not another element type
+                types[name] = TensorType(elem, None)
+            continue
+        if elem in INT_ELEMS:  # only small integer tensors carry data (shapes, axes)
+            if external is not None and tensor.data_location == _EXTERNAL:
+                inlined = external.inlined(tensor, DATA_LIMIT * 8)
+                tensor = tensor if inlined is None else inlined
+            data = tensor_data(tensor, INT_ELEMS)
+            if data is not None:
+                datas[name] = data
+        constant = TensorType(elem, tuple(tensor.dims))
+        declared_type = types.get(name)
+        try:
+            types[name] = merge_types(declared_type, constant)
+        except TypeConflict:
+            types[name] = constant  # the tensor itself is what the graph holds
     for sparse in graph.sparse_initializer:
         name = sparse.values.name
         origins.setdefault(name, INITIALIZER)
@@ -174,6 +205,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     symbols = _LazySymbols(reader.names, lambda: dim_params(model))
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
     engine = Engine(symbols, functions, check_type=check_type, data_prop=data_prop)
+    engine.subgraphs = SubgraphInference(engine, reader)
     nodes = graph.node
     outcome.node_count = len(nodes)
     try:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opspec.runtime.inference.values import (
+from opspec.runtime.contract.values import (
     MapType,
     OptionalType,
     SequenceType,
@@ -12,7 +12,7 @@ from opspec.runtime.inference.values import (
     type_string,
 )
 from opspec.runtime.shape import ShapeError, format_shape, merge_shapes
-from opspec.runtime.types import ELEMENT_NAMES
+from opspec.runtime.contract.elements import element_name
 
 
 class TypeConflict(ValueError):
@@ -56,9 +56,7 @@ def merge_types(declared: Any, inferred: Any) -> Any:
 
 def elem_name(elem: int) -> str:
     """An element type's name (``float``), ``?`` when unknown."""
-    if not elem:
-        return "?"
-    return ELEMENT_NAMES.get(elem, f"<{elem}>")
+    return element_name(elem)
 
 
 def describe(value: Any) -> str:

@@ -1,21 +1,25 @@
 """Generator rules: tensors made from attributes (Constant) or from requested sizes.
 
-Tensor-valued attributes arrive already read (by :mod:`opspec.runtime.inference.convert`,
-the one place that decodes tensor protos), so these rules never touch protobuf.
+Tensor-valued attributes arrive already read (as
+:class:`~opspec.runtime.contract.TensorValue`), so these rules never touch protobuf.
 """
 from __future__ import annotations
 
 import math
-from typing import Mapping
 
-from opspec.runtime.inference.context import InferenceContext
-from opspec.runtime.inference.convert import DATA_LIMIT
-from opspec.runtime.inference.values import Data
-from opspec.runtime.rules import implements
+from opspec.runtime.contract import (
+    DATA_LIMIT,
+    FLOAT,
+    INT64,
+    STRING,
+    Data,
+    InferenceContext,
+    attribute,
+    input,
+    rule,
+)
 from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, num_elements
 
-
-FLOAT, INT64, STRING = 1, 7, 8
 
 def _count(shape: tuple) -> int | None:
     count = num_elements(shape)
@@ -24,7 +28,7 @@ def _count(shape: tuple) -> int | None:
 
 def tensor_value(value: object) -> tuple[int, tuple | None, tuple | None]:
     """``(elem, shape, values)`` of a tensor attribute as the engine passes it (a
-    :class:`~opspec.runtime.inference.values.TensorValue`, or any object with ``elem``,
+    :class:`~opspec.runtime.contract.TensorValue`, or any object with ``elem``,
     ``shape`` and ``values``); ``values`` is None when the contents are not known."""
     if not hasattr(value, "elem"):
         raise TypeError(f"not a tensor value: {type(value).__name__}")
@@ -46,8 +50,8 @@ _VALUE_ATTRIBUTES = ("value", "sparse_value", "value_float", "value_floats", "va
                      "value_ints", "value_string", "value_strings")
 
 
-@implements("constant")
-def constant(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("constant", "The type and shape of whichever value attribute is set.")
+def constant(ctx: InferenceContext) -> None:
     """Type, shape and (small numeric) data of whichever value attribute the node sets."""
     offered = [name for name in _VALUE_ATTRIBUTES if name in ctx.schema.attributes]
     given = [name for name in offered if ctx.attribute(name) is not None]
@@ -76,12 +80,13 @@ def constant(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         ctx.set_output_shape(0, (len(value),), STRING)
 
 
-@implements("constant_of_shape")
-def constant_of_shape(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("constant_of_shape", "A tensor of the requested shape filled with 'value'.",
+      input=input(required=True), value=attribute())
+def constant_of_shape(ctx: InferenceContext) -> None:
     """A tensor whose shape is the input's contents, filled with ``value`` (float 0 by default)."""
     elem, fill = FLOAT, 0.0
-    value_name = args.get("value")
-    value = ctx.attribute(value_name) if value_name in ctx.schema.attributes else None
+    value_name = ctx.named("value")
+    value = ctx.attr("value")
     if value is not None:
         try:
             elem, value_shape, values = tensor_value(value)
@@ -91,7 +96,7 @@ def constant_of_shape(ctx: InferenceContext, args: Mapping[str, object]) -> None
         if count is not None and count != 1:
             ctx.fail(f"'{value_name}' must hold exactly one element, got shape {format_shape(value_shape)}")
         fill = values[0] if values else None
-    index = ctx.input_index(args.get("input", "input"))
+    index = ctx.input_arg("input")
     if index is None:
         ctx.set_output_shape(0, None, elem)
         return
@@ -101,7 +106,8 @@ def constant_of_shape(ctx: InferenceContext, args: Mapping[str, object]) -> None
     requested = ctx.input_values(index)
     if requested is None:
         length = source[0] if source is not None else None
-        shape = tuple([ctx.fresh_dim() for _ in range(length)]) if type(length) is int else None
+        dims = ctx.unknown_dims(length) if type(length) is int else None
+        shape = tuple([ctx.fresh_dim() for _ in dims]) if dims is not None else None
         ctx.set_output_shape(0, shape, elem)
         return
     dims = []
@@ -151,8 +157,8 @@ def _range_length(start, limit, delta):
     return max(math.ceil(ratio), 0) if math.isfinite(ratio) else None
 
 
-@implements("range")
-def range_(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("range", "A 1-D tensor of ceil((limit - start) / delta) elements.")
+def range_(ctx: InferenceContext) -> None:
     """1-D, of ``max(ceil((limit - start) / delta), 0)`` elements when the inputs are known."""
     start, limit, delta = [_scalar(ctx, i, name) for i, name in enumerate(("start", "limit", "delta"))]
     if delta == 0:

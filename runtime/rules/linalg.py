@@ -1,10 +1,7 @@
 """Matrix-product rules: numpy ``matmul`` shapes and ``Gemm``."""
 from __future__ import annotations
 
-from typing import Mapping
-
-from opspec.runtime.inference.context import InferenceContext
-from opspec.runtime.rules import implements
+from opspec.runtime.contract import InferenceContext, attribute, rule
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
 
 
@@ -22,16 +19,14 @@ def _inner(ctx: InferenceContext, k1, k2, a, b):
     return k1 if type(k1) is int else k2
 
 
-@implements("matmul")
-def matmul(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("matmul", "numpy.matmul shapes: batched, with 1-D operands promoted and dropped.")
+def matmul(ctx: InferenceContext) -> None:
     """``numpy.matmul``: 1-D operands are promoted to matrices, batch dims broadcast."""
     a, b = ctx.input_shape(0), ctx.input_shape(1)
+    a, b = ctx.input_with_rank_at_least(0, 1), ctx.input_with_rank_at_least(1, 1)
     if a is None or b is None:
         ctx.set_output_shape(0, None)
         return
-    if not a or not b:
-        ctx.fail(f"cannot multiply {format_shape(a)} by {format_shape(b)}: "
-                 "operands must have rank at least 1")
     ra, rb = len(a), len(b)
     _inner(ctx, a[-1], b[-2] if rb > 1 else b[0], a, b)
     if ra <= 2 and rb <= 2:  # the common case: no batch dims
@@ -46,19 +41,14 @@ def matmul(ctx: InferenceContext, args: Mapping[str, object]) -> None:
     ctx.set_output_shape(0, out)
 
 
-@implements("gemm")
-def gemm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("gemm", "(M, K) x (K, N) with optional transposes; C broadcasts onto the result.",
+      transA=attribute(), transB=attribute())
+def gemm(ctx: InferenceContext) -> None:
     """(M, K) x (K, N) after optional transposes; C must broadcast onto (M, N)."""
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    for name, shape in (("A", a), ("B", b)):
-        if shape is not None and len(shape) != 2:
-            ctx.fail(f"{name} must be a matrix, got shape {format_shape(shape)}")
-    trans_a = _flag(ctx, args.get("transA"))
-    trans_b = _flag(ctx, args.get("transB"))
-    m, ka = (None, None) if a is None else (a[1], a[0]) if trans_a else a
-    kb, n = (None, None) if b is None else (b[1], b[0]) if trans_b else b
-    if a is not None and b is not None:
-        _inner(ctx, ka, kb, a, b)
+    a, b = ctx.input_with_rank(0, 2), ctx.input_with_rank(1, 2)
+    m, ka = (a[1], a[0]) if ctx.flag_attr("transA") else a
+    kb, n = (b[1], b[0]) if ctx.flag_attr("transB") else b
+    _inner(ctx, ka, kb, a, b)
     out = (m, n)
     if ctx.input_count > 2 and ctx.has_input(2):
         c = ctx.input_shape(2)
@@ -70,6 +60,3 @@ def gemm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
                          f"{format_shape(out)}: {e}")
     ctx.set_output_shape(0, out)
 
-
-def _flag(ctx: InferenceContext, name: object) -> bool:
-    return name is not None and name in ctx.schema.attributes and bool(ctx.attribute(name, 0))

@@ -5,11 +5,9 @@ shared by ``conv`` and ``pool`` and works on known, unknown and symbolic dims al
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
-from opspec.runtime.inference.context import InferenceContext
-from opspec.runtime.inference.values import INT64
-from opspec.runtime.rules import implements
+from opspec.runtime.contract import INT64, InferenceContext, attribute, rule
 from opspec.runtime.shape import (
     ShapeError,
     Sym,
@@ -25,32 +23,17 @@ from opspec.runtime.shape import (
 _AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 
 
-def _attr(ctx: InferenceContext, args: Mapping[str, object], key: str, default: object = None) -> object:
-    """The attribute that rule parameter ``key`` names, when this op version has it."""
-    name = args.get(key)
-    if not name or name not in ctx.schema.attributes:
-        return default
-    value = ctx.attribute(name, default)
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _int_list(ctx: InferenceContext, args: Mapping[str, object], key: str) -> tuple | None:
-    value = _attr(ctx, args, key)
-    return None if value is None else tuple(int(v) for v in value)
-
-
 class _Window:
     """Validated window attributes for ``count`` spatial axes."""
 
-    def __init__(self, ctx: InferenceContext, args: Mapping[str, object], count: int,
-                 kernel: Sequence) -> None:
+    def __init__(self, ctx: InferenceContext, count: int, kernel: Sequence) -> None:
         self.count = count
         self.kernel = tuple(kernel)
-        self.strides = _int_list(ctx, args, "strides") or (1,) * count
-        self.dilations = _int_list(ctx, args, "dilations") or (1,) * count
-        self.pads = _int_list(ctx, args, "pads") or (0,) * (2 * count)
-        self.auto_pad = _attr(ctx, args, "auto_pad", "NOTSET") or "NOTSET"
-        self.ceil_mode = bool(_attr(ctx, args, "ceil_mode", 0))
+        self.strides = ctx.ints_attr("strides") or (1,) * count
+        self.dilations = ctx.ints_attr("dilations") or (1,) * count
+        self.pads = ctx.ints_attr("pads") or (0,) * (2 * count)
+        self.auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+        self.ceil_mode = ctx.flag_attr("ceil_mode")
         for name, values, length in (("strides", self.strides, count), ("dilations", self.dilations, count),
                                      ("pads", self.pads, 2 * count)):
             if len(values) != length:
@@ -119,12 +102,14 @@ def _spatial_count(ctx: InferenceContext, candidates: Sequence[tuple[str, int | 
 
 # ---------------------------------------------------------------------------------- conv
 
-@implements("conv")
-def conv(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("conv", "Convolution output size from kernel, pads, strides, dilations, auto_pad.",
+      kernel_shape=attribute(), pads=attribute(), strides=attribute(), dilations=attribute(),
+      auto_pad=attribute(), group=attribute())
+def conv(ctx: InferenceContext) -> None:
     """``(N, M, out...)`` for X ``(N, C, D...)`` and W ``(M, C/group, k...)``."""
     x, w = ctx.input_shape(0), ctx.input_shape(1)
-    kernel_attr = _int_list(ctx, args, "kernel_shape")
-    strides, dilations, pads = (_int_list(ctx, args, k) for k in ("strides", "dilations", "pads"))
+    kernel_attr = ctx.ints_attr("kernel_shape")
+    strides, dilations, pads = (ctx.ints_attr(k) for k in ("strides", "dilations", "pads"))
     count = _spatial_count(ctx, [
         (f"X {format_shape(x)}", len(x) - 2 if x is not None else None),
         (f"W {format_shape(w)}", len(w) - 2 if w is not None else None),
@@ -140,7 +125,7 @@ def conv(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         ctx.fail(f"X {format_shape(x)} and W {format_shape(w)} need rank 3 or more")
     x = x if x is not None else (None,) * (count + 2)
     w = w if w is not None else (None,) * (count + 2)
-    group = _attr(ctx, args, "group", 1)
+    group = ctx.int_attr("group", 1)
     if group < 1:
         ctx.fail(f"group {group} must be positive")
     channels, per_group, filters = x[1], w[1], w[0]
@@ -164,51 +149,46 @@ def conv(ctx: InferenceContext, args: Mapping[str, object]) -> None:
             if type(dim) is int and dim != k:
                 ctx.fail(f"kernel_shape {list(kernel_attr)} disagrees with W {format_shape(w)}")
         kernel = kernel_attr
-    window = _Window(ctx, args, count, kernel)
+    window = _Window(ctx, count, kernel)
     ctx.set_output_shape(0, (x[0], filters) + window.output_dims(ctx, x[2:]))
 
 
 # ---------------------------------------------------------------------------------- pooling
 
-@implements("pool")
-def pool(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("pool", "Pooling output size from kernel, pads, strides, dilations, auto_pad, ceil_mode.",
+      kernel_shape=attribute(required=True), pads=attribute(), strides=attribute(), dilations=attribute(),
+      auto_pad=attribute(), ceil_mode=attribute())
+def pool(ctx: InferenceContext) -> None:
     """``(N, C, out...)``; MaxPool's optional Indices output (int64) has the same shape."""
-    kernel = _int_list(ctx, args, "kernel_shape")
+    kernel = ctx.ints_attr("kernel_shape")
     if kernel is None:
         ctx.fail("attribute 'kernel_shape' is required")
     count = len(kernel)
-    x = ctx.input_shape(0)
-    if x is not None and len(x) != count + 2:
-        ctx.fail(f"X {format_shape(x)} must have rank {count + 2} for kernel_shape {list(kernel)}")
-    x = x if x is not None else (None,) * (count + 2)
-    window = _Window(ctx, args, count, kernel)
+    x = ctx.input_with_rank(0, count + 2)
+    window = _Window(ctx, count, kernel)
     shape = x[:2] + window.output_dims(ctx, x[2:])
     ctx.set_output_shape(0, shape)
     for index in range(1, ctx.output_count):
         ctx.set_output_shape(index, shape, elem=INT64)
 
 
-@implements("global_pool")
-def global_pool(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("global_pool", "Every spatial dimension pooled down to 1.")
+def global_pool(ctx: InferenceContext) -> None:
     """``(N, C, 1, ..., 1)``."""
-    x = ctx.input_shape(0)
-    if x is not None and len(x) < 2:
-        ctx.fail(f"X {format_shape(x)} needs rank 2 or more (N, C, ...)")
+    x = ctx.input_with_rank_at_least(0, 2)
     ctx.set_output_shape(0, None if x is None else x[:2] + (1,) * (len(x) - 2))
 
 
 # ---------------------------------------------------------------------------------- normalization
 
-@implements("batch_norm")
-def batch_norm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("batch_norm", "Y takes X's shape; statistics outputs take the channel count.",
+      training_mode=attribute(), spatial=attribute())
+def batch_norm(ctx: InferenceContext) -> None:
     """Y takes X's shape; statistics (inputs and optional outputs) are per channel, ``(C,)``."""
-    x = ctx.input_shape(0)
-    if x is not None and len(x) == 0:
-        ctx.fail("X must have rank 1 or more")
-    if "training_mode" in ctx.schema.attributes and not ctx.attribute("training_mode", 0) \
-            and ctx.output_count > 1:
+    x = ctx.input_with_rank_at_least(0, 1)
+    if ctx.declares("training_mode") and not ctx.flag_attr("training_mode") and ctx.output_count > 1:
         ctx.fail(f"{ctx.output_count} outputs need training_mode=1; only Y exists otherwise")
-    per_channel = ctx.attribute("spatial", 1) if "spatial" in ctx.schema.attributes else 1
+    per_channel = ctx.int_attr("spatial", 1)
     if per_channel:
         stats = ((x[1] if len(x) > 1 else 1),) if x is not None else (None,)
         for index in range(1, min(ctx.input_count, len(ctx.schema.inputs))):
@@ -229,12 +209,13 @@ def batch_norm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
         ctx.set_output_shape(index, stats)
 
 
-@implements("layer_norm")
-def layer_norm(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("layer_norm", "Y takes X's shape; statistics keep the leading axes before 'axis'.",
+      axis=attribute(), stash_type=attribute())
+def layer_norm(ctx: InferenceContext) -> None:
     """Y takes X's shape; Mean and InvStdDev keep the axes before ``axis`` (the rest become 1)."""
     x = ctx.input_shape(0)
-    stash = _attr(ctx, args, "stash_type", 1)
-    axis = _attr(ctx, args, "axis", -1)
+    stash = ctx.int_attr("stash_type", 1)
+    axis = ctx.int_attr("axis", -1)
     stats = None
     if x is not None:
         axis = ctx.normalize_axis(axis, len(x))

@@ -1,38 +1,28 @@
 """Reduction rules: collapse some axes of the input, keeping them as 1 or dropping them."""
 from __future__ import annotations
 
-from typing import Mapping
-
-from opspec.runtime.inference.context import InferenceContext
-from opspec.runtime.inference.values import INT64, TensorType
-from opspec.runtime.rules import implements
-from opspec.runtime.rules.arguments import IntList, read_ints
-
-def _int_attribute(ctx: InferenceContext, name: object, default: int) -> int:
-    """The value of attribute ``name`` when the op version has it, else ``default``."""
-    if name is None or name not in ctx.schema.attributes:
-        return default
-    return int(ctx.attribute(name, default))
+from opspec.runtime.contract import INT64, InferenceContext, IntList, TensorType, attribute, input_or_attribute, rule
 
 
-def _reduce_axes(ctx: InferenceContext, name: object) -> tuple | IntList:
+def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
     """The axes to reduce: a tuple (empty when none are given), or the :class:`IntList`
     read from an axes input whose values are not known (its ``length`` may be)."""
-    axes = read_ints(ctx, name)
+    axes = ctx.ints_arg("axes")
     if not axes.present or axes.length == 0:
         return ()
-    if axes.values is not None and all(type(v) is int for v in axes.values):
-        return axes.values
+    if axes.ints is not None:
+        return axes.ints
     return axes
 
 
-@implements("reduce")
-def reduce(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("reduce", "Reduce the listed axes (all when none), keeping them as 1 if keepdims.",
+      axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute())
+def reduce(ctx: InferenceContext) -> None:
     """Reduce the given axes (all when none, or nothing with ``noop_with_empty_axes``)."""
     shape = ctx.input_shape(0)
-    keepdims = _int_attribute(ctx, args.get("keepdims"), 1)
-    noop = _int_attribute(ctx, args.get("noop_with_empty_axes"), 0)
-    axes = _reduce_axes(ctx, args.get("axes"))
+    keepdims = ctx.int_attr("keepdims", 1)
+    noop = ctx.int_attr("noop_with_empty_axes", 0)
+    axes = _reduce_axes(ctx)
     if type(axes) is IntList:
         ctx.set_output_shape(0, _unknown_axes_shape(ctx, shape, axes.length, keepdims, noop))
         return
@@ -76,12 +66,12 @@ def _unknown_axes_shape(ctx: InferenceContext, shape, count: int | None, keepdim
     return (None,) * (len(shape) - count)
 
 
-@implements("arg_reduce")
-def arg_reduce(ctx: InferenceContext, args: Mapping[str, object]) -> None:
+@rule("arg_reduce", "Reduce one axis to its arg-max or arg-min index.", axis=attribute(), keepdims=attribute())
+def arg_reduce(ctx: InferenceContext) -> None:
     """Reduce one axis to the index of its extreme element; the output is int64."""
     shape = ctx.input_shape(0)
-    axis = _int_attribute(ctx, args.get("axis"), 0)
-    keepdims = _int_attribute(ctx, args.get("keepdims"), 1)
+    axis = ctx.int_attr("axis", 0)
+    keepdims = ctx.int_attr("keepdims", 1)
     if shape is None:
         ctx.set_output_shape(0, None, INT64)
         return

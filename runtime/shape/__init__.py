@@ -21,6 +21,7 @@ from .dims import (
     sub_dim,
 )
 from .errors import ShapeError
+from .parse import parse_dim
 from .render import format_dim, format_shape
 from .shapes import (
     Shape,
@@ -45,5 +46,5 @@ __all__ = [
     "merge_shapes", "relax_shapes", "rank", "with_rank", "with_rank_at_least",
     "with_rank_at_most", "subshape", "concatenate", "replace_dim", "num_elements",
     "broadcast_shapes", "unidirectional_broadcast",
-    "format_dim", "format_shape",
+    "format_dim", "format_shape", "parse_dim",
 ]

@@ -20,6 +20,8 @@ from typing import List, Optional, Tuple, Union
 from .errors import ShapeError
 from .sym import Sym
 
+_is_identifier = re.compile(r"[^\W\d]\w*").fullmatch
+
 __all__ = ["parse_dim"]
 
 _TOKEN = re.compile(r"\s*(?:([0-9]+)|([^\W\d]\w*)|(//|[-+*/(),]))")
@@ -153,6 +155,8 @@ def parse_dim(text: str) -> Union[int, Sym, None]:
 def _parse(text: str) -> Union[int, Sym, None]:
     if not text:
         return None
+    if _is_identifier(text):
+        return Sym(text)
     if text.strip() != text:  # keep surrounding whitespace significant: opaque
         return Sym(text)
     try:

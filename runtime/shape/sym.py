@@ -6,7 +6,7 @@ is either a symbol name (``str``) or a ``_Func`` node: floor division by a posit
 ``min`` or ``max``.  Every operation normalises its result, so equal expressions compare equal, and
 anything that reduces to a constant comes back as a plain ``int``: a ``Sym`` is never constant.
 
-``str(sym)`` is the text written into an ONNX ``dim_param``; ``Sym.parse`` reads it back
+``str(sym)`` is the text written into an ONNX ``dim_param``; ``parse_dim`` (in :mod:`.parse`) reads it back
 (exactly, for expressions over identifier names; an opaque name such as ``batch size`` is
 parenthesised inside a compound expression and then reads back as one opaque name).
 
@@ -394,7 +394,7 @@ class Sym:
     """An immutable, hashable symbolic dimension.
 
     ``Sym("N")`` is the plain symbol ``N`` (any non-empty string is accepted verbatim as an
-    opaque name; use ``Sym.parse`` to read expression text).  Combine with ``+ - * //`` and
+    opaque name; use ``parse_dim`` to read expression text).  Combine with ``+ - * //`` and
     ``int``s or other ``Sym``s; ``Sym.min``/``Sym.max``/``ceildiv`` build the other forms.
     Results that are constant are returned as ``int``.
     """
@@ -412,18 +412,6 @@ class Sym:
         return s
 
     # -- construction from text and from other values
-
-    @staticmethod
-    def parse(text: str) -> Union[int, "Sym", None]:
-        """Read a ``dim_param``: an identifier is a symbol; valid expression text (``2*N``,
-        ``N+1``, ``N//2``, ``ceil(N/2)``, ``min(N,M)``) is that expression; anything else
-        (``"batch size"``) is an opaque symbol with exactly that name.  ``""`` gives ``None``.
-        """
-        if _is_identifier(text):
-            return Sym(text)
-        from .parse import parse_dim
-
-        return parse_dim(text)
 
     @staticmethod
     def min(*dims: Value) -> Value:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable, Union
 
+from .parse import parse_dim
 from .sym import Sym
 
 __all__ = ["SymbolTable"]
@@ -33,7 +34,7 @@ class SymbolTable:
             self._used.update(name.names())
             return
         self._used.add(name)
-        parsed = Sym.parse(name)
+        parsed = parse_dim(name)
         if type(parsed) is Sym and parsed.name != name:
             self._used.update(parsed.names())
 

@@ -11,13 +11,14 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import opspec  # noqa: E402
 from opspec.generated import opspec_ir_pb2 as ir  # noqa: E402
-from opspec.runtime import rules  # noqa: E402
+from opspec.runtime.inference import engine as engine_module  # noqa: E402
+from opspec.runtime.rulebook import RULES  # noqa: E402
 from opspec.runtime.defs import REGISTRY  # noqa: E402
 from opspec.runtime.inference.api import InferenceError, infer, infer_shapes  # noqa: E402
-from opspec.runtime.inference.values import Data, TensorType  # noqa: E402
+from opspec.runtime.contract import Data, TensorType  # noqa: E402
 from opspec.runtime.ir import ModelLoadError  # noqa: E402
 from opspec.runtime.schema import ValueConstraint  # noqa: E402
-from opspec.runtime.shape import ShapeError, Sym  # noqa: E402
+from opspec.runtime.shape import ShapeError, Sym, parse_dim  # noqa: E402
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -85,10 +86,7 @@ def test_real_rules_type_the_chain():
 
 
 def test_missing_rule_keeps_the_element_type_binding(monkeypatch):
-    def missing(name):
-        raise KeyError(name)
-
-    monkeypatch.setattr(rules, "lookup", missing)
+    monkeypatch.setattr(RULES, "lookup", lambda name: None)
     result = infer(chain_model())
     assert result.errors == []
     assert result.values["a"][0] == TensorType(F, None)
@@ -96,7 +94,7 @@ def test_missing_rule_keeps_the_element_type_binding(monkeypatch):
 
 
 def test_fixed_output_type_is_bound_without_a_rule(monkeypatch):
-    monkeypatch.setattr(rules, "lookup", lambda name: (_ for _ in ()).throw(KeyError(name)))
+    monkeypatch.setattr(RULES, "lookup", lambda name: None)
     nodes = [helper.make_node("Shape", ["X"], ["s"]), helper.make_node("ArgMax", ["X"], ["m"])]
     result = infer(model(nodes, [tensor("X", F, [2])], [tensor("s"), tensor("m")]))
     assert result.values["s"][0] == TensorType(I64, None)  # T1 allows only int64
@@ -106,10 +104,10 @@ def test_fixed_output_type_is_bound_without_a_rule(monkeypatch):
 def test_schema_version_follows_the_opset_import(monkeypatch):
     seen = []
 
-    def record(ctx, args):
+    def record(ctx):
         seen.append((ctx.schema.since_version, ctx.opset, ctx.schema.inference.name))
 
-    monkeypatch.setattr(rules, "lookup", lambda name: record)
+    monkeypatch.setattr(RULES, "lookup", lambda name: record)
     for opset, domain in ((6, ""), (13, "ai.onnx")):
         nodes = [helper.make_node("Add", ["X", "X"], ["Y"], domain=domain)]
         infer(model(nodes, [tensor("X", F, [2])], [tensor("Y")], opsets=[helper.make_opsetid(domain, opset)]))
@@ -169,7 +167,7 @@ def test_non_strict_ignores_errors_like_onnx(fake_rules):
 # --------------------------------------------------------------------------- errors
 
 def test_rule_errors_non_strict_collected_and_inference_goes_on(fake_rules):
-    def fails(ctx, args):
+    def fails(ctx):
         raise ShapeError("cannot broadcast (2,) with (3,)")
 
     fake_rules["broadcast"] = fails
@@ -181,7 +179,7 @@ def test_rule_errors_non_strict_collected_and_inference_goes_on(fake_rules):
 
 
 def test_rule_errors_strict_raise_naming_the_node(fake_rules):
-    fake_rules["broadcast"] = lambda ctx, args: ctx.fail("operands disagree")
+    fake_rules["broadcast"] = lambda ctx: ctx.fail("operands disagree")
     with pytest.raises(InferenceError) as caught:
         infer(chain_model(), strict_mode=True)
     assert str(caught.value) == "node 'add' (Add, domain 'ai.onnx'): operands disagree"
@@ -189,12 +187,13 @@ def test_rule_errors_strict_raise_naming_the_node(fake_rules):
 
 
 @pytest.mark.parametrize("bug", [
-    lambda ctx, args: [][1],
-    lambda ctx, args: None + 1,
-    lambda ctx, args: ctx.set_output(0, "not a type"),
-    lambda ctx, args: 1 / 0,
+    lambda ctx: [][1],
+    lambda ctx: None + 1,
+    lambda ctx: ctx.set_output(0, "not a type"),
+    lambda ctx: 1 / 0,
 ])
-def test_buggy_rules_become_node_errors(fake_rules, bug):
+def test_buggy_rules_become_node_errors(fake_rules, bug, monkeypatch):
+    monkeypatch.setattr(engine_module, "RAISE_RULE_BUGS", False)
     fake_rules["broadcast"] = bug
     source = chain_model(value_info=[tensor("b", F, ["N", 3])])
     result = infer(source)
@@ -202,8 +201,23 @@ def test_buggy_rules_become_node_errors(fake_rules, bug):
     assert "Traceback" not in str(result.errors[0])
 
 
+@pytest.mark.parametrize("bug", [lambda ctx: [][1], lambda ctx: ctx.set_output(0, "not a type")])
+def test_buggy_rules_raise_under_the_debug_flag(fake_rules, bug):
+    """The suite runs with the flag set (see conftest), so a rule bug fails the test that meets it."""
+    assert engine_module.RAISE_RULE_BUGS
+    fake_rules["broadcast"] = bug
+    with pytest.raises((IndexError, TypeError)):
+        infer(chain_model(value_info=[tensor("b", F, ["N", 3])]))
+
+
+def test_node_errors_stay_node_errors_under_the_debug_flag(fake_rules):
+    fake_rules["broadcast"] = lambda ctx: ctx.fail("operands disagree")
+    result = infer(chain_model())
+    assert [e.message for e in result.errors] == ["operands disagree"]
+
+
 def test_unnamed_node_is_named_by_position(fake_rules):
-    fake_rules["elementwise"] = lambda ctx, args: ctx.fail("bad")
+    fake_rules["elementwise"] = lambda ctx: ctx.fail("bad")
     nodes = [helper.make_node("Relu", ["X"], ["Y"])]
     result = infer(model(nodes, [tensor("X", F, [1])], [tensor("Y")]))
     assert str(result.errors[0]) == "node #0 (Relu, domain 'ai.onnx'): bad"
@@ -240,7 +254,7 @@ def test_subgraph_attributes_do_not_crash(fake_rules):
 # --------------------------------------------------------------------------- symbols
 
 def test_fresh_symbols_avoid_every_name_in_the_model(fake_rules):
-    fake_rules["elementwise"] = lambda ctx, args: ctx.set_output_shape(0, (ctx.fresh_dim(), ctx.fresh_dim()))
+    fake_rules["elementwise"] = lambda ctx: ctx.set_output_shape(0, (ctx.fresh_dim(), ctx.fresh_dim()))
     inner = helper.make_graph([], "inner", [tensor("i", F, ["unk__1"])], [tensor("o", F, ["unk__2*2"])])
     nodes = [helper.make_node("If", ["c"], ["z"], then_branch=inner, else_branch=inner),
              helper.make_node("Relu", ["X"], ["Y"])]
@@ -323,7 +337,7 @@ def test_check_type_applies_attribute_value_constraints(fake_rules, monkeypatch)
 def test_constant_nodes_and_initializers_give_data_to_rules(fake_rules):
     seen = {}
 
-    def record(ctx, args):
+    def record(ctx):
         seen[ctx.node_name] = [ctx.input_data(i) for i in range(ctx.input_count)]
         ctx.set_output_shape(0, ctx.input_shape(0))
 
@@ -343,11 +357,11 @@ def test_constant_nodes_and_initializers_give_data_to_rules(fake_rules):
 def test_data_propagation_passes_rule_output_data_on(fake_rules):
     seen = []
 
-    def produce(ctx, args):
+    def produce(ctx):
         ctx.set_output_shape(0, (2,))
         ctx.set_output_data(0, Data((2,), (Sym("N"), 3)))
 
-    def consume(ctx, args):
+    def consume(ctx):
         seen.append(ctx.input_data(0))
 
     fake_rules["elementwise"], fake_rules["broadcast"] = produce, consume
@@ -381,7 +395,7 @@ def test_model_local_function_call_is_inferred(fake_rules):
 def test_function_attribute_references_are_substituted(fake_rules):
     seen = []
 
-    def record(ctx, args):
+    def record(ctx):
         seen.append(ctx.attribute("alpha"))
         ctx.set_output_shape(0, ctx.input_shape(0))
 
@@ -399,7 +413,7 @@ def test_function_attribute_references_are_substituted(fake_rules):
 
 
 def test_errors_inside_a_function_are_reported_at_the_call(fake_rules):
-    fake_rules["elementwise"] = lambda ctx, args: ctx.fail("inner trouble")
+    fake_rules["elementwise"] = lambda ctx: ctx.fail("inner trouble")
     function = _function("Wrap", [helper.make_node("Relu", ["a"], ["r"], name="inner")], ["a"], ["r"])
     nodes = [helper.make_node("Wrap", ["X"], ["Y"], domain="local", name="call")]
     source = model(nodes, [tensor("X", F, [3])], [tensor("Y")], functions=[function],
@@ -490,7 +504,7 @@ def _relu_chain(length, shape=("N", 3)):
 def test_identical_nodes_reuse_results(fake_rules):
     calls = []
 
-    def counting(ctx, args):
+    def counting(ctx):
         calls.append(ctx.node_name)
         ctx.set_output_shape(0, ctx.input_shape(0))
 
@@ -501,14 +515,14 @@ def test_identical_nodes_reuse_results(fake_rules):
 
 
 def test_fresh_symbols_are_never_reused_across_nodes(fake_rules):
-    fake_rules["elementwise"] = lambda ctx, args: ctx.set_output_shape(0, (ctx.fresh_dim(),))
+    fake_rules["elementwise"] = lambda ctx: ctx.set_output_shape(0, (ctx.fresh_dim(),))
     nodes = [helper.make_node("Relu", ["X"], ["a"]), helper.make_node("Relu", ["X"], ["b"])]
     result = infer(model(nodes, [tensor("X", F, [3])], [tensor("a"), tensor("b")]))
     assert result.values["a"][0].shape != result.values["b"][0].shape
 
 
 def test_failures_are_reported_at_every_identical_node(fake_rules):
-    fake_rules["elementwise"] = lambda ctx, args: ctx.fail("no")
+    fake_rules["elementwise"] = lambda ctx: ctx.fail("no")
     nodes = [helper.make_node("Relu", ["X"], ["a"], name="one"), helper.make_node("Relu", ["X"], ["b"], name="two")]
     result = infer(model(nodes, [tensor("X", F, [3])], [tensor("a"), tensor("b")]))
     assert [e.name for e in result.errors] == ["one", "two"]
@@ -517,7 +531,7 @@ def test_failures_are_reported_at_every_identical_node(fake_rules):
 def test_nodes_differing_in_attributes_or_data_are_inferred_separately(fake_rules):
     calls = []
 
-    def counting(ctx, args):
+    def counting(ctx):
         calls.append((ctx.attribute("alpha"), ctx.input_data(0)))
         ctx.set_output_shape(0, ctx.input_shape(0))
 
@@ -535,7 +549,7 @@ def test_nodes_differing_in_attributes_or_data_are_inferred_separately(fake_rule
     TensorType(F, (Sym("N"), 3, None)),
     TensorType(0, None),
     TensorType(I64, ()),
-    TensorType(F, (Sym.parse("2*N+1"), 2**40)),
+    TensorType(F, (parse_dim("2*N+1"), 2**40)),
 ])
 def test_types_round_trip_through_protobuf(value):
     from opspec.runtime.inference.convert import DimReader, TypeEncoder
@@ -546,7 +560,7 @@ def test_types_round_trip_through_protobuf(value):
 
 def test_container_types_round_trip_through_protobuf():
     from opspec.runtime.inference.convert import DimReader, TypeEncoder
-    from opspec.runtime.inference.values import MapType, OptionalType, SequenceType, SparseTensorType
+    from opspec.runtime.contract import MapType, OptionalType, SequenceType, SparseTensorType
 
     for value in (SequenceType(TensorType(F, (2,))), OptionalType(SequenceType(TensorType(I64, None))),
                   MapType(I64, TensorType(F, (Sym("K"),))), SparseTensorType(F, (4, 4)), SequenceType(None)):
@@ -578,7 +592,7 @@ def test_tensor_data_reads_raw_and_typed_fields_within_the_limit():
 @pytest.mark.parametrize("count", range(6))
 def test_formal_positions_agree_with_the_context(options, count):
     from opspec.runtime.inference.checks import formal_positions
-    from opspec.runtime.inference.context import _ranges
+    from opspec.runtime.contract.context import _ranges
     from opspec.runtime.schema import FormalParameter, FormalParameterOption
 
     params = [FormalParameter(f"p{i}", "T", frozenset(), FormalParameterOption(o)) for i, o in enumerate(options)]

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from opspec.runtime.shape import (
+    parse_dim,
     ShapeError, Sym, add_dim, ceil_div_dim, div_dim, max_dim, merge_dim, min_dim, mul_dim,
     relax_dim, sub_dim,
 )
@@ -26,7 +27,7 @@ N, M = Sym("N"), Sym("M")
     (4, N, 4),
     (N, M, N),
     (M, N, M),
-    (2 * N, Sym.parse("2*N"), 2 * N),
+    (2 * N, parse_dim("2*N"), 2 * N),
 ])
 def test_merge_dim(a, b, expected):
     assert merge_dim(a, b) == expected
@@ -86,7 +87,7 @@ def test_add_dim():
     assert add_dim(3, None) is None
     assert add_dim(0, None) is None
     assert add_dim(N, 0) is N
-    assert add_dim(N, 1) == Sym.parse("N+1")
+    assert add_dim(N, 1) == parse_dim("N+1")
     assert add_dim(1, N) == N + 1
     assert add_dim(N, N) == 2 * N
     assert str(add_dim(N, M)) == "M+N"
@@ -118,7 +119,7 @@ def test_mul_dim():
     assert mul_dim(None, 1) is None
     assert mul_dim(1, N) is N
     assert mul_dim(N, 1) is N
-    assert mul_dim(N, 2) == Sym.parse("2*N")
+    assert mul_dim(N, 2) == parse_dim("2*N")
     assert str(mul_dim(N, 2)) == "2*N"
     assert str(mul_dim(Sym("batch"), Sym("seq"))) == "batch*seq"
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec.runtime.inference.context import InferenceContext, InferenceError
-from opspec.runtime.inference.values import BOOL, Data, SequenceType, TensorType
-from opspec.runtime.rules import bound_args, lookup
+from opspec.runtime.contract import InferenceContext, InferenceError
+from opspec.runtime.contract import BOOL, Data, SequenceType, TensorType
+from ruletest import apply_rule, make_context
 from opspec.runtime.shape import ShapeError, Sym
-from opspec.runtime.types import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ELEMENT_TYPES
 
 N, M = Sym("N"), Sym("M")
 FLOAT, INT32, INT64 = 1, 6, 7
@@ -31,9 +31,9 @@ def prebind(ctx: InferenceContext) -> None:
 
 def infer(op, version, inputs, attributes=None, data=None, **kwargs):
     schema = opspec.get_schema(op, version)
-    ctx = InferenceContext(schema, inputs, attributes or {}, data=data, **kwargs)
+    ctx = make_context(schema, inputs, attributes or {}, data=data, **kwargs)
     prebind(ctx)
-    lookup(schema.inference.name)(ctx, bound_args(schema.inference))
+    apply_rule(ctx)
     return ctx
 
 

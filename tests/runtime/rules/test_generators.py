@@ -9,11 +9,11 @@ from onnx import numpy_helper
 
 import opspec
 from opspec.generated import opspec_ir_pb2 as ir
-from opspec.runtime.inference.context import InferenceContext, InferenceError
+from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.inference.convert import sparse_tensor_value
 from opspec.runtime.inference.convert import tensor_value as engine_tensor_value
-from opspec.runtime.inference.values import Data, TensorType
-from opspec.runtime.rules import bound_args, lookup
+from opspec.runtime.contract import Data, TensorType
+from ruletest import apply_rule, make_context
 from opspec.runtime.inference.convert import DATA_LIMIT
 from opspec.runtime.rules.generators import tensor_value
 
@@ -36,9 +36,9 @@ Tensor = namedtuple("Tensor", "elem shape values")
 
 def run(op, version, inputs=(), attributes=None, data=None, symbols=None, elem=0):
     schema = opspec.get_schema(op, version)
-    ctx = InferenceContext(schema, list(inputs), attributes or {}, data=data, symbols=symbols)
+    ctx = make_context(schema, list(inputs), attributes or {}, data=data, symbols=symbols)
     ctx.set_output(0, TensorType(elem, None))  # the engine's binding (0 when T is open)
-    lookup(schema.inference.name)(ctx, bound_args(schema.inference))
+    apply_rule(ctx)
     return ctx
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec.runtime.inference.context import InferenceContext, InferenceError
-from opspec.runtime.inference.values import TensorType
-from opspec.runtime.rules import bound_args, lookup
-from opspec.runtime.shape import ShapeError, Sym
+from opspec.runtime.contract import InferenceContext, InferenceError
+from opspec.runtime.contract import TensorType
+from ruletest import apply_rule, make_context
+from opspec.runtime.shape import ShapeError, Sym, parse_dim
 
 F, F16, BF16, I64 = 1, 10, 16, 7
 N, H, W = Sym("N"), Sym("H"), Sym("W")
@@ -21,8 +21,8 @@ def t(*dims):
 
 def run(op, version, inputs, attributes=None, outputs=None):
     schema = opspec.get_schema(op, version)
-    ctx = InferenceContext(schema, list(inputs), dict(attributes or {}), output_count=outputs)
-    lookup(schema.inference.name)(ctx, bound_args(schema.inference))
+    ctx = make_context(schema, list(inputs), dict(attributes or {}), output_count=outputs)
+    apply_rule(ctx)
     return ctx
 
 
@@ -66,7 +66,7 @@ def evaluate(dim, **values):
     ((N, 3, H, W), (8, 3, 3, 3), {"pads": [1, 1, 1, 1]}, (N, 8, H, W)),
     ((N, 3, H, W), (8, 3, 3, 3), {}, (N, 8, H - 2, W - 2)),
     ((N, 3, H, W), (8, 3, 1, 1), {"strides": [2, 2], "auto_pad": "SAME_UPPER"},
-     (N, 8, Sym.parse("ceil(H/2)"), Sym.parse("ceil(W/2)"))),
+     (N, 8, parse_dim("ceil(H/2)"), parse_dim("ceil(W/2)"))),
     ((N, None, None, 5), (8, 3, 3, 3), {}, (N, 8, None, 3)),
     (None, (8, 3, 3, 3), {}, (None, 8, None, None)),
     ((1, 3, 10, 10), None, {"kernel_shape": [3, 3]}, (1, None, 8, 8)),
@@ -201,7 +201,7 @@ def test_pool_unknown_and_symbolic():
     assert shape(run("MaxPool", 12, [t(N, 3, None, H)], {"kernel_shape": [2, 2], "strides": [2, 2]})) == \
         (N, 3, None, H // 2)
     ctx = run("MaxPool", 12, [t(1, 3, H)], {"kernel_shape": [3], "strides": [2], "ceil_mode": 1})
-    assert shape(ctx) == (1, 3, Sym.parse("ceil((H-3)/2)+1"))
+    assert shape(ctx) == (1, 3, parse_dim("ceil((H-3)/2)+1"))
 
 
 def test_symbolic_ceil_mode_is_exact_or_unknown():
@@ -271,7 +271,7 @@ def test_global_pool():
     assert shape(run("GlobalAveragePool", 22, [t(2, 3, 4)])) == (2, 3, 1)
     assert shape(run("GlobalAveragePool", 1, [t(2, 3)])) == (2, 3)
     assert shape(run("GlobalAveragePool", 1, [t(None)])) is None
-    with pytest.raises(InferenceError, match="rank 2 or more"):
+    with pytest.raises(InferenceError, match=r"X: shape \(3,\) must have rank at least 2"):
         run("GlobalAveragePool", 1, [t(3)])
 
 
@@ -322,7 +322,7 @@ def test_batch_norm_errors():
         run("BatchNormalization", 15, bn_inputs((2, 3, 4), 4), outputs=1)
     with pytest.raises(InferenceError, match="must be 1-D"):
         run("BatchNormalization", 15, bn_inputs((2, 3, 4), stats=(3, 1)), outputs=1)
-    with pytest.raises(InferenceError, match="rank 1 or more"):
+    with pytest.raises(InferenceError, match=r"X: shape \(\) must have rank at least 1"):
         run("BatchNormalization", 15, bn_inputs(()), outputs=1)
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec.runtime.inference.context import InferenceContext, InferenceError
-from opspec.runtime.inference.values import INT64, Data, TensorType
-from opspec.runtime.rules import bound_args, lookup
+from opspec.runtime.contract import InferenceContext, InferenceError
+from opspec.runtime.contract import INT64, Data, TensorType
+from ruletest import apply_rule, make_context
 from opspec.runtime.shape import Sym
 
 N, M = Sym("N"), Sym("M")
@@ -18,10 +18,10 @@ UNKNOWN = TensorType(FLOAT, None)
 
 def infer(op, version, inputs, attributes=None, data=None):
     schema = opspec.get_schema(op, version)
-    ctx = InferenceContext(schema, inputs, attributes or {}, data=data)
+    ctx = make_context(schema, inputs, attributes or {}, data=data)
     if inputs and inputs[0] is not None:  # the engine binds T from the data input
         ctx.set_output(0, TensorType(inputs[0].elem, None))
-    lookup(schema.inference.name)(ctx, bound_args(schema.inference))
+    apply_rule(ctx)
     return ctx.output_type(0)
 
 

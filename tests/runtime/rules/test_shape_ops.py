@@ -5,10 +5,12 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec.runtime.inference.context import InferenceContext, InferenceError
-from opspec.runtime.inference.values import Data, TensorType
-from opspec.runtime.rules import bound_args, lookup
-from opspec.runtime.shape import ShapeError, Sym
+from opspec.runtime.contract import InferenceContext, InferenceError
+from opspec.runtime.contract import Data, TensorType
+from ruletest import apply_rule, make_context
+
+from opspec.runtime.rulebook import RULES
+from opspec.runtime.shape import ShapeError, Sym, parse_dim
 
 F, I64 = 1, 7
 N, M = Sym("N"), Sym("M")
@@ -35,8 +37,8 @@ def run(op, version, inputs, attributes=None, data=None, outputs=None):
     inputs = list(inputs)
     data = list(data or [])
     data += [None] * (len(inputs) - len(data))
-    ctx = InferenceContext(schema, inputs, dict(attributes or {}), data=data, output_count=outputs)
-    lookup(schema.inference.name)(ctx, bound_args(schema.inference))
+    ctx = make_context(schema, inputs, dict(attributes or {}), data=data, output_count=outputs)
+    apply_rule(ctx)
     return ctx
 
 
@@ -107,7 +109,7 @@ def test_reshape_unknown_rank_input():
     ((2, 3), (2, -2), None, "invalid entry -2"),
     ((2, 3), (2, 3, 0), None, "copies dim 2"),
     ((2, 3), (0, 4, -1), None, "into"),
-    ((N, 2), (Sym.parse("2*N+1"),), None, "2\\*N\\+1 elements"),
+    ((N, 2), (parse_dim("2*N+1"),), None, "2\\*N\\+1 elements"),
 ])
 def test_reshape_errors(source, target, attributes, message):
     with pytest.raises(InferenceError, match=message):
@@ -755,7 +757,7 @@ def test_shape_ignores_start_before_version_15():
 def size(source):
     """The size rule (no opdef uses it yet) over a one-input, one-output schema."""
     ctx = InferenceContext(opspec.get_schema("Shape", 13), [source], {})
-    lookup("size")(ctx, {})
+    RULES.lookup("size")(ctx)
     return ctx
 
 

@@ -1,0 +1,292 @@
+"""Worked examples for the docs, computed by running inference on a one-node model.
+
+An example in the YAML gives inputs as shapes with symbolic dims (``"(N, C, H, W)"``,
+optionally with an element type: ``"int64 (2,)"``) or as small integer values
+(``"[0, -1]"``, ``"int32 [1]"``, given as constant initializers), plus attributes. The
+engine infers the node's outputs with the schemas being generated, so the docs show
+exactly what inference gives, and a broken example stops generation with a located error.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Iterator
+
+from opspec.codegen.compiler import CompiledDomain, CompiledOp
+from opspec.codegen.diagnostics import CompileError, Diagnostics
+from opspec.codegen.history import format_value
+from opspec.codegen.model import ExampleDecl
+from opspec.runtime.schema import AttrType, OpSchema
+from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
+
+_SHAPE = re.compile(r"^(?:(\w+)\s+)?\((.*)\)$")
+_VALUES = re.compile(r"^(?:(\w+)\s+)?\[(.*)\]$")
+_DIM = re.compile(r"^(?:\d+|[A-Za-z_][A-Za-z0-9_]*|\?)$")
+_PREFERRED = ("float", "int64")
+_IR_VERSION = 10
+
+
+class ExampleProblem(ValueError):
+    """An example that cannot be built or whose node inference rejects."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One worked example: the call as text and each output's inferred type."""
+
+    version: int
+    call: str
+    outputs: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        """``Conv(X: float (N, C, H, W), ...) → Y: float (N, M, H - 2, W - 2)``."""
+        return f"{self.call} → {', '.join(f'{name}: {value}' for name, value in self.outputs)}"
+
+
+def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict[tuple[str, str], list[Example]]:
+    """Every op's examples by (domain, op), newest version first.
+
+    With ``fresh``, inference looks schemas up in ``domains`` instead of the installed
+    registry, so the examples of a tree being generated use that tree. Raises
+    :class:`CompileError` listing every example that fails.
+    """
+    diagnostics = Diagnostics()
+    found: dict[tuple[str, str], list[Example]] = {}
+    wanted = [(domain, op) for domain in domains for op in domain.ops
+              if any(version.examples for version in op.decl.versions)]
+    if not wanted or not runtime_ready():
+        return found
+    with _registry_of(domains) if fresh else _nothing():
+        for domain, op in wanted:
+            found[domain.decl.name, op.decl.name] = _op_examples(domain, op, diagnostics)
+    if diagnostics:
+        raise CompileError(diagnostics.sorted())
+    return found
+
+
+def runtime_ready() -> bool:
+    """Whether inference can run: the built-in registry and the IR module are importable.
+
+    They are generated files, so the first generation into an empty ``generated/`` has no
+    runtime yet: its docs go without examples, and :func:`opspec.codegen.generate.generate`
+    renders them once more after writing.
+    """
+    from opspec.runtime.registry import SchemaError
+
+    importlib.invalidate_caches()
+    try:
+        importlib.import_module("opspec.generated.opspec_ir_pb2")
+        importlib.import_module("opspec.runtime.inference.graph")
+    except (ImportError, SchemaError):
+        return False
+    return True
+
+
+def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostics) -> list[Example]:
+    results = []
+    for schema, version in zip(op.schemas, op.decl.versions):
+        for example in version.examples:
+            try:
+                results.append(run_example(schema, domain.decl.node_domain, example))
+            except ExampleProblem as problem:
+                diagnostics.error(example.location, f"example for {op.decl.name} version {schema.since_version}: "
+                                                    f"{problem}")
+    return sorted(results, key=lambda example: -example.version)
+
+
+def run_example(schema: OpSchema, node_domain: str, example: ExampleDecl) -> Example:
+    """Infer one example's outputs with whatever registry is current."""
+    from opspec.runtime.inference.graph import infer_model
+    from opspec.runtime.inference.typeops import describe
+
+    model, call = _model(schema, node_domain, example)
+    outcome = infer_model(model, check_type=True, data_prop=True, report=False)
+    if outcome.errors:
+        raise ExampleProblem("; ".join(error.message for error in outcome.errors))
+    if outcome.unknown:
+        raise ExampleProblem("; ".join(outcome.unknown.values()))
+    outputs = tuple((name, _readable(describe(outcome.types.get(name))))
+                    for name in _output_names(schema, example.outputs))
+    return Example(schema.since_version, call, outputs)
+
+
+def _output_names(schema: OpSchema, count: int | None) -> list[str]:
+    """The node's output names: the formal names, numbered along a variadic last output."""
+    count = count or max(schema.min_output, 1)
+    variadic = bool(schema.outputs) and schema.outputs[-1].option.name == "Variadic"
+    fixed = [param.name for param in (schema.outputs[:-1] if variadic else schema.outputs)]
+    if count <= len(fixed):
+        return fixed[:count]
+    if not variadic:
+        raise ExampleProblem(f"{schema.name} has at most {len(fixed)} outputs")
+    return fixed + [f"{schema.outputs[-1].name}_{index}" for index in range(count - len(fixed))]
+
+
+def _readable(text: str) -> str:
+    """``tensor(float) (N, 3)`` -> ``float (N, 3)``."""
+    match = re.match(r"^tensor\((\w+)\) (.*)$", text)
+    return f"{match.group(1)} {match.group(2)}" if match else text
+
+
+def _model(schema: OpSchema, node_domain: str, example: ExampleDecl) -> tuple[Any, str]:
+    from opspec.generated.opspec_ir_pb2 import ModelProto
+
+    model = ModelProto(ir_version=_IR_VERSION)
+    model.opset_import.add(domain=node_domain, version=schema.since_version)
+    graph = model.graph
+    graph.name = "example"
+    node = graph.node.add(op_type=schema.name, domain=node_domain, name="example")
+    formal = {param.name: param for param in schema.inputs}
+    unknown = sorted(set(example.inputs) - set(formal))
+    if unknown:
+        raise ExampleProblem(f"no input named {', '.join(unknown)} (inputs: {', '.join(formal) or 'none'})")
+    last = max([index for index, param in enumerate(schema.inputs) if param.name in example.inputs], default=-1)
+    words = []
+    for param in schema.inputs[:last + 1]:
+        text = example.inputs.get(param.name, "")
+        if not text:
+            node.input.append("")
+            continue
+        parts = [part for part in text.split(";")] if param.option.name == "Variadic" else [text]
+        shown = []
+        for position, part in enumerate(parts):
+            name = param.name if len(parts) == 1 else f"{param.name}_{position}"
+            node.input.append(name)
+            shown.append(_add_input(graph, name, param, part))
+        words.append(f"{param.name}: {'; '.join(shown)}")
+    for name in _output_names(schema, example.outputs):
+        node.output.append(name)
+        graph.output.add(name=name)
+    for name, value in example.attributes.items():
+        spec = schema.attributes.get(name)
+        if spec is None:
+            raise ExampleProblem(f"no attribute named {name}")
+        _set_attribute(node.attribute.add(name=name, type=int(spec.type)), spec.type, value)
+        words.append(f"{name}={format_value(value, bare_words=True)}")
+    return model, f"{schema.name}({', '.join(words)})"
+
+
+def _elem(name: str | None, param: Any) -> int:
+    if name is not None:
+        if name not in ELEMENT_TYPES:
+            raise ExampleProblem(f"unknown element type {name!r}")
+        return ELEMENT_TYPES[name]
+    allowed = [t[len("tensor("):-1] for t in sorted(param.types) if t.startswith("tensor(")]
+    for preferred in _PREFERRED:
+        if preferred in allowed:
+            return ELEMENT_TYPES[preferred]
+    if not allowed:
+        raise ExampleProblem(f"input {param.name} takes no tensors; give its type")
+    return ELEMENT_TYPES[allowed[0]]
+
+
+def _add_input(graph: Any, name: str, param: Any, text: str) -> str:
+    """Declare one example input in ``graph``; return how the example shows it."""
+    text = text.strip()
+    shape, values = _SHAPE.match(text), _VALUES.match(text)
+    if values:
+        elem = _elem(values.group(1) or "int64", param)
+        if ELEMENT_NAMES[elem] not in ("int32", "int64"):
+            raise ExampleProblem(f"input {param.name}: values are int32 or int64, not {ELEMENT_NAMES[elem]}")
+        try:
+            numbers = [int(item) for item in values.group(2).split(",") if item.strip()]
+        except ValueError:
+            raise ExampleProblem(f"input {param.name}: values must be integers, got {text!r}") from None
+        tensor = graph.initializer.add(name=name, data_type=elem, dims=[len(numbers)])
+        if elem == ELEMENT_TYPES["int64"]:
+            tensor.int64_data.extend(numbers)
+        else:
+            tensor.int32_data.extend(numbers)
+        return f"{ELEMENT_NAMES[elem]} {format_value(numbers)}"
+    if not shape:
+        raise ExampleProblem(f"input {param.name}: write a shape such as '(N, 3)' or values such as '[0, -1]', "
+                             f"not {text!r}")
+    elem = _elem(shape.group(1), param)
+    dims = [dim.strip() for dim in shape.group(2).split(",") if dim.strip()]
+    if any(not _DIM.match(dim) for dim in dims):
+        raise ExampleProblem(f"input {param.name}: dims are numbers, names or '?', got {text!r}")
+    value_info = graph.input.add(name=name)
+    tensor_type = value_info.type.tensor_type
+    tensor_type.elem_type = elem
+    tensor_type.shape.SetInParent()
+    for dim in dims:
+        entry = tensor_type.shape.dim.add()
+        if dim.isdigit():
+            entry.dim_value = int(dim)
+        elif dim != "?":
+            entry.dim_param = dim
+    shown = dims[0] + "," if len(dims) == 1 else ", ".join(dims)
+    return f"{ELEMENT_NAMES[elem]} ({shown})"
+
+
+def _set_attribute(attribute: Any, kind: AttrType, value: Any) -> None:
+    try:
+        if kind == AttrType.INT:
+            attribute.i = int(value)
+        elif kind == AttrType.FLOAT:
+            attribute.f = float(value)
+        elif kind == AttrType.STRING:
+            attribute.s = str(value).encode("utf-8")
+        elif kind == AttrType.INTS:
+            attribute.ints.extend(int(item) for item in value)
+        elif kind == AttrType.FLOATS:
+            attribute.floats.extend(float(item) for item in value)
+        elif kind == AttrType.STRINGS:
+            attribute.strings.extend(str(item).encode("utf-8") for item in value)
+        else:
+            raise ExampleProblem(f"attribute {attribute.name}: {kind.spelling} values are not supported in examples")
+    except (TypeError, ValueError):
+        raise ExampleProblem(f"attribute {attribute.name} must be {kind.spelling}, got {value!r}") from None
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def _registry_of(domains: tuple[CompiledDomain, ...]) -> Iterator[None]:
+    """Let the process-wide registry answer from ``domains`` for the duration.
+
+    Lookups in the registry go through an index module naming one module per op; here
+    those modules are stand-ins holding the compiled schemas. The registry's state is
+    restored afterwards, whatever happens.
+    """
+    from opspec.runtime.defs import REGISTRY
+    from opspec.runtime.registry import Registry
+
+    prefix = "_opspec_examples_index"
+    index = ModuleType(prefix)
+    index.DOMAINS = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
+                           "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max} for d in domains)
+    index.OPS = {}
+    stand_ins = {}
+    for position, domain in enumerate(domains):
+        ops = index.OPS[domain.decl.name] = {}
+        for number, op in enumerate(domain.ops):
+            module = f"d{position}_{number}"
+            ops[op.decl.name] = (module, op.versions)
+            stand_in = ModuleType(f"{prefix}.{module}")
+            stand_in.SCHEMAS = op.schemas
+            stand_ins[stand_in.__name__] = stand_in
+    fresh = Registry()
+    fresh.add_package(index)
+    saved = dict(vars(REGISTRY))
+    sys.modules.update(stand_ins)
+    try:
+        vars(REGISTRY).clear()
+        vars(REGISTRY).update(vars(fresh))
+        yield
+    finally:
+        vars(REGISTRY).clear()
+        vars(REGISTRY).update(saved)
+        for name in stand_ins:
+            sys.modules.pop(name, None)
+
+
+__all__ = ["Example", "ExampleProblem", "examples_of", "run_example"]

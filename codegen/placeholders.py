@@ -1,0 +1,55 @@
+"""Find text that still waits for a person: empty descriptions and placeholder markers.
+
+These are warnings, not errors: a draft tree compiles, and says what is left to write.
+"""
+from __future__ import annotations
+
+import re
+
+from opspec.codegen.diagnostics import Diagnostic
+from opspec.codegen.model import DomainDecl, OpDecl
+from opspec.runtime.schema import OpSchema
+
+_MARKER = re.compile(r"\b(TODO|FIXME|TBD|XXX)\b|placeholder", re.IGNORECASE)
+
+
+def _problem(text: str) -> str | None:
+    if not text.strip():
+        return "is empty"
+    found = _MARKER.search(text)
+    return f"has a placeholder ({found.group(0)})" if found else None
+
+
+def placeholder_warnings(op: OpDecl, schemas: tuple[OpSchema, ...]) -> list[Diagnostic]:
+    """A located warning for each placeholder or missing description of ``op``."""
+    warnings = []
+
+    def check(what: str, text: str, location) -> None:
+        problem = _problem(text)
+        if problem:
+            warnings.append(Diagnostic(location, f"{what} {problem}", "warning"))
+
+    check("summary", op.summary, op.location)
+    check("doc", op.doc, op.location)
+    for name, text in op.docs.items():
+        check(f"description of {name!r}", str(text), op.doc_locations[name])
+    for version in op.versions:
+        if version.notes:
+            check(f"notes of version {version.since}", version.notes, version.location)
+    described = set(op.docs)
+    named: dict[str, None] = {}
+    for schema in schemas:
+        named.update(dict.fromkeys(p.name for p in schema.inputs + schema.outputs if not p.description))
+        named.update(dict.fromkeys(n for n, a in schema.attributes.items() if not a.description))
+        named.update(dict.fromkeys(t.type_param_str for t in schema.type_constraints if not t.description))
+    for name in named:
+        if name not in described:
+            warnings.append(Diagnostic(op.location, f"{name!r} has no description", "warning"))
+    return warnings
+
+
+def domain_placeholder_warnings(domain: DomainDecl) -> list[Diagnostic]:
+    """A located warning for a placeholder in a domain's summary or doc (both may be left out)."""
+    return [Diagnostic(domain.location, f"domain {field} has a placeholder", "warning")
+            for field, text in (("summary", domain.summary), ("doc", domain.doc))
+            if text and _MARKER.search(text)]

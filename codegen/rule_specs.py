@@ -1,0 +1,167 @@
+"""The rule catalogue, read from rule declarations without running the modules.
+
+A rule is declared once, on its implementation (``@rule(...)``, see
+:mod:`opspec.runtime.contract.declare`). The compiler needs those declarations to check
+opdefs references and to write the rules reference, but it must not run code from an
+opdefs tree it compiles; so it reads the source: the decorator's arguments are literals,
+calls of the parameter constructors with literal arguments, or names bound to such values
+at module level (in the module itself or in a sibling module it imports them from).
+The built-in rules are read the same way, from the source of :mod:`opspec.runtime.rules`.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opspec.codegen.diagnostics import Diagnostics
+from opspec.codegen.source import Location
+from opspec.runtime.contract.declare import CONSTRUCTORS, DeclarationError, RuleSpec, make_spec
+
+#: The folder of an opdefs tree that holds the tree's own rule modules.
+RULES_FOLDER = "rules"
+#: Rule modules larger than this are not read (a declaration file is small).
+_MAX_SOURCE = 1 << 20
+
+
+@dataclass(frozen=True)
+class DeclaredRule:
+    """A rule declaration and where it stands."""
+
+    spec: RuleSpec
+    location: Location
+    builtin: bool
+
+
+class _Unreadable(Exception):
+    """A declaration argument that is not a literal the reader accepts."""
+
+    def __init__(self, node: ast.AST, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+def builtin_rules_folder() -> Path:
+    """The folder of the built-in rule modules (found without importing them)."""
+    spec = importlib.util.find_spec("opspec.runtime.rules")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def rule_modules(folder: Path) -> list[Path]:
+    """The rule modules of a folder: its ``.py`` files that are regular files, by name."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir()
+                  if p.suffix == ".py" and p.name != "__init__.py" and p.is_file() and not p.is_symlink())
+
+
+def read_catalogue(tree_rules: Path | None, diagnostics: Diagnostics, shown: Any = str) -> dict[str, DeclaredRule]:
+    """Every declared rule: built-in ones, then those in ``tree_rules`` (an opdefs tree's
+    ``rules/`` folder), which may not reuse a built-in rule's name."""
+    catalogue: dict[str, DeclaredRule] = {}
+    sources = [(path, True) for path in rule_modules(builtin_rules_folder())]
+    if tree_rules is not None:
+        sources += [(path, False) for path in rule_modules(tree_rules)]
+    for path, builtin in sources:
+        for declared in read_declarations(path, diagnostics, shown(path) if not builtin else _builtin_name(path),
+                                          builtin):
+            known = catalogue.get(declared.spec.name)
+            if known is not None:
+                diagnostics.error(declared.location, f"rule {declared.spec.name!r} is already declared at "
+                                  f"{known.location}")
+                continue
+            catalogue[declared.spec.name] = declared
+    return catalogue
+
+
+def _builtin_name(path: Path) -> str:
+    return f"runtime/rules/{path.name}"
+
+
+def read_declarations(path: Path, diagnostics: Diagnostics, shown: str, builtin: bool = False) -> list[DeclaredRule]:
+    """The ``@rule(...)`` declarations of one module, in order; problems go to ``diagnostics``."""
+    try:
+        if path.stat().st_size > _MAX_SOURCE:
+            diagnostics.error(Location(shown, 1, 1), f"rule module is larger than {_MAX_SOURCE} bytes")
+            return []
+        source = path.read_text(encoding="utf-8")
+        module = ast.parse(source, filename=shown)
+    except (OSError, UnicodeDecodeError) as error:
+        diagnostics.error(Location(shown, 1, 1), f"cannot read rule module: {error}")
+        return []
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        line = getattr(error, "lineno", None) or 1
+        column = getattr(error, "offset", None) or 1
+        diagnostics.error(Location(shown, line, column), f"rule module does not parse: {getattr(error, 'msg', error)}")
+        return []
+    names = _module_constants(module, path.parent, depth=1)
+    found = []
+    for statement in module.body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in statement.decorator_list:
+            if not (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name)
+                    and decorator.func.id == "rule"):
+                continue
+            where = Location(shown, decorator.lineno, decorator.col_offset + 1)
+            try:
+                args = [_literal(a, names) for a in decorator.args]
+                kwargs = {k.arg: _literal(k.value, names) for k in decorator.keywords if k.arg is not None}
+                if len(args) != 2 or any(k.arg is None for k in decorator.keywords):
+                    raise _Unreadable(decorator, "rule(...) takes a name and a summary, then parameters by keyword")
+                found.append(DeclaredRule(make_spec(args[0], args[1], kwargs), where, builtin))
+            except _Unreadable as error:
+                node = error.node
+                diagnostics.error(Location(shown, getattr(node, "lineno", decorator.lineno),
+                                           getattr(node, "col_offset", decorator.col_offset) + 1), str(error))
+            except (DeclarationError, TypeError) as error:
+                diagnostics.error(where, f"rule declaration: {error}")
+    return found
+
+
+def _module_constants(module: ast.Module, folder: Path, depth: int) -> dict[str, Any]:
+    """Names bound at module level to readable values, and such names imported from siblings."""
+    names: dict[str, Any] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.ImportFrom) and statement.module and depth > 0:
+            sibling = folder / f"{statement.module.rsplit('.', 1)[-1]}.py"
+            if sibling.is_file() and not sibling.is_symlink() and sibling.stat().st_size <= _MAX_SOURCE:
+                try:
+                    theirs = _module_constants(ast.parse(sibling.read_text(encoding="utf-8")), folder, depth - 1)
+                except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+                    continue
+                for alias in statement.names:
+                    if alias.name in theirs:
+                        names[alias.asname or alias.name] = theirs[alias.name]
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            try:
+                names[statement.targets[0].id] = _literal(statement.value, names)
+            except (_Unreadable, DeclarationError, TypeError):
+                pass
+    return names
+
+
+def _literal(node: ast.AST, names: dict[str, Any]) -> Any:
+    """The value of a declaration argument (see the module docstring)."""
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        raise _Unreadable(node, f"{node.id!r} is not a literal bound at module level")
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in CONSTRUCTORS:
+            raise _Unreadable(node, f"only {', '.join(CONSTRUCTORS)} may be called in a rule declaration")
+        args = [_literal(a, names) for a in node.args]
+        if any(k.arg is None for k in node.keywords):
+            raise _Unreadable(node, "** arguments are not allowed in a rule declaration")
+        kwargs = {k.arg: _literal(k.value, names) for k in node.keywords}
+        return CONSTRUCTORS[node.func.id](*args, **kwargs)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_literal(e, names) for e in node.elts)
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        raise _Unreadable(node, "a rule declaration takes literals only") from None

@@ -1,0 +1,137 @@
+"""Typed readers for a rule's arguments: "the value of the attribute or input that argument
+``key`` names, when this op version has it".
+
+A rule's arguments (``ctx.args``) map parameter names to what the opdefs YAML binds them
+to: the name of an input or attribute of the op, or a plain value. Rules read them only
+through these methods, so each conversion is written once.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from opspec.runtime.contract.limits import MAX_RANK
+from opspec.runtime.shape import Sym, format_shape
+
+
+class IntList(NamedTuple):
+    """An integer-list argument as the node supplies it.
+
+    ``present`` is False when the node gives neither input nor attribute; ``values`` holds
+    the elements when known (each an int, a ``Sym`` or None); ``length`` is the element
+    count when known, even without the values. A present list with unknown values may
+    hold anything: rules must not read it as empty.
+    """
+
+    present: bool
+    values: tuple | None
+    length: int | None
+
+    @property
+    def ints(self) -> tuple | None:
+        """The values when every one is a known int, else None."""
+        values = self.values
+        if values is None or any(type(v) is not int for v in values):
+            return None
+        return values
+
+
+ABSENT = IntList(False, None, None)
+
+
+def element(value: object) -> object:
+    """A data element as a dim-like value: int, ``Sym`` or None."""
+    if type(value) is int or type(value) is Sym:
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+class ArgumentReaders:
+    """The argument readers of :class:`~opspec.runtime.contract.context.InferenceContext`."""
+
+    __slots__ = ()
+    schema: Any
+    args: Any
+
+    def option(self, key: str, default: object = None) -> Any:
+        """A plain argument's value (``compute``, ``negative_axes``...)."""
+        value = self.args.get(key)
+        return default if value is None else value
+
+    def named(self, key: str) -> str | None:
+        """The input or attribute name that argument ``key`` binds, or None."""
+        name = self.args.get(key)
+        return name if name else None
+
+    def declares(self, key: str) -> bool:
+        """True when this op version has the input or attribute that argument ``key`` names."""
+        name = self.args.get(key)
+        return bool(name) and (name in self.schema.attributes or any(p.name == name for p in self.schema.inputs))
+
+    def attr(self, key: str, default: object = None) -> Any:
+        """The attribute that argument ``key`` names, when this version has it (text decoded)."""
+        name = self.args.get(key)
+        if not name or name not in self.schema.attributes:
+            return default
+        value = self.attribute(name, default)  # type: ignore[attr-defined]
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+    def int_attr(self, key: str, default: int) -> int:
+        """An int attribute argument (bools as 0/1)."""
+        value = self.attr(key, default)
+        return int(value) if value is not None else default
+
+    def flag_attr(self, key: str) -> bool:
+        """A 0/1 attribute argument as a bool (False when this version lacks it)."""
+        return bool(self.attr(key, 0))
+
+    def ints_attr(self, key: str) -> tuple | None:
+        """An ints attribute argument as a tuple of ints, or None when not set."""
+        value = self.attr(key)
+        return None if value is None else tuple(int(v) for v in value)
+
+    def input_arg(self, key: str) -> int | None:
+        """The actual index of the input that argument ``key`` names, when the node supplies it."""
+        name = self.args.get(key)
+        if not name or not any(p.name == name for p in self.schema.inputs):
+            return None
+        return self.input_index(name)  # type: ignore[attr-defined]
+
+    def ints_arg(self, key: str) -> IntList:
+        """An integer list from the input that argument ``key`` names, when the node supplies
+        it (known or not), else from the attribute of that name."""
+        name = self.args.get(key)
+        if not name:
+            return ABSENT
+        if any(p.name == name for p in self.schema.inputs):
+            index = self.input_index(name)  # type: ignore[attr-defined]
+            if index is not None:
+                return self._input_ints(name, index)
+        if name in self.schema.attributes:
+            value = self.attribute(name)  # type: ignore[attr-defined]
+            if value is not None:
+                values = tuple(element(v) for v in (value if isinstance(value, (list, tuple)) else [value]))
+                return IntList(True, values, len(values))
+        return ABSENT
+
+    def _input_ints(self, name: str, index: int) -> IntList:
+        data = self.input_data(index)  # type: ignore[attr-defined]
+        if data is not None:
+            if len(data.shape) > 1:
+                self.fail(f"input '{name}' must be 1-D, got shape {format_shape(data.shape)}")  # type: ignore
+            values = tuple(element(v) for v in data.values)
+            return IntList(True, values, len(values))
+        shape = self.input_shape(index)  # type: ignore[attr-defined]
+        if shape is not None and len(shape) > 1:
+            self.fail(f"input '{name}' must be 1-D, got shape {format_shape(shape)}")  # type: ignore
+        length = None
+        if shape == ():
+            length = 1
+        elif shape is not None and type(shape[0]) is int:
+            length = shape[0] if shape[0] <= MAX_RANK else None  # a declared size, not data: bounded
+        return IntList(True, None, length)

@@ -1,0 +1,266 @@
+"""What an inference rule sees of one node: the contract between the engine and rules.
+
+A rule is ``rule(ctx: InferenceContext) -> None``: it reads input types, shapes,
+attributes (schema defaults applied), known input data and its own arguments from the
+opdefs YAML (``ctx.args``, read through the typed readers of
+:class:`~opspec.runtime.contract.arguments.ArgumentReaders`), then sets output types and
+shapes (and, for data propagation, output data).
+
+Presence and knowledge are separate questions: :meth:`InferenceContext.has_input` says
+whether the node supplies an input at all; :meth:`InferenceContext.input_type` and
+:meth:`InferenceContext.input_data` say what is known of it. A supplied input whose type
+or data is unknown is present, and a rule must give an answer that holds whatever it is.
+
+Before the rule runs, the engine gives every output the type its type parameter binds
+to, so most rules only compute shapes.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from opspec.runtime.contract.arguments import ArgumentReaders
+from opspec.runtime.contract.limits import MAX_RANK
+from opspec.runtime.contract.values import Data, TensorType
+from opspec.runtime.onnx_compat import onnx_bases
+from opspec.runtime.shape import ShapeError, SymbolTable, with_rank, with_rank_at_least
+
+_NO_ARGS: Mapping[str, Any] = {}
+
+
+class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):
+    """A node's inputs or attributes contradict its schema; the engine adds the node."""
+
+
+class Subgraph:
+    """A graph-valued attribute after inference: its inputs' and outputs' types (None: unknown)."""
+
+    __slots__ = ("name", "inputs", "outputs")
+
+    def __init__(self, name: str, inputs: tuple, outputs: tuple) -> None:
+        self.name, self.inputs, self.outputs = name, inputs, outputs
+
+    def __repr__(self) -> str:
+        return f"Subgraph({self.name!r}, inputs={self.inputs!r}, outputs={self.outputs!r})"
+
+
+#: What the engine gives a context to infer a graph attribute: (attribute name, input types
+#: or None for the declared ones) -> the inferred :class:`Subgraph` (a tuple per graph for
+#: a list of graphs).
+SubgraphInferrer = Callable[[str, "tuple | None"], Any]
+
+
+class InferenceContext(ArgumentReaders):
+    """One node, as rules see it. Built by the engine from plain values."""
+
+    __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "args", "_inputs", "_names", "_data",
+                 "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
+                 "_subgraphs", "_infer_subgraph")
+
+    def __init__(self, schema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
+                 data: list | None = None, names: list | None = None, symbols: SymbolTable | None = None,
+                 node_name: str = "", opset: int = 0, output_count: int | None = None,
+                 subgraphs: Mapping[str, Any] | None = None,
+                 infer_subgraph: SubgraphInferrer | None = None) -> None:
+        """``inputs``: one entry per actual input, its value type or None when unknown.
+
+        ``names`` are the node's input names: an empty name marks an omitted optional
+        input. Without ``names``, an input whose type is None counts as omitted (for
+        building contexts by hand). ``attributes`` maps names to plain Python values as
+        the node sets them; ``data`` gives propagated :class:`Data` per input (None when
+        unknown); ``args`` are the rule's arguments.
+        """
+        self.schema = schema
+        self.node_name = node_name
+        self.op_type = schema.name
+        self.domain = schema.domain
+        self.opset = opset
+        self.args = args if args is not None else _NO_ARGS
+        self._inputs = inputs
+        self._names = names
+        self._data = data if data is not None else [None] * len(inputs)
+        self._attributes = attributes
+        count = output_count if output_count is not None else len(schema.outputs)
+        self._outputs: list = [None] * count
+        self._output_data: list = [None] * count
+        self._symbols = symbols
+        self._input_ranges: dict | None = None
+        self._output_ranges: dict | None = None
+        self._subgraphs = subgraphs
+        self._infer_subgraph = infer_subgraph
+
+    # -- inputs -----------------------------------------------------------------------
+    @property
+    def input_count(self) -> int:
+        return len(self._inputs)
+
+    def has_input(self, index: int) -> bool:
+        """True when the node supplies input ``index``, known or not (an omitted optional is absent)."""
+        if index >= len(self._inputs):
+            return False
+        names = self._names
+        return bool(names[index]) if names is not None else self._inputs[index] is not None
+
+    def input_type(self, index: int):
+        """The input's type (``TensorType``, ``SequenceType``, ...) or None when absent or unknown."""
+        return self._inputs[index] if index < len(self._inputs) else None
+
+    def input_shape(self, index: int):
+        """The input tensor's shape: a tuple of dims, or None (unknown rank, or not a tensor)."""
+        value = self._inputs[index] if index < len(self._inputs) else None
+        return value.shape if type(value) is TensorType else None
+
+    def input_with_rank(self, index: int, rank: int):
+        """Input ``index``'s shape checked to have ``rank`` (TensorFlow's ``WithRank``): an
+        unknown rank becomes ``rank`` unknown dims; another rank fails, naming the input."""
+        try:
+            return with_rank(self.input_shape(index), rank)
+        except ShapeError as error:
+            self.fail(f"{self.input_name(index)}: {error}")
+
+    def input_with_rank_at_least(self, index: int, rank: int):
+        """Input ``index``'s shape checked to have at least ``rank`` dims (unknown stays unknown)."""
+        try:
+            return with_rank_at_least(self.input_shape(index), rank)
+        except ShapeError as error:
+            self.fail(f"{self.input_name(index)}: {error}")
+
+    def input_name(self, index: int) -> str:
+        """The formal name of actual input ``index`` (``inputs[2]`` for the third of a variadic)."""
+        for param in self.schema.inputs:
+            bound = self.input_range(param.name)
+            if index in bound:
+                return param.name if len(bound) == 1 and param.option != 2 else f"{param.name}[{index - bound.start}]"
+        return f"input {index}"
+
+    def input_elem(self, index: int) -> int:
+        value = self._inputs[index] if index < len(self._inputs) else None
+        return value.elem if type(value) is TensorType else 0
+
+    def input_data(self, index: int) -> Data | None:
+        """Known contents of input ``index`` (constants, initializers, propagated shapes)."""
+        return self._data[index] if index < len(self._data) else None
+
+    def input_values(self, index: int):
+        """Known contents of a scalar or 1-D input as a tuple of elements, or None."""
+        data = self._data[index] if index < len(self._data) else None
+        return data.values if data is not None else None
+
+    def input_range(self, name: str) -> range:
+        """Indices of the actual inputs bound to formal input ``name`` (variadics span many)."""
+        if self._input_ranges is None:
+            self._input_ranges = _ranges(self.schema.inputs, len(self._inputs))
+        return self._input_ranges.get(name, range(0))
+
+    def input_index(self, name: str) -> int | None:
+        """The index of formal input ``name`` when the node supplies it (known or not), else None."""
+        bound = self.input_range(name)
+        return bound.start if len(bound) and self.has_input(bound.start) else None
+
+    # -- attributes ---------------------------------------------------------------------
+    def attribute(self, name: str, default: object = None) -> object:
+        """The node's attribute, else the schema's default, else ``default``."""
+        value = self._attributes.get(name)
+        if value is not None:
+            return value
+        declared = self.schema.attributes.get(name)
+        if declared is not None and declared.default is not None:
+            return declared.default
+        return default
+
+    def has_attribute(self, name: str) -> bool:
+        """True when the node itself sets ``name`` (schema defaults do not count)."""
+        return name in self._attributes
+
+    # -- subgraphs ------------------------------------------------------------------------
+    def subgraph(self, name: str):
+        """Graph attribute ``name`` as the engine inferred it before the rule ran: a
+        :class:`Subgraph` (a tuple of them for a list of graphs), or None when the node has none."""
+        return self._subgraphs.get(name) if self._subgraphs else None
+
+    def infer_subgraph(self, name: str, input_types: tuple | None = None):
+        """Infer graph attribute ``name`` again with the given input types (None: as declared),
+        e.g. until loop-carried types settle; None when the engine offers no subgraph inference."""
+        if self._infer_subgraph is None or name not in self._attributes:
+            return None
+        return self._infer_subgraph(name, input_types)
+
+    # -- outputs ------------------------------------------------------------------------
+    @property
+    def output_count(self) -> int:
+        return len(self._outputs)
+
+    def output_range(self, name: str) -> range:
+        if self._output_ranges is None:
+            self._output_ranges = _ranges(self.schema.outputs, len(self._outputs))
+        return self._output_ranges.get(name, range(0))
+
+    def output_type(self, index: int):
+        return self._outputs[index]
+
+    def output_elem(self, index: int) -> int:
+        value = self._outputs[index]
+        return value.elem if type(value) is TensorType else 0
+
+    def set_output(self, index: int, value) -> None:
+        """Set an output's full type (any value type)."""
+        if index < len(self._outputs):
+            self._outputs[index] = value
+
+    def set_output_shape(self, index: int, shape, elem: int | None = None) -> None:
+        """Set a tensor output's shape; the element type is the engine's binding unless given."""
+        if index < len(self._outputs):
+            if elem is None:
+                elem = self.output_elem(index)
+            self._outputs[index] = TensorType(elem, shape)
+
+    def set_output_data(self, index: int, data: Data) -> None:
+        """Record an output's known contents, for data propagation."""
+        if index < len(self._output_data):
+            self._output_data[index] = data
+
+    def output_data(self, index: int) -> Data | None:
+        return self._output_data[index]
+
+    # -- helpers ------------------------------------------------------------------------
+    def fresh_dim(self):
+        """A new symbolic dim that clashes with no name in the graph."""
+        return self._symbols.fresh() if self._symbols is not None else None
+
+    def unknown_dims(self, count: int | None) -> tuple | None:
+        """``count`` unknown dims; an unknown rank when the count is unknown or beyond
+        :data:`~opspec.runtime.contract.limits.MAX_RANK` (nothing is built in proportion to
+        a size that only a declaration states)."""
+        if count is None or count > MAX_RANK:
+            return None
+        return (None,) * count
+
+    def fail(self, message: str) -> None:
+        """Stop with an error that the engine reports against this node."""
+        raise InferenceError(message)
+
+    def normalize_axis(self, axis: int, rank: int, what: str = "axis") -> int:
+        """``axis`` in ``[-rank, rank)`` made non-negative, or a failure naming the range."""
+        if not -rank <= axis < rank:
+            self.fail(f"{what} {axis} is out of range for rank {rank}")
+        return axis + rank if axis < 0 else axis
+
+
+def bind_formals(params, count: int) -> list[range]:
+    """The actual positions each formal parameter binds (TensorFlow's NameRangeMap).
+
+    One range per formal, in order: a single or optional formal takes one position while
+    any are left, a variadic takes everything the formals after it leave.
+    """
+    ranges, position = [], 0
+    for index, param in enumerate(params):
+        if param.option == 2:  # Variadic
+            end = max(position, count - (len(params) - index - 1))
+        else:
+            end = min(position + 1, count)
+        ranges.append(range(position, max(position, end)))
+        position = max(position, end) if param.option == 2 else position + 1
+    return ranges
+
+
+def _ranges(params, count: int) -> dict[str, range]:
+    return {param.name: bound for param, bound in zip(params, bind_formals(params, count))}

@@ -1,0 +1,121 @@
+"""Structural checks of a model's graphs, the ones ``onnx.checker`` makes before any schema.
+
+Every value is defined before it is used (nodes in topological order; a subgraph sees
+the names its enclosing graphs defined before its node), every value is assigned once,
+graph inputs and initializers are named once each, graph outputs are produced, and
+every domain a node uses has an opset import. Problems are collected, never raised.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+# AttributeProto.AttributeType numbers that hold graphs.
+_GRAPH, _GRAPHS = 5, 10
+_ONNX_DOMAINS = ("", "ai.onnx")
+
+
+@dataclass(frozen=True)
+class GraphProblem:
+    """One structural problem: where it is (a graph or a node) and what is wrong."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def node_label(node: Any, index: int, graph: str) -> str:
+    """``node 'conv1' (Conv, domain 'ai.onnx')``, with the graph when it is a subgraph."""
+    who = f"node '{node.name}'" if node.name else f"node #{index}"
+    where = f"{who} ({node.op_type}, domain '{node.domain or 'ai.onnx'}')"
+    return where if not graph else f"{where} in graph '{graph}'"
+
+
+def subgraphs(node: Any) -> Iterator[Any]:
+    """The graphs held by a node's attributes (If branches, Loop and Scan bodies)."""
+    for attribute in node.attribute:
+        if attribute.type == _GRAPH:
+            yield attribute.g
+        elif attribute.type == _GRAPHS:
+            yield from attribute.graphs
+
+
+def check_graphs(model: Any) -> list[GraphProblem]:
+    """Every structural problem of ``model``'s main graph, its subgraphs and its functions."""
+    problems: list[GraphProblem] = []
+    imported = {_domain(entry.domain) for entry in model.opset_import}
+    if model.HasField("graph"):
+        _check_graph(model.graph, frozenset(), "", imported, problems)
+    for function in model.functions:
+        own = imported | {_domain(entry.domain) for entry in function.opset_import}
+        label = f"function '{function.name}' (domain '{function.domain}')"
+        defined = set(function.input)
+        _check_nodes(function.node, defined, frozenset(), label, own, problems)
+        for name in function.output:
+            if name not in defined:
+                problems.append(GraphProblem(label, f"output '{name}' is not produced by any node or input"))
+    return problems
+
+
+def _domain(domain: str) -> str:
+    return "" if domain in _ONNX_DOMAINS else domain
+
+
+def _check_graph(graph: Any, outer: frozenset[str], label: str, imported: set[str],
+                 problems: list[GraphProblem]) -> None:
+    where = f"graph '{graph.name}'"
+    defined: set[str] = set()
+    for name in _once(graph.input, "input", where, problems):
+        defined.add(name)
+    initializers = [*graph.initializer, *(sparse.values for sparse in graph.sparse_initializer)]
+    for name in _once(initializers, "initializer", where, problems):
+        defined.add(name)
+    _check_nodes(graph.node, defined, outer, label, imported, problems)
+    for value_info in graph.output:
+        name = value_info.name
+        if name not in defined:
+            problems.append(GraphProblem(where, f"output '{name}' is not produced by any node, input or initializer"))
+
+
+def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphProblem]) -> Iterator[str]:
+    """The names of ``entries``, each reported once more for every repetition."""
+    seen: set[str] = set()
+    for entry in entries:
+        name = entry.name
+        if name in seen:
+            problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once"))
+        seen.add(name)
+        yield name
+
+
+def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: str, imported: set[str],
+                 problems: list[GraphProblem]) -> None:
+    later = {name for node in nodes for name in node.output if name}
+    for index, node in enumerate(nodes):
+        label = node_label(node, index, graph)
+        if _domain(node.domain) not in imported:
+            problems.append(GraphProblem(label, f"domain '{node.domain or 'ai.onnx'}' has no opset import"))
+        for name in node.input:
+            if not name or name in defined or name in outer:
+                continue
+            if name in later:
+                problems.append(GraphProblem(label, f"input '{name}' is produced by a later node "
+                                                    "(nodes must be in topological order)"))
+            else:
+                problems.append(GraphProblem(label, f"input '{name}' is not defined: no graph input, initializer "
+                                                    "or earlier node output has that name"))
+        visible = outer | defined
+        for subgraph in subgraphs(node):
+            _check_graph(subgraph, visible, subgraph.name, imported, problems)
+        for name in node.output:
+            if not name:
+                continue
+            if name in defined or name in outer:
+                problems.append(GraphProblem(label, f"output '{name}' is already defined: each value is "
+                                                    "assigned once"))
+            defined.add(name)
+
+
+__all__ = ["GraphProblem", "check_graphs", "node_label", "subgraphs"]

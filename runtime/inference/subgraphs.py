@@ -1,0 +1,98 @@
+"""Graph-valued attributes (If's branches, Loop's and Scan's bodies), inferred for the rule.
+
+Before the rule of a node with graph attributes runs, each of its graphs is inferred with
+its declared input types, the values of every enclosing graph visible by name; the rule
+receives the results (``ctx.subgraph(name)``) and may infer a graph again with other input
+types (``ctx.infer_subgraph(name, types)``), e.g. until loop-carried types settle. Problems
+inside a subgraph are reported against the node that owns it.
+"""
+from __future__ import annotations
+
+from collections import ChainMap
+from typing import Any, Callable
+
+from opspec.runtime.contract import Subgraph, TensorType
+from opspec.runtime.inference.convert import INT_ELEMS, DimReader, tensor_data
+from opspec.runtime.inference.typeops import TypeConflict, merge_types
+
+_GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
+
+
+class SubgraphInference:
+    """The engine's subgraph hook (``Engine.subgraphs``) for one model."""
+
+    def __init__(self, engine: Any, reader: DimReader | None = None) -> None:
+        self.engine = engine
+        self.reader = reader or DimReader()
+        self.entries: dict = {}
+        #: Nesting depth, bounded so that a hostile model cannot recurse without end.
+        self.depth = 0
+
+    def __call__(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list,
+                 strict: bool) -> tuple[dict | None, Callable | None]:
+        graphs = {a.name: a for a in node.attribute if a.type == _GRAPH or a.type == _GRAPHS}
+        if not graphs:
+            return None, None
+
+        def infer(name: str, input_types: tuple | None = None) -> Any:
+            attribute = graphs.get(name)
+            if attribute is None:
+                return None
+            if attribute.type == _GRAPH:
+                return self._infer(attribute.g, input_types, types, datas, opsets, (index, node, errors, strict))
+            return tuple(self._infer(g, input_types, types, datas, opsets, (index, node, errors, strict))
+                         for g in attribute.graphs)
+
+        return {name: infer(name) for name in graphs}, infer
+
+    def _infer(self, graph: Any, input_types: tuple | None, outer_types: Any, outer_datas: Any,
+               opsets: dict[str, int], owner: tuple) -> Subgraph:
+        index, node, errors, strict = owner
+        if self.depth >= _MAX_DEPTH:
+            self.engine.fail(errors, index, node, f"subgraphs nested deeper than {_MAX_DEPTH}", strict)
+            return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
+        reader = self.reader
+        types: Any = ChainMap({}, outer_types)
+        datas: Any = ChainMap({}, outer_datas)
+        declared: dict[str, Any] = {}
+        inputs = []
+        for position, value_info in enumerate(graph.input):
+            value = reader.value_info(value_info)
+            given = input_types[position] if input_types is not None and position < len(input_types) else None
+            if given is not None:
+                try:
+                    value = merge_types(given, value)
+                except TypeConflict:
+                    value = given
+            inputs.append(value)
+            # An input shadows an outer value of the same name, known or not.
+            types[value_info.name] = value
+        for tensor in graph.initializer:
+            types.setdefault(tensor.name, TensorType(tensor.data_type, tuple(tensor.dims)))
+            if tensor.data_type in INT_ELEMS:
+                data = tensor_data(tensor, INT_ELEMS)
+                if data is not None:
+                    datas[tensor.name] = data
+        for value_info in graph.value_info:
+            value = reader.value_info(value_info)
+            if value is not None:
+                declared[value_info.name] = value
+        outputs_declared = [reader.value_info(v) for v in graph.output]
+        for value_info, value in zip(graph.output, outputs_declared):
+            if value is not None:
+                declared.setdefault(value_info.name, value)
+        inner: list = []
+        self.depth += 1
+        try:
+            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, {}, inner, False)
+        finally:
+            self.depth -= 1
+        where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
+        for error in inner:
+            self.engine.fail(errors, index, node, f"{where}: {error}", strict)
+        outputs = tuple(types.get(v.name) for v in graph.output)
+        return Subgraph(graph.name, tuple(inputs), outputs)
+
+
+#: How deeply graphs may nest inside node attributes.
+_MAX_DEPTH = 64

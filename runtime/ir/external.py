@@ -1,0 +1,93 @@
+"""Tensor data stored in files beside a model (``data_location: EXTERNAL``).
+
+Only files inside the model's own folder are read: a location that is absolute, climbs
+out with ``..``, or resolves (through symlinks) to somewhere outside the folder is
+refused with a message, and nothing is opened. Reads are bounded by the caller's limit,
+so a hostile offset or length cannot make inference read a large file.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+
+
+class ExternalData:
+    """Reads external tensor data under one folder; collects why a tensor was refused."""
+
+    __slots__ = ("folder", "refusals")
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = os.path.realpath(folder)
+        #: One message per refused tensor, naming the tensor and its location.
+        self.refusals: list[str] = []
+
+    def inlined(self, tensor: Any, max_bytes: int) -> Any | None:
+        """A copy of ``tensor`` with its external bytes as ``raw_data``; None when it is not
+        external, is larger than ``max_bytes``, or its file cannot or may not be read."""
+        if tensor.data_location != _EXTERNAL:
+            return None
+        entries = {entry.key: entry.value for entry in tensor.external_data}
+        location = entries.get("location", "")
+        path = self._path(tensor.name, location)
+        if path is None:
+            return None
+        try:
+            offset = int(entries.get("offset", "0") or 0)
+            length = int(entries["length"]) if entries.get("length") else None
+        except ValueError:
+            self.refusals.append(f"tensor '{tensor.name}': offset or length of '{location}' is not a number")
+            return None
+        if offset < 0 or (length is not None and length < 0):
+            self.refusals.append(f"tensor '{tensor.name}': negative offset or length for '{location}'")
+            return None
+        if length is not None and length > max_bytes:
+            return None
+        data = self._read(tensor.name, location, path, offset, max_bytes + 1 if length is None else length)
+        if data is None or len(data) > max_bytes:
+            return None
+        copy = type(tensor)()
+        copy.CopyFrom(tensor)
+        copy.ClearField("external_data")
+        copy.data_location = 0
+        copy.raw_data = data
+        return copy
+
+    def _path(self, name: str, location: str) -> str | None:
+        """The file's real path if it lies inside the folder; otherwise record why not."""
+        refuse = self.refusals.append
+        if not location:
+            refuse(f"tensor '{name}': external data without a location")
+            return None
+        if "\0" in location or os.path.isabs(location) or location.startswith(("/", "\\")) or ":" in location:
+            refuse(f"tensor '{name}': external data location '{location}' is not relative to the model's folder; "
+                   "not read")
+            return None
+        parts = location.replace("\\", "/").split("/")
+        if ".." in parts:
+            refuse(f"tensor '{name}': external data location '{location}' leaves the model's folder; not read")
+            return None
+        path = os.path.realpath(os.path.join(self.folder, location))
+        if os.path.commonpath([path, self.folder]) != self.folder:
+            refuse(f"tensor '{name}': external data location '{location}' leads outside the model's folder "
+                   "(through a link); not read")
+            return None
+        return path
+
+    def _read(self, name: str, location: str, path: str, offset: int, length: int) -> bytes | None:
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                self.refusals.append(f"tensor '{name}': external data location '{location}' is not a file")
+                return None
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                return handle.read(length)
+        except OSError as error:
+            self.refusals.append(f"tensor '{name}': cannot read external data '{location}': "
+                                 f"{error.strerror or error}")
+            return None
+
+
+__all__ = ["ExternalData"]

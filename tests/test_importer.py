@@ -1,0 +1,94 @@
+"""`opspec import`: drafts that compile and match onnx, batches that survive a bad op, and a
+person's writing kept when a file is drafted again."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+from onnx_parity import differences, onnx_schemas
+
+from registries import load_package
+
+from opspec.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+#: A few ops of each domain, chosen to use every part of the format.
+OPS = {
+    "ai.onnx": ["Celu", "GRU", "Tile", "QLinearMatMul", "Upsample", "If", "MeanVarianceNormalization",
+                "ReduceLogSumExp", "Optional"],
+    "ai.onnx.ml": ["ZipMap", "DictVectorizer", "CastMap", "TreeEnsemble"],
+    "ai.onnx.preview": ["FlexAttention"],
+    "ai.onnx.preview.training": ["Adam", "Gradient"],
+}
+
+
+def _tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "opdefs"
+    tree.mkdir()
+    shutil.copy(REPO / "opdefs/types.yaml", tree / "types.yaml")
+    return tree
+
+
+def test_drafts_of_every_domain_compile_and_match_onnx(tmp_path, capsys):
+    tree = _tree(tmp_path)
+    for domain, ops in OPS.items():
+        assert main(["import", "--ops", ",".join(ops), "--domain", domain, "--out", str(tree / domain)]) == 0
+    assert (tree / "ai.onnx.ml/domain.yaml").is_file()
+    assert (tree / "ai.onnx.ml/ml/ZipMap.yaml").is_file() and (tree / "ai.onnx/rnn/GRU.yaml").is_file()
+    out = tmp_path / "drafted_ops"
+    capsys.readouterr()
+    assert main(["generate", "--opdefs", str(tree), "--out", str(out)]) == 0
+    warnings = capsys.readouterr().err.splitlines()
+    assert "ai.onnx.ml/ml/ZipMap.yaml:2:5: warning: summary has a placeholder (TODO)" in "\n".join(warnings)
+    assert warnings and all(": warning: " in line for line in warnings)
+    registry = load_package(out)
+    theirs = onnx_schemas()
+    ours = registry.get_all_schemas_with_history()
+    assert {(s.domain, s.name) for s in ours} == {(d, n) for d, n, _ in theirs if n in sum(OPS.values(), [])}
+    assert [line for s in ours for line in differences(s, theirs[s.domain, s.name, s.since_version])] == []
+
+
+def test_drafts_use_named_sets_and_quote_map_types(tmp_path):
+    tree = _tree(tmp_path)
+    main(["import", "--ops", "If,ZipMap", "--out", str(tree / "ai.onnx")])
+    main(["import", "--ops", "ZipMap", "--domain", "ai.onnx.ml", "--out", str(tree / "ai.onnx.ml")])
+    text = (tree / "ai.onnx/control/If.yaml").read_text()
+    assert "all_optional_types_ir13" in text and "optional(seq(tensor(" not in text
+    zipmap = yaml.safe_load((tree / "ai.onnx.ml/ml/ZipMap.yaml").read_text())
+    assert zipmap["versions"][1]["types"]["T"] == ["seq(map(string, float))", "seq(map(int64, float))"]
+
+
+def test_a_bad_op_is_named_and_the_batch_goes_on(tmp_path, capsys):
+    tree = _tree(tmp_path)
+    code = main(["import", "--ops", "Celu,NoSuchOp,Elu", "--out", str(tree / "ai.onnx")])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "NoSuchOp" in captured.err and "2 drafted, 0 kept, 1 failed" in captured.out
+    assert {p.name for p in (tree / "ai.onnx").rglob("*.yaml")} == {"domain.yaml", "Celu.yaml", "Elu.yaml"}
+
+
+def test_an_unknown_domain_is_one_line_and_writes_nothing(tmp_path, capsys):
+    tree = _tree(tmp_path)
+    assert main(["import", "--ops", "Relu", "--domain", "com.nowhere", "--out", str(tree / "com.nowhere")]) == 2
+    assert capsys.readouterr().err == "opspec: onnx.defs has no domain 'com.nowhere'\n"
+    assert not (tree / "com.nowhere").exists()
+
+
+def test_existing_files_are_kept_and_a_forced_draft_keeps_what_a_person_wrote(tmp_path, capsys):
+    tree = _tree(tmp_path)
+    main(["import", "--ops", "Elu", "--out", str(tree / "ai.onnx"), "--family", "activation"])
+    path = tree / "ai.onnx/activation/Elu.yaml"
+    written = path.read_text().replace("summary: TODO", "summary: Smooth exponential unit.").replace(
+        "  X: TODO", "  X: The input.")
+    written = written.replace("  6:\n", "  6:\n    inference: elementwise\n", 1)
+    path.write_text(written)
+    assert main(["import", "--ops", "Elu", "--out", str(tree / "ai.onnx")]) == 0
+    assert "kept" in capsys.readouterr().out and path.read_text() == written
+    path.write_text(written.replace("summary: Smooth", "summary: Smoothed"))
+    assert main(["import", "--ops", "Elu", "--out", str(tree / "ai.onnx"), "--force"]) == 0
+    again = yaml.safe_load(path.read_text())
+    assert again["summary"] == "Smoothed exponential unit."
+    assert again["docs"]["X"] == "The input."
+    assert again["versions"][6]["inference"] == "elementwise"
+    assert "inference" not in again["versions"][1]
