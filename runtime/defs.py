@@ -5,9 +5,7 @@ Mirrors ``onnx.defs``: ``get_schema``, ``has_schema`` (also as ``has``), ``get_a
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.util
 import os
 import sys
 from types import ModuleType
@@ -78,6 +76,8 @@ _PRIVATE = "opspec._registries"
 
 def _load_folder(path: str) -> ModuleType:
     """Import the registry package in folder ``path`` under a private name derived from its path."""
+    import hashlib  # here, not at the top: it alone costs more than ``import opspec``
+    import importlib.util
     folder = os.path.realpath(path)
     index = os.path.join(folder, "__init__.py")
     if not os.path.isdir(folder):
