@@ -52,14 +52,20 @@ class InferenceResult:
 
 
 def infer(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
-          data_prop: bool = False) -> InferenceResult:
+          data_prop: bool = False, *, overridable_initializers: bool | None = None) -> InferenceResult:
     """Infer types and shapes of every value; return the model and a report.
 
     Arguments mean what they mean for :func:`infer_shapes`. The input is never changed.
+    ``overridable_initializers`` says whether an initializer that is also a graph input
+    may be overridden, so that its data and dims are not used: None (the default) decides
+    by the model's IR version (before IR 4 every initializer is listed as an input, so the
+    listing says nothing and it counts as a constant, as onnx takes it); True is the
+    strict reading for every model, False the loose one.
     Raises :class:`~opspec.runtime.ir.ModelLoadError` for unreadable input and, with
     ``strict_mode``, :class:`InferenceError` at the first node problem.
     """
-    return _infer(model, check_type, strict_mode, data_prop, report=True)
+    return _infer(model, check_type, strict_mode, data_prop, report=True,
+                  overridable_initializers=overridable_initializers)
 
 
 def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
@@ -97,7 +103,8 @@ def _onnx_message(model: Any) -> Any:
     return onnx.ModelProto.FromString(model.SerializeToString())
 
 
-def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: bool, report: bool) -> InferenceResult:
+def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: bool, report: bool,
+           overridable_initializers: bool | None = None) -> InferenceResult:
     if is_onnx_model(model):
         # A same-type copy is far cheaper than a round trip through bytes for models with
         # big weights; the engine only uses field names both message classes share.
@@ -108,7 +115,7 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
         loaded = load_model(model)
         copy, finish = loaded.model, loaded.to_source_kind
     outcome = infer_model(copy, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
-                          report=report)
+                          report=report, overridable_initializers=overridable_initializers)
     return InferenceResult(copy if finish is None else finish(copy), outcome)
 
 
