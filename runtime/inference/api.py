@@ -18,10 +18,12 @@ class InferenceResult:
     nodes without a schema (``unknown_reasons`` says why, ``unknown_nodes`` lists the
     nodes, each as a :class:`NodeError` carrying the reason); ``values``: every value by
     name as ``(type, producer)``, where producer is the op type, ``(input)`` or
-    ``(initializer)``.
+    ``(initializer)``; ``external_refusals``: why tensor data stored beside a model given
+    by path was not read (outside the model's folder, unreadable, ...).
     """
 
-    __slots__ = ("model", "errors", "unknown_reasons", "unknown_nodes", "node_count", "_outcome", "_values")
+    __slots__ = ("model", "errors", "unknown_reasons", "unknown_nodes", "node_count", "external_refusals",
+                 "_outcome", "_values")
 
     def __init__(self, model: Any, outcome: GraphOutcome) -> None:
         self.model = model
@@ -29,6 +31,7 @@ class InferenceResult:
         self.unknown_reasons: dict[tuple[str, str], str] = outcome.unknown
         self.unknown_nodes: list[NodeError] = outcome.unknown_nodes
         self.node_count = outcome.node_count
+        self.external_refusals: list[str] = []
         self._outcome = outcome
         self._values: dict | None = None
 
@@ -114,9 +117,16 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     else:
         loaded = load_model(model)
         copy, finish = loaded.model, loaded.to_source_kind
+    external = None
+    if isinstance(model, (str, os.PathLike)):  # data in files beside the model, never outside its folder
+        from opspec.runtime.ir.external import ExternalData
+
+        external = ExternalData(os.path.dirname(os.path.abspath(model)))
     outcome = infer_model(copy, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
-                          report=report, overridable_initializers=overridable_initializers)
-    return InferenceResult(copy if finish is None else finish(copy), outcome)
+                          report=report, overridable_initializers=overridable_initializers, external=external)
+    result = InferenceResult(copy if finish is None else finish(copy), outcome)
+    result.external_refusals = external.refusals if external is not None else []
+    return result
 
 
 __all__ = ["InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes", "infer_shapes_path"]

@@ -74,3 +74,24 @@ def test_hostile_offsets_and_sizes_read_nothing_big(tmp_path):
     missing = TensorProto(name="m", data_type=TensorProto.INT64, dims=[2], data_location=TensorProto.EXTERNAL)
     missing.external_data.add(key="location", value="nope.bin")
     assert reader.inlined(missing, 16) is None and "cannot read external data 'nope.bin'" in reader.refusals[-1]
+
+
+def test_the_python_api_reads_data_beside_a_model_given_by_path(tmp_path):
+    import opspec
+
+    (tmp_path / "weights.bin").write_bytes(np.array([2, 6], dtype=np.int64).tobytes())
+    path = _external_shape_model(tmp_path, "weights.bin")
+    result = opspec.infer(str(path))
+    assert result.values["Y"][0].shape == (2, 6) and result.external_refusals == []
+
+
+def test_the_python_api_refuses_data_outside_the_folder(tmp_path):
+    import opspec
+
+    inside = tmp_path / "model"
+    inside.mkdir()
+    (tmp_path / "outside.bin").write_bytes(np.array([2, 6], dtype=np.int64).tobytes())
+    result = opspec.infer(str(_external_shape_model(inside, "../outside.bin")))
+    assert result.values["Y"][0].shape != (2, 6)
+    assert result.external_refusals == ["tensor 'shape': external data location '../outside.bin' leaves the "
+                                        "model's folder; not read"]
