@@ -49,6 +49,12 @@ def main(package: str) -> None:
     good = model([add, swish], [("a", F, ["N", 3]), ("b", F, [1, 3])])
     report["check"] = outcome(lambda: onnx.checker.check_model(good, full_check=True))
     report["infer"] = outcome(lambda: shapes(onnx.shape_inference.infer_shapes(good, strict_mode=True)))
+    shuffle = helper.make_node("PixelShuffle", ["a"], ["y"], domain="com.example", blocksize=2)
+    user_rule = model([shuffle], [("a", F, ["N", 8, "H", 5])], output=("y", F, None))
+    report["user_rule"] = outcome(lambda: shapes(onnx.shape_inference.infer_shapes(user_rule, strict_mode=True)))
+    bad_block = helper.make_node("PixelShuffle", ["a"], ["y"], domain="com.example", blocksize=3)
+    report["user_rule_bad_node"] = outcome(lambda: shapes(onnx.shape_inference.infer_shapes(
+        model([bad_block], [("a", F, ["N", 8, "H", 5])], output=("y", F, None)), strict_mode=True)))
     bad = {
         "mismatched_shapes": model([add, swish], [("a", F, [2, 3]), ("b", F, [4, 3])]),
         "missing_input": model([helper.make_node("ScaledAdd", ["a"], ["c"], domain="com.example"), swish],

@@ -61,3 +61,13 @@ def test_the_onnx_schema_has_our_signature():
         problems = [line for line in differences(ours, to_onnx_schema(ours))
                     if not line.split(" ", 1)[1].startswith(_NOT_CARRIED)]
         assert problems == []
+
+
+def test_a_user_rule_from_the_op_set_infers_inside_onnx(report):
+    """PixelShuffle's rule lives in the example tree's rules/ folder, not in opspec."""
+    assert report["user_rule"] == ["ok", {"y": [1, ["N", 2, "2*H", 10]]}]
+
+
+def test_a_user_rule_rejecting_a_node_is_a_clean_onnx_inference_error(report):
+    kind, message = report["user_rule_bad_node"]
+    assert kind == "InferenceError" and "do not divide into blocks of 3x3" in message
