@@ -127,3 +127,19 @@ def test_the_readme_lists_every_onnx_name_opspec_lacks():
         (public(onnx.defs) | public(onnx.shape_inference)) - set(dir(opspec)) - _PLUMBING)
     unlisted = sorted(name for name in missing if f"`{name}`" not in table and f"`{name}(" not in table)
     assert not unlisted, f"README's differences table does not mention {unlisted}"
+
+
+def test_generated_protobuf_code_runs_on_the_oldest_protobuf_onnx_supports():
+    """The gencode version our IR module demands is no newer than onnx's lowest protobuf."""
+    import importlib.metadata
+    import re
+    from pathlib import Path
+
+    import opspec.generated
+
+    source = (Path(opspec.generated.__file__).parent / "opspec_ir_pb2.py").read_text()
+    demanded = tuple(int(x) for x in re.search(
+        r"ValidateProtobufRuntimeVersion\(\s*_runtime_version\.Domain\.PUBLIC,\s*(\d+),\s*(\d+),\s*(\d+)", source).groups())
+    requirement = next(r for r in importlib.metadata.requires("onnx") if r.startswith("protobuf"))
+    lowest = tuple(int(x) for x in re.search(r">=\s*([\d.]+)", requirement).group(1).split("."))
+    assert demanded <= lowest, f"the IR module needs protobuf {demanded}, onnx allows {requirement}"
