@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, TensorType, attribute, option, rule
 from opspec.runtime.contract.elements import element_code
-from opspec.runtime.rules._elementdata import binary_data, unary_data
+from opspec.runtime.rules._binarydata import binary_data
+from opspec.runtime.rules._elementdata import unary_data
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, merge_shapes
 
 #: ``compute`` choices of ``elementwise``: identity, cast, and the unary element functions.
