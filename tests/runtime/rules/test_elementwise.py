@@ -343,3 +343,13 @@ def test_same_shape_merges():
 def test_same_shape_rejects_differences(shapes):
     with pytest.raises(InferenceError, match="inputs must share one shape"):
         infer("Sum", 6, [t(*s) for s in shapes])
+
+
+def test_compute_choices_declared_match_the_element_functions():
+    """The declarations list their choices as literals; they must name exactly the functions there are."""
+    from opspec.runtime.rules._binarydata import BINARY
+    from opspec.runtime.rules._elementdata import UNARY
+    from opspec.runtime.rules.elementwise import BINARY_COMPUTE, UNARY_COMPUTE
+
+    assert set(UNARY_COMPUTE) == set(UNARY) | {"identity", "cast"}
+    assert set(BINARY_COMPUTE) == set(BINARY) | {"div", "where"}
