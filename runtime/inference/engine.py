@@ -348,7 +348,9 @@ class Engine:
             if memo is not None:
                 frozen = freeze(attributes) if attributes else ()
                 if frozen is not None:
-                    key = (tuple(inputs), tuple(data) if data else None, frozen, output_count)
+                    # An omitted input and a supplied but unknown one both read None: tell them apart.
+                    omitted = tuple([not name for name in in_names]) if None in inputs else None
+                    key = (tuple(inputs), tuple(data) if data else None, frozen, output_count, omitted)
                     try:
                         found = memo.get(key)
                     except TypeError:  # something unhashable (a float NaN is fine; a message is not)

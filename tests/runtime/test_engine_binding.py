@@ -40,3 +40,20 @@ def test_each_output_of_a_heterogeneous_variadic_is_typed_on_its_own():
     values = opspec.infer(model).values
     assert values["X2n"][0] is None or values["X2n"][0].elem in (0, D)
     assert all(values[o][0] is None or values[o][0].elem == 0 for o in outs)
+
+
+def test_reuse_tells_an_omitted_input_from_an_unknown_one():
+    """Two Slices alike but for axes: omitted in one, supplied by an op without a schema in the other."""
+    ints = lambda name, values: helper.make_tensor(name, I64, [len(values)], values)  # noqa: E731
+    nodes = [
+        helper.make_node("Slice", ["X", "starts", "ends", "", "steps"], ["a"]),
+        helper.make_node("Mystery", ["X"], ["axes"], domain="com.unknown"),
+        helper.make_node("Slice", ["X", "starts", "ends", "axes", "steps"], ["b"]),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", F, [4, 6])],
+                              [helper.make_value_info(n, helper.TypeProto()) for n in ("a", "b")],
+                              [ints("starts", [1]), ints("ends", [3]), ints("steps", [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.unknown", 1)])
+    values = opspec.infer(model).values
+    assert values["a"][0].shape == (2, 6)
+    assert values["b"][0].shape in (None, (None, None))  # axis 0 or 1 may be sliced
