@@ -7,6 +7,7 @@ only what changed. ``inputs``/``outputs``, when present, restate the whole signa
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -335,10 +336,10 @@ def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
     """The rule reference, checked against the rule's declaration (a ``DeclaredRule``)."""
     found = rules.get(declared.name)
     if found is None:
-        diagnostics.error(
-            declared.location,
-            f"unknown inference rule {declared.name!r} (known rules: {', '.join(sorted(rules))})",
-        )
+        close = difflib.get_close_matches(declared.name, list(rules), n=3)
+        hint = (f"did you mean {' or '.join(repr(name) for name in close)}?" if close
+                else "the rules reference, docs/rules.md, lists every rule")
+        diagnostics.error(declared.location, f"unknown inference rule {declared.name!r} ({hint})")
         return None
     spec = found.spec
     inputs = {p.name for p in schema.inputs}

@@ -73,10 +73,9 @@ CASES = [
     ("unknown type set", OP.replace("[tensor(float)]", "float_typez"),
      ["12:10: error: unknown type set 'float_typez' (known: none are defined)"]),
     ("unknown rule", OP.replace("inference: elementwise", "inference: elementwize"),
-     ["13:16: error: unknown inference rule 'elementwize' (known rules: arg_reduce, batch_norm, broadcast, "
-      "broadcast_legacy, concat, constant, constant_of_shape, conv, elementwise, expand, flatten, gather, gemm, "
-      "global_pool, layer_norm, matmul, pool, range, reduce, reshape, same_shape, shape, size, slice, split, "
-      "squeeze, transpose, unsqueeze)"]),
+     ["13:16: error: unknown inference rule 'elementwize' (did you mean 'elementwise'?)"]),
+    ("unknown rule, nothing close", OP.replace("inference: elementwise", "inference: qqq"),
+     ["13:16: error: unknown inference rule 'qqq' (the rules reference, docs/rules.md, lists every rule)"]),
     ("rule argument naming nothing", OP.replace("inference: elementwise", "inference: {rule: elementwise, dtype: to}"),
      ["13:43: error: rule 'elementwise': argument 'dtype' names 'to', which is not an attribute of Foo version 1"]),
     ("rule argument outside its choices",

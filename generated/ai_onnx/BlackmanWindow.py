@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FunctionBody,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -71,6 +72,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Generates a Blackman window of the requested length.',
+        inference=RuleRef(
+            name='window',
+        ),
         functions=(
             FunctionBody(
                 opset=17,

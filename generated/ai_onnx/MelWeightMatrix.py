@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -99,6 +100,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Builds the matrix that maps a linear spectrum onto mel frequency bins.',
+        inference=RuleRef(
+            name='mel_weight_matrix',
+        ),
         file='opdefs/ai.onnx/math/MelWeightMatrix.yaml',
         line=6,
     ),

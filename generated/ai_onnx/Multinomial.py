@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -83,6 +84,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Draws class indices from categorical distributions given as log-probabilities.',
+        inference=RuleRef(
+            name='multinomial',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/Multinomial.yaml',
         line=6,
@@ -121,9 +125,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Draws class indices from categorical distributions given as log-probabilities.',
+        inference=RuleRef(
+            name='multinomial',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Multinomial.yaml',
-        line=19,
+        line=20,
     ),
 )

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -84,6 +85,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Fills a tensor with random values from a normal distribution.',
+        inference=RuleRef(
+            name='random_like',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/RandomNormalLike.yaml',
         line=6,
@@ -132,9 +136,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Fills a tensor with random values from a normal distribution.',
+        inference=RuleRef(
+            name='random_like',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/RandomNormalLike.yaml',
-        line=20,
+        line=21,
     ),
 )

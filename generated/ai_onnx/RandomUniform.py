@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -80,6 +81,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Fills a tensor with random values from a uniform distribution.',
+        inference=RuleRef(
+            name='random_tensor',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/RandomUniform.yaml',
         line=6,
@@ -117,9 +121,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Fills a tensor with random values from a uniform distribution.',
+        inference=RuleRef(
+            name='random_tensor',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/RandomUniform.yaml',
-        line=19,
+        line=20,
     ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from opspec.runtime.contract.elements import element_code
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.shape import Sym, format_shape
 
@@ -94,6 +95,17 @@ class ArgumentReaders:
         """An ints attribute argument as a tuple of ints, or None when not set."""
         value = self.attr(key)
         return None if value is None else tuple(int(v) for v in value)
+
+    def elem_attr(self, key: str, default: int | None = None) -> int | None:
+        """An element-type attribute argument (a TensorProto.DataType number or a type name)
+        as its number; ``default`` when not set; a node error when it names no element type."""
+        value = self.attr(key)
+        if value is None:
+            return default
+        code = element_code(value)
+        if code is None:
+            self.fail(f"attribute '{self.named(key)}' is {value!r}, which is no element type")  # type: ignore
+        return code
 
     def input_arg(self, key: str) -> int | None:
         """The actual index of the input that argument ``key`` names, when the node supplies it."""

@@ -6,7 +6,6 @@ sizes) element by element, with the functions of :mod:`._elementdata`.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, TensorType, attribute, option, rule
-from opspec.runtime.contract.elements import element_code
 from opspec.runtime.rules._binarydata import binary_data
 from opspec.runtime.rules._elementdata import unary_data
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, merge_shapes
@@ -25,12 +24,7 @@ BINARY_COMPUTE = ("add", "sub", "mul", "div", "pow", "max", "min", "equal", "les
 def elementwise(ctx: InferenceContext) -> None:
     """Every output takes input 0's shape; ``dtype`` names an attribute giving the elem type."""
     source = ctx.input_type(0)
-    elem = None
-    value = ctx.attr("dtype")
-    if value is not None:
-        elem = element_code(value)
-        if elem is None:
-            ctx.fail(f"unknown element type {value!r}")
+    elem = ctx.elem_attr("dtype")
     if source is not None and type(source) is not TensorType and elem is None:
         for index in range(ctx.output_count):  # a sequence or optional passes through whole
             ctx.set_output(index, source)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from ruletest import INT64, run, t, vec
 
+from opspec.runtime.contract import Data
+
 from opspec.runtime.shape import Sym, SymbolTable
 
 UNKNOWN = object()  # marks the input under test
@@ -80,6 +82,12 @@ CASES = [
     ("Gather", 13, [t(4, elem=INT64), UNKNOWN], [vec(5, 6, 7, 8), UNKNOWN], {"axis": 0}, 1,
      [(t(2, elem=INT64), vec(0, 3)), (t(elem=INT64), vec(1))]),
     ("Clip", 13, [t(2, 3), UNKNOWN], [None, UNKNOWN], {}, 1, [(t(), None)]),
+    ("HannWindow", 17, [UNKNOWN], [UNKNOWN], {}, 1,
+     [(t(elem=INT64), Data((), (4,))), (t(elem=INT64), Data((), (0,)))]),
+    ("MelWeightMatrix", 17, [t(elem=INT64), UNKNOWN, t(elem=INT64), t(), t()],
+     [Data((), (8,)), UNKNOWN, None, None, None], {}, 1,
+     [(t(elem=INT64), Data((), (512,))), (t(elem=INT64), Data((), (7,)))]),
+    ("RandomNormalLike", 22, [UNKNOWN], [UNKNOWN], {"dtype": 1}, 1, [(t(2, 3), None), (t(), None)]),
 ]
 
 
