@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -172,6 +173,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Resizes a tensor by interpolation, to given scales or sizes.',
+        inference=RuleRef(
+            name='resize',
+        ),
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=8,
     ),
@@ -231,9 +235,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Resizes a tensor by interpolation, to given scales or sizes.',
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=18,
+        line=19,
     ),
     OpSchema(
         name='Resize',
@@ -266,9 +273,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Resizes a tensor by interpolation, to given scales or sizes.',
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=36,
+        line=37,
     ),
     OpSchema(
         name='Resize',
@@ -304,9 +314,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Resizes a tensor by interpolation, to given scales or sizes.',
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=46,
+        line=47,
     ),
     OpSchema(
         name='Resize',
@@ -342,8 +355,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Resizes a tensor by interpolation, to given scales or sizes.',
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=51,
+        line=52,
     ),
 )

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     SupportType,
     TypeConstraintParam,
 )
@@ -96,6 +97,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Enlarges a tensor by scale factors per axis, with nearest or linear sampling (deprecated).',
+        inference=RuleRef(
+            name='resize',
+        ),
         support_level=SupportType.EXPERIMENTAL,
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
         line=8,
@@ -128,9 +132,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Enlarges a tensor by scale factors per axis, with nearest or linear sampling (deprecated).',
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=20,
+        line=21,
     ),
     OpSchema(
         name='Upsample',
@@ -155,9 +162,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Enlarges a tensor by scale factors per axis, with nearest or linear sampling (deprecated).',
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=28,
+        line=29,
     ),
     OpSchema(
         name='Upsample',
@@ -183,8 +193,11 @@ SCHEMAS = (
         doc=DOC,
         summary='Enlarges a tensor by scale factors per axis, with nearest or linear sampling (deprecated).',
         deprecated=True,
+        inference=RuleRef(
+            name='resize',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=36,
+        line=37,
     ),
 )

@@ -21,7 +21,7 @@ from opspec.runtime.contract.values import (
 from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as _FLOAT_ELEMS
 from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
 from opspec.runtime.contract.elements import ELEMENT_TYPES
-from opspec.runtime.contract.limits import DATA_LIMIT
+from opspec.runtime.contract.limits import DATA_LIMIT, FLOAT_DATA_LIMIT
 from opspec.runtime.shape import Sym, parse_dim
 _RAW_FORMATS = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "?", 10: "e", 11: "d", 12: "I",
                 13: "Q", 16: "H"}  # bfloat16: raw 16-bit patterns, widened below
@@ -101,6 +101,17 @@ _MISSING = object()
 
 def tensor_type(tensor: Any) -> TensorType:
     return TensorType(tensor.data_type, tuple(tensor.dims))
+
+
+def initializer_data(tensor: Any) -> Data | None:
+    """The data an initializer carries into inference: small integer tensors (shapes, axes,
+    sizes) and very small floating-point ones (scales); None for anything else."""
+    elem = tensor.data_type
+    if elem in INT_ELEMS:
+        return tensor_data(tensor, INT_ELEMS)
+    if elem in _FLOAT_ELEMS:
+        return tensor_data(tensor, _FLOAT_ELEMS, FLOAT_DATA_LIMIT)
+    return None
 
 
 def tensor_data(tensor: Any, elems: frozenset | None = None, limit: int = DATA_LIMIT) -> Data | None:
@@ -397,7 +408,7 @@ def is_informative(value: Any) -> bool:
 
 
 __all__ = [
-    "DATA_LIMIT", "DimReader", "INT_ELEMS", "TypeEncoder", "attribute_kind", "attribute_value", "attribute_values",
+    "DATA_LIMIT", "DimReader", "INT_ELEMS", "initializer_data", "TypeEncoder", "attribute_kind", "attribute_value", "attribute_values",
     "graph_value_infos", "is_informative", "sparse_tensor_value", "tensor_data", "tensor_type", "tensor_value",
     "type_from_string", "write_type",
 ]

@@ -13,7 +13,7 @@ from opspec.runtime.inference.convert import (
     TypeEncoder,
     graph_value_infos,
     is_informative,
-    tensor_data,
+    initializer_data,
     write_type,
 )
 from opspec.runtime.inference.engine import Engine, FunctionInfo, NodeError, normalize_opsets
@@ -165,13 +165,12 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             if name not in types:  # an override may have other dims, not another element type
                 types[name] = TensorType(elem, None)
             continue
-        if elem in INT_ELEMS:  # only small integer tensors carry data (shapes, axes)
-            if external is not None and tensor.data_location == _EXTERNAL:
-                inlined = external.inlined(tensor, DATA_LIMIT * 8)
-                tensor = tensor if inlined is None else inlined
-            data = tensor_data(tensor, INT_ELEMS)
-            if data is not None:
-                datas[name] = data
+        if external is not None and tensor.data_location == _EXTERNAL and elem in INT_ELEMS:
+            inlined = external.inlined(tensor, DATA_LIMIT * 8)
+            tensor = tensor if inlined is None else inlined
+        data = initializer_data(tensor)  # small integer tensors (shapes, axes) and tiny float ones (scales)
+        if data is not None:
+            datas[name] = data
         constant = TensorType(elem, tuple(tensor.dims))
         declared_type = types.get(name)
         try:

@@ -12,7 +12,7 @@ from collections import ChainMap
 from typing import Any, Callable
 
 from opspec.runtime.contract import Subgraph, TensorType
-from opspec.runtime.inference.convert import INT_ELEMS, DimReader, tensor_data
+from opspec.runtime.inference.convert import DimReader, initializer_data
 from opspec.runtime.inference.typeops import TypeConflict, merge_types
 
 _GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
@@ -69,10 +69,9 @@ class SubgraphInference:
             types[value_info.name] = value
         for tensor in graph.initializer:
             types.setdefault(tensor.name, TensorType(tensor.data_type, tuple(tensor.dims)))
-            if tensor.data_type in INT_ELEMS:
-                data = tensor_data(tensor, INT_ELEMS)
-                if data is not None:
-                    datas[tensor.name] = data
+            data = initializer_data(tensor)
+            if data is not None:
+                datas[tensor.name] = data
         for value_info in graph.value_info:
             value = reader.value_info(value_info)
             if value is not None:

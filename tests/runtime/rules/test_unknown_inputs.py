@@ -87,6 +87,12 @@ CASES = [
     ("MelWeightMatrix", 17, [t(elem=INT64), UNKNOWN, t(elem=INT64), t(), t()],
      [Data((), (8,)), UNKNOWN, None, None, None], {}, 1,
      [(t(elem=INT64), Data((), (512,))), (t(elem=INT64), Data((), (7,)))]),
+    ("Resize", 19, [t(2, 3, 4, 4), t(0), UNKNOWN], [None, None, UNKNOWN], {}, 1,
+     [(t(4), Data((4,), (1.0, 1.0, 2.0, 2.0))), (t(4), Data((4,), (1.0, 2.0, 0.5, 1.5)))]),
+    ("Resize", 19, [t(2, 3, 4, 4), t(0), t(0), UNKNOWN], [None, None, Data((0,), ()), UNKNOWN], {}, 1,
+     [(t(4, elem=INT64), Data((4,), (2, 3, 8, 8))),]),
+    ("Resize", 19, [t(2, 3, 4, 4), t(0), t(0), UNKNOWN], [None, None, Data((0,), ()), UNKNOWN], {"axes": [2, 3]}, 1,
+     [(t(2, elem=INT64), Data((2,), (8, 8))), (t(2, elem=INT64), Data((2,), (1, 1)))]),
     ("RandomNormalLike", 22, [UNKNOWN], [UNKNOWN], {"dtype": 1}, 1, [(t(2, 3), None), (t(), None)]),
 ]
 
