@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     FunctionBody,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -74,6 +75,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Generates a sampling grid from batches of affine transforms.',
+        inference=RuleRef(
+            name='affine_grid',
+        ),
         node_determinism=NodeDeterminism.NonDeterministic,
         functions=(
             FunctionBody(

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -83,6 +84,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Rearranges column blocks back into an image, summing overlaps.',
+        inference=RuleRef(
+            name='col2im',
+        ),
         file='opdefs/ai.onnx/tensor/Col2Im.yaml',
         line=6,
     ),

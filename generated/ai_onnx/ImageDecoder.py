@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -64,6 +65,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Decodes an encoded image (JPEG, PNG and others) into pixels.',
+        inference=RuleRef(
+            name='image_decoder',
+        ),
         file='opdefs/ai.onnx/image/ImageDecoder.yaml',
         line=6,
     ),

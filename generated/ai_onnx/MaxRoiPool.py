@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -78,6 +79,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Max pooling over regions of interest to a fixed output size.',
+        inference=RuleRef(
+            name='max_roi_pool',
+        ),
         file='opdefs/ai.onnx/object_detection/MaxRoiPool.yaml',
         line=6,
     ),
@@ -127,8 +131,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Max pooling over regions of interest to a fixed output size.',
+        inference=RuleRef(
+            name='max_roi_pool',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/object_detection/MaxRoiPool.yaml',
-        line=17,
+        line=18,
     ),
 )

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
 )
 
 DOC = 'For each batch entry and class, boxes are taken in order of falling score; a box is dropped when its intersection over union with a box already kept exceeds `iou_threshold`, or when its score is not above `score_threshold`. At most `max_output_boxes_per_class` boxes are kept per class.\nThe output lists one row (batch index, class index, box index) per kept box.\n'
@@ -86,6 +87,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Selects boxes by score, dropping those that overlap a better one too much.',
+        inference=RuleRef(
+            name='non_max_suppression',
+        ),
         file='opdefs/ai.onnx/object_detection/NonMaxSuppression.yaml',
         line=8,
     ),
@@ -113,8 +117,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Selects boxes by score, dropping those that overlap a better one too much.',
+        inference=RuleRef(
+            name='non_max_suppression',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/object_detection/NonMaxSuppression.yaml',
-        line=19,
+        line=20,
     ),
 )

@@ -93,6 +93,10 @@ CASES = [
      [(t(4, elem=INT64), Data((4,), (2, 3, 8, 8))),]),
     ("Resize", 19, [t(2, 3, 4, 4), t(0), t(0), UNKNOWN], [None, None, Data((0,), ()), UNKNOWN], {"axes": [2, 3]}, 1,
      [(t(2, elem=INT64), Data((2,), (8, 8))), (t(2, elem=INT64), Data((2,), (1, 1)))]),
+    ("Col2Im", 18, [t(1, 12, 16), UNKNOWN, t(2, elem=INT64)], [None, UNKNOWN, Data((2,), (2, 2))], {}, 1,
+     [(t(2, elem=INT64), Data((2,), (5, 5))), (t(2, elem=INT64), Data((2,), (4, 7)))]),
+    ("AffineGrid", 20, [t(2, 2, 3), UNKNOWN], [None, UNKNOWN], {}, 1,
+     [(t(4, elem=INT64), Data((4,), (2, 3, 8, 9))), (t(4, elem=INT64), Data((4,), (2, 1, 1, 1)))]),
     ("RandomNormalLike", 22, [UNKNOWN], [UNKNOWN], {"dtype": 1}, 1, [(t(2, 3), None), (t(), None)]),
 ]
 
