@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
 )
 
 DOC = 'Strings listed in `stopwords` are removed, comparing with or without case as `is_case_sensitive` says, and the others may be changed to lower or upper case according to `locale`. The input is 1-D or of shape (1, C); when every string is removed the output holds a single empty string.'
@@ -65,6 +66,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Removes stop words from strings and changes their case.',
+        inference=RuleRef(
+            name='string_normalizer',
+        ),
         file='opdefs/ai.onnx/text/StringNormalizer.yaml',
         line=6,
     ),
