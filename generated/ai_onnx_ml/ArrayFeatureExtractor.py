@@ -7,6 +7,7 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -54,6 +55,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Selects features by index along the last axis.',
+        inference=RuleRef(
+            name='array_feature_extractor',
+        ),
         file='opdefs/ai.onnx.ml/ml/ArrayFeatureExtractor.yaml',
         line=6,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -73,6 +74,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Turns a map with int64 keys into a tensor, casting its values.',
+        inference=RuleRef(
+            name='cast_map',
+        ),
         file='opdefs/ai.onnx.ml/ml/CastMap.yaml',
         line=8,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -78,6 +79,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Converts strings to integer codes or integer codes to strings.',
+        inference=RuleRef(
+            name='category_mapper',
+        ),
         file='opdefs/ai.onnx.ml/ml/CategoryMapper.yaml',
         line=6,
     ),

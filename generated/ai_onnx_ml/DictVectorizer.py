@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -65,6 +66,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Turns a map into a dense 1-D tensor laid out by a fixed vocabulary.',
+        inference=RuleRef(
+            name='dict_vectorizer',
+        ),
         file='opdefs/ai.onnx.ml/ml/DictVectorizer.yaml',
         line=8,
     ),

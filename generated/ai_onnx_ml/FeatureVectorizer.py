@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -57,6 +58,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Joins several feature tensors into one float feature matrix.',
+        inference=RuleRef(
+            name='feature_vectorizer',
+        ),
         file='opdefs/ai.onnx.ml/ml/FeatureVectorizer.yaml',
         line=6,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -119,6 +120,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps each element to a value through a lookup table of keys and values.',
+        inference=RuleRef(
+            name='label_encoder',
+        ),
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
         line=8,
     ),
@@ -171,9 +175,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps each element to a value through a lookup table of keys and values.',
+        inference=RuleRef(
+            name='label_encoder',
+        ),
         change_class='narrowing',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=20,
+        line=21,
     ),
     OpSchema(
         name='LabelEncoder',
@@ -239,8 +246,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps each element to a value through a lookup table of keys and values.',
+        inference=RuleRef(
+            name='label_encoder',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=33,
+        line=34,
     ),
 )

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -94,6 +95,12 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Linear classifier: class scores from a weight matrix and intercepts.',
+        inference=RuleRef(
+            name='classifier',
+            args=MappingProxyType({
+                'score_per_label': True,
+            }),
+        ),
         file='opdefs/ai.onnx.ml/ml/LinearClassifier.yaml',
         line=6,
     ),

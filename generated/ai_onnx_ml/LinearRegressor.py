@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -72,6 +73,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Linear regression: targets from a weight matrix and intercepts.',
+        inference=RuleRef(
+            name='regressor',
+            args=MappingProxyType({
+                'targets': 'targets',
+            }),
+        ),
         file='opdefs/ai.onnx.ml/ml/LinearRegressor.yaml',
         line=6,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -66,6 +67,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Encodes each categorical value as a one-hot float vector.',
+        inference=RuleRef(
+            name='one_hot_encoder',
+        ),
         file='opdefs/ai.onnx.ml/ml/OneHotEncoder.yaml',
         line=6,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -118,6 +119,9 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Support vector machine classifier.',
+        inference=RuleRef(
+            name='classifier',
+        ),
         file='opdefs/ai.onnx.ml/ml/SVMClassifier.yaml',
         line=6,
     ),

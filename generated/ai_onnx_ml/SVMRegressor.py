@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -94,6 +95,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Support vector machine regression, or a one-class novelty score.',
+        inference=RuleRef(
+            name='regressor',
+        ),
         file='opdefs/ai.onnx.ml/ml/SVMRegressor.yaml',
         line=6,
     ),

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -143,6 +144,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Evaluates an ensemble of decision trees, for regression or classification.',
+        inference=RuleRef(
+            name='regressor',
+            args=MappingProxyType({
+                'targets': 'n_targets',
+            }),
+        ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsemble.yaml',
         line=8,
     ),

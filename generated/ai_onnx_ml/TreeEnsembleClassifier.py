@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -202,6 +203,13 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Classifies with an ensemble of decision trees.',
+        inference=RuleRef(
+            name='classifier',
+            args=MappingProxyType({
+                'labels_ints': 'classlabels_int64s',
+                'score_per_label': True,
+            }),
+        ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
         line=8,
     ),
@@ -249,9 +257,16 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Classifies with an ensemble of decision trees.',
+        inference=RuleRef(
+            name='classifier',
+            args=MappingProxyType({
+                'labels_ints': 'classlabels_int64s',
+                'score_per_label': True,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
-        line=35,
+        line=36,
     ),
     OpSchema(
         name='TreeEnsembleClassifier',
@@ -298,8 +313,15 @@ SCHEMAS = (
         doc=DOC,
         summary='Classifies with an ensemble of decision trees.',
         deprecated=True,
+        inference=RuleRef(
+            name='classifier',
+            args=MappingProxyType({
+                'labels_ints': 'classlabels_int64s',
+                'score_per_label': True,
+            }),
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
-        line=41,
+        line=42,
     ),
 )

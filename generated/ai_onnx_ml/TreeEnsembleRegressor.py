@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -189,6 +190,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Regression with an ensemble of decision trees.',
+        inference=RuleRef(
+            name='regressor',
+            args=MappingProxyType({
+                'targets': 'n_targets',
+            }),
+        ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
         line=8,
     ),
@@ -234,9 +241,15 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Regression with an ensemble of decision trees.',
+        inference=RuleRef(
+            name='regressor',
+            args=MappingProxyType({
+                'targets': 'n_targets',
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=33,
+        line=34,
     ),
     OpSchema(
         name='TreeEnsembleRegressor',
@@ -281,8 +294,14 @@ SCHEMAS = (
         doc=DOC,
         summary='Regression with an ensemble of decision trees.',
         deprecated=True,
+        inference=RuleRef(
+            name='regressor',
+            args=MappingProxyType({
+                'targets': 'n_targets',
+            }),
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=39,
+        line=40,
     ),
 )

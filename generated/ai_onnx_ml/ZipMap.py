@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -60,6 +61,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Turns each row of class scores into a map from class label to score.',
+        inference=RuleRef(
+            name='zip_map',
+        ),
         file='opdefs/ai.onnx.ml/ml/ZipMap.yaml',
         line=8,
     ),
