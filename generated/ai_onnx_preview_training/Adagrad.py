@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -96,6 +97,13 @@ SCHEMAS = (
         max_output=2147483647,
         doc=DOC,
         summary='One step of the Adagrad optimiser for several tensors.',
+        inference=RuleRef(
+            name='optimizer',
+            args=MappingProxyType({
+                'input_groups': 3,
+                'output_groups': '0,2',
+            }),
+        ),
         file='opdefs/ai.onnx.preview.training/training/Adagrad.yaml',
         line=6,
     ),

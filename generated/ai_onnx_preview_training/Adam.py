@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -108,6 +109,13 @@ SCHEMAS = (
         max_output=2147483647,
         doc=DOC,
         summary='One step of the Adam optimiser for several tensors.',
+        inference=RuleRef(
+            name='optimizer',
+            args=MappingProxyType({
+                'input_groups': 4,
+                'output_groups': '0,2,3',
+            }),
+        ),
         file='opdefs/ai.onnx.preview.training/training/Adam.yaml',
         line=6,
     ),

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -102,6 +103,13 @@ SCHEMAS = (
         max_output=2147483647,
         doc=DOC,
         summary='One step of stochastic gradient descent with momentum for several tensors.',
+        inference=RuleRef(
+            name='optimizer',
+            args=MappingProxyType({
+                'input_groups': 3,
+                'output_groups': '0,2',
+            }),
+        ),
         file='opdefs/ai.onnx.preview.training/training/Momentum.yaml',
         line=6,
     ),
