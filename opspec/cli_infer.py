@@ -40,13 +40,10 @@ def _load(path: str) -> Any:
 def _run(model: Any, path: str, **options: Any) -> tuple[Any, list[str]]:
     """Infer ``model`` (loaded from ``path``, ours to change) reading external data beside it;
     the result and the external data that was refused."""
-    from opspec.runtime.inference.api import InferenceResult
-    from opspec.runtime.inference.graph import infer_model
-    from opspec.runtime.ir.external import ExternalData
+    from opspec.runtime.inference.api import infer_in_place
 
-    external = ExternalData(os.path.dirname(os.path.abspath(path)))
-    outcome = infer_model(model, external=external, **options)
-    return InferenceResult(model, outcome), external.refusals
+    result = infer_in_place(model, path, **options)
+    return result, result.external_refusals
 
 
 def _check_output(path: str) -> None:

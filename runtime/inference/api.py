@@ -117,14 +117,27 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     else:
         loaded = load_model(model)
         copy, finish = loaded.model, loaded.to_source_kind
+    path = model if isinstance(model, (str, os.PathLike)) else None
+    result = infer_in_place(copy, path, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
+                            report=report, overridable_initializers=overridable_initializers)
+    if finish is not None:
+        result.model = finish(copy)
+    return result
+
+
+def infer_in_place(model: Any, path: str | os.PathLike | None = None, **options: Any) -> InferenceResult:
+    """Infer a model message that the caller owns, writing results into it.
+
+    ``path`` is the file it was read from, if any: small tensor data stored beside it is
+    read (within its folder only). ``options`` are :func:`infer_model`'s.
+    """
     external = None
-    if isinstance(model, (str, os.PathLike)):  # data in files beside the model, never outside its folder
+    if path is not None:
         from opspec.runtime.ir.external import ExternalData
 
-        external = ExternalData(os.path.dirname(os.path.abspath(model)))
-    outcome = infer_model(copy, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
-                          report=report, overridable_initializers=overridable_initializers, external=external)
-    result = InferenceResult(copy if finish is None else finish(copy), outcome)
+        external = ExternalData(os.path.dirname(os.path.abspath(path)))
+    outcome = infer_model(model, external=external, **options)
+    result = InferenceResult(model, outcome)
     result.external_refusals = external.refusals if external is not None else []
     return result
 
