@@ -58,10 +58,11 @@ def suite_counts(domain: CompiledDomain, suite: dict[str, str]) -> dict[str, str
         prefixes[f"test_{re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name).lower()}"] = name
     by_op: dict[str, Counter[str]] = {}
     for case, outcome in suite.items():
-        matches = [prefix for prefix in prefixes
-                   if case.startswith(prefix) and case[len(prefix):len(prefix) + 1] in ("", "_", *"0123456789")]
-        if matches:
-            by_op.setdefault(prefixes[max(matches, key=len)], Counter())[outcome] += 1
+        # Where a prefix may end: before "_" or a digit, or at the end; try the longest first.
+        ends = [len(case)] + [i for i in range(len(case) - 1, 5, -1) if case[i] == "_" or case[i].isdigit()]
+        match = next((case[:end] for end in ends if case[:end] in prefixes), None)
+        if match is not None:
+            by_op.setdefault(prefixes[match], Counter())[outcome] += 1
     return {op: ", ".join(f"{counts[o]} {o}" for o in SUITE_ORDER if counts[o]) for op, counts in by_op.items()}
 
 

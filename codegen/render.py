@@ -27,6 +27,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
                 "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
                 "ValueConstraint")
+#: Any of SCHEMA_NAMES as a whole word: the names a generated module must import.
+_SCHEMA_NAME = re.compile(rf"\b({'|'.join(SCHEMA_NAMES)})\b")
 _HOIST_MIN_LENGTH = 60
 
 
@@ -65,6 +67,15 @@ def _md_code(text: str) -> str:
     return text.replace("`", "'") if text else '""'
 
 
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """Jinja's per-user cache of compiled templates (in the temp folder), when it can be made:
+    compiling the templates is a good part of a small generation."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -73,6 +84,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        bytecode_cache=_template_cache(),
     )
     env.filters.update(py=py, mdcell=_md_cell, mdcode=_md_code)
     env.globals.update(
@@ -207,7 +219,8 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
             body = py(op.schemas, {value: name for value, name in constants})
             definitions = _define(constants)
             module_text = body + "".join(text for _, text in definitions)
-            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", module_text)]
+            used = set(_SCHEMA_NAME.findall(module_text))
+            imports = [name for name in SCHEMA_NAMES if name in used]
             files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
                 op=op, imports=imports, definitions=definitions, body=body
             )
