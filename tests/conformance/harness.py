@@ -57,22 +57,30 @@ def nodes(graph: Any) -> Iterator[Any]:
                 yield from nodes(subgraph)
 
 
-def coverage(model: Any) -> str:
-    """How far opspec covers the ops of ``model``: the weakest of its nodes (see ``COVERAGE``)."""
+def schemas(model: Any) -> Iterator[tuple[str, Any]]:
+    """(op name, opspec schema or None) for every node of ``model``, its subgraphs and its
+    model-local functions; calls of a model-local function are not ops of their own."""
     import opspec
 
     opsets = {("" if entry.domain == "ai.onnx" else entry.domain): entry.version for entry in model.opset_import}
     local = {(function.domain, function.name) for function in model.functions}
-    worst = 0
-    for node in nodes(model.graph):
+    bodies = [node for function in model.functions for node in function.node]
+    for node in [*nodes(model.graph), *bodies]:
         domain = "" if node.domain == "ai.onnx" else node.domain
         if (node.domain, node.op_type) in local:
             continue
         try:
             schema = opspec.get_schema(node.op_type, opsets.get(domain), domain)
         except LookupError:
-            return "no schema"
-        worst = max(worst, 0 if schema.inference else 1)
+            schema = None
+        yield f"{domain + '::' if domain else ''}{node.op_type}", schema
+
+
+def coverage(model: Any) -> str:
+    """How far opspec covers the ops of ``model``: the weakest of its nodes (see ``COVERAGE``)."""
+    worst = 0
+    for _, schema in schemas(model):
+        worst = max(worst, 2 if schema is None else 0 if schema.inference else 1)
     return COVERAGE[worst]
 
 
@@ -147,19 +155,9 @@ def table(results: dict[str, dict[str, Any]]) -> str:
 
 def missing_ops() -> Counter[str]:
     """Ops of the suite that opspec has no schema for, with how many cases use them."""
-    import opspec
-
     counted: Counter[str] = Counter()
     for case in cases():
-        seen = set()
-        opsets = {("" if e.domain == "ai.onnx" else e.domain): e.version for e in case.model.opset_import}
-        for node in nodes(case.model.graph):
-            domain = "" if node.domain == "ai.onnx" else node.domain
-            try:
-                opspec.get_schema(node.op_type, opsets.get(domain), domain)
-            except LookupError:
-                seen.add(f"{domain + '::' if domain else ''}{node.op_type}")
-        counted.update(seen)
+        counted.update({name for name, schema in schemas(case.model) if schema is None})
     return counted
 
 
