@@ -5,6 +5,8 @@ type is compared with the case's real output (see ``outcome`` for the classes). 
 ``onnx.backend.test.case.node.collect_testcases()`` is scored, whatever its ops; each case also says
 how far opspec covers its ops (``COVERAGE``): all ops have an inference rule, some op has a schema but
 no rule yet, or some op has no schema. Only fully ruled cases are held to "exact wherever onnx is".
+Cases with model-local functions run like any other (the engine infers through them); the ops of
+their bodies count for coverage.
 
 Two variants of every case run: the model as shipped, and the model with every int32/int64 input
 turned into an initializer, as exported models carry shapes, axes, sizes and k.
