@@ -67,11 +67,28 @@ def _md_code(text: str) -> str:
     return text.replace("`", "'") if text else '""'
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's per-user cache of compiled templates (in the temp folder); a cache entry that
+    cannot be read or written only costs a compilation."""
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - a damaged entry of any kind is only recompiled
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
 def _template_cache() -> jinja2.BytecodeCache | None:
-    """Jinja's per-user cache of compiled templates (in the temp folder), when it can be made:
-    compiling the templates is a good part of a small generation."""
+    """The compiled-template cache, when it can be made: compiling the templates is a good part
+    of a small generation."""
     try:
-        return jinja2.FileSystemBytecodeCache()
+        return _TemplateCache()
     except (OSError, RuntimeError):
         return None
 
