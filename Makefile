@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: generate test check bench clean
+.PHONY: generate test check bench conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ generate: $(STAMP)
 test: $(STAMP)
 	$(BIN)/opspec generate --check
 	$(BIN)/python -m pytest
+
+## Score ONNX's node conformance suite, rewrite the committed expectations, regenerate the docs.
+conformance: $(STAMP)
+	$(BIN)/python tests/conformance/harness.py --update
+	$(BIN)/opspec generate
 
 ## Measure import time, lookup latency, generation and inference speed.
 bench: $(STAMP)

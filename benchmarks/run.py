@@ -131,7 +131,8 @@ def main() -> None:
     _extra_benchmarks()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
-    parser.add_argument("--no-write", action="store_true", help="do not update benchmarks/results.md")
+    parser.add_argument("--no-write", action="store_true",
+                        help="do not update benchmarks/results.md (else only the measured sections change)")
     args = parser.parse_args()
     chosen = args.only.split(",") if args.only else list(BENCHMARKS)
     lines = [
@@ -147,8 +148,30 @@ def main() -> None:
         rows = function()
         print("\n".join(rows) + "\n", flush=True)
         lines += [f"## {title}", "", *rows, ""]
-    if not args.no_write and not args.only:
-        (HERE / "results.md").write_text("\n".join(lines), encoding="utf-8")
+    if not args.no_write:
+        (HERE / "results.md").write_text(_merged(HERE / "results.md", lines), encoding="utf-8")
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The ``## `` sections of a results page by title (their text up to the next one)."""
+    found: dict[str, str] = {}
+    title = ""
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            title = line[3:].strip()
+        if title:
+            found[title] = found.get(title, "") + line
+    return found
+
+
+def _merged(path: Path, lines: list[str]) -> str:
+    """This run's page, keeping the sections of the previous one that it did not measure."""
+    fresh = "\n".join(lines)
+    old = _sections(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    new = _sections(fresh)
+    head = fresh[:fresh.index("## ")] if new else fresh
+    ordered = [new.get(title, text) for title, text in old.items()] + [t for n, t in new.items() if n not in old]
+    return head + "".join(text if text.endswith("\n\n") else text.rstrip("\n") + "\n\n" for text in ordered).rstrip("\n") + "\n"
 
 
 def _cpu_count() -> int:

@@ -1,5 +1,5 @@
-"""Content of the docs pages beyond one operator: the inference status page, the type
-sets page, and the change-class badges every version carries."""
+"""Content of the docs pages beyond one operator: the inference status page, the
+"opset N at a glance" pages, and the change-class badges every version carries."""
 from __future__ import annotations
 
 import re
@@ -58,11 +58,44 @@ def suite_counts(domain: CompiledDomain, suite: dict[str, str]) -> dict[str, str
         prefixes[f"test_{re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name).lower()}"] = name
     by_op: dict[str, Counter[str]] = {}
     for case, outcome in suite.items():
-        matches = [prefix for prefix in prefixes
-                   if case.startswith(prefix) and case[len(prefix):len(prefix) + 1] in ("", "_", *"0123456789")]
-        if matches:
-            by_op.setdefault(prefixes[max(matches, key=len)], Counter())[outcome] += 1
+        # Where a prefix may end: before "_" or a digit, or at the end; try the longest first.
+        ends = [len(case)] + [i for i in range(len(case) - 1, 5, -1) if case[i] == "_" or case[i].isdigit()]
+        match = next((case[:end] for end in ends if case[:end] in prefixes), None)
+        if match is not None:
+            by_op.setdefault(prefixes[match], Counter())[outcome] += 1
     return {op: ", ".join(f"{counts[o]} {o}" for o in SUITE_ORDER if counts[o]) for op, counts in by_op.items()}
 
 
-__all__ = ["SUITE_ORDER", "StatusRow", "badge", "status_rows", "suite_counts", "version_anchor"]
+@dataclass(frozen=True)
+class GlanceRow:
+    """One operator as an opset has it: the version in force and how it changed at that opset."""
+
+    op: str
+    schema: OpSchema  # the op's newest version not after the opset
+    change: str  # "new", the version's change class when it came at the opset, else ""
+    previous: int | None  # the version in force at the opset before, if any
+
+
+def glance_rows(domain: CompiledDomain, opset: int) -> list[GlanceRow]:
+    """Every operator of ``domain`` that exists at ``opset``, by name."""
+    rows = []
+    for op in sorted(domain.ops, key=lambda op: op.decl.name):
+        known = [schema for schema in op.schemas if schema.since_version <= opset]
+        if not known:
+            continue
+        schema = known[-1]
+        if schema.since_version != opset:
+            rows.append(GlanceRow(op.decl.name, schema, "", schema.since_version))
+            continue
+        previous = known[-2].since_version if len(known) > 1 else None
+        rows.append(GlanceRow(op.decl.name, schema, schema.change_class or "new", previous))
+    return rows
+
+
+def opset_page(opset: int) -> str:
+    """The file name of an opset's at-a-glance page, within its domain's folder."""
+    return f"opset-{opset}.md"
+
+
+__all__ = ["SUITE_ORDER", "GlanceRow", "StatusRow", "badge", "glance_rows", "opset_page", "status_rows",
+           "suite_counts", "version_anchor"]

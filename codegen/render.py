@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
-from opspec.codegen.docs_pages import badge, status_rows, version_anchor
+from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_rows, version_anchor
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
 from opspec.codegen.type_names import TypeSetNames
@@ -27,6 +27,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
                 "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
                 "ValueConstraint")
+#: Any of SCHEMA_NAMES as a whole word: the names a generated module must import.
+_SCHEMA_NAME = re.compile(rf"\b({'|'.join(SCHEMA_NAMES)})\b")
 _HOIST_MIN_LENGTH = 60
 
 
@@ -65,6 +67,32 @@ def _md_code(text: str) -> str:
     return text.replace("`", "'") if text else '""'
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's per-user cache of compiled templates (in the temp folder); a cache entry that
+    cannot be read or written only costs a compilation."""
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - a damaged entry of any kind is only recompiled
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """The compiled-template cache, when it can be made: compiling the templates is a good part
+    of a small generation."""
+    try:
+        return _TemplateCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -73,6 +101,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        bytecode_cache=_template_cache(),
     )
     env.filters.update(py=py, mdcell=_md_cell, mdcode=_md_code)
     env.globals.update(
@@ -83,6 +112,7 @@ def _environment() -> jinja2.Environment:
         docs_folder=docs_folder,
         badge=badge,
         anchor=version_anchor,
+        opset_page=opset_page,
     )
     return env
 
@@ -126,10 +156,16 @@ def _families(domain: CompiledDomain) -> list[tuple[str, list[CompiledOp]]]:
     return sorted(families.items())
 
 
-def _changelog(domain: CompiledDomain, names: TypeSetNames) -> list[tuple[int, list[HistoryEntry]]]:
-    by_opset: dict[int, list[HistoryEntry]] = {}
+def _opsets(domain: CompiledDomain) -> range:
+    """Every opset version of ``domain``, newest first."""
+    return range(domain.decl.opset_max, domain.decl.opset_min - 1, -1)
+
+
+def _changelog(domain: CompiledDomain, histories: dict[str, list[HistoryEntry]]) -> list[tuple[int, list[HistoryEntry]]]:
+    """Per opset of the domain, newest first, the operator versions it introduced (maybe none)."""
+    by_opset: dict[int, list[HistoryEntry]] = {opset: [] for opset in _opsets(domain)}
     for op in domain.ops:
-        for entry in history(op, names):
+        for entry in histories[op.decl.name]:
             by_opset.setdefault(entry.schema.since_version, []).append(entry)
     return [(opset, sorted(entries, key=lambda e: e.op.decl.name)) for opset, entries in sorted(by_opset.items(), reverse=True)]
 
@@ -200,7 +236,8 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
             body = py(op.schemas, {value: name for value, name in constants})
             definitions = _define(constants)
             module_text = body + "".join(text for _, text in definitions)
-            imports = [name for name in SCHEMA_NAMES if re.search(rf"\b{name}\b", module_text)]
+            used = set(_SCHEMA_NAME.findall(module_text))
+            imports = [name for name in SCHEMA_NAMES if name in used]
             files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
                 op=op, imports=imports, definitions=definitions, body=body
             )
@@ -228,7 +265,7 @@ def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
 def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment | None = None,
                 format_link: str | None = None, suite: dict[str, str] | None = None) -> dict[str, str]:
     """The Markdown reference: an index, type sets, and per domain an op list, op pages
-    (with worked examples), a changelog and an inference status page."""
+    (with worked examples), a changelog, a page per opset and an inference status page."""
     env = env or _environment()
     files = {}
     examples = examples_of(domains)
@@ -239,16 +276,21 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
         files[f"{folder}/README.md"] = env.get_template("domain_index.md.j2").render(
             domain=domain, families=_families(domain)
         )
+        histories = {op.decl.name: history(op, names) for op in domain.ops}
         files[f"{folder}/changelog.md"] = env.get_template("changelog.md.j2").render(
-            domain=domain, changelog=_changelog(domain, names)
+            domain=domain, changelog=_changelog(domain, histories)
         )
+        opset_template = env.get_template("opset.md.j2")
+        for opset in _opsets(domain):
+            files[f"{folder}/{opset_page(opset)}"] = opset_template.render(
+                domain=domain, opset=opset, rows=glance_rows(domain, opset))
         files[f"{folder}/status.md"] = env.get_template("status.md.j2").render(
             domain=domain, rows=status_rows(domain, suite), suite=bool(suite)
         )
         op_template = env.get_template("op.md.j2")
         for op in domain.ops:
             files[f"{folder}/{op.decl.name}.md"] = op_template.render(
-                op=op, domain=domain, history=history(op, names),
+                op=op, domain=domain, history=histories[op.decl.name],
                 examples=examples.get((domain.decl.name, op.decl.name), []))
     type_sets = dict(item for domain in domains for item in domain.type_sets)
     files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=domains, source=source,

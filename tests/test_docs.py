@@ -134,3 +134,21 @@ def test_a_first_generation_without_a_runtime_adds_the_examples_once_it_has_one(
     monkeypatch.setattr(examples, "runtime_ready", ready)
     generate(REPO / "opdefs", tmp_path / "out", with_protos=False)
     assert "### Examples" in (tmp_path / "out/docs/ai.onnx/Conv.md").read_text()
+
+
+def test_every_opset_of_every_domain_has_a_changelog_section_and_a_page_at_a_glance():
+    for domain in compile_tree(REPO / "opdefs"):
+        folder = DOCS / domain.decl.name
+        index, changelog = (folder / "README.md").read_text(), (folder / "changelog.md").read_text()
+        for opset in range(domain.decl.opset_min, domain.decl.opset_max + 1):
+            assert f"## Opset {opset}\n\n[Every operator at opset {opset}](opset-{opset}.md)." in changelog
+            assert f"[{opset}](opset-{opset}.md)" in index
+            assert (folder / f"opset-{opset}.md").is_file()
+
+
+def test_a_page_at_a_glance_shows_the_version_in_force_and_what_changed():
+    page = (DOCS / "ai.onnx/opset-14.md").read_text()
+    assert "| [Reshape](Reshape.md) | [14](Reshape.md#version-14) | <kbd>" in page
+    assert "| [Abs](Abs.md) | [13](Abs.md#version-13) |  |" in page
+    assert "- **[Reshape](Reshape.md#version-14)** <kbd>" in page
+    assert "[Reshape]" not in (DOCS / "ai.onnx/opset-15.md").read_text().split("## Operators")[0]

@@ -151,3 +151,25 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_a_damaged_or_unwritable_template_cache_only_costs_a_compilation(tmp_path, monkeypatch):
+    import tempfile
+
+    from opspec.codegen import render
+
+    monkeypatch.setattr(render, "_template_cache", lambda: render._TemplateCache(str(tmp_path)))
+    render._environment().get_template("opset.md.j2")  # compiles and caches
+    (entry,) = tmp_path.iterdir()
+    size = entry.stat().st_size
+    entry.write_bytes(entry.read_bytes()[:40])
+    assert render._environment().get_template("opset.md.j2")
+    assert entry.stat().st_size == size  # compiled again and cached again
+
+    def no_space(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", no_space)
+    for entry in tmp_path.iterdir():
+        entry.unlink()
+    assert render._environment().get_template("changelog.md.j2")
