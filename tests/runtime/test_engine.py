@@ -244,11 +244,15 @@ def test_op_newer_than_the_models_opset_is_unknown(fake_rules):
 
 
 def test_subgraph_attributes_do_not_crash(fake_rules):
+    from opspec.runtime.rules.control_flow import if_
+
+    fake_rules["if"] = if_
     branch = helper.make_graph([helper.make_node("Relu", ["X"], ["r"])], "branch", [], [tensor("r", F, ["M"])])
     nodes = [helper.make_node("If", ["c"], ["Y"], then_branch=branch, else_branch=branch, name="if")]
     result = infer(model(nodes, [tensor("c", TensorProto.BOOL, []), tensor("X", F, [4])], [tensor("Y")]),
                    check_type=True)
-    assert result.unknown_ops == {("", "If")} and result.errors == []
+    assert result.unknown_ops == set() and result.errors == []
+    assert result.values["Y"][0].elem == F
 
 
 # --------------------------------------------------------------------------- symbols

@@ -1,0 +1,101 @@
+"""Tests for If, Loop and Scan, through whole models (their rules read inferred subgraphs)."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import opspec
+from opspec.runtime.contract import TensorType
+from opspec.runtime.shape import Sym
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+N = Sym("N")
+
+
+def _model(nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_value_info(o, helper.TypeProto()) for o in outputs],
+                              list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def _infer(model):
+    result = opspec.infer(model, data_prop=True)
+    assert result.errors == [] and not result.unknown_ops, result.errors
+    return {name: value for name, (value, _) in result.values.items()}
+
+
+def _branch(name, node, output):
+    return helper.make_graph([node], name, [], [helper.make_value_info(output, helper.TypeProto())])
+
+
+def test_if_keeps_what_both_branches_agree_on():
+    then = _branch("then", helper.make_node("Concat", ["X", "X"], ["a"], axis=1), "a")  # (N, 6)
+    other = _branch("else", helper.make_node("Concat", ["X", "X"], ["b"], axis=0), "b")  # (2N, 3)
+    node = helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other)
+    typed = _infer(_model([node], [helper.make_tensor_value_info("c", B, []),
+                                   helper.make_tensor_value_info("X", F, ["N", 3])], ["Y"]))
+    assert typed["Y"] == TensorType(F, (None, None))
+
+
+def test_if_branches_of_different_ranks_give_an_unknown_rank():
+    then = _branch("then", helper.make_node("Identity", ["X"], ["a"]), "a")
+    other = _branch("else", helper.make_node("Flatten", ["X"], ["b"], axis=0), "b")
+    node = helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other)
+    typed = _infer(_model([node], [helper.make_tensor_value_info("c", B, []),
+                                   helper.make_tensor_value_info("X", F, ["N", 3, 2])], ["Y"]))
+    assert typed["Y"] == TensorType(F, None)
+
+
+def _loop_body(condition_out="cond_in"):
+    """Body: carried s (N, 3) += X (an outer value); scan output the running s."""
+    nodes = [helper.make_node("Add", ["s_in", "X"], ["s_out"]),
+             helper.make_node("Identity", [condition_out], ["cond_out"]),
+             helper.make_node("Identity", ["s_out"], ["scan"])]
+    return helper.make_graph(nodes, "body", [helper.make_tensor_value_info("i", I64, []),
+                                             helper.make_tensor_value_info("cond_in", B, []),
+                                             helper.make_value_info("s_in", helper.TypeProto())],
+                             [helper.make_value_info(o, helper.TypeProto()) for o in ("cond_out", "s_out", "scan")])
+
+
+def test_a_for_loop_stacks_scan_outputs_by_its_trip_count():
+    m = numpy_helper.from_array(np.array(5, dtype=np.int64), "M")
+    node = helper.make_node("Loop", ["M", "", "s0"], ["s_final", "stacked"], body=_loop_body())
+    typed = _infer(_model([node], [helper.make_tensor_value_info("s0", F, ["N", 3]),
+                                   helper.make_tensor_value_info("X", F, ["N", 3])], ["s_final", "stacked"], [m]))
+    assert typed["s_final"] == TensorType(F, (N, 3))
+    assert typed["stacked"] == TensorType(F, (5, N, 3))
+
+
+def test_a_while_loop_stacks_along_a_fresh_dim():
+    node = helper.make_node("Loop", ["", "c", "s0"], ["s_final", "stacked"], body=_loop_body())
+    typed = _infer(_model([node], [helper.make_tensor_value_info("c", B, []),
+                                   helper.make_tensor_value_info("s0", F, ["N", 3]),
+                                   helper.make_tensor_value_info("X", F, ["N", 3])], ["s_final", "stacked"]))
+    count = typed["stacked"].shape[0]
+    assert type(count) is Sym and count not in (N,) and typed["stacked"].shape[1:] == (N, 3)
+
+
+def test_loop_carried_values_that_grow_are_relaxed():
+    body = helper.make_graph(
+        [helper.make_node("Concat", ["s_in", "X"], ["s_out"], axis=0), helper.make_node("Identity", ["c"], ["co"])],
+        "body", [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", B, []),
+                 helper.make_value_info("s_in", helper.TypeProto())],
+        [helper.make_value_info(o, helper.TypeProto()) for o in ("co", "s_out")])
+    m = numpy_helper.from_array(np.array(3, dtype=np.int64), "M")
+    node = helper.make_node("Loop", ["M", "", "s0"], ["s_final"], body=body)
+    typed = _infer(_model([node], [helper.make_tensor_value_info("s0", F, [1, 3]),
+                                   helper.make_tensor_value_info("X", F, [1, 3])], ["s_final"], [m]))
+    assert typed["s_final"] == TensorType(F, (None, 3))  # 1 row at first, more after each step
+
+
+def test_scan_walks_an_axis_and_stacks_the_outputs():
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "x"], ["acc_out"]), helper.make_node("Identity", ["acc_out"], ["y"])],
+        "body", [helper.make_value_info("acc_in", helper.TypeProto()), helper.make_value_info("x", helper.TypeProto())],
+        [helper.make_value_info(o, helper.TypeProto()) for o in ("acc_out", "y")])
+    node = helper.make_node("Scan", ["acc0", "xs"], ["acc", "ys"], body=body, num_scan_inputs=1,
+                            scan_input_axes=[1], scan_output_axes=[1])
+    typed = _infer(_model([node], [helper.make_tensor_value_info("acc0", F, [2]),
+                                   helper.make_tensor_value_info("xs", F, [2, "T"])], ["acc", "ys"]))
+    assert typed["acc"] == TensorType(F, (2,))
+    assert typed["ys"] == TensorType(F, (2, Sym("T")))
