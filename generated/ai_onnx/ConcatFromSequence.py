@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -67,6 +68,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Joins the tensors of a sequence along an axis.',
+        inference=RuleRef(
+            name='concat_from_sequence',
+        ),
         file='opdefs/ai.onnx/sequence/ConcatFromSequence.yaml',
         line=6,
     ),

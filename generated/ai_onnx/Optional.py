@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -63,6 +64,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Wraps a value into an optional, or makes an empty optional of a given type.',
+        inference=RuleRef(
+            name='optional',
+        ),
         file='opdefs/ai.onnx/optional/Optional.yaml',
         line=6,
     ),
@@ -108,8 +112,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Wraps a value into an optional, or makes an empty optional of a given type.',
+        inference=RuleRef(
+            name='optional',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/optional/Optional.yaml',
-        line=16,
+        line=17,
     ),
 )

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -63,6 +64,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Takes the tensor at a position of a sequence.',
+        inference=RuleRef(
+            name='sequence_at',
+        ),
         file='opdefs/ai.onnx/sequence/SequenceAt.yaml',
         line=6,
     ),

@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -54,6 +55,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Builds a sequence from tensors.',
+        inference=RuleRef(
+            name='sequence_construct',
+        ),
         file='opdefs/ai.onnx/sequence/SequenceConstruct.yaml',
         line=6,
     ),

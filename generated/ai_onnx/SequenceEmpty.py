@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -48,6 +49,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Makes an empty sequence of tensors.',
+        inference=RuleRef(
+            name='sequence_empty',
+        ),
         file='opdefs/ai.onnx/sequence/SequenceEmpty.yaml',
         line=6,
     ),

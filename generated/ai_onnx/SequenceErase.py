@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -61,6 +62,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Removes the tensor at a position of a sequence.',
+        inference=RuleRef(
+            name='sequence_same',
+        ),
         file='opdefs/ai.onnx/sequence/SequenceErase.yaml',
         line=6,
     ),

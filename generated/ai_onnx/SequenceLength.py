@@ -7,6 +7,7 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -52,6 +53,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Counts the tensors in a sequence.',
+        inference=RuleRef(
+            name='sequence_length',
+        ),
         file='opdefs/ai.onnx/sequence/SequenceLength.yaml',
         line=6,
     ),

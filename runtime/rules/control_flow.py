@@ -11,40 +11,18 @@ from opspec.runtime.contract import (
     BOOL,
     INT64,
     InferenceContext,
-    MapType,
-    OptionalType,
-    SequenceType,
-    SparseTensorType,
     TensorType,
     attribute,
     input,
     rule,
 )
-from opspec.runtime.shape import Sym, relax_shapes
+from opspec.runtime.rules._relax import relax_types
+from opspec.runtime.shape import Sym
 
 #: How many times a loop body is inferred again before its carried types are given up on.
 _FIXPOINT_ROUNDS = 8
 _SCALAR_INT64 = TensorType(INT64, ())
 _SCALAR_BOOL = TensorType(BOOL, ())
-
-
-def relax_types(a, b):
-    """The most specific type that covers both ``a`` and ``b``; None (unknown) when either is."""
-    if a is None or b is None:
-        return None
-    if a == b:
-        return a
-    kind = type(a)
-    if kind is not type(b):
-        return None
-    if kind is TensorType or kind is SparseTensorType:
-        elem = a.elem if a.elem == b.elem else 0
-        return kind(elem, relax_shapes(a.shape, b.shape))
-    if kind is SequenceType or kind is OptionalType:
-        return kind(relax_types(a.elem, b.elem))
-    if kind is MapType:
-        return MapType(a.key if a.key == b.key else 0, relax_types(a.value, b.value))
-    return None
 
 
 def _elem_conflict(a, b) -> bool:
