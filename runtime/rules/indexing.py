@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, axis_arg
+from opspec.runtime.rules._sizes import single_size
 from opspec.runtime.shape import ShapeError, format_shape, merge_dim, merge_shapes
 
 
@@ -104,15 +105,10 @@ def scatter_nd(ctx: InferenceContext) -> None:
       depth=input(required=True), axis=attribute())
 def one_hot(ctx: InferenceContext) -> None:
     indices = ctx.input_shape(0)
-    depth = ctx.ints_arg("depth")
-    if depth.length is not None and depth.length != 1:
-        ctx.fail(f"depth must hold one value, got {depth.length}")
+    size = single_size(ctx, "depth", 1)
     values = ctx.input_shape(2)
     if values is not None and (len(values) != 1 or type(values[0]) is int and values[0] != 2):
         ctx.fail(f"values {format_shape(values)} must hold two elements (off, on)")
-    size = depth.values[0] if depth.values else None
-    if type(size) is int and size < 1:
-        ctx.fail(f"depth {size} must be positive")
     if size is None:
         size = ctx.fresh_dim()  # the depth is data
     if indices is None:

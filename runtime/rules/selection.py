@@ -7,6 +7,7 @@ shared by every output of that size.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, element, input_or_attribute, rule
+from opspec.runtime.rules._sizes import single_size
 from opspec.runtime.shape import format_shape, num_elements
 
 
@@ -14,12 +15,7 @@ from opspec.runtime.shape import format_shape, num_elements
       k=input_or_attribute(required=True), axis=attribute())
 def top_k(ctx: InferenceContext) -> None:
     source = ctx.input_shape(0)
-    k = ctx.ints_arg("k")
-    if k.length is not None and k.length != 1:
-        ctx.fail(f"k must hold one value, got {k.length}")
-    count = k.values[0] if k.values else None
-    if type(count) is int and count < 0:
-        ctx.fail(f"k {count} must not be negative")
+    count = single_size(ctx, "k", 0)
     if source is not None:
         axis = ctx.normalize_axis(ctx.int_attr("axis", -1), len(source))
         size = source[axis]

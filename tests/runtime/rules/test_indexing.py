@@ -96,7 +96,7 @@ def test_one_hot_depth_may_be_a_float_or_a_symbol_and_is_fresh_when_unknown():
 @pytest.mark.parametrize("inputs, data, attributes, message", [
     ([t(5, elem=INT64), t(2, elem=INT64), t(2)], [None, None, None], {}, "one value"),
     ([t(5, elem=INT64), t(elem=INT64), t(3)], [None, None, None], {}, "two elements"),
-    ([t(5, elem=INT64), t(elem=INT64), t(2)], [None, Data((), (0,)), None], {}, "positive"),
+    ([t(5, elem=INT64), t(elem=INT64), t(2)], [None, Data((), (0,)), None], {}, "less than 1"),
     ([t(5, elem=INT64), t(elem=INT64), t(2)], [None, Data((), (3,)), None], {"axis": 2}, "out of range"),
 ])
 def test_one_hot_rejects_invalid_nodes(inputs, data, attributes, message):

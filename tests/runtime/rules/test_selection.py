@@ -33,7 +33,7 @@ def test_top_k_carries_a_symbolic_k_and_shares_a_fresh_one_when_unknown():
 
 @pytest.mark.parametrize("inputs, data, message", [
     ([t(4, 3), t(1, elem=INT64)], [None, vec(4)], "exceeds"),
-    ([t(4, 3), t(1, elem=INT64)], [None, vec(-1)], "negative"),
+    ([t(4, 3), t(1, elem=INT64)], [None, vec(-1)], "less than 0"),
     ([t(4, 3), t(2, elem=INT64)], [None, None], "one value"),
 ])
 def test_top_k_rejects_invalid_nodes(inputs, data, message):
