@@ -63,8 +63,8 @@ def gather_nd(ctx: InferenceContext) -> None:
     if type(depth) is not int:
         ctx.set_output_shape(0, None)  # the output rank depends on m
         return
-    if not 1 <= depth <= len(data) - batch:
-        ctx.fail(f"the last dim of indices {format_shape(indices)} must lie in [1, {len(data) - batch}] "
+    if depth > len(data) - batch:
+        ctx.fail(f"the last dim of indices {format_shape(indices)} must not exceed {len(data) - batch} "
                  f"for data {format_shape(data)} and batch_dims {batch}")
     leading = list(indices[:-1])
     for axis in range(batch):
@@ -105,7 +105,7 @@ def scatter_nd(ctx: InferenceContext) -> None:
       depth=input(required=True), axis=attribute())
 def one_hot(ctx: InferenceContext) -> None:
     indices = ctx.input_shape(0)
-    size = single_size(ctx, "depth", 1)
+    size = single_size(ctx, "depth", 0)
     values = ctx.input_shape(2)
     if values is not None and (len(values) != 1 or type(values[0]) is int and values[0] != 2):
         ctx.fail(f"values {format_shape(values)} must hold two elements (off, on)")

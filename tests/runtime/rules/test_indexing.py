@@ -49,7 +49,7 @@ def test_gather_nd_with_an_unknown_tuple_length_knows_no_rank():
 
 
 @pytest.mark.parametrize("data, indices, batch_dims, message", [
-    ((2, 2), (2, 3), 0, "must lie in"),
+    ((2, 2), (2, 3), 0, "must not exceed"),
     ((2, 2), (2, 1), 2, "batch_dims"),
     ((2, 3, 4), (5, 1, 1), 1, "batch dim 0"),
     ((2, 2), (2, 1), -1, "negative"),
@@ -91,12 +91,17 @@ def test_one_hot_depth_may_be_a_float_or_a_symbol_and_is_fresh_when_unknown():
     assert symbolic.output_type(0) == t(5, M)
     unknown = run("OneHot", 11, [t(5, elem=INT64), t(elem=INT64), t(2)], symbols=SymbolTable(())).output_type(0)
     assert unknown.shape[0] == 5 and type(unknown.shape[1]) is Sym
+    empty = run("OneHot", 11, [t(5, elem=INT64), t(0, elem=INT64), t(2)], data=[None, vec(), None],
+                symbols=SymbolTable(())).output_type(0)
+    assert empty.shape[0] == 5 and type(empty.shape[1]) is Sym
+    assert run("OneHot", 11, [t(5, elem=INT64), t(elem=INT64), t(2)], data=[None, Data((), (0,)), None]
+               ).output_type(0) == t(5, 0)
 
 
 @pytest.mark.parametrize("inputs, data, attributes, message", [
     ([t(5, elem=INT64), t(2, elem=INT64), t(2)], [None, None, None], {}, "one value"),
     ([t(5, elem=INT64), t(elem=INT64), t(3)], [None, None, None], {}, "two elements"),
-    ([t(5, elem=INT64), t(elem=INT64), t(2)], [None, Data((), (0,)), None], {}, "less than 1"),
+    ([t(5, elem=INT64), t(elem=INT64), t(2)], [None, Data((), (-1,)), None], {}, "less than 0"),
     ([t(5, elem=INT64), t(elem=INT64), t(2)], [None, Data((), (3,)), None], {"axis": 2}, "out of range"),
 ])
 def test_one_hot_rejects_invalid_nodes(inputs, data, attributes, message):
