@@ -1,7 +1,7 @@
-"""A helper shared by rules that read one size from an input or attribute (TopK's k, OneHot's depth)."""
+"""Helpers shared by rules that read one size (TopK's k, OneHot's depth) or compute sizes."""
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext
+from opspec.runtime.contract import MAX_DIM, InferenceContext
 
 
 def single_size(ctx: InferenceContext, key: str, least: int):
@@ -17,3 +17,12 @@ def single_size(ctx: InferenceContext, key: str, least: int):
     if type(size) is int and size < least:
         ctx.fail(f"{ctx.named(key)} is {size}, less than {least}")
     return size
+
+
+def within_limits(ctx: InferenceContext, shape):
+    """``shape`` when every known dim fits in int64, else a node error (no tensor can be that large)."""
+    if shape is not None:
+        for dim in shape:
+            if type(dim) is int and dim > MAX_DIM:
+                ctx.fail(f"a dim of {dim} does not fit in int64")
+    return shape

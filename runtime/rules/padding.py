@@ -2,8 +2,9 @@
 Pad, CenterCropPad, Tile, DepthToSpace, SpaceToDepth."""
 from __future__ import annotations
 
-from opspec.runtime.contract import Data, InferenceContext, attribute, input, input_or_attribute, rule
+from opspec.runtime.contract import DATA_LIMIT, Data, InferenceContext, attribute, input, input_or_attribute, rule
 from opspec.runtime.rules._axes import all_ints, axes_arg
+from opspec.runtime.rules._sizes import within_limits
 from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, mul_dim
 
 
@@ -44,7 +45,7 @@ def pad(ctx: InferenceContext) -> None:
         if type(grown) is int and grown < 0:
             ctx.fail(f"pads {begin} and {end} crop axis {axis} of {format_shape(source)} below zero")
         out[axis] = grown
-    ctx.set_output_shape(0, tuple(out))
+    ctx.set_output_shape(0, within_limits(ctx, tuple(out)))
 
 
 @rule("center_crop_pad", "The listed axes (all when none) take the sizes of the shape input.",
@@ -88,10 +89,10 @@ def tile(ctx: InferenceContext) -> None:
     for count in repeats.values:
         if type(count) is int and count < 0:
             ctx.fail(f"repeats {list(repeats.values)} must not be negative")
-    shape = tuple(mul_dim(dim, count) for dim, count in zip(source, repeats.values))
+    shape = within_limits(ctx, tuple(mul_dim(dim, count) for dim, count in zip(source, repeats.values)))
     ctx.set_output_shape(0, shape)
     data = ctx.input_data(0)
-    if (data is not None and len(source) == 1 and type(repeats.values[0]) is int
+    if (data is not None and len(source) == 1 and type(repeats.values[0]) is int and shape[0] <= DATA_LIMIT
             and len(data.values) == source[0]):
         values = tuple(data.values) * repeats.values[0]
         ctx.set_output_data(0, Data((len(values),), values))
@@ -113,7 +114,7 @@ def depth_to_space(ctx: InferenceContext) -> None:
         channels = div_dim(c, block * block)
     except ShapeError:
         ctx.fail(f"{c} channels do not divide into blocks of {block}x{block}")
-    ctx.set_output_shape(0, (n, channels, mul_dim(h, block), mul_dim(w, block)))
+    ctx.set_output_shape(0, within_limits(ctx, (n, channels, mul_dim(h, block), mul_dim(w, block))))
 
 
 @rule("space_to_depth", "(N, C, H, W) -> (N, C*b*b, H/b, W/b) for blocksize b.",
@@ -125,4 +126,4 @@ def space_to_depth(ctx: InferenceContext) -> None:
         height, width = div_dim(h, block), div_dim(w, block)
     except ShapeError:
         ctx.fail(f"height {h} and width {w} must be multiples of blocksize {block}")
-    ctx.set_output_shape(0, (n, mul_dim(c, block * block), height, width))
+    ctx.set_output_shape(0, within_limits(ctx, (n, mul_dim(c, block * block), height, width)))

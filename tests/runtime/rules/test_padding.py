@@ -31,6 +31,7 @@ def test_pad_reads_pads_and_axes_from_data_including_symbols():
 @pytest.mark.parametrize("inputs, data, message", [
     ([t(2, 3), t(2, elem=INT64)], [None, None], "begin and an end"),
     ([t(2, 3), t(4, elem=INT64)], [None, vec(0, -2, 0, -2)], "below zero"),
+    ([t(2, 3), t(4, elem=INT64)], [None, vec(0, 2**62, 0, 2**62)], "int64"),
     ([t(2, 3), t(2, elem=INT64), t(), t(1, elem=INT64)], [None, vec(1, 1), None, vec(2)], "out of range"),
 ])
 def test_pad_rejects_invalid_nodes(inputs, data, message):
@@ -53,10 +54,15 @@ def test_tile_multiplies_each_dim_and_repeats_known_data():
     assert run("Tile", 1, [t(2, 3), t(), t()]).output_type(0) == t(None, None)
     ctx = run("Tile", 13, [t(2, elem=INT64), t(1, elem=INT64)], data=[vec(N, 4), vec(2)])
     assert ctx.output_type(0) == t(4, elem=INT64) and ctx.output_data(0) == Data((4,), (N, 4, N, 4))
+    assert run("Tile", 13, [t(0, elem=INT64), t(1, elem=INT64)], data=[vec(), vec(N)]).output_type(0) == t(0, elem=INT64)
+    huge = run("Tile", 13, [t(2, elem=INT64), t(1, elem=INT64)], data=[vec(1, 2), vec(10**9)])
+    assert huge.output_type(0) == t(2 * 10**9, elem=INT64) and huge.output_data(0) is None
     assert np.tile(np.zeros((2, 3)), (3, 2)).shape == \
         run("Tile", 6, [t(2, 3), t(2, elem=INT64)], data=[None, vec(3, 2)]).output_type(0).shape
     with pytest.raises(InferenceError, match="rank"):
         run("Tile", 13, [t(2, 3), t(1, elem=INT64)])
+    with pytest.raises(InferenceError, match="int64"):
+        run("Tile", 13, [t(4), t(1, elem=INT64)], data=[None, vec(2**62)])
     with pytest.raises(InferenceError, match="negative"):
         run("Tile", 13, [t(2, 3), t(2, elem=INT64)], data=[None, vec(1, -1)])
 
