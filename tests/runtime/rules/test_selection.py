@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from ruletest import INT64, run, t, vec
 
+import opspec
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym, SymbolTable
 
@@ -82,3 +83,31 @@ def test_unique_shares_one_fresh_count_between_its_outputs():
     assert inverse.shape == (N,)
     with pytest.raises(InferenceError, match="out of range"):
         run("Unique", 11, [t(N, 3)], {"axis": 2})
+
+
+def test_a_detection_head_keeps_top_k_of_min_n_10_symbolic_through_a_graph():
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("Shape", ["scores"], ["shape"]),
+        helper.make_node("Gather", ["shape", "last"], ["n"], axis=0),
+        helper.make_node("Min", ["n", "ten"], ["k"]),
+        helper.make_node("TopK", ["scores", "k"], ["top", "order"], axis=1),
+        helper.make_node("Unsqueeze", ["order", "minus1"], ["order3"]),
+        helper.make_node("GatherElements", ["boxes", "order3"], ["picked"], axis=1),
+        helper.make_node("NonZero", ["top"], ["where"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "head",
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["B", "N"]),
+         helper.make_tensor_value_info("boxes", TensorProto.FLOAT, ["B", "N", 1])],
+        [helper.make_tensor_value_info(name, TensorProto.UNDEFINED, None) for name in ("top", "picked", "where")],
+        initializer=[helper.make_tensor("last", TensorProto.INT64, [1], [1]),
+                     helper.make_tensor("ten", TensorProto.INT64, [1], [10]),
+                     helper.make_tensor("minus1", TensorProto.INT64, [1], [-1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inferred = opspec.infer_shapes(model, data_prop=True)
+    dims = {value.name: [d.dim_param or d.dim_value for d in value.type.tensor_type.shape.dim]
+            for value in inferred.graph.output}
+    assert dims["top"] == ["B", "min(10,N)"] and dims["picked"] == ["B", "min(10,N)", 1]
+    assert dims["where"][0] == 2 and dims["where"][1] not in ("B", "N", "min(10,N)")
