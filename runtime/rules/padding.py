@@ -29,10 +29,10 @@ def pad(ctx: InferenceContext) -> None:
         ctx.set_output_shape(0, ctx.unknown_dims(rank))
         return
     rank = len(source)
-    if axes.present and axes.values is None:
+    targets = _target_axes(ctx, rank, axes.values if axes.present else None)
+    if targets is None or axes.present and axes.values is None:
         ctx.set_output_shape(0, (None,) * rank)  # which axes grow is unknown
         return
-    targets = _target_axes(ctx, rank, axes.values if axes.present else None)
     if pads.length is not None and pads.length != 2 * len(targets):
         ctx.fail(f"{pads.length} pads for {len(targets)} axes: there must be a begin and an end for each")
     out = list(source)
@@ -92,9 +92,10 @@ def tile(ctx: InferenceContext) -> None:
     shape = within_limits(ctx, tuple(mul_dim(dim, count) for dim, count in zip(source, repeats.values)))
     ctx.set_output_shape(0, shape)
     data = ctx.input_data(0)
-    if (data is not None and len(source) == 1 and type(repeats.values[0]) is int and shape[0] <= DATA_LIMIT
+    count, size = repeats.values[0] if source else None, shape[0] if shape else None
+    if (data is not None and len(source) == 1 and type(count) is int and type(size) is int and size <= DATA_LIMIT
             and len(data.values) == source[0]):
-        values = tuple(data.values) * repeats.values[0]
+        values = tuple(data.values) * count
         ctx.set_output_data(0, Data((len(values),), values))
 
 

@@ -25,6 +25,9 @@ def test_pad_reads_pads_and_axes_from_data_including_symbols():
     assert out == t(N + 2, H, W + H)
     assert run("Pad", 18, [t(N, H, W), t(4, elem=INT64), t(), t(2, elem=INT64)]).output_type(0) == t(None, None, None)
     assert run("Pad", 11, [t(N, H), t(4, elem=INT64)]).output_type(0) == t(None, None)
+    partly = run("Pad", 18, [t(N, H, W), t(4, elem=INT64), t(), t(2, elem=INT64)],
+                 data=[None, vec(1, 1, 1, 1), None, vec(0, None)])
+    assert partly.output_type(0) == t(None, None, None)
     assert run("Pad", 11, [t(None), t(4, elem=INT64)]).output_type(0) == t(None, None)
 
 
@@ -55,6 +58,8 @@ def test_tile_multiplies_each_dim_and_repeats_known_data():
     ctx = run("Tile", 13, [t(2, elem=INT64), t(1, elem=INT64)], data=[vec(N, 4), vec(2)])
     assert ctx.output_type(0) == t(4, elem=INT64) and ctx.output_data(0) == Data((4,), (N, 4, N, 4))
     assert run("Tile", 13, [t(0, elem=INT64), t(1, elem=INT64)], data=[vec(), vec(N)]).output_type(0) == t(0, elem=INT64)
+    symbolic = run("Tile", 13, [t(N, elem=INT64), t(1, elem=INT64)], data=[vec(1, 2), vec(2)])
+    assert symbolic.output_type(0) == t(N * 2, elem=INT64) and symbolic.output_data(0) is None
     huge = run("Tile", 13, [t(2, elem=INT64), t(1, elem=INT64)], data=[vec(1, 2), vec(10**9)])
     assert huge.output_type(0) == t(2 * 10**9, elem=INT64) and huge.output_data(0) is None
     assert np.tile(np.zeros((2, 3)), (3, 2)).shape == \
