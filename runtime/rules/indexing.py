@@ -1,9 +1,9 @@
 """Rules for ops that read or write a tensor at positions held by another tensor:
-GatherElements, GatherND, ScatterElements, ScatterND, OneHot, and EyeLike and Trilu,
-whose output is shaped by a matrix input."""
+GatherElements, GatherND, ScatterElements, ScatterND, OneHot; and the ops whose output takes
+the input's shape along its axes: EyeLike, Trilu, CumSum."""
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, attribute, input, rule
+from opspec.runtime.contract import MAX_RANK, InferenceContext, attribute, input, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, axis_arg
 from opspec.runtime.rules._sizes import single_size
 from opspec.runtime.shape import ShapeError, format_shape, merge_dim, merge_shapes
@@ -128,3 +128,13 @@ def eye_like(ctx: InferenceContext) -> None:
 @rule("triangle", "The output takes the shape of the input, a batch of matrices (rank 2 or more).")
 def triangle(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, ctx.input_with_rank_at_least(0, 2))
+
+
+@rule("scan", "The output takes the shape of the input; the axis input names one of its axes.",
+      axis=input(required=True))
+def scan(ctx: InferenceContext) -> None:
+    source = ctx.input_shape(0)
+    axis = single_size(ctx, "axis", -MAX_RANK)
+    if source and type(axis) is int:
+        ctx.normalize_axis(axis, len(source))
+    ctx.set_output_shape(0, source)

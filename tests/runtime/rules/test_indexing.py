@@ -121,3 +121,13 @@ def test_trilu_keeps_a_batch_of_matrices():
     assert run("Trilu", 14, [t(2, N, M), t(elem=INT64)]).output_type(0) == t(2, N, M)
     with pytest.raises(InferenceError, match="rank"):
         run("Trilu", 14, [t(3)])
+
+
+def test_cum_sum_keeps_the_shape_and_checks_a_known_axis():
+    assert run("CumSum", 14, [t(N, 3), t(elem=INT64)]).output_type(0) == t(N, 3)
+    assert run("CumProd", 26, [t(N, 3), t(1, elem=INT64)], data=[None, vec(1)]).output_type(0) == t(N, 3)
+    assert run("CumSum", 11, [t(N, 3), t(elem=INT64)], data=[None, Data((), (-2,))]).output_type(0) == t(N, 3)
+    with pytest.raises(InferenceError, match="out of range"):
+        run("CumSum", 14, [t(N, 3), t(elem=INT64)], data=[None, Data((), (2,))])
+    with pytest.raises(InferenceError, match="one value"):
+        run("CumSum", 14, [t(N, 3), t(2, elem=INT64)])

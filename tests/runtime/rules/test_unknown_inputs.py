@@ -122,6 +122,8 @@ CASES = [
      [(t(2, elem=INT64), vec(4, 4)), (t(2, elem=INT64), vec(10, 2))]),
     ("CenterCropPad", 18, [t(6, 8, 3), UNKNOWN], [None, UNKNOWN], {}, 1,
      [(t(3, elem=INT64), vec(4, 4, 3))]),
+    ("CumSum", 14, [t(2, 3), UNKNOWN], [None, UNKNOWN], {}, 1,
+     [(t(elem=INT64), Data((), (0,))), (t(elem=INT64), Data((), (-1,)))]),
 ]
 
 
