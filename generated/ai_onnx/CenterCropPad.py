@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -71,6 +72,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Crops or pads a tensor around its centre to a requested shape.',
+        inference=RuleRef(
+            name='center_crop_pad',
+        ),
         context_dependent_function_opset_versions=(18,),
         file='opdefs/ai.onnx/tensor/CenterCropPad.yaml',
         line=6,

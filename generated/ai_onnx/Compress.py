@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -80,6 +81,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Keeps the slices along an axis where a bool condition is true.',
+        inference=RuleRef(
+            name='compress',
+        ),
         file='opdefs/ai.onnx/tensor/Compress.yaml',
         line=6,
     ),
@@ -119,9 +123,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Keeps the slices along an axis where a bool condition is true.',
+        inference=RuleRef(
+            name='compress',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Compress.yaml',
-        line=17,
+        line=18,
     ),
     OpSchema(
         name='Compress',
@@ -163,8 +170,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Keeps the slices along an axis where a bool condition is true.',
+        inference=RuleRef(
+            name='compress',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Compress.yaml',
-        line=24,
+        line=25,
     ),
 )

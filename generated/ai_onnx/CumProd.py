@@ -80,7 +80,7 @@ SCHEMAS = (
         doc=DOC,
         summary="Running product of a tensor's elements along one axis.",
         inference=RuleRef(
-            name='elementwise',
+            name='cumulative',
         ),
         file='opdefs/ai.onnx/math/CumProd.yaml',
         line=8,

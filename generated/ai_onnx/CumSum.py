@@ -89,7 +89,7 @@ SCHEMAS = (
         doc=DOC,
         summary="Running sum of a tensor's elements along one axis.",
         inference=RuleRef(
-            name='elementwise',
+            name='cumulative',
         ),
         file='opdefs/ai.onnx/math/CumSum.yaml',
         line=8,
@@ -136,7 +136,7 @@ SCHEMAS = (
         doc=DOC,
         summary="Running sum of a tensor's elements along one axis.",
         inference=RuleRef(
-            name='elementwise',
+            name='cumulative',
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/CumSum.yaml',

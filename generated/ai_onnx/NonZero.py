@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -49,6 +50,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Lists the coordinates of the non-zero elements of a tensor.',
+        inference=RuleRef(
+            name='non_zero',
+        ),
         file='opdefs/ai.onnx/tensor/NonZero.yaml',
         line=6,
     ),
@@ -88,8 +92,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Lists the coordinates of the non-zero elements of a tensor.',
+        inference=RuleRef(
+            name='non_zero',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/NonZero.yaml',
-        line=13,
+        line=14,
     ),
 )

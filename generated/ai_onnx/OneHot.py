@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -101,6 +102,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Expands indices into one-hot vectors along a new axis.',
+        inference=RuleRef(
+            name='one_hot',
+        ),
         file='opdefs/ai.onnx/tensor/OneHot.yaml',
         line=6,
     ),
@@ -142,9 +146,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Expands indices into one-hot vectors along a new axis.',
+        inference=RuleRef(
+            name='one_hot',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/OneHot.yaml',
-        line=19,
+        line=20,
     ),
     OpSchema(
         name='OneHot',
@@ -188,8 +195,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Expands indices into one-hot vectors along a new axis.',
+        inference=RuleRef(
+            name='one_hot',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/OneHot.yaml',
-        line=27,
+        line=28,
     ),
 )

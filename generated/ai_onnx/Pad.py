@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -134,6 +135,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+            args=MappingProxyType({
+                'pads': 'paddings',
+            }),
+        ),
         file='opdefs/ai.onnx/tensor/Pad.yaml',
         line=8,
     ),
@@ -166,9 +173,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=19,
+        line=20,
     ),
     OpSchema(
         name='Pad',
@@ -219,9 +229,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=23,
+        line=25,
     ),
     OpSchema(
         name='Pad',
@@ -247,9 +260,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=35,
+        line=37,
     ),
     OpSchema(
         name='Pad',
@@ -277,9 +293,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=44,
+        line=46,
     ),
     OpSchema(
         name='Pad',
@@ -307,9 +326,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=54,
+        line=56,
     ),
     OpSchema(
         name='Pad',
@@ -360,9 +382,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=56,
+        line=58,
     ),
     OpSchema(
         name='Pad',
@@ -413,9 +438,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=59,
+        line=61,
     ),
     OpSchema(
         name='Pad',
@@ -466,9 +494,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=62,
+        line=64,
     ),
     OpSchema(
         name='Pad',
@@ -519,8 +550,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Adds padding around a tensor: constant, reflected, edge-repeated or wrapped.',
+        inference=RuleRef(
+            name='pad',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=65,
+        line=67,
     ),
 )

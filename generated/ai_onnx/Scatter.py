@@ -83,7 +83,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes values into a copy of a tensor at positions given along one axis (deprecated).',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_elements',
         ),
         file='opdefs/ai.onnx/tensor/Scatter.yaml',
         line=8,
@@ -139,7 +139,7 @@ SCHEMAS = (
         summary='Writes values into a copy of a tensor at positions given along one axis (deprecated).',
         deprecated=True,
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_elements',
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Scatter.yaml',

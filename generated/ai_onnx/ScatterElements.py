@@ -123,7 +123,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes values into a copy of a tensor at positions given along one axis.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_elements',
         ),
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
         line=8,
@@ -154,7 +154,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes values into a copy of a tensor at positions given along one axis.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_elements',
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
@@ -187,7 +187,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes values into a copy of a tensor at positions given along one axis.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_elements',
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
@@ -220,7 +220,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes values into a copy of a tensor at positions given along one axis.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_elements',
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',

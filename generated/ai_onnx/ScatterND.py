@@ -109,7 +109,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes slices into a copy of a tensor at positions given by index tuples.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_nd',
         ),
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
         line=8,
@@ -137,7 +137,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes slices into a copy of a tensor at positions given by index tuples.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_nd',
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
@@ -168,7 +168,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes slices into a copy of a tensor at positions given by index tuples.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_nd',
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
@@ -199,7 +199,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Writes slices into a copy of a tensor at positions given by index tuples.',
         inference=RuleRef(
-            name='elementwise',
+            name='scatter_nd',
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',

@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -73,6 +74,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Repeats a tensor along every axis a given number of times.',
+        inference=RuleRef(
+            name='tile',
+        ),
         file='opdefs/ai.onnx/tensor/Tile.yaml',
         line=8,
     ),
@@ -117,9 +121,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Repeats a tensor along every axis a given number of times.',
+        inference=RuleRef(
+            name='tile',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Tile.yaml',
-        line=19,
+        line=20,
     ),
     OpSchema(
         name='Tile',
@@ -165,8 +172,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Repeats a tensor along every axis a given number of times.',
+        inference=RuleRef(
+            name='tile',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Tile.yaml',
-        line=27,
+        line=28,
     ),
 )

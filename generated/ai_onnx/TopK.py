@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -110,6 +111,9 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Finds the k largest or smallest elements along an axis, with their indices.',
+        inference=RuleRef(
+            name='top_k',
+        ),
         file='opdefs/ai.onnx/tensor/TopK.yaml',
         line=8,
     ),
@@ -143,9 +147,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Finds the k largest or smallest elements along an axis, with their indices.',
+        inference=RuleRef(
+            name='top_k',
+            args=MappingProxyType({
+                'k': 'K',
+            }),
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=20,
+        line=21,
     ),
     OpSchema(
         name='TopK',
@@ -190,9 +200,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Finds the k largest or smallest elements along an axis, with their indices.',
+        inference=RuleRef(
+            name='top_k',
+            args=MappingProxyType({
+                'k': 'K',
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=29,
+        line=31,
     ),
     OpSchema(
         name='TopK',
@@ -237,8 +253,14 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Finds the k largest or smallest elements along an axis, with their indices.',
+        inference=RuleRef(
+            name='top_k',
+            args=MappingProxyType({
+                'k': 'K',
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=41,
+        line=43,
     ),
 )

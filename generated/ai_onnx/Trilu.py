@@ -71,7 +71,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Keeps the upper or lower triangle of the last two dimensions and zeroes the rest.',
         inference=RuleRef(
-            name='elementwise',
+            name='triangle',
         ),
         file='opdefs/ai.onnx/tensor/Trilu.yaml',
         line=8,

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -100,6 +101,9 @@ SCHEMAS = (
         max_output=4,
         doc=DOC,
         summary='Finds the distinct elements or slices of a tensor, with indices and counts.',
+        inference=RuleRef(
+            name='unique',
+        ),
         file='opdefs/ai.onnx/tensor/Unique.yaml',
         line=8,
     ),
@@ -145,8 +149,11 @@ SCHEMAS = (
         max_output=4,
         doc=DOC,
         summary='Finds the distinct elements or slices of a tensor, with indices and counts.',
+        inference=RuleRef(
+            name='unique',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unique.yaml',
-        line=21,
+        line=22,
     ),
 )
