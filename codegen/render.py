@@ -17,7 +17,7 @@ import jinja2
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.history import attribute_spec, format_value, param_spec, version_changes
-from opspec.codegen.pyliteral import py
+from opspec.codegen.pyliteral import docstring, py
 from opspec.runtime.rules.catalog import RULES
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
 
@@ -70,7 +70,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(py=py, mdcell=_md_cell, mdcode=_md_code)
+    env.filters.update(py=py, pydoc=docstring, mdcell=_md_cell, mdcode=_md_code)
     env.globals.update(
         signature=signature,
         kind=_kind,
