@@ -18,11 +18,18 @@ from opspec.runtime.inference.values import (
     TensorType,
     TensorValue,
 )
+from opspec.runtime.ir.model_io import ModelLoadError
 from opspec.runtime.shape import Sym
 from opspec.runtime.types import ELEMENT_TYPES
 
 #: Tensors with more elements than this never carry data.
 DATA_LIMIT = 64
+
+#: Deepest nesting of types read (protobuf's own limit when parsing bytes).
+MAX_TYPE_DEPTH = 100
+
+#: The largest dim a model can hold (``dim_value`` is an int64).
+INT64_MAX = 2**63 - 1
 
 #: Integer element types (what shapes, axes and sizes are made of).
 INT_ELEMS = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
@@ -56,6 +63,8 @@ class DimReader:
                 value = Sym.parse(text)
             except Exception:  # noqa: BLE001 - a dim_param we cannot read is an opaque name
                 value = Sym(text)
+            if type(value) is int and not 0 <= value <= INT64_MAX:
+                value = Sym(text)
             self._cache[text] = value
             self.names.add(text)
         return value
@@ -73,21 +82,26 @@ class DimReader:
                 dims.append(None)
         return tuple(dims)
 
-    def type(self, type_proto: Any) -> Any:
-        """A value type from a ``TypeProto``; None when it says nothing we can use."""
+    def type(self, type_proto: Any, depth: int = 0) -> Any:
+        """A value type from a ``TypeProto``; None when it says nothing we can use.
+
+        Raises :class:`ModelLoadError` for types nested deeper than ``MAX_TYPE_DEPTH``.
+        """
+        if depth > MAX_TYPE_DEPTH:
+            raise ModelLoadError(f"cannot read the model: a type is nested deeper than {MAX_TYPE_DEPTH} levels")
         which = type_proto.WhichOneof("value")
         if which == "tensor_type":
             tensor = type_proto.tensor_type
             return TensorType(tensor.elem_type, self.shape(tensor.shape) if tensor.HasField("shape") else None)
         if which == "sequence_type":
             inner = type_proto.sequence_type
-            return SequenceType(self.type(inner.elem_type) if inner.HasField("elem_type") else None)
+            return SequenceType(self.type(inner.elem_type, depth + 1) if inner.HasField("elem_type") else None)
         if which == "optional_type":
             inner = type_proto.optional_type
-            return OptionalType(self.type(inner.elem_type) if inner.HasField("elem_type") else None)
+            return OptionalType(self.type(inner.elem_type, depth + 1) if inner.HasField("elem_type") else None)
         if which == "map_type":
             inner = type_proto.map_type
-            return MapType(inner.key_type, self.type(inner.value_type) if inner.HasField("value_type") else None)
+            return MapType(inner.key_type, self.type(inner.value_type, depth + 1) if inner.HasField("value_type") else None)
         if which == "sparse_tensor_type":
             tensor = type_proto.sparse_tensor_type
             return SparseTensorType(tensor.elem_type,
@@ -307,7 +321,7 @@ def _shape_bytes(shape: tuple) -> bytes:
         if dim is None:
             parts.append(b"\x0a\x00")
         elif type(dim) is int:
-            parts.append(_field(0x0A, b"\x08" + _varint(dim)))
+            parts.append(_field(0x0A, b"\x08" + _varint(dim)) if 0 <= dim <= INT64_MAX else b"\x0a\x00")
         else:
             parts.append(_field(0x0A, _field(0x12, str(dim).encode("utf-8"))))
     return b"".join(parts)
@@ -391,6 +405,35 @@ def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
                 dim.denotation = text
 
 
+def dim_out_of_range(value: Any) -> int | None:
+    """The first known dim of ``value`` (a type) that no model can hold (not in 0..2**63-1), if any."""
+    while value is not None:
+        kind = type(value)
+        if kind is TensorType or kind is SparseTensorType:
+            for dim in value.shape or ():
+                if type(dim) is int and not 0 <= dim <= INT64_MAX:
+                    return dim
+            return None
+        value = value.value if kind is MapType else getattr(value, "elem", None) if kind in (
+            SequenceType, OptionalType) else None
+    return None
+
+
+def without_bad_dims(value: Any) -> Any:
+    """``value`` with every dim that :func:`dim_out_of_range` would report made unknown."""
+    kind = type(value)
+    if kind is TensorType or kind is SparseTensorType:
+        if value.shape is None:
+            return value
+        return kind(value.elem, tuple(None if type(d) is int and not 0 <= d <= INT64_MAX else d
+                                      for d in value.shape))
+    if kind is SequenceType or kind is OptionalType:
+        return kind(without_bad_dims(value.elem))
+    if kind is MapType:
+        return MapType(value.key, without_bad_dims(value.value))
+    return value
+
+
 def is_informative(value: Any) -> bool:
     """False for a type that says nothing (unknown element type and rank)."""
     if value is None:
@@ -401,7 +444,8 @@ def is_informative(value: Any) -> bool:
 
 
 __all__ = [
-    "DATA_LIMIT", "DimReader", "INT_ELEMS", "TypeEncoder", "attribute_kind", "attribute_value", "attribute_values",
+    "DATA_LIMIT", "DimReader", "INT64_MAX", "INT_ELEMS", "MAX_TYPE_DEPTH", "TypeEncoder", "attribute_kind",
+    "dim_out_of_range", "without_bad_dims", "attribute_value", "attribute_values",
     "graph_value_infos", "is_informative", "sparse_tensor_value", "tensor_data", "tensor_type", "tensor_value",
     "type_from_string", "write_type",
 ]
