@@ -46,7 +46,7 @@ SKIPPED_FOLDERS = {"schema"}
 
 def _skipped(folder: Path) -> bool:
     """Folders that are never domains: ``schema``, hidden ones and caches such as ``__pycache__``."""
-    return folder.name in SKIPPED_FOLDERS or folder.name.startswith((".", "__"))
+    return folder.name in SKIPPED_FOLDERS or folder.name == TYPES_FILE or folder.name.startswith((".", "__"))
 
 
 @dataclass

@@ -246,12 +246,17 @@ def _regular_file_bytes(path: Path, shown: str) -> bytes:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError) as error:
         raise SourceError(where, f"cannot read file: {getattr(error, 'strerror', None) or error}") from None
-    with os.fdopen(descriptor, "rb") as handle:
+    try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
             raise SourceError(where, f"not a regular file ({kind})")
-        data = handle.read(MAX_FILE_BYTES + 1)
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise SourceError(where, f"cannot read file: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_FILE_BYTES:
         raise SourceError(where, f"the file is larger than {MAX_FILE_BYTES} bytes")
     return data
