@@ -6,6 +6,7 @@ share one code path and the output is deterministic.
 """
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from collections import Counter
@@ -61,7 +62,9 @@ def _md_code(text: str) -> str:
     return text.replace("`", "'") if text else '""'
 
 
+@functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
+    """The template environment, built once (templates compile on first use)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=False,
