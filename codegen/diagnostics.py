@@ -21,10 +21,12 @@ class Diagnostics:
     """An ordered, de-duplicated list of errors."""
 
     items: list[Diagnostic] = field(default_factory=list)
+    _seen: set[Diagnostic] = field(default_factory=set, repr=False)
 
     def error(self, location: Location, message: str) -> None:
         diagnostic = Diagnostic(location, message)
-        if diagnostic not in self.items:
+        if diagnostic not in self._seen:
+            self._seen.add(diagnostic)
             self.items.append(diagnostic)
 
     def add(self, error: SourceError) -> None:
@@ -37,7 +39,13 @@ class Diagnostics:
         return len(self.items)
 
     def sorted(self) -> list[Diagnostic]:
-        return sorted(self.items)
+        return sorted(self.items, key=_order)
+
+
+def _order(diagnostic: Diagnostic) -> tuple[str, int, int, str]:
+    """A sort key that never compares unlike types."""
+    where = diagnostic.location
+    return (str(where.path), int(where.line), int(where.column), str(diagnostic.message))
 
 
 class CompileError(Exception):

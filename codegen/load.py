@@ -10,6 +10,7 @@ Layout of a tree::
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from opspec.codegen.notation import (
     parse_attribute,
     parse_param,
 )
+from opspec.codegen.names import domain_folder_problem, folder_problem
 from opspec.codegen.source import Location, Map, Seq, SourceError, load_yaml
 from opspec.codegen.validate import schema_errors
 from opspec.runtime.schema import FormalParameterOption, ValueConstraint
@@ -43,6 +45,11 @@ DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
 #: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
 SKIPPED_FOLDERS = {"schema", "rules"}
+
+
+def _skipped(folder: Path) -> bool:
+    """Folders that are never domains: ``schema``, hidden ones and caches such as ``__pycache__``."""
+    return folder.name in SKIPPED_FOLDERS or folder.name == TYPES_FILE or folder.name.startswith((".", "__"))
 
 
 @dataclass
@@ -69,23 +76,35 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
         except SourceError as error:
             diagnostics.add(error)
             return None
+        if not isinstance(document, Map):
+            where = getattr(document, "location", Location(shown(path), 1, 1))
+            found = "a list" if isinstance(document, Seq) else f"a {type(document).__name__} scalar"
+            diagnostics.error(where, f"expected a mapping at the top of the file, found {found}")
+            return None
         problems = list(schema_errors(document, kind))
         for location, message in problems:
             diagnostics.error(location, message)
         return None if problems else document
 
     types_path = root / TYPES_FILE
-    if types_path.is_file() and (document := read(types_path, "types")) is not None:
+    if os.path.lexists(types_path) and (document := read(types_path, "types")) is not None:
         _read_type_sets(document, tree)
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in SKIPPED_FOLDERS):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not _skipped(p)):
         domain_path = folder / DOMAIN_FILE
-        if not domain_path.is_file():
+        if not os.path.lexists(domain_path):
             diagnostics.error(Location(shown(folder), 1, 1), f"domain folder has no {DOMAIN_FILE}")
+            continue
+        if problem := domain_folder_problem(folder.name):
+            diagnostics.error(Location(shown(folder), 1, 1), problem)
             continue
         document = read(domain_path, "domain")
         if document is None:
             continue
         domain = _read_domain(document, folder.name, shown(domain_path))
+        if domain.opset_min > domain.opset_max:
+            diagnostics.error(document["opset"].location,
+                              f"opset range is inverted: min {domain.opset_min} is above max {domain.opset_max}")
+            continue
         if domain.name in tree.domains:
             first = tree.domains[domain.name]
             diagnostics.error(domain.location, f"domain {domain.name!r} is already defined in {first.path}")
@@ -94,9 +113,12 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
         for path in sorted(folder.rglob("*.yaml")):
             if path == domain_path:
                 continue
+            family = path.parent.relative_to(folder).as_posix()
+            if problem := folder_problem(family if family != "." else ""):
+                diagnostics.error(Location(shown(path), 1, 1), problem)
+                continue
             document = read(path, "op")
             if document is not None:
-                family = path.parent.relative_to(folder).as_posix()
                 tree.ops.append(_read_op(document, domain, family if family != "." else "", shown(path), diagnostics))
     return tree
 

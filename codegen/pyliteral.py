@@ -97,3 +97,15 @@ def _record(value: Any, names: Mapping[Any, str], depth: int) -> str:
         if not is_default
     ]
     return f"{type(value).__name__}(\n" + "".join(parts) + INDENT * depth + ")"
+
+
+def docstring(text: str) -> str:
+    """A docstring literal for ``text``: triple-quoted when that is exact and safe, else ``repr``.
+
+    Every text that reaches generated Python goes through :func:`py` or this function,
+    so no name, path or description can end a literal and become code.
+    """
+    plain = text.isprintable() or set(text) - {"\n"} and all(c.isprintable() for c in text if c != "\n")
+    if plain and '"' not in text and "\\" not in text:
+        return f'"""{text}"""'
+    return repr(text)

@@ -20,7 +20,7 @@ from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_row
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
 from opspec.codegen.type_names import TypeSetNames
-from opspec.codegen.pyliteral import py
+from opspec.codegen.pyliteral import docstring, py
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -94,6 +94,7 @@ def _template_cache() -> jinja2.BytecodeCache | None:
 
 
 def _environment() -> jinja2.Environment:
+    """The template environment, built once (templates compile on first use)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=False,
@@ -103,7 +104,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_template_cache(),
     )
-    env.filters.update(py=py, mdcell=_md_cell, mdcode=_md_code)
+    env.filters.update(py=py, pydoc=docstring, mdcell=_md_cell, mdcode=_md_code)
     env.globals.update(
         signature=signature,
         kind=_kind,

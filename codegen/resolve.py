@@ -24,7 +24,6 @@ from opspec.codegen.model import (
     VersionDecl,
 )
 from opspec.codegen.notation import float32
-from opspec.codegen.source import Location
 from opspec.runtime.contract.declare import NAMES_ATTRIBUTE, NAMES_INPUT, NAMES_INPUT_OR_ATTRIBUTE, PLAIN_KINDS
 from opspec.runtime.schema import (
     UNBOUNDED,

@@ -1,28 +1,52 @@
 """Safe YAML loading that remembers where every key and value came from.
 
-Documents are composed with PyYAML's safe machinery (no object construction, no custom
-tags) and turned into plain dicts, lists and scalars. Each dict and list carries a
-:class:`Location` for itself and for each of its keys and items, so any later check can
-point at ``file:line:col``.
+Documents are built from PyYAML's event stream (no object construction, no custom tags)
+into plain dicts, lists and scalars, without recursion: nesting is capped at
+``MAX_DEPTH``, anchors and aliases are refused, only regular files of at most
+``MAX_FILE_BYTES`` are read, and plain scalars follow YAML 1.2's core schema (``on``,
+``yes`` and ``off`` stay strings). Each dict and list carries a :class:`Location` for
+itself and for each of its keys and items, so any later check can point at
+``file:line:col``.
 """
 from __future__ import annotations
 
+import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-try:  # libyaml is much faster; the pure-Python composer gives identical nodes.
+try:  # libyaml is much faster; the pure-Python parser gives identical events.
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-_STANDARD_TAGS = {
-    "tag:yaml.org,2002:" + name
-    for name in ("str", "int", "float", "bool", "null", "map", "seq")
-}
+#: Deepest nesting of mappings and lists accepted (opdefs need fewer than ten levels).
+MAX_DEPTH = 64
+#: Largest file read, in bytes.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+_TAG = "tag:yaml.org,2002:"
+_STANDARD_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "map", "seq")}
 _scalars = yaml.constructor.SafeConstructor()
+
+
+class _CoreResolver(yaml.resolver.BaseResolver):
+    """PyYAML's implicit typing of plain scalars, minus YAML 1.1's extra booleans and timestamps."""
+
+    yaml_implicit_resolvers: dict = {}
+
+
+for _first, _resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items():
+    for _tag, _pattern in _resolvers:
+        if _tag in (_TAG + "int", _TAG + "float", _TAG + "null", _TAG + "merge"):
+            _CoreResolver.add_implicit_resolver(_tag, _pattern, [_first])
+_CoreResolver.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                    list("tTfF"))
+_resolver = _CoreResolver()
 
 
 @dataclass(frozen=True, order=True)
@@ -76,65 +100,163 @@ class Seq(list):
         return self.item_locations[index] if index < len(self.item_locations) else self.location
 
 
-def _where(path: str, node: yaml.Node) -> Location:
-    mark = node.start_mark
+def _where(path: str, mark: yaml.Mark) -> Location:
     return Location(path, mark.line + 1, mark.column + 1)
 
 
-def _convert(path: str, node: yaml.Node) -> Any:
-    if node.tag not in _STANDARD_TAGS:
-        raise SourceError(_where(path, node), f"unsupported YAML tag {node.tag!r}")
-    if isinstance(node, yaml.MappingNode):
-        result = Map()
-        result.location = _where(path, node)
-        result.key_locations, result.value_locations, result.quoted = {}, {}, set()
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise SourceError(_where(path, key_node), "YAML merge keys ('<<') are not supported")
-            key = _convert(path, key_node)
-            if isinstance(key, (Map, Seq)):
-                raise SourceError(_where(path, key_node), "mapping keys must be plain scalars")
-            if key in result:
-                first = result.key_locations[key]
-                raise SourceError(
-                    _where(path, key_node),
-                    f"duplicate key {key!r} (first defined at line {first.line})",
-                )
-            result[key] = _convert(path, value_node)
-            result.key_locations[key] = _where(path, key_node)
-            result.value_locations[key] = _where(path, value_node)
-            if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("'", '"'):
-                result.quoted.add(key)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        result = Seq(_convert(path, item) for item in node.value)
-        result.location = _where(path, node)
-        result.item_locations = [_where(path, item) for item in node.value]
-        return result
-    return _scalars.construct_object(node)
+def _scalar(path: str, event: yaml.ScalarEvent) -> Any:
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = _resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+    if tag == _TAG + "merge":
+        raise SourceError(_where(path, event.start_mark), "YAML merge keys ('<<') are not supported")
+    if tag not in _STANDARD_TAGS:
+        raise SourceError(_where(path, event.start_mark), f"unsupported YAML tag {tag!r}")
+    try:
+        return _scalars.construct_object(yaml.ScalarNode(tag, event.value))
+    except (ValueError, yaml.YAMLError):
+        raise SourceError(_where(path, event.start_mark),
+                          f"cannot read {event.value[:20]!r}... as {tag[len(_TAG):]}") from None
+
+
+class _Builder:
+    """Turns events into Map/Seq/scalars with an explicit stack (no recursion on user data)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.stack: list[tuple[Any, Any]] = []  # (container, pending key event or _NO_KEY)
+        self.root: Any = _NOTHING
+
+    def start(self, container: Any, event: yaml.Event) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            raise SourceError(_where(self.path, event.start_mark), f"nesting deeper than {MAX_DEPTH} levels")
+        container.location = _where(self.path, event.start_mark)
+        if isinstance(container, Map):
+            container.key_locations, container.value_locations, container.quoted = {}, {}, set()
+        else:
+            container.item_locations = []
+        self.place(container, event)
+        self.stack.append((container, _NO_KEY))
+
+    def place(self, value: Any, event: yaml.Event) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        container, key = self.stack[-1]
+        where = _where(self.path, event.start_mark)
+        if isinstance(container, Seq):
+            container.append(value)
+            container.item_locations.append(where)
+            return
+        if key is _NO_KEY:
+            if isinstance(value, (Map, Seq)):
+                raise SourceError(where, "mapping keys must be plain scalars")
+            if value in container:
+                first = container.key_locations[value]
+                raise SourceError(where, f"duplicate key {value!r} (first defined at line {first.line})")
+            self.stack[-1] = (container, (value, where))
+            return
+        name, key_where = key
+        container[name] = value
+        container.key_locations[name] = key_where
+        container.value_locations[name] = where
+        if isinstance(event, yaml.ScalarEvent) and event.style in ("'", '"'):
+            container.quoted.add(name)
+        self.stack[-1] = (container, _NO_KEY)
+
+    def end(self) -> None:
+        self.stack.pop()
+
+
+_NO_KEY = object()
+_NOTHING = object()
+
+
+def _build(text: str, display: str) -> Any:
+    builder = _Builder(display)
+    documents = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        anchor = getattr(event, "anchor", None)
+        if isinstance(event, yaml.AliasEvent) or anchor is not None:
+            raise SourceError(_where(display, event.start_mark), "YAML anchors and aliases are not supported")
+        if isinstance(event, yaml.DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise SourceError(_where(display, event.start_mark), "a file holds one YAML document")
+        elif isinstance(event, yaml.MappingStartEvent):
+            if event.tag not in (None, "!", _TAG + "map"):
+                raise SourceError(_where(display, event.start_mark), f"unsupported YAML tag {event.tag!r}")
+            builder.start(Map(), event)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            if event.tag not in (None, "!", _TAG + "seq"):
+                raise SourceError(_where(display, event.start_mark), f"unsupported YAML tag {event.tag!r}")
+            builder.start(Seq(), event)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            builder.end()
+        elif isinstance(event, yaml.ScalarEvent):
+            builder.place(_scalar(display, event), event)
+    return builder.root
+
+
+def _decode(data: bytes, display: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = error.start - (before.rfind(b"\n") + 1) + 1
+        raise SourceError(Location(display, line, column), "the file is not valid UTF-8") from None
 
 
 def load_yaml(path: Path, display: str | None = None) -> Any:
     """Load one YAML document, keeping locations; raise :class:`SourceError` on any problem."""
     shown = display or str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise SourceError(Location(shown, 1, 1), f"cannot read file: {error}") from None
-    return parse_yaml(text, shown)
+    return parse_yaml(_decode(_regular_file_bytes(path, shown), shown), shown)
 
 
 def parse_yaml(text: str, display: str) -> Any:
     """Parse YAML text named ``display`` (used in locations)."""
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        document = _build(text, display)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = Location(display, mark.line + 1, mark.column + 1) if mark else Location(display, 1, 1)
         problem = " ".join(part for part in (error.context, error.problem) if part)
         raise SourceError(where, f"YAML syntax error: {problem}") from None
     except yaml.YAMLError as error:
-        raise SourceError(Location(display, 1, 1), f"YAML error: {error}") from None
-    if node is None:
+        where = Location(display, 1, 1)
+        if getattr(error, "position", None) is not None:  # a reader error: an unacceptable character
+            before = text[: error.position]
+            where = Location(display, before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1)
+        reason = getattr(error, "reason", None) or "unreadable YAML"
+        raise SourceError(where, f"YAML error: {reason}") from None
+    if document is _NOTHING:
         raise SourceError(Location(display, 1, 1), "the file is empty")
-    return _convert(display, node)
+    return document
+
+
+def _regular_file_bytes(path: Path, shown: str) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most MAX_FILE_BYTES.
+
+    Opened without blocking and checked after opening, so a FIFO, a device, a directory
+    or a looping symlink is refused instead of read.
+    """
+    where = Location(shown, 1, 1)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError) as error:
+        raise SourceError(where, f"cannot read file: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
+            raise SourceError(where, f"not a regular file ({kind})")
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise SourceError(where, f"cannot read file: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(where, f"the file is larger than {MAX_FILE_BYTES} bytes")
+    return data

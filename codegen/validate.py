@@ -6,6 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
+from opspec.codegen.names import name_errors
 from opspec.codegen.source import Location, Map, Seq
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "opdefs" / "schema"
@@ -65,6 +66,7 @@ def schema_errors(document: Any, kind: str) -> Iterator[tuple[Location, str]]:
     validator = _validator(kind)
     for error in validator.iter_errors(_plain(document)):
         yield from _explain(error, document, validator.schema)
+    yield from name_errors(document, kind)
 
 
 def _explain(error: Any, document: Any, root: dict[str, Any]) -> Iterator[tuple[Location, str]]:

@@ -12,12 +12,19 @@ from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, U
 
 def _generate(args: argparse.Namespace) -> int:
     from opspec.codegen.diagnostics import CompileError
-    from opspec.codegen.generate import DEFAULT_OPDEFS, DEFAULT_OUT, generate
+    from opspec.codegen.generate import DEFAULT_OPDEFS, DEFAULT_OUT, OutputError, generate
 
     opdefs = Path(args.opdefs) if args.opdefs else DEFAULT_OPDEFS
+    if not args.out and opdefs.resolve() != DEFAULT_OPDEFS:
+        raise UserError("--out is required with --opdefs: the default output is opspec's own built-in registry")
     out = Path(args.out) if args.out else DEFAULT_OUT
     try:
-        result = generate(opdefs, out, check=args.check)
+        result = generate(opdefs, out, check=args.check, force=args.force)
+    except OutputError as error:
+        for problem in error.problems:
+            print(f"{problem}", file=sys.stderr)
+        print(f"opspec: nothing written to {out}", file=sys.stderr)
+        return EXIT_FAILED
     except OSError as error:
         where = error.filename or out
         raise UserError(f"cannot write the output to {where}: {error.strerror or error}") from None
@@ -119,8 +126,11 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("generate", help="compile opdefs into a registry package and docs")
     generate.add_argument("--opdefs", metavar="DIR", help="opdefs tree (default: the built-in one)")
-    generate.add_argument("--out", metavar="DIR", help="output package folder (default: generated/)")
+    generate.add_argument("--out", metavar="DIR",
+                          help="output package folder (default: generated/, only for the built-in opdefs)")
     generate.add_argument("--check", action="store_true", help="only check that the output is up to date")
+    generate.add_argument("--force", action="store_true",
+                          help="replace files in the output folder that generation did not write")
     generate.set_defaults(run=_generate)
 
     show = commands.add_parser("show", help="print an operator's schema")

@@ -21,8 +21,15 @@ from opspec.runtime.contract.values import (
 from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as _FLOAT_ELEMS
 from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
 from opspec.runtime.contract.elements import ELEMENT_TYPES
-from opspec.runtime.contract.limits import DATA_LIMIT, FLOAT_DATA_LIMIT
+from opspec.runtime.contract.limits import DATA_LIMIT, FLOAT_DATA_LIMIT, MAX_DIM
 from opspec.runtime.shape import Sym, parse_dim
+from opspec.runtime.ir.model_io import ModelLoadError
+
+#: Deepest nesting of types read (protobuf's own limit when parsing bytes).
+MAX_TYPE_DEPTH = 100
+
+#: The largest dim a model can hold (``dim_value`` is an int64).
+INT64_MAX = MAX_DIM
 _RAW_FORMATS = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "?", 10: "e", 11: "d", 12: "I",
                 13: "Q", 16: "H"}  # bfloat16: raw 16-bit patterns, widened below
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -52,6 +59,8 @@ class DimReader:
                 value = parse_dim(text)
             except Exception:  # noqa: BLE001 - a dim_param we cannot read is an opaque name
                 value = Sym(text)
+            if type(value) is int and not 0 <= value <= INT64_MAX:
+                value = Sym(text)
             self._cache[text] = value
             self.names.add(text)
         return value
@@ -69,21 +78,26 @@ class DimReader:
                 dims.append(None)
         return tuple(dims)
 
-    def type(self, type_proto: Any) -> Any:
-        """A value type from a ``TypeProto``; None when it says nothing we can use."""
+    def type(self, type_proto: Any, depth: int = 0) -> Any:
+        """A value type from a ``TypeProto``; None when it says nothing we can use.
+
+        Raises :class:`ModelLoadError` for types nested deeper than ``MAX_TYPE_DEPTH``.
+        """
+        if depth > MAX_TYPE_DEPTH:
+            raise ModelLoadError(f"cannot read the model: a type is nested deeper than {MAX_TYPE_DEPTH} levels")
         which = type_proto.WhichOneof("value")
         if which == "tensor_type":
             tensor = type_proto.tensor_type
             return TensorType(tensor.elem_type, self.shape(tensor.shape) if tensor.HasField("shape") else None)
         if which == "sequence_type":
             inner = type_proto.sequence_type
-            return SequenceType(self.type(inner.elem_type) if inner.HasField("elem_type") else None)
+            return SequenceType(self.type(inner.elem_type, depth + 1) if inner.HasField("elem_type") else None)
         if which == "optional_type":
             inner = type_proto.optional_type
-            return OptionalType(self.type(inner.elem_type) if inner.HasField("elem_type") else None)
+            return OptionalType(self.type(inner.elem_type, depth + 1) if inner.HasField("elem_type") else None)
         if which == "map_type":
             inner = type_proto.map_type
-            return MapType(inner.key_type, self.type(inner.value_type) if inner.HasField("value_type") else None)
+            return MapType(inner.key_type, self.type(inner.value_type, depth + 1) if inner.HasField("value_type") else None)
         if which == "sparse_tensor_type":
             tensor = type_proto.sparse_tensor_type
             return SparseTensorType(tensor.elem_type,
@@ -314,7 +328,7 @@ def _shape_bytes(shape: tuple) -> bytes:
         if dim is None:
             parts.append(b"\x0a\x00")
         elif type(dim) is int:
-            parts.append(_field(0x0A, b"\x08" + _varint(dim)))
+            parts.append(_field(0x0A, b"\x08" + _varint(dim)) if 0 <= dim <= INT64_MAX else b"\x0a\x00")
         else:
             parts.append(_field(0x0A, _field(0x12, str(dim).encode("utf-8"))))
     return b"".join(parts)
@@ -398,6 +412,35 @@ def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
                 dim.denotation = text
 
 
+def dim_out_of_range(value: Any) -> int | None:
+    """The first known dim of ``value`` (a type) that no model can hold (not in 0..2**63-1), if any."""
+    while value is not None:
+        kind = type(value)
+        if kind is TensorType or kind is SparseTensorType:
+            for dim in value.shape or ():
+                if type(dim) is int and not 0 <= dim <= INT64_MAX:
+                    return dim
+            return None
+        value = value.value if kind is MapType else getattr(value, "elem", None) if kind in (
+            SequenceType, OptionalType) else None
+    return None
+
+
+def without_bad_dims(value: Any) -> Any:
+    """``value`` with every dim that :func:`dim_out_of_range` would report made unknown."""
+    kind = type(value)
+    if kind is TensorType or kind is SparseTensorType:
+        if value.shape is None:
+            return value
+        return kind(value.elem, tuple(None if type(d) is int and not 0 <= d <= INT64_MAX else d
+                                      for d in value.shape))
+    if kind is SequenceType or kind is OptionalType:
+        return kind(without_bad_dims(value.elem))
+    if kind is MapType:
+        return MapType(value.key, without_bad_dims(value.value))
+    return value
+
+
 def is_informative(value: Any) -> bool:
     """False for a type that says nothing (unknown element type and rank)."""
     if value is None:
@@ -408,7 +451,8 @@ def is_informative(value: Any) -> bool:
 
 
 __all__ = [
-    "DATA_LIMIT", "DimReader", "INT_ELEMS", "initializer_data", "TypeEncoder", "attribute_kind", "attribute_value", "attribute_values",
+    "DATA_LIMIT", "DimReader", "INT64_MAX", "INT_ELEMS", "MAX_TYPE_DEPTH", "TypeEncoder", "attribute_kind",
+    "dim_out_of_range", "initializer_data", "without_bad_dims", "attribute_value", "attribute_values",
     "graph_value_infos", "is_informative", "sparse_tensor_value", "tensor_data", "tensor_type", "tensor_value",
     "type_from_string", "write_type",
 ]

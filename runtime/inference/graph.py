@@ -9,17 +9,21 @@ from typing import Any, Callable, Iterable
 from opspec.runtime.inference.convert import (
     DATA_LIMIT,
     INT_ELEMS,
+    MAX_TYPE_DEPTH,
     DimReader,
     TypeEncoder,
+    dim_out_of_range,
     graph_value_infos,
     is_informative,
     initializer_data,
+    without_bad_dims,
     write_type,
 )
 from opspec.runtime.inference.engine import Engine, FunctionInfo, NodeError, normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, merge_types
 from opspec.runtime.contract.values import TensorType
+from opspec.runtime.ir import ModelLoadError
 from opspec.runtime.shape import SymbolTable
 
 INPUT, INITIALIZER = "(input)", "(initializer)"
@@ -71,50 +75,45 @@ class _LazySymbols(SymbolTable):
 
 
 def dim_params(model: Any) -> set[str]:
-    """Every dim_param text in the model: graphs, nested graphs, function bodies."""
+    """Every dim_param text in the model: graphs, nested graphs, function bodies.
+
+    Walks with an explicit stack; raises :class:`ModelLoadError` past ``MAX_TYPE_DEPTH`` levels.
+    """
     found: set[str] = set()
-
-    def of_type(type_proto: Any) -> None:
-        which = type_proto.WhichOneof("value")
-        if which in ("tensor_type", "sparse_tensor_type"):
-            for dim in getattr(type_proto, which).shape.dim:
-                if dim.dim_param:
-                    found.add(dim.dim_param)
-        elif which in ("sequence_type", "optional_type"):
-            of_type(getattr(type_proto, which).elem_type)
-        elif which == "map_type":
-            of_type(type_proto.map_type.value_type)
-
-    def of_nodes(nodes: Iterable[Any]) -> None:
-        for node in nodes:
-            attributes = node.attribute
-            if not attributes:
-                continue
-            for attribute in attributes:
-                kind = attribute.type
-                if kind == _GRAPH:
-                    of_graph(attribute.g)
-                elif kind == _GRAPHS:
-                    for graph in attribute.graphs:
-                        of_graph(graph)
-                elif kind == _TYPE_PROTO:
-                    of_type(attribute.tp)
-                elif kind == _TYPE_PROTOS:
-                    for type_proto in attribute.type_protos:
-                        of_type(type_proto)
-
-    def of_graph(graph: Any) -> None:
-        for group in (graph.input, graph.output, graph.value_info):
-            for value_info in group:
-                of_type(value_info.type)
-        of_nodes(graph.node)
-
+    pending: list[tuple[str, Any, int]] = []
     if model.HasField("graph"):
-        of_graph(model.graph)
+        pending.append(("graph", model.graph, 0))
     for function in model.functions:
-        for value_info in function.value_info:
-            of_type(value_info.type)
-        of_nodes(function.node)
+        pending += [("type", value_info.type, 0) for value_info in function.value_info]
+        pending.append(("nodes", function.node, 0))
+    while pending:
+        kind, item, depth = pending.pop()
+        if depth > MAX_TYPE_DEPTH:
+            raise ModelLoadError(f"cannot read the model: types or graphs are nested deeper than {MAX_TYPE_DEPTH} levels")
+        if kind == "type":
+            which = item.WhichOneof("value")
+            if which in ("tensor_type", "sparse_tensor_type"):
+                found.update(dim.dim_param for dim in getattr(item, which).shape.dim if dim.dim_param)
+            elif which in ("sequence_type", "optional_type"):
+                pending.append(("type", getattr(item, which).elem_type, depth + 1))
+            elif which == "map_type":
+                pending.append(("type", item.map_type.value_type, depth + 1))
+        elif kind == "graph":
+            for group in (item.input, item.output, item.value_info):
+                pending += [("type", value_info.type, depth) for value_info in group]
+            pending.append(("nodes", item.node, depth))
+        else:
+            for node in item:
+                for attribute in node.attribute:
+                    code = attribute.type
+                    if code == _GRAPH:
+                        pending.append(("graph", attribute.g, depth + 1))
+                    elif code == _GRAPHS:
+                        pending += [("graph", graph, depth + 1) for graph in attribute.graphs]
+                    elif code == _TYPE_PROTO:
+                        pending.append(("type", attribute.tp, depth))
+                    elif code == _TYPE_PROTOS:
+                        pending += [("type", type_proto, depth) for type_proto in attribute.type_protos]
     return found
 
 
@@ -209,6 +208,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     outcome.node_count = len(nodes)
     try:
         engine.run(nodes, types, datas, declared, opsets, {}, outcome.producers, engine.errors, strict_mode)
+        _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
     finally:
         outcome.errors = engine.errors
         outcome.unknown = engine.unknown
@@ -218,6 +218,18 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                              else f"{node.domain}::{node.op_type}" for node in nodes]
     _write_back(graph, outcome, value_info_types, output_types)
     return outcome
+
+
+def _refuse_unwritable_dims(engine: Engine, nodes: Any, outcome: GraphOutcome, strict: bool) -> None:
+    """A dim no model can hold (beyond int64) is its producer's error, and becomes unknown."""
+    types = outcome.types
+    for name, index in outcome.producers.items():
+        value = types.get(name)
+        dim = dim_out_of_range(value)
+        if dim is not None:
+            types[name] = without_bad_dims(value)
+            engine.fail(engine.errors, index, nodes[index],
+                        f"output '{name}': dim {dim} does not fit in a model (dims are int64)", strict)
 
 
 def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict, output_types: dict) -> None:
