@@ -1,7 +1,7 @@
 """Deterministic fuzzing of opdefs trees: seeded mutations of real op files never crash, hang,
 escape the output folder or run code; every error is located; generated Python stays data.
 
-``OPSPEC_FUZZ_CASES`` sets the number of mutations (default 300, a few seconds).
+``OPSPEC_FUZZ_CASES`` sets the number of mutations (default 200; set it higher for a longer run).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from opspec.codegen.generate import OutputError, generate
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "opdefs"
 OPS = ("math/Clip.yaml", "tensor/Split.yaml")
-CASES = int(os.environ.get("OPSPEC_FUZZ_CASES", "300"))
+CASES = int(os.environ.get("OPSPEC_FUZZ_CASES", "200"))
 SENTINEL = "FUZZ_SENTINEL"
 INJECTIONS = (
     f'x"""; __import__("os").system("touch {SENTINEL}"); """', "x'''\nimport os\n'''", "..", "../../up", "a/b",
