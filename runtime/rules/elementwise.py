@@ -112,3 +112,15 @@ def same_shape(ctx: InferenceContext) -> None:
                          + ", ".join(format_shape(s) for s in shapes))
     for index in range(ctx.output_count):
         ctx.set_output_shape(index, shape)
+
+
+@rule("cast_like", "Input 0's shape (and known data) in the element type of input 1.")
+def cast_like(ctx: InferenceContext) -> None:
+    """CastLike: the target element type comes from the second input's type, not an attribute."""
+    elem = ctx.input_elem(1) or ctx.output_elem(0)
+    ctx.set_output_shape(0, ctx.input_shape(0), elem)
+    data = ctx.input_data(0)
+    if data is not None and elem:
+        result = unary_data(data, "cast", elem)
+        if result is not None:
+            ctx.set_output_data(0, result)
