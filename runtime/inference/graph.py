@@ -223,6 +223,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
 def _refuse_unwritable_dims(engine: Engine, nodes: Any, outcome: GraphOutcome, strict: bool) -> None:
     """A dim no model can hold (beyond int64) is its producer's error, and becomes unknown."""
     types = outcome.types
+    # Values share their type objects (nodes alike give alike results): check each type once.
+    if not any(dim_out_of_range(value) is not None for value in {id(v): v for v in types.values()}.values()):
+        return
     for name, index in outcome.producers.items():
         value = types.get(name)
         dim = dim_out_of_range(value)
