@@ -10,7 +10,6 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
-    RuleRef,
     TypeConstraintParam,
 )
 
@@ -155,9 +154,6 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
         line=9,
     ),
@@ -185,12 +181,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=19,
+        line=18,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -232,12 +225,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=22,
+        line=21,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -280,12 +270,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=33,
+        line=32,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -315,12 +302,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=38,
+        line=37,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -350,12 +334,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=50,
+        line=49,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -400,12 +381,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=53,
+        line=52,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -450,11 +428,8 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=56,
+        line=55,
     ),
 )

@@ -10,7 +10,6 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
-    RuleRef,
     TypeConstraintParam,
 )
 
@@ -166,9 +165,6 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
         line=10,
     ),
@@ -197,12 +193,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=21,
+        line=20,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -245,12 +238,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=24,
+        line=23,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -295,12 +285,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=36,
+        line=35,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -341,12 +328,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='narrowing',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=42,
+        line=41,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -378,12 +362,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=54,
+        line=53,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -430,12 +411,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=57,
+        line=56,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -482,11 +460,8 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
-        inference=RuleRef(
-            name='elementwise',
-        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=60,
+        line=59,
     ),
 )
