@@ -203,6 +203,7 @@ OPS = {
         'SequenceErase': ('ai_onnx.SequenceErase', (11,)),
         'SequenceInsert': ('ai_onnx.SequenceInsert', (11,)),
         'SequenceLength': ('ai_onnx.SequenceLength', (11,)),
+        'SequenceMap': ('ai_onnx.SequenceMap', (17,)),
         'Shape': ('ai_onnx.Shape', (1, 13, 15, 19, 21, 23, 24, 25)),
         'Shrink': ('ai_onnx.Shrink', (9,)),
         'Sigmoid': ('ai_onnx.Sigmoid', (1, 6, 13)),

@@ -145,3 +145,19 @@ def optional_get_element(ctx: InferenceContext) -> None:
 @rule("optional_has_element", "A scalar bool.")
 def optional_has_element(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (), BOOL)
+
+
+@rule("sequence_map", "Sequences of the body's outputs, the body inferred on one element of each sequence input.",
+      body=attribute())
+def sequence_map(ctx: InferenceContext) -> None:
+    given = []
+    for index in range(ctx.input_count):
+        value = ctx.input_type(index)
+        given.append(value.elem if type(value) is SequenceType else value if index else None)
+    result = ctx.infer_subgraph(ctx.named("body"), tuple(given))
+    if result is None:
+        return
+    if len(result.outputs) != ctx.output_count:
+        ctx.fail(f"the body gives {len(result.outputs)} outputs but the node has {ctx.output_count}")
+    for index, value in enumerate(result.outputs):
+        ctx.set_output(index, SequenceType(value))

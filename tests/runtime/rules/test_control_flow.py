@@ -99,3 +99,16 @@ def test_scan_walks_an_axis_and_stacks_the_outputs():
                                    helper.make_tensor_value_info("xs", F, [2, "T"])], ["acc", "ys"]))
     assert typed["acc"] == TensorType(F, (2,))
     assert typed["ys"] == TensorType(F, (2, Sym("T")))
+
+
+def test_sequence_map_runs_the_body_on_one_element():
+    body = helper.make_graph([helper.make_node("Shape", ["x"], ["shape"])], "body",
+                             [helper.make_value_info("x", helper.TypeProto())],
+                             [helper.make_value_info("shape", helper.TypeProto())])
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+             helper.make_node("SequenceMap", ["s"], ["shapes"], body=body)]
+    typed = _infer(_model(nodes, [helper.make_tensor_value_info("a", F, ["N", 3]),
+                                  helper.make_tensor_value_info("b", F, ["M", 3])], ["shapes"]))
+    from opspec.runtime.contract import SequenceType
+
+    assert typed["shapes"] == SequenceType(TensorType(I64, (2,)))
