@@ -112,3 +112,41 @@ def test_sequence_map_runs_the_body_on_one_element():
     from opspec.runtime.contract import SequenceType
 
     assert typed["shapes"] == SequenceType(TensorType(I64, (2,)))
+
+
+def test_a_scripted_model_with_a_sequence_building_loop_and_a_data_dependent_if():
+    """As scripting exporters write it: a Loop appends each step's row to a sequence, then an If
+    on a condition computed from the data picks one of two results; every value gets a type."""
+    one = numpy_helper.from_array(np.array([1], dtype=np.int64), "one")
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["i", "axes0"], ["i1"]),
+         helper.make_node("Add", ["i1", "one"], ["end"]),
+         helper.make_node("Slice", ["X", "i1", "end"], ["row"]),
+         helper.make_node("SequenceInsert", ["rows_in", "row"], ["rows_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c_in", B, []),
+                 helper.make_value_info("rows_in", helper.TypeProto())],
+        [helper.make_value_info(o, helper.TypeProto()) for o in ("c_out", "rows_out")])
+    then = _branch("then", helper.make_node("ConcatFromSequence", ["rows"], ["joined"], axis=0), "joined")
+    other = _branch("else", helper.make_node("Identity", ["X"], ["same"]), "same")
+    nodes = [
+        helper.make_node("Shape", ["X"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+        helper.make_node("Loop", ["n", "", "empty"], ["rows"], body=body),
+        helper.make_node("ReduceSum", ["X"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "threshold"], ["big"]),
+        helper.make_node("If", ["big"], ["Y"], then_branch=then, else_branch=other),
+    ]
+    inits = [one, numpy_helper.from_array(np.array([0], dtype=np.int64), "axes0"),
+             numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+             numpy_helper.from_array(np.array(0.0, dtype=np.float32), "threshold")]
+    typed = _infer(_model(nodes, [helper.make_tensor_value_info("X", F, ["N", 4])],
+                          ["shape", "n", "empty", "rows", "total", "big", "Y"], inits))
+    from opspec.runtime.contract import SequenceType
+
+    assert typed["n"] == TensorType(I64, ()) and typed["total"] == TensorType(F, ())
+    assert typed["rows"] == SequenceType(TensorType(F, None))  # rows of (1, 4) appended to an empty sequence
+    assert typed["big"] == TensorType(TensorProto.BOOL, ())
+    assert typed["Y"].elem == F and typed["Y"].shape in (None, (None, 4))
+    assert all(value is not None for value in typed.values())
