@@ -25,8 +25,9 @@ from opspec.runtime.types import ELEMENT_TYPES
 #: Tensors with more elements than this never carry data.
 DATA_LIMIT = 64
 
-#: Deepest nesting of types read (protobuf's own limit when parsing bytes).
-MAX_TYPE_DEPTH = 100
+#: Deepest nesting of types read. Each level is two protobuf messages, so what is read can
+#: always be written back within protobuf's own parse limit of 100 nested messages.
+MAX_TYPE_DEPTH = 40
 
 #: The largest dim a model can hold (``dim_value`` is an int64).
 INT64_MAX = 2**63 - 1
