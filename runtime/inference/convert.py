@@ -25,8 +25,9 @@ from opspec.runtime.contract.limits import DATA_LIMIT, FLOAT_DATA_LIMIT, MAX_DIM
 from opspec.runtime.shape import Sym, parse_dim
 from opspec.runtime.ir.model_io import ModelLoadError
 
-#: Deepest nesting of types read (protobuf's own limit when parsing bytes).
-MAX_TYPE_DEPTH = 100
+#: Deepest nesting of types read. Each level is two protobuf messages, so what is read can
+#: always be written back within protobuf's own parse limit of 100 nested messages.
+MAX_TYPE_DEPTH = 40
 
 #: The largest dim a model can hold (``dim_value`` is an int64).
 INT64_MAX = MAX_DIM
