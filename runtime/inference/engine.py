@@ -357,6 +357,13 @@ class Engine:
                         key = found = None
                     if found is not None:
                         outputs, output_data = found
+                        if output_count == 1 and output_data[0] is None:  # the common case, stored inline
+                            name = out_names[0]
+                            if name and get_declared(name) is None:
+                                if outputs[0] is not None:
+                                    types[name] = outputs[0]
+                                producers[name] = index
+                                continue
                         self._store(out_names, outputs, output_data, record_data or entry.is_constant, index, node,
                                     types, datas, get_declared, producers, errors, strict)
                         continue
