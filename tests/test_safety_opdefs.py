@@ -11,22 +11,7 @@ import pytest
 from opspec.cli import main
 from opspec.codegen.generate import DEFAULT_OUT, OutputError, _inside
 
-OP = """op: Foo
-summary: A test op.
-versions:
-  1:
-    inputs:
-      X: T
-    outputs:
-      Y: T
-    attributes:
-      axis: int = 0
-    types:
-      T: [tensor(float)]
-    inference: elementwise
-"""
-DOMAIN = "domain: x.test\nopset: {min: 1, max: 5}\n"
-FILE = "opdefs/x.test/f/Foo.yaml"
+from test_opdefs_errors import DOMAIN, FILE, OP  # noqa: E402 - one test op for all opdefs tests
 INJECTED = 'x"""; __import__("os").system("touch SENTINEL"); """'
 
 
