@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -154,6 +155,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
         line=9,
     ),
@@ -181,9 +185,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=18,
+        line=19,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -225,9 +232,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=21,
+        line=22,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -270,9 +280,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=32,
+        line=33,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -302,9 +315,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=37,
+        line=38,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -334,9 +350,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=49,
+        line=50,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -381,9 +400,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=52,
+        line=53,
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -428,8 +450,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=55,
+        line=56,
     ),
 )

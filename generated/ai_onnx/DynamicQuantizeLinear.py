@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FunctionBody,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -65,6 +66,9 @@ SCHEMAS = (
         max_output=3,
         doc=DOC,
         summary='Quantizes a float tensor to uint8 with a scale and zero point computed from its range.',
+        inference=RuleRef(
+            name='dynamic_quantize_linear',
+        ),
         functions=(
             FunctionBody(
                 opset=11,

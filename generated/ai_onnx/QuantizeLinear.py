@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -165,6 +166,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
         line=10,
     ),
@@ -193,9 +197,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=20,
+        line=21,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -238,9 +245,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -285,9 +295,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=35,
+        line=36,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -328,9 +341,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='narrowing',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=41,
+        line=42,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -362,9 +378,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=53,
+        line=54,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -411,9 +430,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=56,
+        line=57,
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -460,8 +482,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Maps real values to quantized integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=59,
+        line=60,
     ),
 )

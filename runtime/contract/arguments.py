@@ -96,11 +96,12 @@ class ArgumentReaders:
         value = self.attr(key)
         return None if value is None else tuple(int(v) for v in value)
 
-    def elem_attr(self, key: str, default: int | None = None) -> int | None:
+    def elem_attr(self, key: str, default: int | None = None, zero_unset: bool = False) -> int | None:
         """An element-type attribute argument (a TensorProto.DataType number or a type name)
-        as its number; ``default`` when not set; a node error when it names no element type."""
+        as its number; ``default`` when not set (or, with ``zero_unset``, 0: UNDEFINED, which
+        some ops use for "not set"); a node error when it names no element type."""
         value = self.attr(key)
-        if value is None:
+        if value is None or (zero_unset and value == 0):
             return default
         code = element_code(value)
         if code is None:
