@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -200,6 +201,12 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Gated recurrent unit layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 3,
+            }),
+        ),
         file='opdefs/ai.onnx/rnn/GRU.yaml',
         line=10,
     ),
@@ -239,9 +246,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Gated recurrent unit layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 3,
+            }),
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=33,
+        line=34,
     ),
     OpSchema(
         name='GRU',
@@ -278,9 +291,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Gated recurrent unit layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 3,
+            }),
+        ),
         change_class='narrowing',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=47,
+        line=48,
     ),
     OpSchema(
         name='GRU',
@@ -364,9 +383,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Gated recurrent unit layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 3,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=50,
+        line=51,
     ),
     OpSchema(
         name='GRU',
@@ -454,8 +479,14 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Gated recurrent unit layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 3,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=63,
+        line=64,
     ),
 )

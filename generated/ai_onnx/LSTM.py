@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -216,6 +217,12 @@ SCHEMAS = (
         max_output=3,
         doc=DOC,
         summary='Long short-term memory layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 4,
+            }),
+        ),
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
         line=9,
     ),
@@ -257,9 +264,15 @@ SCHEMAS = (
         max_output=3,
         doc=DOC,
         summary='Long short-term memory layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 4,
+            }),
+        ),
         change_class='narrowing',
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
-        line=35,
+        line=36,
     ),
     OpSchema(
         name='LSTM',
@@ -367,9 +380,15 @@ SCHEMAS = (
         max_output=3,
         doc=DOC,
         summary='Long short-term memory layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 4,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
-        line=38,
+        line=39,
     ),
     OpSchema(
         name='LSTM',
@@ -481,8 +500,14 @@ SCHEMAS = (
         max_output=3,
         doc=DOC,
         summary='Long short-term memory layer run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 4,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
-        line=54,
+        line=55,
     ),
 )

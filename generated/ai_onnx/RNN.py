@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -182,6 +183,12 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Simple recurrent layer: a tanh-style cell run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 1,
+            }),
+        ),
         file='opdefs/ai.onnx/rnn/RNN.yaml',
         line=9,
     ),
@@ -219,9 +226,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Simple recurrent layer: a tanh-style cell run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 1,
+            }),
+        ),
         change_class='narrowing',
         file='opdefs/ai.onnx/rnn/RNN.yaml',
-        line=31,
+        line=32,
     ),
     OpSchema(
         name='RNN',
@@ -304,9 +317,15 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Simple recurrent layer: a tanh-style cell run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 1,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/RNN.yaml',
-        line=34,
+        line=35,
     ),
     OpSchema(
         name='RNN',
@@ -393,8 +412,14 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Simple recurrent layer: a tanh-style cell run over a sequence.',
+        inference=RuleRef(
+            name='recurrent',
+            args=MappingProxyType({
+                'gates': 1,
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/RNN.yaml',
-        line=47,
+        line=48,
     ),
 )
