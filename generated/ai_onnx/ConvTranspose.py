@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -126,6 +127,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Transposed convolution, the gradient of Conv with respect to its input.',
+        inference=RuleRef(
+            name='conv_transpose',
+        ),
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
         line=9,
     ),
@@ -185,9 +189,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Transposed convolution, the gradient of Conv with respect to its input.',
+        inference=RuleRef(
+            name='conv_transpose',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
-        line=27,
+        line=28,
     ),
     OpSchema(
         name='ConvTranspose',
@@ -249,8 +256,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Transposed convolution, the gradient of Conv with respect to its input.',
+        inference=RuleRef(
+            name='conv_transpose',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
-        line=34,
+        line=35,
     ),
 )

@@ -17,6 +17,7 @@ from opspec.runtime.shape import (
     format_dim,
     format_shape,
     merge_dim,
+    mul_dim,
     unidirectional_broadcast,
 )
 
@@ -226,3 +227,58 @@ def layer_norm(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, x)
     for index in range(1, ctx.output_count):
         ctx.set_output_shape(index, stats, elem=stash)
+
+
+@rule("conv_transpose", "(N, W.shape[1] * group, out...): each spatial dim stride * (in - 1) + output_padding "
+      "+ dilated kernel - pads, or output_shape.",
+      kernel_shape=attribute(), pads=attribute(), strides=attribute(), dilations=attribute(), auto_pad=attribute(),
+      group=attribute(), output_padding=attribute(), output_shape=attribute())
+def conv_transpose(ctx: InferenceContext) -> None:
+    """The inverse of a convolution's window arithmetic, per spatial axis."""
+    x, w = ctx.input_shape(0), ctx.input_shape(1)
+    count = _spatial_count(ctx, [(f"X {format_shape(x)}", len(x) - 2 if x is not None else None),
+                                 (f"W {format_shape(w)}", len(w) - 2 if w is not None else None)])
+    if count is None:
+        ctx.set_output_shape(0, None)
+        return
+    x = x if x is not None else (None,) * (count + 2)
+    w = w if w is not None else (None,) * (count + 2)
+    group = ctx.int_attr("group", 1)
+    if group < 1:
+        ctx.fail(f"group {group} must be positive")
+    if type(x[1]) is int and type(w[0]) is int and x[1] != w[0]:
+        ctx.fail(f"X has {x[1]} channels but W {format_shape(w)} expects {w[0]}")
+    channels = mul_dim(w[1], group)
+    kernel = ctx.ints_attr("kernel_shape") or w[2:]
+    strides = ctx.ints_attr("strides") or (1,) * count
+    dilations = ctx.ints_attr("dilations") or (1,) * count
+    padding = ctx.ints_attr("output_padding") or (0,) * count
+    pads = ctx.ints_attr("pads") or (0,) * (2 * count)
+    for name, values, length in (("strides", strides, count), ("dilations", dilations, count),
+                                 ("output_padding", padding, count), ("pads", pads, 2 * count),
+                                 ("kernel_shape", kernel, count)):
+        if len(values) != length:
+            ctx.fail(f"{name} {list(values)} must have {length} values for {count} spatial axes")
+    requested = ctx.ints_attr("output_shape")
+    if requested is not None:
+        spatial = tuple(requested[-count:]) if len(requested) >= count else None
+        if spatial is None:
+            ctx.fail(f"output_shape {list(requested)} has fewer than {count} spatial dims")
+    else:
+        auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+        spatial = []
+        for i in range(count):
+            size, k = x[2 + i], kernel[i]
+            if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+                spatial.append(mul_dim(size, strides[i]))
+                continue
+            if size is None or k is None:
+                spatial.append(None)
+                continue
+            begin, end = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + count])
+            extent = (k - 1) * dilations[i] + 1
+            grown = add_dim(mul_dim(size - 1, strides[i]), padding[i] + extent - begin - end) \
+                if type(size) is int or type(size) is Sym else None
+            spatial.append(grown)
+        spatial = tuple(spatial)
+    ctx.set_output_shape(0, (x[0], channels) + spatial)
