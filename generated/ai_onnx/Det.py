@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -53,6 +54,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Determinant of each square matrix in a batch.',
+        inference=RuleRef(
+            name='det',
+        ),
         file='opdefs/ai.onnx/math/Det.yaml',
         line=8,
     ),
@@ -92,8 +96,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Determinant of each square matrix in a batch.',
+        inference=RuleRef(
+            name='det',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Det.yaml',
-        line=15,
+        line=16,
     ),
 )

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -102,6 +103,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Samples an input at the locations given by a grid.',
+        inference=RuleRef(
+            name='grid_sample',
+        ),
         file='opdefs/ai.onnx/tensor/GridSample.yaml',
         line=10,
     ),
@@ -131,9 +135,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Samples an input at the locations given by a grid.',
+        inference=RuleRef(
+            name='grid_sample',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/GridSample.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='GridSample',
@@ -187,8 +194,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Samples an input at the locations given by a grid.',
+        inference=RuleRef(
+            name='grid_sample',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/GridSample.yaml',
-        line=26,
+        line=27,
     ),
 )

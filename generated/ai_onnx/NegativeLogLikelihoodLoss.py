@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -98,6 +99,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Loss that averages or sums the negated scores picked out by class labels.',
+        inference=RuleRef(
+            name='loss',
+        ),
         context_dependent_function_opset_versions=(12,),
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
         line=10,
@@ -147,10 +151,13 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Loss that averages or sums the negated scores picked out by class labels.',
+        inference=RuleRef(
+            name='loss',
+        ),
         context_dependent_function_opset_versions=(13,),
         change_class='semantic',
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
-        line=25,
+        line=26,
     ),
     OpSchema(
         name='NegativeLogLikelihoodLoss',
@@ -201,9 +208,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Loss that averages or sums the negated scores picked out by class labels.',
+        inference=RuleRef(
+            name='loss',
+        ),
         context_dependent_function_opset_versions=(22,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
-        line=34,
+        line=35,
     ),
 )

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -97,6 +98,9 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Cross-entropy between softmax probabilities of scores and class labels.',
+        inference=RuleRef(
+            name='loss',
+        ),
         context_dependent_function_opset_versions=(12,),
         file='opdefs/ai.onnx/math/SoftmaxCrossEntropyLoss.yaml',
         line=9,
@@ -164,9 +168,12 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Cross-entropy between softmax probabilities of scores and class labels.',
+        inference=RuleRef(
+            name='loss',
+        ),
         context_dependent_function_opset_versions=(13,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/SoftmaxCrossEntropyLoss.yaml',
-        line=25,
+        line=26,
     ),
 )
