@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -64,6 +65,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Sums of products over indices named by an Einstein summation equation.',
+        inference=RuleRef(
+            name='einsum',
+        ),
         file='opdefs/ai.onnx/math/Einsum.yaml',
         line=11,
     ),
@@ -106,8 +110,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Sums of products over indices named by an Einstein summation equation.',
+        inference=RuleRef(
+            name='einsum',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Einsum.yaml',
-        line=20,
+        line=21,
     ),
 )
