@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from opspec.runtime.contract import Subgraph, TensorType
 from opspec.runtime.inference.convert import DimReader, initializer_data
-from opspec.runtime.inference.typeops import TypeConflict, merge_types
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
+from opspec.runtime.inference.write_back import SubgraphRecord
 
 _GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
 
@@ -25,6 +26,8 @@ class SubgraphInference:
         self.engine = engine
         self.reader = reader or DimReader()
         self.entries: dict = {}
+        #: The last inference of each graph, by id, for writing the results into the model.
+        self.records: dict[int, SubgraphRecord] = {}
         #: Nesting depth, bounded so that a hostile model cannot recurse without end.
         self.depth = 0
 
@@ -77,20 +80,37 @@ class SubgraphInference:
             if value is not None:
                 declared[value_info.name] = value
         outputs_declared = [reader.value_info(v) for v in graph.output]
-        for value_info, value in zip(graph.output, outputs_declared):
-            if value is not None:
-                declared.setdefault(value_info.name, value)
         inner: list = []
+        producers: dict[str, int] = {}
+        value_info_types = dict(declared)
         self.depth += 1
         try:
-            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, {}, inner, False)
+            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
         finally:
             self.depth -= 1
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
         for error in inner:
             self.engine.fail(errors, index, node, f"{where}: {error}", strict)
-        outputs = tuple(types.get(v.name) for v in graph.output)
+        self.records[id(graph)] = SubgraphRecord(graph, types.maps[0], producers, value_info_types,
+                                                 {v.name: t for v, t in zip(graph.output, outputs_declared)})
+        outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
+                        for v, given in zip(graph.output, outputs_declared))
         return Subgraph(graph.name, tuple(inputs), outputs)
+
+    def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple) -> Any:
+        """A subgraph output's type for the owner's rule: what inference found, checked against
+        the declaration, which stands in only where inference found nothing. Runtimes do not
+        check a body's output declarations, and exporters write loose ones (a sequence declared
+        with scalar elements that the body grows with vectors), so they are not merged in."""
+        if inferred is None or declared is None:
+            return inferred if inferred is not None else declared
+        try:
+            merge_types(declared, inferred)
+        except TypeConflict as conflict:
+            index, node, errors, strict = owner
+            self.engine.fail(errors, index, node, f"{where}: output '{name}': inferred type {describe(inferred)} "
+                             f"conflicts with the declared {describe(declared)} ({conflict})", strict)
+        return inferred
 
 
 #: How deeply graphs may nest inside node attributes.

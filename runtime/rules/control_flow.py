@@ -11,6 +11,7 @@ from opspec.runtime.contract import (
     BOOL,
     INT64,
     InferenceContext,
+    OptionalType,
     TensorType,
     attribute,
     input,
@@ -51,6 +52,17 @@ def if_(ctx: InferenceContext) -> None:
                 ctx.set_output(index, TensorType(known.elem, None))
 
 
+def _carry(initial, produced):
+    """The type covering a carried value before and after one more iteration.
+
+    An optional initial value that the body hands on as its element (a loop that starts
+    from "none yet" and builds a sequence) carries the element's type: optional ops accept
+    a plain value from opset 18, and every iteration after the first gives the element."""
+    if type(initial) is OptionalType and produced is not None and type(produced) is not OptionalType:
+        return relax_types(initial.elem, produced)
+    return relax_types(initial, produced)
+
+
 def _settle(ctx: InferenceContext, carried: tuple, first_out: int, before: tuple = (), after: tuple = ()):
     """Infer the body (inputs: ``before``, the carried values, ``after``) until the carried
     types stop changing; the last body result and the carried types, each covering the
@@ -63,7 +75,7 @@ def _settle(ctx: InferenceContext, carried: tuple, first_out: int, before: tuple
         outputs = result.outputs[first_out:first_out + len(carried)]
         if len(outputs) != len(carried):
             ctx.fail(f"the body gives {len(result.outputs)} outputs, too few for {len(carried)} carried values")
-        relaxed = tuple(relax_types(c, o) for c, o in zip(carried, outputs))
+        relaxed = tuple(_carry(c, o) for c, o in zip(carried, outputs))
         if relaxed == carried:
             return result, carried
         carried = relaxed

@@ -150,3 +150,37 @@ def test_a_scripted_model_with_a_sequence_building_loop_and_a_data_dependent_if(
     assert typed["big"] == TensorType(TensorProto.BOOL, ())
     assert typed["Y"].elem == F and typed["Y"].shape in (None, (None, 4))
     assert all(value is not None for value in typed.values())
+
+
+def test_a_loop_that_starts_from_no_sequence_carries_the_sequence_it_builds():
+    """A carried optional sequence, empty at first, that the body hands on as a plain sequence
+    (optional ops take either from opset 18); the body's output declares scalar elements
+    although it appends vectors, and that loose declaration must not make the result wrong."""
+    from opspec.runtime.contract import SequenceType
+
+    scalars = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, []))
+    body = helper.make_graph(
+        [helper.make_node("OptionalGetElement", ["opt_in"], ["seq"]),
+         helper.make_node("SequenceInsert", ["seq", "row"], ["seq_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c_in", B, []),
+                 helper.make_value_info("opt_in", helper.make_optional_type_proto(scalars))],
+        [helper.make_tensor_value_info("c_out", B, []), helper.make_value_info("seq_out", scalars)])
+    node = helper.make_node("Loop", ["M", "", "opt"], ["built"], body=body)
+    model = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("M", I64, []),
+                      helper.make_value_info("opt", helper.make_optional_type_proto(scalars)),
+                      helper.make_tensor_value_info("row", F, [3])],
+        [helper.make_value_info("built", helper.TypeProto())]), opset_imports=[helper.make_opsetid("", 18)])
+    assert _infer(model)["built"] == SequenceType(TensorType(F, None))  # scalars at first, then vectors
+
+
+def test_a_body_output_that_contradicts_its_declaration_is_reported_against_the_node():
+    body = helper.make_graph([helper.make_node("Identity", ["X"], ["a"])], "then",
+                             [], [helper.make_tensor_value_info("a", I64, None)])
+    other = _branch("else", helper.make_node("Identity", ["X"], ["b"]), "b")
+    node = helper.make_node("If", ["c"], ["Y"], then_branch=body, else_branch=other, name="choose")
+    result = opspec.infer(_model([node], [helper.make_tensor_value_info("c", B, []),
+                                          helper.make_tensor_value_info("X", F, [2])], ["Y"]))
+    assert len(result.errors) == 1
+    assert "choose" in str(result.errors[0]) and "subgraph 'then'" in str(result.errors[0])
