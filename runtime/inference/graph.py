@@ -11,17 +11,14 @@ from opspec.runtime.inference.convert import (
     INT_ELEMS,
     MAX_TYPE_DEPTH,
     DimReader,
-    TypeEncoder,
     dim_out_of_range,
-    graph_value_infos,
-    is_informative,
     initializer_data,
     without_bad_dims,
-    write_type,
 )
 from opspec.runtime.inference.engine import Engine, FunctionInfo, NodeError, normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, merge_types
+from opspec.runtime.inference.write_back import write_graph, write_subgraphs
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
 from opspec.runtime.shape import SymbolTable
@@ -217,6 +214,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         outcome.op_labels = [node.op_type if not node.domain or node.domain == "ai.onnx"
                              else f"{node.domain}::{node.op_type}" for node in nodes]
     _write_back(graph, outcome, value_info_types, output_types)
+    write_subgraphs(graph, engine.subgraphs.records)
     return outcome
 
 
@@ -237,28 +235,7 @@ def _refuse_unwritable_dims(engine: Engine, nodes: Any, outcome: GraphOutcome, s
 
 def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict, output_types: dict) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
-    encoder = TypeEncoder()
-    types = outcome.types
-    for value_info in graph.output:
-        value = types.get(value_info.name)
-        if is_informative(value) and value != output_types.get(value_info.name):
-            write_type(value_info.type, value, encoder)
-    skip = set(outcome.origins)
-    for value_info in graph.value_info:
-        name = value_info.name
-        skip.add(name)
-        value = types.get(name)
-        original = value_info_types.get(name)
-        if original is not None and is_informative(value) and value != original:
-            write_type(value_info.type, value, encoder)
-    skip.update(value_info.name for value_info in graph.output)
-    get = types.get
-    tensor = TensorType
-    new = [(name, value) for name in outcome.producers  # is_informative, inlined
-           if name not in skip and (value := get(name)) is not None
-           and (type(value) is not tensor or value.elem or value.shape is not None)]
-    if new:
-        graph.MergeFromString(graph_value_infos(encoder, new))
+    write_graph(graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]

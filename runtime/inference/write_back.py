@@ -1,0 +1,91 @@
+"""Writing inferred types into a model: the main graph and every graph nested in its nodes.
+
+Graph outputs get their inferred types, existing ``value_info`` entries are refined in place
+and every other value a node produced is appended to ``value_info``, as onnx does. Graph
+inputs and initializers are left as written.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from opspec.runtime.contract.values import TensorType
+from opspec.runtime.inference.convert import TypeEncoder, graph_value_infos, is_informative, write_type
+from opspec.runtime.inference.typeops import TypeConflict, merge_types
+
+_GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
+
+
+def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
+                value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
+                encoder: TypeEncoder | None = None) -> None:
+    """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order, ``given``
+    its inputs and initializers; the two mappings hold what ``value_info`` and the outputs declared."""
+    encoder = encoder or TypeEncoder()
+    get = types.get
+    for value_info in graph.output:
+        value = get(value_info.name)
+        if is_informative(value) and value != output_types.get(value_info.name):
+            write_type(value_info.type, value, encoder)
+    skip = set(given)
+    for value_info in graph.value_info:
+        name = value_info.name
+        skip.add(name)
+        value = get(name)
+        original = value_info_types.get(name)
+        if original is not None and is_informative(value) and value != original:
+            write_type(value_info.type, value, encoder)
+    skip.update(value_info.name for value_info in graph.output)
+    tensor = TensorType
+    new = [(name, value) for name in produced  # is_informative, inlined
+           if name not in skip and (value := get(name)) is not None
+           and (type(value) is not tensor or value.elem or value.shape is not None)]
+    if new:
+        graph.MergeFromString(graph_value_infos(encoder, new))
+
+
+class SubgraphRecord:
+    """What the last inference of one nested graph found (the one with settled input types)."""
+
+    __slots__ = ("graph", "types", "producers", "value_info_types", "output_types")
+
+    def __init__(self, graph: Any, types: dict, producers: dict, value_info_types: dict,
+                 output_types: dict) -> None:
+        self.graph = graph  # held, so that the id it is recorded under stays its own
+        self.types = types
+        self.producers = producers
+        self.value_info_types = value_info_types
+        self.output_types = output_types
+
+    def write(self, encoder: TypeEncoder) -> None:
+        """Write into the graph; an output keeps what it declares, refined where inference agrees."""
+        types = dict(self.types)
+        for name, declared in self.output_types.items():
+            if declared is not None and name in types:
+                try:
+                    types[name] = merge_types(declared, types[name])
+                except TypeConflict:
+                    types[name] = declared  # reported during inference; the declaration stays
+        given = [name for name in types if name not in self.producers]
+        write_graph(self.graph, types, self.producers, given, self.value_info_types, self.output_types, encoder)
+
+
+def write_subgraphs(graph: Any, records: Mapping[int, SubgraphRecord]) -> None:
+    """Write every inferred graph nested in ``graph``'s nodes (at any depth) into the model."""
+    if not records:
+        return
+    encoder = TypeEncoder()
+    pending = [graph]
+    while pending:
+        for node in pending.pop().node:
+            for attribute in node.attribute:
+                if attribute.type == _GRAPH:
+                    nested: Iterable[Any] = (attribute.g,)
+                elif attribute.type == _GRAPHS:
+                    nested = attribute.graphs
+                else:
+                    continue
+                for subgraph in nested:
+                    record = records.get(id(subgraph))
+                    if record is not None and record.graph is subgraph:
+                        record.write(encoder)
+                        pending.append(subgraph)
