@@ -115,4 +115,22 @@ def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, 
     return problems
 
 
-__all__ = ["check_node", "formal_positions"]
+def check_outputs(schema: OpSchema, outputs: Sequence[Any]) -> list[str]:
+    """Every output type the node's rule gave that its formal parameter does not allow: the
+    node's attributes asked for it (an Optional whose 'type' names an optional, a Cast to a
+    type its version lacks), since its inputs conform."""
+    problems = []
+    params = schema.outputs
+    for actual, formal in enumerate(formal_positions(params, len(outputs))):
+        value = outputs[actual]
+        if formal is None or value is None:
+            continue
+        param = params[formal]
+        text = type_string(value)
+        if "?" not in text and text not in param.types:
+            problems.append(f"output {actual} ('{param.name}') would have type {text}, but {param.type_str} "
+                            f"allows only {', '.join(sorted(param.types))}")
+    return problems
+
+
+__all__ = ["check_node", "check_outputs", "formal_positions"]

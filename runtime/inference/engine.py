@@ -22,7 +22,7 @@ from opspec.runtime.contract import (
     TensorValue,
 )
 from opspec.runtime.defs import REGISTRY
-from opspec.runtime.inference.checks import check_node, formal_positions
+from opspec.runtime.inference.checks import check_node, check_outputs, formal_positions
 from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
 from opspec.runtime.registry import SchemaError
@@ -338,8 +338,10 @@ class Engine:
             attributes = attribute_values(attribute_protos) if attribute_protos else _EMPTY
             output_count = len(out_names)
             schema = entry.schema
+            conforms = True
             if check_type:
                 for problem in check_node(schema, in_names, output_count, inputs, attribute_protos, attributes):
+                    conforms = False
                     fail(errors, index, node, problem, strict)
 
             # Reuse the results of an identical earlier node when there is one.
@@ -410,6 +412,10 @@ class Engine:
                         failed = True
                         fail(errors, index, node, f"inference gave output {position} a value that is not a type "
                              f"({type(value).__name__})", strict)
+                if check_type and conforms and not failed:  # a result memoized below has passed this
+                    for problem in check_outputs(schema, outputs):
+                        failed = True
+                        fail(errors, index, node, problem, strict)
                 if key is not None and not failed and symbols.issued == fresh_before and len(memo) < MEMO_LIMIT:
                     memo[key] = (tuple(outputs), tuple(ctx._output_data))
             self._store(out_names, outputs, ctx._output_data, record_data or entry.is_constant, index, node,
