@@ -184,3 +184,31 @@ def test_a_body_output_that_contradicts_its_declaration_is_reported_against_the_
                                           helper.make_tensor_value_info("X", F, [2])], ["Y"]))
     assert len(result.errors) == 1
     assert "choose" in str(result.errors[0]) and "subgraph 'then'" in str(result.errors[0])
+
+
+def test_nested_graphs_with_outer_values_and_a_model_local_function():
+    """An If whose branch runs a Loop whose body calls a model-local function on an outer value."""
+    function = helper.make_function("local", "Scale2", ["x"], ["y"],
+                                    [helper.make_node("Add", ["x", "x"], ["y"])],
+                                    [helper.make_opsetid("", 17)])
+    body = helper.make_graph(
+        [helper.make_node("Scale2", ["X"], ["scaled"], domain="local"),  # X: two graphs out
+         helper.make_node("Add", ["s_in", "scaled"], ["s_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c_in", B, []),
+                 helper.make_value_info("s_in", helper.TypeProto())],
+        [helper.make_value_info(o, helper.TypeProto()) for o in ("c_out", "s_out", "scaled")])
+    then = _branch("then", helper.make_node("Loop", ["M", "", "X"], ["total", "each"], body=body), "total")
+    other = _branch("else", helper.make_node("Neg", ["X"], ["negated"]), "negated")
+    node = helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("c", B, []),
+                                            helper.make_tensor_value_info("X", F, ["N", 3])],
+                              [helper.make_value_info("Y", helper.TypeProto())],
+                              [numpy_helper.from_array(np.array(2, dtype=np.int64), "M")])
+    model = helper.make_model(graph, functions=[function],
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    assert _infer(model)["Y"] == TensorType(F, (N, 3))
+    inferred = opspec.infer_shapes(model)
+    then_graph = next(a.g for a in inferred.graph.node[0].attribute if a.name == "then_branch")
+    each = next(v for v in then_graph.node[0].attribute[0].g.output if v.name == "scaled")
+    assert [d.dim_param or d.dim_value for d in each.type.tensor_type.shape.dim] == ["N", 3]
