@@ -24,7 +24,7 @@ from opspec.runtime.contract import (
 from opspec.runtime.defs import REGISTRY
 from opspec.runtime.inference.checks import check_node, check_outputs, formal_positions
 from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.registry import SchemaError
 from opspec.runtime.rulebook import RULES
 from opspec.runtime.schema import OpSchema
@@ -147,18 +147,6 @@ def _bind(inputs: list, sources: tuple, fixed: Any) -> Any:
             else:
                 return type_only(value)
     return fixed
-
-
-def type_only(value: Any) -> Any:
-    """A value type with every shape in it dropped (element types kept)."""
-    kind = type(value)
-    if kind is TensorType or kind is SparseTensorType:
-        return kind(value.elem, None)
-    if kind is SequenceType or kind is OptionalType:
-        return kind(type_only(value.elem) if value.elem is not None else None)
-    if kind is MapType:
-        return MapType(value.key, type_only(value.value) if value.value is not None else None)
-    return value
 
 
 def _freeze(attributes: dict) -> tuple | None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import ChainMap
 from typing import Any, Callable
 
-from opspec.runtime.contract import Subgraph, TensorType
+from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
 from opspec.runtime.inference.convert import DimReader, initializer_data
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
 
 _GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
@@ -98,19 +98,22 @@ class SubgraphInference:
         return Subgraph(graph.name, tuple(inputs), outputs)
 
     def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple) -> Any:
-        """A subgraph output's type for the owner's rule: what inference found, checked against
-        the declaration, which stands in only where inference found nothing. Runtimes do not
-        check a body's output declarations, and exporters write loose ones (a sequence declared
-        with scalar elements that the body grows with vectors), so they are not merged in."""
+        """A subgraph output's type for the owner's rule: what inference found, refined by the
+        declaration (a conflict is the owner's error). A declared sequence gives only its
+        element type: its elements may differ among themselves (a loop's body that grows the
+        sequence with vectors while it is declared with the scalar it starts from)."""
+        if type(declared) is SequenceType or (type(declared) is OptionalType
+                                              and type(declared.elem) is SequenceType):
+            declared = type_only(declared)
         if inferred is None or declared is None:
             return inferred if inferred is not None else declared
         try:
-            merge_types(declared, inferred)
+            return merge_types(declared, inferred)
         except TypeConflict as conflict:
             index, node, errors, strict = owner
             self.engine.fail(errors, index, node, f"{where}: output '{name}': inferred type {describe(inferred)} "
                              f"conflicts with the declared {describe(declared)} ({conflict})", strict)
-        return inferred
+            return inferred
 
 
 #: How deeply graphs may nest inside node attributes.

@@ -70,4 +70,16 @@ def describe(value: Any) -> str:
     return type_string(value)
 
 
-__all__ = ["TypeConflict", "describe", "elem_name", "merge_types"]
+__all__ = ["TypeConflict", "describe", "elem_name", "merge_types", "type_only"]
+
+
+def type_only(value: Any) -> Any:
+    """A value type with every shape in it dropped (element types kept)."""
+    kind = type(value)
+    if kind is TensorType or kind is SparseTensorType:
+        return kind(value.elem, None)
+    if kind is SequenceType or kind is OptionalType:
+        return kind(type_only(value.elem) if value.elem is not None else None)
+    if kind is MapType:
+        return MapType(value.key, type_only(value.value) if value.value is not None else None)
+    return value

@@ -28,8 +28,9 @@ def with_int_initializers(model: Any, inputs: list[Any]) -> Any:
     copy = stripped(model)
     kept = []
     for graph_input, value in zip(list(copy.graph.input), inputs):
-        if isinstance(value, np.ndarray) and value.dtype.name in CONSTANT_DTYPES:
-            copy.graph.initializer.append(numpy_helper.from_array(value, graph_input.name))
+        if isinstance(value, (np.ndarray, np.generic)) and value.dtype.name in CONSTANT_DTYPES:
+            # numpy scalars too: the suite passes a window's size or Range's bounds as ``np.int32(10)``
+            copy.graph.initializer.append(numpy_helper.from_array(np.asarray(value), graph_input.name))
         else:
             kept.append(graph_input)
     kept.extend(list(copy.graph.input)[len(inputs):])

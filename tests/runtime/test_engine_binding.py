@@ -5,7 +5,7 @@ from onnx import TensorProto, helper
 
 import opspec
 from opspec.runtime.contract import MapType, OptionalType, SequenceType, TensorType
-from opspec.runtime.inference.engine import type_only
+from opspec.runtime.inference.typeops import type_only
 from opspec.runtime.shape import Sym
 
 F, D, I64 = TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64
