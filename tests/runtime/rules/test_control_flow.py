@@ -212,3 +212,13 @@ def test_nested_graphs_with_outer_values_and_a_model_local_function():
     then_graph = next(a.g for a in inferred.graph.node[0].attribute if a.name == "then_branch")
     each = next(v for v in then_graph.node[0].attribute[0].g.output if v.name == "scaled")
     assert [d.dim_param or d.dim_value for d in each.type.tensor_type.shape.dim] == ["N", 3]
+
+
+def test_a_trip_count_computed_from_a_shape_stacks_scan_outputs_symbolically():
+    nodes = [helper.make_node("Shape", ["X"], ["shape"]),
+             helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+             helper.make_node("Loop", ["n", "", "s0"], ["s_final", "stacked"], body=_loop_body())]
+    zero = numpy_helper.from_array(np.array(0, dtype=np.int64), "zero")
+    typed = _infer(_model(nodes, [helper.make_tensor_value_info("s0", F, ["N", 3]),
+                                  helper.make_tensor_value_info("X", F, ["N", 3])], ["s_final", "stacked"], [zero]))
+    assert typed["stacked"] == TensorType(F, (N, N, 3))  # N steps of an (N, 3) value
