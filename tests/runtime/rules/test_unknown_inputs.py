@@ -124,6 +124,12 @@ CASES = [
      [(t(3, elem=INT64), vec(4, 4, 3))]),
     ("CumSum", 14, [t(2, 3), UNKNOWN], [None, UNKNOWN], {}, 1,
      [(t(elem=INT64), Data((), (0,))), (t(elem=INT64), Data((), (-1,)))]),
+    ("Attention", 23, [t(1, 2, 3, 4), t(1, 2, 5, 4), t(1, 2, 5, 6), None, UNKNOWN, t(1, 2, 7, 6)],
+     [None] * 4 + [UNKNOWN, None], {}, 4, [(t(1, 2, 7, 4), None)]),
+    ("LinearAttention", 27, [t(1, 3, 8), t(1, 3, 8), t(1, 3, 8), UNKNOWN], [None] * 3 + [UNKNOWN],
+     {"q_num_heads": 2, "kv_num_heads": 2}, 2, [(t(1, 2, 4, 4), None), (t(1, 2, 4, 4, elem=10), None)]),
+    ("CausalConvWithState", 27, [t(1, 4, 9), t(4, 1, 3), None, UNKNOWN], [None] * 3 + [UNKNOWN], {}, 2,
+     [(t(1, 4, 2), None)]),
 ]
 
 
