@@ -1,0 +1,49 @@
+"""Exported graphs (torch.onnx, tf2onnx, onnxruntime's quantizer): every value's inferred type is checked.
+
+Each test also runs onnx's own inference on the same model and requires that every dim onnx knows
+exactly (an integer) is the dim opspec gives, with the same element type.
+"""
+from __future__ import annotations
+
+import exporter_models
+import onnx.shape_inference
+from onnx import TensorProto
+from test_real_models import _types
+
+import opspec
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _inferred(model) -> dict[str, tuple[int, list]]:
+    """opspec's types for ``model`` (with data propagation), checked against onnx's exact dims."""
+    ours = _types(opspec.infer_shapes(model, data_prop=True))
+    theirs = _types(onnx.shape_inference.infer_shapes(model, data_prop=True))
+    for name, (elem, dims) in theirs.items():
+        assert name in ours, name
+        assert ours[name][0] == elem, name
+        if dims is not None and ours[name][1] is not None:
+            assert len(ours[name][1]) == len(dims), name
+            for mine, known in zip(ours[name][1], dims):
+                assert not isinstance(known, int) or mine == known, (name, ours[name], theirs[name])
+    return ours
+
+
+def test_unet_sizes_follow_the_skip_tensors():
+    n, h, w, h2, w2, h4, w4 = "N", "H", "W", "H//2", "W//2", "H//4", "W//4"
+    assert _inferred(exporter_models.unet()) == {
+        "conv_3": (F, [n, 8, h, w]), "relu_5": (F, [n, 8, h, w]),
+        "maxpool_7": (F, [n, 8, h2, w2]), "conv_11": (F, [n, 16, h2, w2]), "relu_13": (F, [n, 16, h2, w2]),
+        "maxpool_15": (F, [n, 16, h4, w4]), "conv_19": (F, [n, 32, h4, w4]), "relu_21": (F, [n, 32, h4, w4]),
+        "convtranspose_24": (F, [n, 16, "2*(H//4)", "2*(W//4)"]),
+        "shape_26": (I64, [4]), "slice_30": (I64, [2]), "shape_32": (I64, [4]), "slice_36": (I64, [2]),
+        "concat_38": (I64, [4]),
+        # Resize takes the skip's H//2, W//2 (not 2*(H//4)) from the sizes built out of Shape.
+        "resize_40": (F, [n, 16, h2, w2]), "concat_42": (F, [n, 32, h2, w2]),
+        "conv_46": (F, [n, 16, h2, w2]), "relu_48": (F, [n, 16, h2, w2]),
+        "convtranspose_51": (F, [n, 8, "2*(H//2)", "2*(W//2)"]),
+        "shape_53": (I64, [4]), "slice_57": (I64, [2]), "shape_59": (I64, [4]), "slice_63": (I64, [2]),
+        "concat_65": (I64, [4]),
+        "resize_67": (F, [n, 8, h, w]), "concat_69": (F, [n, 16, h, w]),
+        "conv_73": (F, [n, 8, h, w]), "relu_75": (F, [n, 8, h, w]), "mask": (F, [n, 2, h, w]),
+    }
