@@ -42,3 +42,37 @@ def unet(opset: int = 17):
     up1 = _conv_relu(b, _up_to(b, up2, skip1, 16, 8), 16, 8)
     b.nodes.append(helper.make_node("Conv", [up1, b.weight("head", (2, 8, 1, 1))], ["mask"], name="head"))
     return b.model([_value("image", FLOAT, ["N", 3, "H", "W"])], [_value("mask", FLOAT, None)], opset, "unet")
+
+
+def _scalar(b: GraphBuilder, hint: str, value: int) -> str:
+    name = b.name(hint)
+    b.initializers.append(helper.make_tensor(name, INT64, [], [value]))
+    return name
+
+
+def detection_head(use_min: bool = False, opset: int = 18):
+    """Top-10 boxes by score, then NonMaxSuppression, as torchvision exports it; N boxes, symbolic.
+
+    ``k = min(N, 10)`` is computed in the graph: Shape -> Gather -> Unsqueeze -> Concat with [10]
+    -> ReduceMin (or Min of the two one-element tensors).
+    """
+    b = GraphBuilder()
+    count = b.one("Unsqueeze", [b.one("Gather", [b.one("Shape", ["scores"]), _scalar(b, "i0", 0)], axis=0),
+                                b.ints("ax0", [0])])
+    if use_min:
+        k = b.one("Min", [count, b.ints("ten", [10])])
+    else:
+        k = b.one("ReduceMin", [b.one("Concat", [count, b.ints("ten", [10])], axis=0)], keepdims=1)
+    top_scores, top_indices = b.node("TopK", ["scores", k], outputs=2, axis=0, largest=1, sorted=1)
+    top_boxes = b.one("Gather", ["boxes", top_indices], axis=0)
+    selected = b.one("NonMaxSuppression", [b.one("Unsqueeze", [top_boxes, b.ints("ax0", [0])]),
+                                           b.one("Unsqueeze", [top_scores, b.ints("ax01", [0, 1])]),
+                                           b.ints("max_out", [100]), b.weight("iou", ()), b.weight("thr", ())])
+    kept = b.one("Gather", [selected, _scalar(b, "i2", 2)], axis=1)
+    b.nodes.append(helper.make_node("Gather", [top_boxes, kept], ["detections"], name="pick", axis=0))
+    return b.model([_value("boxes", FLOAT, ["N", 4]), _value("scores", FLOAT, ["N"])],
+                   [_value("detections", FLOAT, None)], opset, "detection")
+
+
+def detection_head_min(opset: int = 18):
+    return detection_head(True, opset)

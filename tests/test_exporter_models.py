@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import exporter_models
 import onnx.shape_inference
+import pytest
 from onnx import TensorProto
 from test_real_models import _types
 
@@ -47,3 +48,28 @@ def test_unet_sizes_follow_the_skip_tensors():
         "resize_67": (F, [n, 8, h, w]), "concat_69": (F, [n, 16, h, w]),
         "conv_73": (F, [n, 8, h, w]), "relu_75": (F, [n, 8, h, w]), "mask": (F, [n, 2, h, w]),
     }
+
+
+def _detection_tail(types: dict, first: int) -> dict:
+    """Expected types from TopK on (node numbering starts at ``first``), NonMaxSuppression's count
+    being the fresh name it gives."""
+    k, selected = "min(10,N)", types["detections"][1][0]
+    assert isinstance(selected, str) and selected not in ("N", k)
+    return {
+        f"topk_{first}": (F, [k]), f"topk_{first + 1}": (I64, [k]), f"gather_{first + 3}": (F, [k, 4]),
+        f"unsqueeze_{first + 6}": (F, [1, k, 4]), f"unsqueeze_{first + 9}": (F, [1, 1, k]),
+        f"nonmaxsuppression_{first + 14}": (I64, [selected, 3]), f"gather_{first + 17}": (I64, [selected]),
+        "detections": (F, [selected, 4]),
+    }
+
+
+def test_detection_head_top_k_of_reduce_min_count():
+    types = _inferred(exporter_models.detection_head())
+    assert types == {"shape_1": (I64, [1]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]),
+                     "concat_10": (I64, [2]), "reducemin_12": (I64, [1])} | _detection_tail(types, 14)
+
+
+def test_detection_head_top_k_of_min_count():
+    types = _inferred(exporter_models.detection_head_min())
+    assert types == {"shape_1": (I64, [1]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]),
+                     "min_10": (I64, [1])} | _detection_tail(types, 12)

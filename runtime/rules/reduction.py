@@ -1,7 +1,9 @@
 """Reduction rules: collapse some axes of the input, keeping them as 1 or dropping them."""
 from __future__ import annotations
 
-from opspec.runtime.contract import INT64, InferenceContext, IntList, TensorType, attribute, input_or_attribute, rule
+from opspec.runtime.contract import (INT64, Data, InferenceContext, IntList, TensorType, attribute,
+                                     input_or_attribute, option, rule)
+from opspec.runtime.rules._binarydata import BINARY
 
 
 def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
@@ -16,9 +18,40 @@ def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
 
 
 @rule("reduce", "Reduce the listed axes (all when none), keeping them as 1 if keepdims.",
-      axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute())
+      axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute(),
+      compute=option("string", choices=("min", "max"),
+                     doc="the element function folding known input data, for data propagation"))
 def reduce(ctx: InferenceContext) -> None:
     """Reduce the given axes (all when none, or nothing with ``noop_with_empty_axes``)."""
+    _reduce_shape(ctx)
+    compute, data, out = ctx.option("compute"), ctx.input_data(0), ctx.output_type(0)
+    if compute is not None and data is not None and out is not None and out.shape is not None:
+        folded = _fold_all(data, out.shape, BINARY[compute])
+        if folded is not None:
+            ctx.set_output_data(0, folded)
+
+
+def _fold_all(data: Data, shape: tuple, function) -> Data | None:
+    """Known ``data`` folded to one element with ``function``, when the output (``shape``) holds
+    just one element, so every input element was reduced into it; None otherwise."""
+    if any(d != 1 for d in shape) or data.values is None or not data.values:
+        return None
+    if any(type(d) is not int for d in data.shape) or len(data.values) != _count(data.shape):
+        return None
+    result = data.values[0]
+    for value in data.values[1:]:
+        result = function(result, value)
+    return Data(shape, (result,))
+
+
+def _count(shape: tuple) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def _reduce_shape(ctx: InferenceContext) -> None:
     shape = ctx.input_shape(0)
     keepdims = ctx.int_attr("keepdims", 1)
     noop = ctx.int_attr("noop_with_empty_axes", 0)

@@ -165,3 +165,37 @@ def test_arg_reduce_agrees_with_numpy():
             expected = np.argmax(np.zeros(shape), axis=axis, keepdims=bool(keepdims)).shape
             out = infer("ArgMax", 13, [t(*shape)], {"axis": axis, "keepdims": keepdims})
             assert out == TensorType(INT64, expected)
+
+
+# ----------------------------------------------------------------------------- data propagation
+
+def reduce_data(op, version, shape, values, attributes=None, axes=None):
+    """ReduceMin/ReduceMax over known int64 data; returns the context."""
+    schema = opspec.get_schema(op, version)
+    inputs, data = [TensorType(INT64, shape)], [Data(shape, tuple(values))]
+    if axes is not None:
+        axes_type, axes_data = axes_input(*axes)
+        inputs.append(axes_type)
+        data.append(axes_data)
+    ctx = make_context(schema, inputs, attributes or {}, data=data)
+    ctx.set_output(0, TensorType(INT64, None))
+    apply_rule(ctx)
+    return ctx
+
+
+@pytest.mark.parametrize("op, expected", [("ReduceMin", Sym.min(N, 10)), ("ReduceMax", Sym.max(N, 10))])
+def test_reducing_a_whole_shape_vector_propagates_its_extreme(op, expected):
+    # min(N, 10) as exporters compute a top-k count: Concat([N], [10]) -> ReduceMin keepdims=1.
+    ctx = reduce_data(op, 18, (2,), (N, 10))
+    assert ctx.output_type(0).shape == (1,)
+    assert ctx.output_data(0) == Data((1,), (expected,))
+    scalar = reduce_data(op, 13, (2,), (3, 7), {"keepdims": 0, "axes": [0]})
+    assert scalar.output_data(0) == Data((), (3 if op == "ReduceMin" else 7,))
+
+
+def test_partial_or_unknown_reductions_propagate_nothing():
+    assert reduce_data("ReduceMin", 18, (2, 2), (1, 2, 3, 4), axes=[0]).output_data(0) is None
+    assert reduce_data("ReduceMin", 18, (2,), (N, None)).output_data(0).values == (None,)
+    assert reduce_data("ReduceMin", 18, (0,), ()).output_data(0) is None
+    noop = reduce_data("ReduceMin", 18, (2,), (4, 1), {"noop_with_empty_axes": 1})
+    assert noop.output_type(0).shape == (2,) and noop.output_data(0) is None
