@@ -76,3 +76,33 @@ def detection_head(use_min: bool = False, opset: int = 18):
 
 def detection_head_min(opset: int = 18):
     return detection_head(True, opset)
+
+
+
+def dynamic_quantized_matmul(opset: int = 17):
+    """A Linear layer as onnxruntime's dynamic quantizer rewrites it, on (B, S, 64) activations.
+
+    DynamicQuantizeLinear -> MatMulInteger with a uint8 weight -> Cast to float -> Mul by the
+    product of the two scales -> Add the bias.
+    """
+    b = GraphBuilder()
+    x_q, x_scale, x_zero = b.node("DynamicQuantizeLinear", ["x"], outputs=3)
+    product = b.one("MatMulInteger", [x_q, b.weight("w_q", (64, 32), np.uint8), x_zero,
+                                      b.weight("w_zero", (), np.uint8)])
+    scale = b.one("Mul", [x_scale, b.weight("w_scale", ())])
+    scaled = b.one("Mul", [b.one("Cast", [product], to=FLOAT), scale])
+    b.nodes.append(helper.make_node("Add", [scaled, b.weight("bias", (32,))], ["y"], name="bias"))
+    return b.model([_value("x", FLOAT, ["B", "S", 64])], [_value("y", FLOAT, None)], opset, "dynamic_quant")
+
+
+def qdq_matmul(opset: int = 21):
+    """A MatMul between QuantizeLinear/DequantizeLinear pairs (static QDQ format), int8 weight."""
+    b = GraphBuilder()
+    x_scale, x_zero = b.weight("x_scale", ()), b.weight("x_zero", (), np.uint8)
+    x = b.one("DequantizeLinear", [b.one("QuantizeLinear", ["x", x_scale, x_zero]), x_scale, x_zero])
+    w = b.one("DequantizeLinear", [b.weight("w_q", (64, 32), np.int8), b.weight("w_scale", (32,)),
+                                   b.weight("w_zero", (32,), np.int8)], axis=1)
+    y_scale, y_zero = b.weight("y_scale", ()), b.weight("y_zero", (), np.uint8)
+    y = b.one("QuantizeLinear", [b.one("MatMul", [x, w]), y_scale, y_zero])
+    b.nodes.append(helper.make_node("DequantizeLinear", [y, y_scale, y_zero], ["y"], name="out"))
+    return b.model([_value("x", FLOAT, ["B", "S", 64])], [_value("y", FLOAT, None)], opset, "qdq")

@@ -73,3 +73,21 @@ def test_detection_head_top_k_of_min_count():
     types = _inferred(exporter_models.detection_head_min())
     assert types == {"shape_1": (I64, [1]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]),
                      "min_10": (I64, [1])} | _detection_tail(types, 12)
+
+
+def test_dynamic_quantized_matmul_every_value():
+    U8, I32, bs = TensorProto.UINT8, TensorProto.INT32, ["B", "S"]
+    assert _inferred(exporter_models.dynamic_quantized_matmul()) == {
+        "dynamicquantizelinear_1": (U8, bs + [64]), "dynamicquantizelinear_2": (F, []),
+        "dynamicquantizelinear_3": (U8, []), "matmulinteger_7": (I32, bs + [32]), "mul_10": (F, []),
+        "cast_12": (F, bs + [32]), "mul_14": (F, bs + [32]), "y": (F, bs + [32]),
+    }
+
+
+def test_qdq_matmul_every_value():
+    U8, bs = TensorProto.UINT8, ["B", "S"]
+    assert _inferred(exporter_models.qdq_matmul()) == {
+        "quantizelinear_3": (U8, bs + [64]), "dequantizelinear_5": (F, bs + [64]),
+        "dequantizelinear_10": (F, [64, 32]), "matmul_14": (F, bs + [32]),
+        "quantizelinear_16": (U8, bs + [32]), "y": (F, bs + [32]),
+    }
