@@ -106,3 +106,31 @@ def qdq_matmul(opset: int = 21):
     y = b.one("QuantizeLinear", [b.one("MatMul", [x, w]), y_scale, y_zero])
     b.nodes.append(helper.make_node("DequantizeLinear", [y, y_scale, y_zero], ["y"], name="out"))
     return b.model([_value("x", FLOAT, ["B", "S", 64])], [_value("y", FLOAT, None)], opset, "qdq")
+
+
+def _zero_state(b: GraphBuilder, batch: str, directions: int, hidden: int) -> str:
+    """(directions, batch, hidden) zeros, as torch exports a missing h0/c0 for a dynamic batch."""
+    shape = b.one("Concat", [b.ints("dirs", [directions]), batch, b.ints("hidden", [hidden])], axis=0)
+    return b.one("ConstantOfShape", [shape], value=helper.make_tensor("zero", FLOAT, [1], [0.0]))
+
+
+def _lstm(b: GraphBuilder, x: str, batch: str, size: int, hidden: int, directions: int) -> list[str]:
+    weights = [b.weight("W", (directions, 4 * hidden, size)), b.weight("R", (directions, 4 * hidden, hidden)),
+               b.weight("B", (directions, 8 * hidden)), ""]
+    states = [_zero_state(b, batch, directions, hidden), _zero_state(b, batch, directions, hidden)]
+    direction = "bidirectional" if directions == 2 else "forward"
+    return b.node("LSTM", [x] + weights + states, outputs=3, hidden_size=hidden, direction=direction)
+
+
+def bidirectional_lstm(opset: int = 17):
+    """``nn.LSTM(16, 32, num_layers=2, bidirectional=True, batch_first=True)``'s export shape:
+    a bidirectional layer then, to cover torch's Squeeze path, a forward one; batch B, time T."""
+    b = GraphBuilder()
+    batch = b.one("Unsqueeze", [b.one("Gather", [b.one("Shape", ["x"]), _scalar(b, "i0", 0)], axis=0),
+                                b.ints("ax0", [0])])
+    y, _, _ = _lstm(b, b.one("Transpose", ["x"], perm=[1, 0, 2]), batch, 16, 32, 2)
+    merged = b.one("Reshape", [b.one("Transpose", [y], perm=[0, 2, 1, 3]), b.ints("flat", [0, 0, -1])])
+    y, last_h, last_c = _lstm(b, merged, batch, 64, 32, 1)
+    squeezed = b.one("Squeeze", [y, b.ints("ax1", [1])])
+    b.nodes.append(helper.make_node("Transpose", [squeezed], ["y"], name="batch_first", perm=[1, 0, 2]))
+    return b.model([_value("x", FLOAT, ["B", "T", 16])], [_value("y", FLOAT, None)], opset, "lstm")

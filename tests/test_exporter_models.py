@@ -91,3 +91,17 @@ def test_qdq_matmul_every_value():
         "dequantizelinear_10": (F, [64, 32]), "matmul_14": (F, bs + [32]),
         "quantizelinear_16": (U8, bs + [32]), "y": (F, bs + [32]),
     }
+
+
+def test_bidirectional_lstm_every_value():
+    expected = {"shape_1": (I64, [3]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]),
+                "transpose_9": (F, ["T", "B", 16])}
+    for start, directions in ((16, 2), (40, 1)):
+        expected.update({f"concat_{start}": (I64, [3]), f"constantofshape_{start + 2}": (F, [directions, "B", 32]),
+                         f"concat_{start + 6}": (I64, [3]), f"constantofshape_{start + 8}": (F, [directions, "B", 32]),
+                         f"lstm_{start + 10}": (F, ["T", directions, "B", 32]),
+                         f"lstm_{start + 11}": (F, [directions, "B", 32]),
+                         f"lstm_{start + 12}": (F, [directions, "B", 32])})
+    expected.update({"transpose_30": (F, ["T", "B", 2, 32]), "reshape_33": (F, ["T", "B", 64]),
+                     "squeeze_55": (F, ["T", "B", 32]), "y": (F, ["B", "T", 32])})
+    assert _inferred(exporter_models.bidirectional_lstm()) == expected
