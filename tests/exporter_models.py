@@ -134,3 +134,53 @@ def bidirectional_lstm(opset: int = 17):
     squeezed = b.one("Squeeze", [y, b.ints("ax1", [1])])
     b.nodes.append(helper.make_node("Transpose", [squeezed], ["y"], name="batch_first", perm=[1, 0, 2]))
     return b.model([_value("x", FLOAT, ["B", "T", 16])], [_value("y", FLOAT, None)], opset, "lstm")
+
+
+def _batch_and_sequence(b: GraphBuilder, x: str) -> tuple[str, str]:
+    """x's dims 0 and 1 as one-element int64 tensors: Shape -> Gather -> Unsqueeze."""
+    shape = b.one("Shape", [x])
+    return tuple(b.one("Unsqueeze", [b.one("Gather", [shape, _scalar(b, f"i{axis}", axis)], axis=0),
+                                     b.ints("ax0", [0])]) for axis in (0, 1))
+
+
+def rotary_attention(hidden: int = 64, heads: int = 4, opset: int = 23):
+    """Self-attention with rotary position embedding on Q and K, batch B and sequence S symbolic;
+    the cos/sin caches are gathered by ``position_ids`` as exporters write it."""
+    head = hidden // heads
+    b = GraphBuilder()
+    batch, seq = _batch_and_sequence(b, "x")
+    split = b.one("Concat", [batch, seq, b.ints("heads", [heads, head])], axis=0)
+    cos = b.one("Gather", [b.weight("cos_cache", (128, head // 2)), "position_ids"], axis=0)
+    sin = b.one("Gather", [b.weight("sin_cache", (128, head // 2)), "position_ids"], axis=0)
+    projected = {}
+    for role in ("q", "k", "v"):
+        states = b.one("Reshape", [b.one("MatMul", ["x", b.weight(role, (hidden, hidden))]), split])
+        states = b.one("Transpose", [states], perm=[0, 2, 1, 3])
+        if role != "v":
+            states = b.one("RotaryEmbedding", [states, cos, sin])
+        projected[role] = states
+    scores = b.one("MatMul", [projected["q"], b.one("Transpose", [projected["k"]], perm=[0, 1, 3, 2])])
+    scores = b.one("Div", [scores, b.weight("sqrt_d", ())])
+    context = b.one("MatMul", [b.one("Softmax", [scores], axis=-1), projected["v"]])
+    merged = b.one("Reshape", [b.one("Transpose", [context], perm=[0, 2, 1, 3]),
+                               b.one("Concat", [batch, seq, b.ints("hidden", [hidden])], axis=0)])
+    b.nodes.append(helper.make_node("MatMul", [merged, b.weight("o", (hidden, hidden))], ["y"], name="out"))
+    inputs = [_value("x", FLOAT, ["B", "S", hidden]), _value("position_ids", INT64, ["B", "S"])]
+    return b.model(inputs, [_value("y", FLOAT, None)], opset, "rotary_attention")
+
+
+def fused_attention(hidden: int = 64, q_heads: int = 4, kv_heads: int = 2, opset: int = 23):
+    """The fused ``Attention`` op on 3-D projections, grouped kv heads and a past cache of length P."""
+    head = hidden // q_heads
+    b = GraphBuilder()
+    q = b.one("MatMul", ["x", b.weight("q", (hidden, hidden))])
+    k = b.one("MatMul", ["x", b.weight("k", (hidden, kv_heads * head))])
+    v = b.one("MatMul", ["x", b.weight("v", (hidden, kv_heads * head))])
+    b.nodes.append(helper.make_node("Attention", [q, k, v, "", "past_key", "past_value"],
+                                    ["context", "present_key", "present_value"], name="attention",
+                                    q_num_heads=q_heads, kv_num_heads=kv_heads))
+    past = ["B", kv_heads, "P", head]
+    inputs = [_value("x", FLOAT, ["B", "S", hidden]), _value("past_key", FLOAT, past),
+              _value("past_value", FLOAT, past)]
+    outputs = [_value(name, FLOAT, None) for name in ("context", "present_key", "present_value")]
+    return b.model(inputs, outputs, opset, "fused_attention")

@@ -9,11 +9,20 @@ import exporter_models
 import onnx.shape_inference
 import pytest
 from onnx import TensorProto
-from test_real_models import _types
-
 import opspec
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _types(model) -> dict[str, tuple[int, list | None]]:
+    """Value name -> (elem type, dims); dims None when the shape is not known at all, a dim None or
+    its name when it is not a number."""
+    types = {}
+    for value in list(model.graph.value_info) + list(model.graph.output):
+        tensor = value.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in tensor.shape.dim]
+        types[value.name] = (tensor.elem_type, dims if tensor.HasField("shape") else None)
+    return types
 
 
 def _inferred(model) -> dict[str, tuple[int, list]]:
@@ -105,3 +114,29 @@ def test_bidirectional_lstm_every_value():
     expected.update({"transpose_30": (F, ["T", "B", 2, 32]), "reshape_33": (F, ["T", "B", 64]),
                      "squeeze_55": (F, ["T", "B", 32]), "y": (F, ["B", "T", 32])})
     assert _inferred(exporter_models.bidirectional_lstm()) == expected
+
+
+def test_rotary_attention_every_value():
+    bs, heads = ["B", "S"], ["B", 4, "S", 16]
+    expected = {"shape_1": (I64, [3]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]), "gather_10": (I64, []),
+                "unsqueeze_13": (I64, [1]), "concat_16": (I64, [4]),
+                "gather_19": (F, bs + [8]), "gather_22": (F, bs + [8])}
+    for start in (25, 34, 43):
+        expected.update({f"matmul_{start}": (F, bs + [64]), f"reshape_{start + 2}": (F, bs + [4, 16]),
+                         f"transpose_{start + 4}": (F, heads)})
+    expected.update({
+        "rotaryembedding_31": (F, heads), "rotaryembedding_40": (F, heads),
+        "transpose_49": (F, ["B", 4, 16, "S"]), "matmul_51": (F, ["B", 4, "S", "S"]),
+        "div_54": (F, ["B", 4, "S", "S"]), "softmax_56": (F, ["B", 4, "S", "S"]), "matmul_58": (F, heads),
+        "transpose_60": (F, bs + [4, 16]), "concat_63": (I64, [3]), "reshape_65": (F, bs + [64]),
+        "y": (F, bs + [64]),
+    })
+    assert _inferred(exporter_models.rotary_attention()) == expected
+
+
+def test_fused_attention_appends_the_new_tokens_to_the_cache():
+    assert _inferred(exporter_models.fused_attention()) == {
+        "matmul_2": (F, ["B", "S", 64]), "matmul_5": (F, ["B", "S", 32]), "matmul_8": (F, ["B", "S", 32]),
+        "context": (F, ["B", "S", 64]),
+        "present_key": (F, ["B", 2, "P+S", 16]), "present_value": (F, ["B", 2, "P+S", 16]),
+    }
