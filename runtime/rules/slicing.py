@@ -1,12 +1,16 @@
 """Rules that keep part of a tensor's axes or elements: Slice, Squeeze, Unsqueeze."""
 from __future__ import annotations
 
+import re
+
 from opspec.runtime.contract import Data, InferenceContext, input, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, all_ints, axes_arg, pass_data, shape_of
 from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, min_dim
 
 #: Slice bounds at or beyond these mean "through the end" / "through the start".
 _BIG = 2**31 - 1
+#: The text of a symbolic count: no minus sign except before a final constant.
+_COUNT_TEXT = re.compile(r"[^-]+(-[0-9]+)?").fullmatch
 
 
 @rule("slice", "Take a strided window along some axes.",
@@ -66,21 +70,21 @@ def _slice_length(dim, start, end, step):
     """Elements in ``range(dim)[start:end:step]``, symbolic when ``dim`` is.
 
     Symbolic results follow the shape module's convention that a dim expression stands for
-    a non-negative value (``N-1`` for ``[1:]``).
+    a non-negative value (``N-1`` for ``[1:]``, ``min(512,S)`` for ``[:S]`` of 512).
     """
     if type(step) is not int:
         return None
-    if type(dim) is int:
-        if type(start) is int and type(end) is int:
-            return len(range(*slice(start, end, step).indices(dim)))
-        return None
+    if type(dim) is int and type(start) is int and type(end) is int:
+        return len(range(*slice(start, end, step).indices(dim)))
     ints = type(start) is int and type(end) is int
     if ints and ((start >= 0) == (end >= 0)) and (end <= start if step > 0 else start <= end):
         return 0  # empty whatever the dim
-    if type(dim) is not Sym or not all(type(v) in (int, Sym) for v in (start, end)):
+    if type(dim) not in (int, Sym) or not all(type(v) is int or _sure_count(v) for v in (start, end)):
         return None
     if step > 0:
-        if type(start) is Sym or 0 <= start < _BIG:
+        if type(start) is Sym:
+            begin = min_dim(dim, start)
+        elif 0 <= start < _BIG:
             begin = start
         elif start >= _BIG:
             return 0
@@ -105,6 +109,14 @@ def _slice_length(dim, start, end, step):
     if type(span) is int:
         return max(0, -(-span // step))
     return ceil_div_dim(span, step)
+
+
+def _sure_count(value) -> bool:
+    """True for a symbolic bound read as a count, by the shape module's convention: built from
+    dim names (sizes), positive numbers, sums, products, floors and min/max, less at most a
+    constant (``N-1``). A negated or subtracted symbol (``-S``, ``N-S``) may be negative: a
+    negative bound counts from the end, which the formulas here do not model."""
+    return type(value) is Sym and _COUNT_TEXT(str(value)) is not None
 
 
 @rule("squeeze", "Drop the listed axes of size 1 (all size-1 axes when none).",

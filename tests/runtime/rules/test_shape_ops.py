@@ -507,6 +507,33 @@ def test_symbolic_slice_agrees_with_numpy_for_every_size():
                     assert max(0, value) == expected, (start, end, step, n, dim)
 
 
+S = Sym("S")
+
+
+@pytest.mark.parametrize("dim", [N, 6])
+def test_symbolic_bounds_agree_with_numpy_for_every_size(dim):
+    """A bound read from a shape (``x[:S]``, ``x[S:]``, ``x[1:S-1]``) on a known or symbolic dim."""
+    for start, end in [(0, S), (S, INT_MAX), (1, S - 1), (S, S + 2), (2, 2 * S), (S - 1, INT_MAX)]:
+        for step in (1, 2):
+            length = shape(slice_(t(dim), (start,), (end,), (0,), (step,)))[0]
+            assert length is not None, (start, end, step)
+            for n in range(0, 9):
+                for s in range(0, 9):
+                    size = dim if type(dim) is int else n
+                    begin = start if type(start) is int else start.evaluate({"S": s})
+                    stop = end if type(end) is int else end.evaluate({"S": s})
+                    if begin < 0 or stop < 0:
+                        continue  # S-1 at S = 0: outside the convention that S-1 stands for a count
+                    value = length if type(length) is int else length.evaluate({"N": n, "S": s})
+                    assert max(0, value) == len(range(size)[begin:stop:step]), (start, end, step, n, s, length)
+
+
+@pytest.mark.parametrize("start, end", [(-S, INT_MAX), (0, -S), (0, N - S), (S - N, INT_MAX)])
+def test_bounds_that_may_count_from_the_end_leave_the_dim_unknown(start, end):
+    assert shape(slice_(t(N), (start,), (end,), (0,))) == (None,)
+    assert shape(slice_(t(8), (start,), (end,), (0,))) == (None,)
+
+
 # ----------------------------------------------------------------------------- squeeze / unsqueeze
 
 @pytest.mark.parametrize("version, source, axes, expected", [
