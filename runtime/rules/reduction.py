@@ -1,9 +1,12 @@
 """Reduction rules: collapse some axes of the input, keeping them as 1 or dropping them."""
 from __future__ import annotations
 
+from opspec.runtime.contract.elements import INT_WIDTHS
 from opspec.runtime.contract import (INT64, Data, InferenceContext, IntList, TensorType, attribute,
                                      input_or_attribute, option, rule)
 from opspec.runtime.rules._binarydata import BINARY
+from opspec.runtime.rules._elementdata import cast_value
+from opspec.runtime.shape import Sym
 
 
 def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
@@ -19,28 +22,36 @@ def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
 
 @rule("reduce", "Reduce the listed axes (all when none), keeping them as 1 if keepdims.",
       axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute(),
-      compute=option("string", choices=("min", "max"),
+      compute=option("string", choices=("min", "max", "add", "mul"),
                      doc="the element function folding known input data, for data propagation"))
 def reduce(ctx: InferenceContext) -> None:
     """Reduce the given axes (all when none, or nothing with ``noop_with_empty_axes``)."""
     _reduce_shape(ctx)
     compute, data, out = ctx.option("compute"), ctx.input_data(0), ctx.output_type(0)
     if compute is not None and data is not None and out is not None and out.shape is not None:
-        folded = _fold_all(data, out.shape, BINARY[compute])
+        folded = _fold_all(data, out.shape, compute, out.elem)
         if folded is not None:
             ctx.set_output_data(0, folded)
 
 
-def _fold_all(data: Data, shape: tuple, function) -> Data | None:
-    """Known ``data`` folded to one element with ``function``, when the output (``shape``) holds
-    just one element, so every input element was reduced into it; None otherwise."""
-    if any(d != 1 for d in shape) or data.values is None or not data.values:
+def _fold_all(data: Data, shape: tuple, compute: str, elem: int | None) -> Data | None:
+    """Known ``data`` folded to one element with ``compute``, when the output (``shape``) holds
+    just one element, so every input element was reduced into it; None otherwise. Sums and
+    products are folded over integers only (a float's rounding depends on the order) and only
+    while they stay in the range of the (integer) element type ``elem``."""
+    values = data.values
+    if any(d != 1 for d in shape) or values is None or not values:
         return None
-    if any(type(d) is not int for d in data.shape) or len(data.values) != _count(data.shape):
+    if any(type(d) is not int for d in data.shape) or len(values) != _count(data.shape):
         return None
-    result = data.values[0]
-    for value in data.values[1:]:
+    arithmetic = compute in ("add", "mul")
+    if arithmetic and (elem not in INT_WIDTHS or not all(v is None or type(v) in (int, Sym) for v in values)):
+        return None
+    function, result = BINARY[compute], values[0]
+    for value in values[1:]:
         result = function(result, value)
+        if arithmetic and type(result) is int and cast_value(result, elem) != result:
+            return None  # wrapped around
     return Data(shape, (result,))
 
 

@@ -169,16 +169,16 @@ def test_arg_reduce_agrees_with_numpy():
 
 # ----------------------------------------------------------------------------- data propagation
 
-def reduce_data(op, version, shape, values, attributes=None, axes=None):
-    """ReduceMin/ReduceMax over known int64 data; returns the context."""
+def reduce_data(op, version, shape, values, attributes=None, axes=None, elem=INT64):
+    """A reduction over known data (int64 unless ``elem``); returns the context."""
     schema = opspec.get_schema(op, version)
-    inputs, data = [TensorType(INT64, shape)], [Data(shape, tuple(values))]
+    inputs, data = [TensorType(elem, shape)], [Data(shape, tuple(values))]
     if axes is not None:
         axes_type, axes_data = axes_input(*axes)
         inputs.append(axes_type)
         data.append(axes_data)
     ctx = make_context(schema, inputs, attributes or {}, data=data)
-    ctx.set_output(0, TensorType(INT64, None))
+    ctx.set_output(0, TensorType(elem, None))
     apply_rule(ctx)
     return ctx
 
@@ -199,3 +199,20 @@ def test_partial_or_unknown_reductions_propagate_nothing():
     assert reduce_data("ReduceMin", 18, (0,), ()).output_data(0) is None
     noop = reduce_data("ReduceMin", 18, (2,), (4, 1), {"noop_with_empty_axes": 1})
     assert noop.output_type(0).shape == (2,) and noop.output_data(0) is None
+
+
+def test_products_and_sums_of_shape_elements_propagate():
+    # Flatten as exporters write it: ReduceProd of Shape(x)[1:] gives C*H*W.
+    H, W = Sym("H"), Sym("W")
+    assert reduce_data("ReduceProd", 18, (3,), (3, H, W)).output_data(0) == Data((1,), (3 * H * W,))
+    assert reduce_data("ReduceSum", 13, (3,), (N, 2, M)).output_data(0) == Data((1,), (N + M + 2,))
+    assert reduce_data("ReduceProd", 18, (2,), (0, None)).output_data(0) == Data((1,), (0,))
+
+
+@pytest.mark.parametrize("op, values, elem", [
+    ("ReduceProd", (2**62, 4), INT64),  # wraps around in int64
+    ("ReduceSum", (2**31 - 1, 1), 6),  # wraps around in int32
+    ("ReduceSum", (0.1, 0.2, 0.3), FLOAT),  # a float sum depends on the order of the additions
+])
+def test_sums_and_products_that_cannot_be_known_exactly_propagate_nothing(op, values, elem):
+    assert reduce_data(op, 18, (len(values),), values, elem=elem).output_data(0) is None
