@@ -136,10 +136,18 @@ def _difference(a, b):
     return d if type(d) is int else None
 
 
+def _count_against_negative(a, b) -> bool:
+    """True when ``a`` is a symbolic count and ``b`` a negative int, so ``a > b`` for sure: a
+    count's text (dim names, positive numbers, ``+ * //``, min/max) has no minus sign."""
+    return type(b) is int and b < 0 and type(a) is Sym and "-" not in str(a)
+
+
 def _equal(a, b):
     if type(a) is Sym or type(b) is Sym:
         if a == b:
             return 1
+        if _count_against_negative(a, b) or _count_against_negative(b, a):
+            return 0  # torch's expand(B, -1): Equal(shape, -1) on a shape holding B
         d = _difference(a, b)
         return None if d is None else int(d == 0)
     return None if a is None or b is None else int(a == b)
@@ -147,6 +155,8 @@ def _equal(a, b):
 
 def _less(a, b):
     if type(a) is Sym or type(b) is Sym:
+        if _count_against_negative(a, b) or _count_against_negative(b, a):
+            return int(type(a) is int)
         d = _difference(a, b)
         return None if d is None else int(d < 0)
     return None if a is None or b is None else int(a < b)
