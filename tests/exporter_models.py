@@ -184,3 +184,26 @@ def fused_attention(hidden: int = 64, q_heads: int = 4, kv_heads: int = 2, opset
               _value("past_value", FLOAT, past)]
     outputs = [_value(name, FLOAT, None) for name in ("context", "present_key", "present_value")]
     return b.model(inputs, outputs, opset, "fused_attention")
+
+
+def vit_embedding(dim: int = 64, patch: int = 16, max_tokens: int = 197, opset: int = 17):
+    """A vision transformer's embedding as torch exports it for any image size: patchify Conv,
+    flatten by a shape built with ReduceProd, a class token put in front by ``expand(N, -1, -1)``
+    (Where(Equal(shape, -1), 1, shape) -> Expand), and position embeddings sliced to the token
+    count read from Shape."""
+    b = GraphBuilder()
+    patches = b.one("Conv", ["image", b.weight("patch", (dim, 3, patch, patch))], strides=[patch, patch])
+    shape = b.one("Shape", [patches])
+    grid = b.one("ReduceProd", [b.one("Slice", [shape, b.ints("s2", [2]), b.ints("e4", [4])])], keepdims=1)
+    flat = b.one("Concat", [b.one("Slice", [shape, b.ints("s0", [0]), b.ints("e2", [2])]), grid], axis=0)
+    tokens = b.one("Transpose", [b.one("Reshape", [patches, flat])], perm=[0, 2, 1])
+    batch = b.one("Slice", [shape, b.ints("s0", [0]), b.ints("e1", [1])])
+    target = b.one("Concat", [batch, b.ints("keep", [-1, -1])], axis=0)
+    target = b.one("Where", [b.one("Equal", [target, b.ints("minus1", [-1])]), b.ints("ones", [1, 1, 1]), target])
+    cls = b.one("Expand", [b.weight("cls", (1, 1, dim)), target])
+    tokens = b.one("Concat", [cls, tokens], axis=1)
+    count = b.one("Unsqueeze", [b.one("Gather", [b.one("Shape", [tokens]), _scalar(b, "i1", 1)], axis=0),
+                                b.ints("ax0", [0])])
+    positions = b.one("Slice", [b.weight("pos", (1, max_tokens, dim)), b.ints("z", [0]), count, b.ints("ax1", [1])])
+    b.nodes.append(helper.make_node("Add", [tokens, positions], ["embedded"], name="add_positions"))
+    return b.model([_value("image", FLOAT, ["N", 3, "H", "W"])], [_value("embedded", FLOAT, None)], opset, "vit")

@@ -140,3 +140,21 @@ def test_fused_attention_appends_the_new_tokens_to_the_cache():
         "context": (F, ["B", "S", 64]),
         "present_key": (F, ["B", 2, "P+S", 16]), "present_value": (F, ["B", 2, "P+S", 16]),
     }
+
+
+def test_vit_embedding_any_image_size():
+    grid = "(H//16)*(W//16)"
+    assert _inferred(exporter_models.vit_embedding()) == {
+        "conv_2": (F, ["N", 64, "H//16", "W//16"]), "shape_4": (I64, [4]), "slice_8": (I64, [2]),
+        "reduceprod_10": (I64, [1]), "slice_14": (I64, [2]), "concat_16": (I64, [3]),
+        "reshape_18": (F, ["N", 64, grid]), "transpose_20": (F, ["N", grid, 64]),
+        "slice_24": (I64, [1]), "concat_27": (I64, [3]), "equal_30": (TensorProto.BOOL, [3]),
+        "where_33": (I64, [3]),
+        "expand_36": (F, ["N", 1, 64]),  # Equal(N, -1) is false: N is a size
+        "concat_38": (F, ["N", f"{grid}+1", 64]),
+        "shape_40": (I64, [3]), "gather_43": (I64, []), "unsqueeze_46": (I64, [1]),
+        "slice_51": (F, [1, f"min(197,{grid}+1)", 64]),
+        # Exact: (N, grid+1, 64), since T and min(197, T) broadcast only as T; broadcasting does
+        # not compare a dim with a min of it.
+        "embedded": (F, ["N", None, 64]),
+    }
