@@ -2,7 +2,8 @@
 
 Per aligned axis: ``1`` yields to the other dim; an unknown or symbolic dim against a known
 ``k != 1`` gives ``k`` (it must be ``1`` or ``k``); unknown against unknown, and two different
-symbols, give unknown (either could be ``1``); two different known dims, neither ``1``, raise.
+symbols, give unknown (either could be ``1``) unless one clamps the other (``T`` against
+``min(T, 197)`` gives ``T``); two different known dims, neither ``1``, raise.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .dims import Dim
 from .errors import ShapeError
 from .render import format_dim, format_shape
 from .shapes import Shape
+from .sym import Sym
 
 __all__ = ["broadcast_shapes", "unidirectional_broadcast"]
 
@@ -30,8 +32,20 @@ def _broadcast_dim(a: Dim, b: Dim) -> object:
         return b if a == 1 else a
     if type(b) is int:
         return a if b == 1 else b
-    # Neither is known: equal symbols survive, anything else could hide a 1.
-    return a if a == b else None
+    # Neither is known: equal symbols survive, anything else could hide a 1 ...
+    if a == b:
+        return a
+    if a is None or b is None:
+        return None
+    # ... unless one is a bound of the other that is 1 whenever the other is (min(T, 197) and T).
+    return a if _clamps(a, b) else b if _clamps(b, a) else None
+
+
+def _clamps(big: Sym, small: Sym) -> bool:
+    """True when ``small`` is provably at most ``big`` and 0 exactly when ``big`` is 0; then the
+    only valid broadcasts of the two (equal, or ``small`` 1, or ``big`` 1 forcing ``small`` 1)
+    all give ``big``."""
+    return Sym.min(big, small) == small and Sym.min(small, 1) == Sym.min(big, 1)
 
 
 def _broadcast_pair(a: Tuple[Dim, ...], b: Tuple[Dim, ...]) -> Tuple[Dim, ...]:

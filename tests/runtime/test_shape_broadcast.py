@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from opspec.runtime.shape import ShapeError, Sym, broadcast_shapes, unidirectional_broadcast
+from opspec.runtime.shape import ShapeError, Sym, broadcast_shapes, parse_dim, unidirectional_broadcast
 
 N, M = Sym("N"), Sym("M")
 
@@ -137,3 +137,18 @@ def test_unidirectional_agrees_with_numpy_broadcast_to():
                 unidirectional_broadcast(target, source)
         else:
             assert unidirectional_broadcast(target, source) == target
+
+
+def test_a_dim_broadcasts_with_its_clamp_to_itself():
+    # GPT-2/ViT: x (B, T, D) + positions[:, :T] of shape (1, min(197, T), D).
+    T, S = Sym("T"), Sym("S")
+    assert broadcast_shapes((Sym("B"), T, 8), (1, Sym.min(T, 197), 8)) == (Sym("B"), T, 8)
+    assert broadcast_shapes((Sym.min(T, 2),), (T,)) == (T,)
+    assert broadcast_shapes((T,), (Sym.min(T, 1),)) == (T,)
+
+
+@pytest.mark.parametrize("other", ["T-1", "min(S,T)", "T//2", "min(2,S+1,T)", "ceil(T/2)"])
+def test_a_dim_and_what_may_be_zero_or_one_apart_stay_unknown(other):
+    T = Sym("T")
+    assert broadcast_shapes((T,), (parse_dim(other),)) == (None,)
+    assert broadcast_shapes((parse_dim(other),), (T,)) == (None,)
