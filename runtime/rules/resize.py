@@ -1,7 +1,8 @@
 """Resize and Upsample: every dim scaled by a factor, or set to a requested size.
 
 Concrete dims follow onnx's float32 arithmetic exactly (``floor(float32(d) * scale)``);
-symbolic dims are scaled exactly when the factor is a whole number (``2*H``). Requested
+symbolic dims are scaled exactly when the factor is a whole number (``2*H``) or a fraction with a
+small power-of-two denominator (``H//2`` for 0.5, ``(3*W)//2`` for 1.5). Requested
 sizes that data propagation computed (``Shape`` -> ``Mul`` -> ``Concat``) pass through,
 symbols included. Dims outside ``axes`` are never changed.
 """
@@ -15,6 +16,10 @@ from opspec.runtime.contract import InferenceContext, attribute, input, input_or
 from opspec.runtime.shape import Sym, mul_dim
 
 _POLICIES = ("stretch", "not_larger", "not_smaller")
+#: The largest power-of-two denominator of a factor that scales a symbolic dim: with at most
+#: this many fraction bits, float32 holds ``d * scale`` exactly while it stays below 2**16 (as
+#: with whole factors, dims too large for float32 to hold are not modelled).
+_DYADIC_LIMIT = 256
 
 
 def _f32(value: float) -> float:
@@ -75,15 +80,19 @@ def _axes(ctx: InferenceContext, rank: int) -> tuple[int, ...]:
 
 def _scaled(dim, scale):
     """``floor(dim * scale)``: float32 arithmetic for a concrete dim, exact for a symbol and a
-    whole factor, else unknown."""
+    whole factor or one with a small power-of-two denominator, else unknown."""
     if type(scale) is not float and type(scale) is not int:
         return None
     if scale < 0 or not math.isfinite(scale):
         return None
     if type(dim) is int:
         return math.floor(_f32(_f32(float(dim)) * _f32(float(scale))))
-    if type(dim) is Sym and float(scale).is_integer():
-        return mul_dim(dim, int(scale))
+    if type(dim) is Sym:
+        numerator, denominator = float(scale).as_integer_ratio()
+        if denominator == 1:
+            return mul_dim(dim, numerator)
+        if denominator <= _DYADIC_LIMIT:  # 0.5, 0.25, 1.5: float32 keeps d * p / 2**k exact
+            return mul_dim(dim, numerator) // denominator
     return None
 
 

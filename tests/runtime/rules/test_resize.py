@@ -1,6 +1,8 @@
 """Tests for the resize rule (Resize, Upsample), held against onnx's inference where it is exact."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 import onnx.shape_inference
@@ -64,10 +66,26 @@ def test_concrete_dims_match_onnx(opset, x, scales, sizes, attributes):
     assert _dims(result.model) == theirs and None not in theirs
 
 
-def test_symbolic_dims_scale_by_whole_factors():
+def test_symbolic_dims_scale_by_whole_and_power_of_two_factors():
     ctx = run("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
               data=[None, None, Data((4,), (1.0, 1.0, 2.0, 1.5))])
-    assert ctx.output_type(0) == t(N, 3, 2 * H, None)
+    assert ctx.output_type(0) == t(N, 3, 2 * H, (3 * W) // 2)
+    ctx = run("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
+              data=[None, None, Data((4,), (1.0, 0.1, 0.5, 0.75))])
+    assert ctx.output_type(0) == t(N, 0, H // 2, (3 * W) // 4)
+    ctx = run("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
+              data=[None, None, Data((4,), (1.0, 1.0, float(np.float32(0.1)), 1 / 1024))])
+    assert ctx.output_type(0) == t(N, 3, None, None)  # float32 rounding of d * scale decides
+
+
+@pytest.mark.parametrize("scale", [0.5, 0.25, 0.75, 1.5, 2.5, 0.125, 3.0])
+def test_a_symbolic_scaled_dim_is_what_float32_gives_at_every_size(scale):
+    ctx = run("Resize", 19, [t(1, 1, H, 4), None, t(4)], names=["x", "", "s"],
+              data=[None, None, Data((4,), (1.0, 1.0, scale, 1.0))])
+    dim = ctx.output_type(0).shape[2]
+    for size in list(range(0, 300)) + [2**16 - 1]:
+        expected = math.floor(np.float32(np.float32(size) * np.float32(scale)))
+        assert dim.evaluate({"H": size}) == expected, (scale, size, dim)
 
 
 def test_sizes_computed_from_shapes_pass_through():
