@@ -207,3 +207,17 @@ def vit_embedding(dim: int = 64, patch: int = 16, max_tokens: int = 197, opset: 
     positions = b.one("Slice", [b.weight("pos", (1, max_tokens, dim)), b.ints("z", [0]), count, b.ints("ax1", [1])])
     b.nodes.append(helper.make_node("Add", [tokens, positions], ["embedded"], name="add_positions"))
     return b.model([_value("image", FLOAT, ["N", 3, "H", "W"])], [_value("embedded", FLOAT, None)], opset, "vit")
+
+
+def fused_attention_4d(q_heads: int = 4, kv_heads: int = 2, head: int = 16, opset: int = 23):
+    """The fused ``Attention`` op on 4-D (B, heads, S, head) inputs with a past cache of length P,
+    a boolean padding mask over all P+S keys, and the QK product as a fourth output."""
+    b = GraphBuilder()
+    b.nodes.append(helper.make_node("Attention", ["q", "k", "v", "mask", "past_key", "past_value"],
+                                    ["context", "present_key", "present_value", "qk"], name="attention"))
+    inputs = [_value("q", FLOAT, ["B", q_heads, "S", head]), _value("k", FLOAT, ["B", kv_heads, "S", head]),
+              _value("v", FLOAT, ["B", kv_heads, "S", head]), _value("mask", TensorProto.BOOL, ["B", 1, 1, "T"]),
+              _value("past_key", FLOAT, ["B", kv_heads, "P", head]),
+              _value("past_value", FLOAT, ["B", kv_heads, "P", head])]
+    outputs = [_value(name, FLOAT, None) for name in ("context", "present_key", "present_value", "qk")]
+    return b.model(inputs, outputs, opset, "fused_attention_4d")
