@@ -221,3 +221,16 @@ def fused_attention_4d(q_heads: int = 4, kv_heads: int = 2, head: int = 16, opse
               _value("past_value", FLOAT, ["B", kv_heads, "P", head])]
     outputs = [_value(name, FLOAT, None) for name in ("context", "present_key", "present_value", "qk")]
     return b.model(inputs, outputs, opset, "fused_attention_4d")
+
+
+def interpolate_pyramid(opset: int = 17):
+    """``F.interpolate(x, scale_factor=s)`` at 0.5, 2 and 1.5 as torch exports it (constant
+    float scales), on an (N, 8, H, W) feature map."""
+    b = GraphBuilder()
+    x = "features"
+    for scale, mode in ((0.5, "linear"), (2.0, "nearest"), (1.5, "linear")):
+        factors = b.name("scales")
+        b.initializers.append(helper.make_tensor(factors, FLOAT, [4], [1.0, 1.0, scale, scale]))
+        x = b.one("Resize", [x, "", factors], mode=mode)
+    b.nodes.append(helper.make_node("Conv", [x, b.weight("w", (4, 8, 1, 1))], ["y"], name="head"))
+    return b.model([_value("features", FLOAT, ["N", 8, "H", "W"])], [_value("y", FLOAT, None)], opset, "pyramid")

@@ -168,3 +168,10 @@ def test_fused_attention_4d_with_mask_and_qk_output():
         "present_key": (F, ["B", 2, "P+S", 16]), "present_value": (F, ["B", 2, "P+S", 16]),
         "qk": (F, ["B", 4, "S", "P+S"]),
     }
+
+
+def test_interpolate_by_constant_scale_factors():
+    assert _inferred(exporter_models.interpolate_pyramid()) == {
+        "resize_2": (F, ["N", 8, "H//2", "W//2"]), "resize_5": (F, ["N", 8, "2*(H//2)", "2*(W//2)"]),
+        "resize_8": (F, ["N", 8, "3*(H//2)", "3*(W//2)"]), "y": (F, ["N", 4, "3*(H//2)", "3*(W//2)"]),
+    }
