@@ -128,6 +128,9 @@ CASES = [
      [None] * 4 + [UNKNOWN, None], {}, 4, [(t(1, 2, 7, 4), None)]),
     ("LinearAttention", 27, [t(1, 3, 8), t(1, 3, 8), t(1, 3, 8), UNKNOWN], [None] * 3 + [UNKNOWN],
      {"q_num_heads": 2, "kv_num_heads": 2}, 2, [(t(1, 2, 4, 4), None), (t(1, 2, 4, 4, elem=10), None)]),
+    ("MaxUnpool", 11, [t(1, 3, 2, 2), t(1, 3, 2, 2, elem=INT64), UNKNOWN], [None, None, UNKNOWN],
+     {"kernel_shape": [2, 2], "strides": [2, 2]}, 1,
+     [(t(4, elem=INT64), vec(1, 3, 4, 4)), (t(4, elem=INT64), vec(1, 3, 5, 5))]),
     ("CausalConvWithState", 27, [t(1, 4, 9), t(4, 1, 3), None, UNKNOWN], [None] * 3 + [UNKNOWN], {}, 2,
      [(t(1, 4, 2), None)]),
 ]
