@@ -8,7 +8,7 @@ the sizes below are exact symbolic formulas whenever the lengths are known that 
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, input_or_attribute, rule
-from opspec.runtime.rules._sizes import single_size
+from opspec.runtime.rules._sizes import single_size, within_limits
 from opspec.runtime.shape import ShapeError, Sym, add_dim, div_dim, format_shape, mul_dim, relax_dim, sub_dim
 
 #: The axis a DFT runs along when the node gives none (from version 20 on; before it, the
@@ -90,7 +90,7 @@ def dft(ctx: InferenceContext) -> None:
         option[candidate] = resized(shape[candidate])
         out = option if out is None else [relax_dim(a, b) for a, b in zip(out, option)]
     out[-1] = 1 if onesided and inverse else 2
-    ctx.set_output_shape(0, tuple(out))
+    ctx.set_output_shape(0, within_limits(ctx, tuple(out)))
 
 
 @rule("stft", "(batch, frames, bins, 2): frames of frame_length every frame_step samples, bins per spectrum.",

@@ -70,6 +70,8 @@ def test_dft_length_is_propagated_and_unknown_when_its_value_is():
     (17, t(2, 10, 2), {"axis": -1}, None, "axis -1"),
     (20, t(2, 10, 2), {}, [None, None, scalar(-4)], "axis -4"),
     (20, t(2, 10, 2), {}, [None, scalar(0), None], "less than 1"),
+    (17, t(2, 2 ** 62 + 1, 2), {"onesided": 1, "inverse": 1}, None, "does not fit"),
+    (17, t(2, 0, 2), {"onesided": 1, "inverse": 1}, None, "over 0 bins"),
 ])
 def test_dft_rejects_invalid_nodes(version, signal, attributes, data, message):
     length = t(elem=INT64) if data and data[1] is not None else None
