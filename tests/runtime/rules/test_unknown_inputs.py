@@ -133,6 +133,21 @@ CASES = [
      [(t(4, elem=INT64), vec(1, 3, 4, 4)), (t(4, elem=INT64), vec(1, 3, 5, 5))]),
     ("CausalConvWithState", 27, [t(1, 4, 9), t(4, 1, 3), None, UNKNOWN], [None] * 3 + [UNKNOWN], {}, 2,
      [(t(1, 4, 2), None)]),
+    ("DFT", 20, [t(1, 10, 8, 1), t(elem=INT64), UNKNOWN], [None, Data((), (6,)), UNKNOWN], {"onesided": 1}, 1,
+     [(t(elem=INT64), Data((), (a,))) for a in (0, 1, 2, -2, -4)]),
+    ("DFT", 20, [t(1, 10, 8, 1), t(), UNKNOWN], [None, None, UNKNOWN], {"onesided": 1}, 1,
+     [(t(elem=INT64), Data((), (a,))) for a in (0, 1, 2)]),
+    ("DFT", 20, [t(1, 10, 8, 2), UNKNOWN, t(elem=INT64)], [None, UNKNOWN, Data((), (1,))], {}, 1,
+     [(t(elem=INT64), Data((), (n,))) for n in (10, 16, 3)]),
+    ("DFT", 17, [t(1, 10, 1), UNKNOWN], [None, UNKNOWN], {"onesided": 1}, 1,
+     [(t(elem=INT64), Data((), (n,))) for n in (10, 17, 1)]),
+    ("STFT", 17, [t(1, 128, 1), UNKNOWN, t(16), t(elem=INT64)], [None, UNKNOWN, None, Data((), (16,))], {}, 1,
+     [(t(elem=INT64), Data((), (n,))) for n in (8, 3, 200)]),
+    ("STFT", 17, [t(1, 128, 1), t(elem=INT64), t(16), UNKNOWN], [None, Data((), (8,)), None, UNKNOWN], {}, 1,
+     [(t(elem=INT64), Data((), (16,)))]),
+    ("STFT", 17, [t(1, 128, 1), t(elem=INT64), UNKNOWN, t(elem=INT64)], [None, Data((), (8,)), UNKNOWN,
+                                                                         Data((), (32,))], {"onesided": 0}, 1,
+     [(t(32), None)]),
 ]
 
 
