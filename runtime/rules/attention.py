@@ -1,4 +1,4 @@
-"""Rules for attention: Attention, FlexAttention, LinearAttention, and CausalConvWithState.
+"""Rules for attention: Attention, FlexAttention, LinearAttention, CausalConvWithState, RotaryEmbedding.
 
 Attention tensors come in two layouts: 4-D ``(batch, heads, length, head size)``, or 3-D
 ``(batch, length, heads * head size)`` with the head count in an attribute. ``_Heads`` reads
@@ -155,3 +155,15 @@ def causal_conv_with_state(ctx: InferenceContext) -> None:
         kept = _merge(ctx, "state length", kept, state[2])
     ctx.set_output_shape(0, (batch, channels, x[2]))
     ctx.set_output_shape(1, (batch, channels, kept))
+
+
+@rule("rotary_embedding", "Y takes X's shape: (batch, heads, length, head size), or 3-D with num_heads packed.",
+      num_heads=attribute(), rotary_embedding_dim=attribute())
+def rotary_embedding(ctx: InferenceContext) -> None:
+    x = _read(ctx, 0, "num_heads")  # checks the rank, and that a 3-D X splits into num_heads heads
+    if x is not None and type(x.size) is int:
+        rotated = ctx.int_attr("rotary_embedding_dim", 0) or x.size  # features rotate in pairs
+        if rotated > x.size or rotated % 2:
+            ctx.fail(f"{rotated} rotated features of {format_shape(ctx.input_shape(0))} must be an even count "
+                     f"within the head size {x.size}")
+    ctx.set_output_shape(0, ctx.input_shape(0))

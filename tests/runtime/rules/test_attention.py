@@ -92,3 +92,14 @@ def test_causal_conv_with_state_keeps_kernel_minus_one_positions():
             names=["x", "w", "", "s"])
     with pytest.raises(InferenceError, match="one kernel per channel"):
         run("CausalConvWithState", 27, [t(B, 4, S), t(4, 2, 3)], output_count=2)
+
+
+def test_rotary_embedding_keeps_the_shape_and_checks_the_heads():
+    assert run("RotaryEmbedding", 23, [t(B, 4, S, 16), t(S, 8), t(S, 8)]).output_type(0) == t(B, 4, S, 16)
+    assert run("RotaryEmbedding", 23, [t(B, S, 64), t(S, 8), t(S, 8)], {"num_heads": 4}).output_type(0) == t(B, S, 64)
+    with pytest.raises(InferenceError, match="needs the 'num_heads' attribute"):
+        run("RotaryEmbedding", 23, [t(B, S, 64), t(S, 8), t(S, 8)])
+    with pytest.raises(InferenceError, match="does not divide into 5 heads"):
+        run("RotaryEmbedding", 23, [t(B, S, 64), t(S, 8), t(S, 8)], {"num_heads": 5})
+    with pytest.raises(InferenceError, match="even count within the head size 16"):
+        run("RotaryEmbedding", 23, [t(B, 4, S, 16), t(S, 8), t(S, 8)], {"rotary_embedding_dim": 20})
