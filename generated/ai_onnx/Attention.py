@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -193,6 +194,9 @@ SCHEMAS = (
         max_output=4,
         doc=DOC,
         summary='Scaled dot-product attention over query, key and value tensors.',
+        inference=RuleRef(
+            name='attention',
+        ),
         context_dependent_function_opset_versions=(23,),
         file='opdefs/ai.onnx/nn/Attention.yaml',
         line=13,
@@ -236,10 +240,13 @@ SCHEMAS = (
         max_output=4,
         doc=DOC,
         summary='Scaled dot-product attention over query, key and value tensors.',
+        inference=RuleRef(
+            name='attention',
+        ),
         context_dependent_function_opset_versions=(24,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Attention.yaml',
-        line=40,
+        line=41,
     ),
     OpSchema(
         name='Attention',
@@ -292,9 +299,12 @@ SCHEMAS = (
         max_output=4,
         doc=DOC,
         summary='Scaled dot-product attention over query, key and value tensors.',
+        inference=RuleRef(
+            name='attention',
+        ),
         context_dependent_function_opset_versions=(25,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Attention.yaml',
-        line=56,
+        line=57,
     ),
 )

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -92,6 +93,9 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Depthwise causal 1-D convolution that carries state between calls.',
+        inference=RuleRef(
+            name='causal_conv_with_state',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         context_dependent_function_opset_versions=(27,),
         file='opdefs/ai.onnx/nn/CausalConvWithState.yaml',

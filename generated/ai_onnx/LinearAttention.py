@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -136,6 +137,9 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Recurrent linear attention with a matrix-valued state per head.',
+        inference=RuleRef(
+            name='linear_attention',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         context_dependent_function_opset_versions=(27,),
         file='opdefs/ai.onnx/nn/LinearAttention.yaml',

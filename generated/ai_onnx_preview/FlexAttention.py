@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     SupportType,
     TypeConstraintParam,
 )
@@ -84,6 +85,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Scaled dot-product attention with user-supplied score and probability modifiers (experimental).',
+        inference=RuleRef(
+            name='flex_attention',
+        ),
         support_level=SupportType.EXPERIMENTAL,
         context_dependent_function_opset_versions=(1,),
         file='opdefs/ai.onnx.preview/preview/FlexAttention.yaml',

@@ -1,0 +1,212 @@
+"""Rules for attention and its state-carrying kin: Attention, FlexAttention, RotaryEmbedding,
+LinearAttention and CausalConvWithState.
+
+Attention takes Q, K and V either packed, (batch, seq, heads * head_size) with the head
+counts as attributes, or split, (batch, heads, seq, head_size). The rules read every
+operand as the split view and write each output back in the layout its source uses.
+"""
+from __future__ import annotations
+
+from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_dim, merge_shapes, mul_dim
+
+_UNKNOWN_VIEW = (None, None, None, None)
+
+
+def merged(ctx: InferenceContext, what: str, *dims):
+    """The dims, which the op needs equal, merged into one; a node error when two known ones differ."""
+    result = None
+    for dim in dims:
+        try:
+            result = merge_dim(result, dim)
+        except ShapeError:
+            ctx.fail(f"{what} disagree: {', '.join(str(d) for d in dims if d is not None)}")
+    return result
+
+
+def head_count(ctx: InferenceContext, attribute: str, operand: str):
+    """A positive head count from ``attribute``, which a packed (3-D) ``operand`` needs."""
+    heads = ctx.attribute(attribute)
+    if heads is None:
+        ctx.fail(f"{operand} is 3-D (packed heads), so attribute {attribute} is required")
+    if heads <= 0:
+        ctx.fail(f"{attribute} must be positive, got {heads}")
+    return heads
+
+
+def split_view(ctx: InferenceContext, index: int, heads_attribute: str):
+    """Input ``index`` as (batch, heads, seq, head_size) and its rank (None when unknown).
+
+    A packed 3-D input splits its last axis into the attribute's head count; an input that
+    is absent or of unknown rank gives four unknown dims."""
+    shape = ctx.input_shape(index)
+    if shape is None:
+        return None, _UNKNOWN_VIEW
+    name = ctx.input_name(index)
+    if len(shape) == 4:
+        return 4, shape
+    if len(shape) != 3:
+        ctx.fail(f"{name} {format_shape(shape)} must be 3-D (batch, seq, hidden) or 4-D "
+                 "(batch, heads, seq, head_size)")
+    heads = head_count(ctx, heads_attribute, name)
+    try:
+        head_size = div_dim(shape[2], heads)
+    except ShapeError:
+        ctx.fail(f"{name} {format_shape(shape)}: hidden size {shape[2]} does not split into "
+                 f"{heads} heads ({heads_attribute})")
+    return 3, (shape[0], heads, shape[1], head_size)
+
+
+def check_groups(ctx: InferenceContext, q_heads, kv_heads) -> None:
+    """Grouped-query attention: the query heads must split evenly among the key/value heads."""
+    if type(q_heads) is int and type(kv_heads) is int and (kv_heads <= 0 or q_heads % kv_heads):
+        ctx.fail(f"{q_heads} query heads do not split evenly into groups over {kv_heads} key/value heads")
+
+
+def _output(ctx: InferenceContext, name: str):
+    """The index of output ``name`` when the node asks for it, else None."""
+    bound = ctx.output_range(name)
+    return bound.start if len(bound) else None
+
+
+@rule("attention", "Y in Q's layout with V's head size; present key and value (batch, kv_heads, past + kv_seq, "
+      "head_size); the QK product (batch, q_heads, q_seq, past + kv_seq).")
+def attention(ctx: InferenceContext) -> None:
+    q_rank, (q_batch, q_heads, q_seq, q_size) = split_view(ctx, 0, "q_num_heads")
+    _, (k_batch, k_heads, k_seq, k_size) = split_view(ctx, 1, "kv_num_heads")
+    v_rank, (v_batch, v_heads, v_seq, v_size) = split_view(ctx, 2, "kv_num_heads")
+    batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
+    kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
+    kv_seq = merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
+    merged(ctx, "head sizes of Q and K", q_size, k_size)
+    check_groups(ctx, q_heads, kv_heads)
+
+    past_key = _past(ctx, "past_key")
+    past_value = _past(ctx, "past_value")
+    if (past_key is None) != (past_value is None):
+        ctx.fail("past_key and past_value must be given together")
+    if past_key is None:
+        total = kv_seq
+        key = (batch, kv_heads, kv_seq, k_size)
+        value = (batch, kv_heads, kv_seq, v_size)
+    else:
+        past = merged(ctx, "sequence lengths of past_key and past_value", past_key[2], past_value[2])
+        total = add_dim(past, kv_seq)
+        key = (merged(ctx, "batch sizes of past_key and K", past_key[0], batch),
+               merged(ctx, "head counts of past_key and K", past_key[1], kv_heads), total,
+               merged(ctx, "head sizes of past_key and K", past_key[3], k_size))
+        value = (merged(ctx, "batch sizes of past_value and V", past_value[0], batch),
+                 merged(ctx, "head counts of past_value and V", past_value[1], kv_heads), total,
+                 merged(ctx, "head sizes of past_value and V", past_value[3], v_size))
+
+    if q_rank == 4:
+        ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
+    elif q_rank == 3:
+        ctx.set_output_shape(0, (batch, q_seq, mul_dim(q_heads, v_size) if v_rank is not None else None))
+    else:
+        ctx.set_output_shape(0, None)
+    for name, shape in (("present_key", key), ("present_value", value),
+                        ("qk_matmul_output", (batch, q_heads, q_seq, total))):
+        index = _output(ctx, name)
+        if index is not None:
+            ctx.set_output_shape(index, shape)
+
+
+def _past(ctx: InferenceContext, name: str):
+    """A past cache input as (batch, kv_heads, past_seq, head_size), or None when the node omits it."""
+    index = ctx.input_index(name)
+    if index is None:
+        return None
+    return ctx.input_with_rank(index, 4)
+
+
+@rule("flex_attention", "Y (batch, q_heads, q_seq, v_head_size) from split (4-D) Q, K and V.")
+def flex_attention(ctx: InferenceContext) -> None:
+    q_batch, q_heads, q_seq, q_size = ctx.input_with_rank(0, 4)
+    k_batch, k_heads, k_seq, k_size = ctx.input_with_rank(1, 4)
+    v_batch, v_heads, v_seq, v_size = ctx.input_with_rank(2, 4)
+    batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
+    kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
+    merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
+    merged(ctx, "head sizes of Q and K", q_size, k_size)
+    check_groups(ctx, q_heads, kv_heads)
+    ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
+
+
+@rule("rotary_embedding", "Y takes X's shape; X is (batch, seq, hidden) or (batch, heads, seq, head_size).")
+def rotary_embedding(ctx: InferenceContext) -> None:
+    x = ctx.input_shape(0)
+    if x is not None and len(x) not in (3, 4):
+        ctx.fail(f"input {format_shape(x)} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size)")
+    ctx.set_output_shape(0, x)
+
+
+_UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
+
+
+@rule("linear_attention", "output (B, T, q_heads * d_v) from packed query, key and value; present_state "
+      "(B, kv_heads, d_k, d_v).")
+def linear_attention(ctx: InferenceContext) -> None:
+    update_rule = ctx.attribute("update_rule", "gated_delta")
+    if update_rule not in _UPDATE_RULES:
+        ctx.fail(f"update_rule {update_rule!r} is not one of {', '.join(_UPDATE_RULES)}")
+    q_heads = head_count(ctx, "q_num_heads", "query")
+    kv_heads = head_count(ctx, "kv_num_heads", "key")
+    check_groups(ctx, q_heads, kv_heads)
+    query, key, value = (ctx.input_with_rank(index, 3) for index in range(3))
+    key_size = merged(ctx, "key head sizes of query and key",
+                      _head_size(ctx, 0, query[2], q_heads), _head_size(ctx, 1, key[2], kv_heads))
+    value_size = _head_size(ctx, 2, value[2], kv_heads)
+    batch = merged(ctx, "batch sizes of query, key and value", query[0], key[0], value[0])
+    steps = merged(ctx, "sequence lengths of query, key and value", query[1], key[1], value[1])
+    state = (batch, kv_heads, key_size, value_size)
+    past = ctx.input_index("past_state")
+    if past is not None:
+        past_state = ctx.input_with_rank(past, 4)
+        try:
+            state = merge_shapes(state, past_state)
+        except ShapeError:
+            ctx.fail(f"past_state {format_shape(past_state)} must be (B, kv_heads, d_k, d_v) = {format_shape(state)}")
+    ctx.set_output_shape(0, (state[0], steps, mul_dim(q_heads, state[3])))
+    if ctx.output_count > 1:
+        # without past_state the state takes the query's element type
+        ctx.set_output_shape(1, state, None if past is not None else ctx.input_elem(0) or None)
+
+
+def _head_size(ctx: InferenceContext, index: int, hidden, heads):
+    try:
+        return div_dim(hidden, heads)
+    except ShapeError:
+        ctx.fail(f"{ctx.input_name(index)}: hidden size {hidden} does not split into {heads} heads")
+
+
+_ACTIVATIONS = ("none", "silu", "swish")
+
+
+@rule("causal_conv_with_state", "output takes input's shape (B, C, L); present_state (B, C, k - 1) for a "
+      "depthwise kernel (C, 1, k).")
+def causal_conv_with_state(ctx: InferenceContext) -> None:
+    activation = ctx.attribute("activation", "none")
+    if activation not in _ACTIVATIONS:
+        ctx.fail(f"activation {activation!r} is not one of {', '.join(_ACTIVATIONS)}")
+    batch, channels, length = ctx.input_with_rank(0, 3)
+    kernel_channels, one, kernel = ctx.input_with_rank(1, 3)
+    if type(one) is int and one != 1:
+        ctx.fail(f"weight's second axis is {one}: a depthwise kernel is (C, 1, k)")
+    if type(kernel) is int and kernel < 1:
+        ctx.fail(f"kernel size k must be at least 1, got {kernel}")
+    channel_dims = [channels, kernel_channels]
+    bias = ctx.input_index("bias")
+    if bias is not None:
+        channel_dims.append(ctx.input_with_rank(bias, 1)[0])
+    carried = None if kernel is None else add_dim(kernel, -1)
+    past = ctx.input_index("past_state")
+    if past is not None:
+        past_batch, past_channels, past_carried = ctx.input_with_rank(past, 3)
+        batch = merged(ctx, "batch sizes of input and past_state", batch, past_batch)
+        channel_dims.append(past_channels)
+        carried = merged(ctx, "past_state's length and the kernel size minus one", carried, past_carried)
+    channels = merged(ctx, "channel counts of input, weight, bias and past_state", *channel_dims)
+    ctx.set_output_shape(0, (batch, channels, length))
+    if ctx.output_count > 1:
+        ctx.set_output_shape(1, (batch, channels, carried))
