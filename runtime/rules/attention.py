@@ -7,7 +7,7 @@ operand as the split view and write each output back in the layout its source us
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.contract import InferenceContext, option, rule
 from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_dim, merge_shapes, mul_dim
 
 _UNKNOWN_VIEW = (None, None, None, None)
@@ -70,11 +70,15 @@ def _output(ctx: InferenceContext, name: str):
 
 
 @rule("attention", "Y in Q's layout with V's head size; present key and value (batch, kv_heads, past + kv_seq, "
-      "head_size); the QK product (batch, q_heads, q_seq, past + kv_seq).")
+      "head_size); the QK product (batch, q_heads, q_seq, past + kv_seq).",
+      strict=option("bool", False, doc="also refuse head-count attributes with 4-D Q, present_key without "
+                    "present_value, nonpad_kv_seqlen with past_key and window sizes below -1"))
 def attention(ctx: InferenceContext) -> None:
+    if ctx.option("strict"):
+        _check_usage(ctx)
     q_rank, (q_batch, q_heads, q_seq, q_size) = split_view(ctx, 0, "q_num_heads")
     _, (k_batch, k_heads, k_seq, k_size) = split_view(ctx, 1, "kv_num_heads")
-    v_rank, (v_batch, v_heads, v_seq, v_size) = split_view(ctx, 2, "kv_num_heads")
+    _, (v_batch, v_heads, v_seq, v_size) = split_view(ctx, 2, "kv_num_heads")
     batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
     kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
     kv_seq = merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
@@ -102,7 +106,7 @@ def attention(ctx: InferenceContext) -> None:
     if q_rank == 4:
         ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
     elif q_rank == 3:
-        ctx.set_output_shape(0, (batch, q_seq, mul_dim(q_heads, v_size) if v_rank is not None else None))
+        ctx.set_output_shape(0, (batch, q_seq, mul_dim(q_heads, v_size)))
     else:
         ctx.set_output_shape(0, None)
     for name, shape in (("present_key", key), ("present_value", value),
@@ -110,6 +114,21 @@ def attention(ctx: InferenceContext) -> None:
         index = _output(ctx, name)
         if index is not None:
             ctx.set_output_shape(index, shape)
+
+
+def _check_usage(ctx: InferenceContext) -> None:
+    """What the op's later versions refuse beyond the shapes."""
+    for name in ("left_window_size", "right_window_size"):
+        size = ctx.attribute(name, -1)
+        if size < -1:
+            ctx.fail(f"{name} must be -1 (unbounded) or at least 0, got {size}")
+    q = ctx.input_shape(0)
+    if q is not None and len(q) == 4 and (ctx.has_attribute("q_num_heads") or ctx.has_attribute("kv_num_heads")):
+        ctx.fail("q_num_heads and kv_num_heads are for 3-D (packed) inputs; Q is 4-D")
+    if ctx.output_count == 2:  # an output the node leaves out in the middle is not seen, so only this is sure
+        ctx.fail("present_key and present_value must be asked for together")
+    if ctx.input_index("nonpad_kv_seqlen") is not None and ctx.input_index("past_key") is not None:
+        ctx.fail("nonpad_kv_seqlen cannot be combined with a past key/value cache")
 
 
 def _past(ctx: InferenceContext, name: str):

@@ -124,6 +124,15 @@ CASES = [
      [(t(3, elem=INT64), vec(4, 4, 3))]),
     ("CumSum", 14, [t(2, 3), UNKNOWN], [None, UNKNOWN], {}, 1,
      [(t(elem=INT64), Data((), (0,))), (t(elem=INT64), Data((), (-1,)))]),
+    ("Attention", 24, [t(1, 4, 3, 8), t(1, 2, 5, 8), t(1, 2, 5, 6), t(3, 9), UNKNOWN, t(1, 2, 4, 6)],
+     [None, None, None, None, UNKNOWN, None], {}, 4, [(t(1, 2, 4, 8), None)]),
+    ("Attention", 24, [t(1, 4, 3, 8), t(1, 2, 5, 8), t(1, 2, 5, 6), UNKNOWN], [None, None, None, UNKNOWN], {}, 4,
+     [(t(3, 5), None), (t(1, 1, 3, 5, elem=9), None)]),
+    ("LinearAttention", 27, [t(1, 2, 32), t(1, 2, 16), t(1, 2, 12), UNKNOWN], [None, None, None, UNKNOWN],
+     {"q_num_heads": 4, "kv_num_heads": 2}, 2, [(t(1, 2, 8, 6), None), (t(1, 2, 8, 6, elem=10), None)]),
+    ("CausalConvWithState", 27, [t(1, 6, 5), t(6, 1, 4), UNKNOWN], [None, None, UNKNOWN], {}, 2, [(t(6), None)]),
+    ("CausalConvWithState", 27, [t(1, 6, 5), t(6, 1, 4), t(6), UNKNOWN], [None, None, None, UNKNOWN], {}, 2,
+     [(t(1, 6, 3), None)]),
 ]
 
 
