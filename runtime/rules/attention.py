@@ -7,7 +7,7 @@ operand as the split view and write each output back in the layout its source us
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, option, rule
+from opspec.runtime.contract import InferenceContext, attribute, option, rule
 from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_dim, merge_shapes, mul_dim
 
 _UNKNOWN_VIEW = (None, None, None, None)
@@ -24,17 +24,19 @@ def merged(ctx: InferenceContext, what: str, *dims):
     return result
 
 
-def head_count(ctx: InferenceContext, attribute: str, operand: str):
-    """A positive head count from ``attribute``, which a packed (3-D) ``operand`` needs."""
-    heads = ctx.attribute(attribute)
+def head_count(ctx: InferenceContext, key: str, operand: str) -> int:
+    """A positive head count from the attribute argument ``key`` names, which a packed (3-D)
+    ``operand`` needs."""
+    heads = ctx.attr(key)
+    name = ctx.named(key) or key
     if heads is None:
-        ctx.fail(f"{operand} is 3-D (packed heads), so attribute {attribute} is required")
-    if heads <= 0:
-        ctx.fail(f"{attribute} must be positive, got {heads}")
+        ctx.fail(f"{operand} is 3-D (packed heads), so attribute {name} is required")
+    if type(heads) is not int or heads <= 0:
+        ctx.fail(f"{name} must be a positive integer, got {heads!r}")
     return heads
 
 
-def split_view(ctx: InferenceContext, index: int, heads_attribute: str):
+def split_view(ctx: InferenceContext, index: int, heads_key: str):
     """Input ``index`` as (batch, heads, seq, head_size) and its rank (None when unknown).
 
     A packed 3-D input splits its last axis into the attribute's head count; an input that
@@ -48,12 +50,12 @@ def split_view(ctx: InferenceContext, index: int, heads_attribute: str):
     if len(shape) != 3:
         ctx.fail(f"{name} {format_shape(shape)} must be 3-D (batch, seq, hidden) or 4-D "
                  "(batch, heads, seq, head_size)")
-    heads = head_count(ctx, heads_attribute, name)
+    heads = head_count(ctx, heads_key, name)
     try:
         head_size = div_dim(shape[2], heads)
     except ShapeError:
         ctx.fail(f"{name} {format_shape(shape)}: hidden size {shape[2]} does not split into "
-                 f"{heads} heads ({heads_attribute})")
+                 f"{heads} heads")
     return 3, (shape[0], heads, shape[1], head_size)
 
 
@@ -71,6 +73,7 @@ def _output(ctx: InferenceContext, name: str):
 
 @rule("attention", "Y in Q's layout with V's head size; present key and value (batch, kv_heads, past + kv_seq, "
       "head_size); the QK product (batch, q_heads, q_seq, past + kv_seq).",
+      q_num_heads=attribute(), kv_num_heads=attribute(),
       strict=option("bool", False, doc="also refuse head-count attributes with 4-D Q, present_key without "
                     "present_value, nonpad_kv_seqlen with past_key and window sizes below -1"))
 def attention(ctx: InferenceContext) -> None:
@@ -120,7 +123,7 @@ def _check_usage(ctx: InferenceContext) -> None:
     """What the op's later versions refuse beyond the shapes."""
     for name in ("left_window_size", "right_window_size"):
         size = ctx.attribute(name, -1)
-        if size < -1:
+        if type(size) is not int or size < -1:
             ctx.fail(f"{name} must be -1 (unbounded) or at least 0, got {size}")
     q = ctx.input_shape(0)
     if q is not None and len(q) == 4 and (ctx.has_attribute("q_num_heads") or ctx.has_attribute("kv_num_heads")):
@@ -152,11 +155,14 @@ def flex_attention(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
 
 
-@rule("rotary_embedding", "Y takes X's shape; X is (batch, seq, hidden) or (batch, heads, seq, head_size).")
+@rule("rotary_embedding", "Y takes X's shape; X is (batch, seq, hidden), which needs 'num_heads', or "
+      "(batch, heads, seq, head_size).", num_heads=attribute())
 def rotary_embedding(ctx: InferenceContext) -> None:
     x = ctx.input_shape(0)
     if x is not None and len(x) not in (3, 4):
         ctx.fail(f"input {format_shape(x)} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size)")
+    if x is not None and len(x) == 3:
+        head_count(ctx, "num_heads", "input")
     ctx.set_output_shape(0, x)
 
 
@@ -164,9 +170,9 @@ _UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
 
 
 @rule("linear_attention", "output (B, T, q_heads * d_v) from packed query, key and value; present_state "
-      "(B, kv_heads, d_k, d_v).")
+      "(B, kv_heads, d_k, d_v).", q_num_heads=attribute(), kv_num_heads=attribute(), update_rule=attribute())
 def linear_attention(ctx: InferenceContext) -> None:
-    update_rule = ctx.attribute("update_rule", "gated_delta")
+    update_rule = ctx.attr("update_rule", "gated_delta")
     if update_rule not in _UPDATE_RULES:
         ctx.fail(f"update_rule {update_rule!r} is not one of {', '.join(_UPDATE_RULES)}")
     q_heads = head_count(ctx, "q_num_heads", "query")
@@ -203,9 +209,9 @@ _ACTIVATIONS = ("none", "silu", "swish")
 
 
 @rule("causal_conv_with_state", "output takes input's shape (B, C, L); present_state (B, C, k - 1) for a "
-      "depthwise kernel (C, 1, k).")
+      "depthwise kernel (C, 1, k).", activation=attribute())
 def causal_conv_with_state(ctx: InferenceContext) -> None:
-    activation = ctx.attribute("activation", "none")
+    activation = ctx.attr("activation", "none")
     if activation not in _ACTIVATIONS:
         ctx.fail(f"activation {activation!r} is not one of {', '.join(_ACTIVATIONS)}")
     batch, channels, length = ctx.input_with_rank(0, 3)

@@ -6,7 +6,7 @@ import pytest
 from ruletest import FLOAT, INT64, run, t
 
 from opspec.runtime.contract import InferenceError
-from opspec.runtime.shape import Sym
+from opspec.runtime.shape import ShapeError, Sym
 
 B, S, P, H, K = Sym("B"), Sym("S"), Sym("P"), Sym("H"), Sym("K")
 F16 = 10
@@ -60,7 +60,7 @@ def test_attention_unknown_inputs_give_unknown_dims():
 @pytest.mark.parametrize("inputs, attributes, message", [
     ([t(2, 3), t(2, 3, 4), t(2, 3, 4)], {}, "3-D .* or 4-D"),
     ([t(2, 3, 16), t(2, 5, 8), t(2, 5, 8)], {"kv_num_heads": 2}, "q_num_heads is required"),
-    ([t(2, 3, 16), t(2, 5, 8), t(2, 5, 8)], {"q_num_heads": 4, "kv_num_heads": 0}, "must be positive"),
+    ([t(2, 3, 16), t(2, 5, 8), t(2, 5, 8)], {"q_num_heads": 4, "kv_num_heads": 0}, "must be a positive integer"),
     ([t(2, 3, 15), t(2, 5, 8), t(2, 5, 8)], HEADS, "does not split into 4 heads"),
     ([t(2, 3, 16), t(2, 5, 8), t(2, 6, 8)], HEADS, "sequence lengths of K and V"),
     ([t(2, 3, 3, 8), t(2, 2, 5, 8), t(2, 2, 5, 8)], {}, "do not split evenly"),
@@ -151,11 +151,19 @@ def test_causal_conv_refuses_invalid_nodes(inputs, attributes, message):
 def test_rotary_embedding_keeps_the_input_shape():
     cache = t(S, 4)
     ids = t(B, S, elem=INT64)
-    assert run("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids]).output_type(0) == t(B, S, 64)
+    assert run("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids], {"num_heads": 8}).output_type(0) == \
+        t(B, S, 64)
     assert run("RotaryEmbedding", 23, [t(B, 8, S, 8), cache, cache, ids]).output_type(0) == t(B, 8, S, 8)
     with pytest.raises(InferenceError, match="3-D"):
-        run("RotaryEmbedding", 23, [t(S, 64), cache, cache, ids])
+        run("RotaryEmbedding", 23, [t(S, 64), cache, cache, ids], {"num_heads": 8})
+    with pytest.raises(InferenceError, match="num_heads"):
+        run("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids])
 
 
 def test_rms_normalization_keeps_the_input_shape():
     assert run("RMSNormalization", 23, [t(B, S, 64), t(64)]).output_type(0) == t(B, S, 64, elem=FLOAT)
+    assert run("RMSNormalization", 23, [t(B, S, 64), t(S, 64)], {"axis": 1}).output_type(0) == t(B, S, 64)
+    with pytest.raises(InferenceError, match="out of range"):
+        run("RMSNormalization", 23, [t(B, S, 64), t(64)], {"axis": 3})
+    with pytest.raises(ShapeError, match="broadcast"):
+        run("RMSNormalization", 23, [t(B, S, 64), t(32)])
