@@ -167,3 +167,42 @@ def test_rms_normalization_keeps_the_input_shape():
         run("RMSNormalization", 23, [t(B, S, 64), t(64)], {"axis": 3})
     with pytest.raises(ShapeError, match="broadcast"):
         run("RMSNormalization", 23, [t(B, S, 64), t(32)])
+
+
+def test_decoder_step_with_rotary_embedding_and_a_cache_every_value():
+    """A decoder step as exporters write it: symbolic batch, sequence and cache length carried exactly."""
+    from onnx import TensorProto, helper
+
+    import opspec
+
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    nodes = [
+        helper.make_node("RotaryEmbedding", ["q", "positions", "cos", "sin"], ["q_rot"], num_heads=4),
+        helper.make_node("RotaryEmbedding", ["k", "positions", "cos", "sin"], ["k_rot"], num_heads=2),
+        helper.make_node("Attention", ["q_rot", "k_rot", "v", "", "past_key", "past_value"],
+                         ["y", "present_key", "present_value", "scores"], q_num_heads=4, kv_num_heads=2,
+                         is_causal=1),
+        helper.make_node("RMSNormalization", ["y", "gamma"], ["out"]),
+    ]
+    graph = helper.make_graph(nodes, "decoder_step", [
+        helper.make_tensor_value_info("q", f, ["B", "S", 64]),
+        helper.make_tensor_value_info("k", f, ["B", "S", 32]),
+        helper.make_tensor_value_info("v", f, ["B", "S", 32]),
+        helper.make_tensor_value_info("positions", i64, ["B", "S"]),
+        helper.make_tensor_value_info("cos", f, ["M", 8]),
+        helper.make_tensor_value_info("sin", f, ["M", 8]),
+        helper.make_tensor_value_info("past_key", f, ["B", 2, "P", 16]),
+        helper.make_tensor_value_info("past_value", f, ["B", 2, "P", 16]),
+        helper.make_tensor_value_info("gamma", f, [64]),
+    ], [helper.make_tensor_value_info(name, f, None)
+        for name in ("out", "present_key", "present_value", "scores")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    inferred = opspec.infer_shapes(model)
+    found = {value.name: [d.dim_value if d.HasField("dim_value") else d.dim_param
+                          for d in value.type.tensor_type.shape.dim]
+             for value in [*inferred.graph.value_info, *inferred.graph.output]}
+    assert found == {
+        "q_rot": ["B", "S", 64], "k_rot": ["B", "S", 32], "y": ["B", "S", 64], "out": ["B", "S", 64],
+        "present_key": ["B", 2, "P+S", 16], "present_value": ["B", 2, "P+S", 16],
+        "scores": ["B", 4, "S", "P+S"],
+    }
