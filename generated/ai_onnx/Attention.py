@@ -308,6 +308,6 @@ SCHEMAS = (
         context_dependent_function_opset_versions=(25,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Attention.yaml',
-        line=57,
+        line=60,
     ),
 )
