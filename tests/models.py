@@ -11,6 +11,17 @@ from onnx import TensorProto, helper, numpy_helper
 FLOAT = TensorProto.FLOAT
 
 
+def value_types(model) -> dict[str, tuple[int, list]]:
+    """{value name: (elem type, dims)} for every value_info and graph output; a dim is its int value,
+    its symbolic text, or None."""
+    values = list(model.graph.value_info) + list(model.graph.output)
+    return {
+        v.name: (v.type.tensor_type.elem_type,
+                 [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in v.type.tensor_type.shape.dim])
+        for v in values
+    }
+
+
 class GraphBuilder:
     """Appends nodes with unique value names; keeps initializers small unless asked."""
 
