@@ -12,14 +12,15 @@ FLOAT = TensorProto.FLOAT
 
 
 def value_types(model) -> dict[str, tuple[int, list]]:
-    """{value name: (elem type, dims)} for every value_info and graph output; a dim is its int value,
-    its symbolic text, or None."""
+    """{value name: (elem type, dims)} for every value_info and graph output; dims is None for an
+    unknown rank, else a list of int values, symbolic texts and None."""
+    def dims(tensor) -> list | None:
+        if not tensor.HasField("shape"):
+            return None
+        return [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in tensor.shape.dim]
+
     values = list(model.graph.value_info) + list(model.graph.output)
-    return {
-        v.name: (v.type.tensor_type.elem_type,
-                 [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in v.type.tensor_type.shape.dim])
-        for v in values
-    }
+    return {v.name: (v.type.tensor_type.elem_type, dims(v.type.tensor_type)) for v in values}
 
 
 class GraphBuilder:
