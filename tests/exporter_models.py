@@ -30,10 +30,40 @@ def _conv_relu(b: GraphBuilder, x: str, out_channels: int, in_channels: int) -> 
     return b.one("Relu", [conv])
 
 
-def _upsample_to(b: GraphBuilder, x: str, skip: str, in_channels: int, out_channels: int, gather: bool) -> str:
-    """torch's ``interpolate(conv_transpose(x), size=skip.shape[2:])`` then ``cat([up, skip], 1)``."""
+def _pad_to(b: GraphBuilder, up: str, skip: str) -> str:
+    """torch's ``F.pad(up, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])`` with ``dy, dx`` the skip's extra
+    height and width, lowered as torch lowers it: pads padded with zeros to twice the rank, reshaped to
+    (begin, end) rows, the rows reversed, transposed and flattened into onnx's order."""
+    def extra(axis: int) -> str:
+        size = [b.one("Gather", [b.one("Shape", [t]), _scalar(b, "axis", axis)], axis=0) for t in (skip, up)]
+        return b.one("Sub", size)
+
+    def unsqueezed(value: str) -> str:
+        return b.one("Unsqueeze", [value, b.ints("axes", [0])])
+
+    amounts = []
+    for axis in (3, 2):  # torch lists the last axis first
+        total = extra(axis)
+        half = b.one("Div", [total, _scalar(b, "two", 2)])
+        amounts += [unsqueezed(half), unsqueezed(b.one("Sub", [total, half]))]
+    pads = b.one("Concat", amounts, axis=0)
+    missing = b.one("Sub", [b.ints("twice_rank", [8]), b.one("Shape", [pads])])
+    zeros = b.one("ConstantOfShape", [missing], value=helper.make_tensor("zero", INT64, [1], [0]))
+    rows = b.one("Reshape", [b.one("Concat", [pads, zeros], axis=0), b.ints("rows", [-1, 2])])
+    reversed_rows = b.one("Slice", [rows, b.ints("start", [-1]), b.ints("end", [-(2**63)]), b.ints("axes", [0]),
+                                    b.ints("step", [-1])])
+    flat = b.one("Reshape", [b.one("Transpose", [reversed_rows], perm=[1, 0]), b.ints("flat", [-1])])
+    return b.one("Pad", [up, flat], mode="constant")
+
+
+def _upsample_to(b: GraphBuilder, x: str, skip: str, in_channels: int, out_channels: int, gather: bool,
+                 align: str) -> str:
+    """torch's ``interpolate(conv_transpose(x), size=skip.shape[2:])`` (or ``F.pad`` of it to the skip's size
+    with ``align="pad"``) then ``cat([up, skip], 1)``."""
     up = b.one("ConvTranspose", [x, b.weight("wt", (in_channels, out_channels, 2, 2)), b.weight("bt", (out_channels,))],
                kernel_shape=[2, 2], strides=[2, 2])
+    if align == "pad":
+        return b.one("Concat", [_pad_to(b, up, skip), skip], axis=1)
     if gather:
         spatial = b.one("Gather", [b.one("Shape", [skip]), b.ints("hw", [2, 3])], axis=0)
     else:
@@ -46,14 +76,15 @@ def _upsample_to(b: GraphBuilder, x: str, skip: str, in_channels: int, out_chann
     return b.one("Concat", [resized, skip], axis=1)
 
 
-def unet(opset: int = 17):
-    """Two-level U-Net on (N, 3, H, W): Conv/Relu/MaxPool down, ConvTranspose + Resize-to-skip up."""
+def unet(opset: int = 17, align: str = "resize"):
+    """Two-level U-Net on (N, 3, H, W): Conv/Relu/MaxPool down, ConvTranspose then Resize (or Pad, with
+    ``align="pad"``) to the skip's size up."""
     b = GraphBuilder()
     d1 = _conv_relu(b, "image", 8, 3)
     d2 = _conv_relu(b, b.one("MaxPool", [d1], kernel_shape=[2, 2], strides=[2, 2]), 16, 8)
     bottom = _conv_relu(b, b.one("MaxPool", [d2], kernel_shape=[2, 2], strides=[2, 2]), 32, 16)
-    u2 = _conv_relu(b, _upsample_to(b, bottom, d2, 32, 16, gather=False), 16, 32)
-    u1 = _conv_relu(b, _upsample_to(b, u2, d1, 16, 8, gather=True), 8, 16)
+    u2 = _conv_relu(b, _upsample_to(b, bottom, d2, 32, 16, False, align), 16, 32)
+    u1 = _conv_relu(b, _upsample_to(b, u2, d1, 16, 8, True, align), 8, 16)
     logits = b.one("Conv", [u1, b.weight("head", (2, 8, 1, 1))], kernel_shape=[1, 1])
     b.nodes.append(helper.make_node("Sigmoid", [logits], ["mask"], name="sigmoid"))
     return b.model([_tensor("image", FLOAT, ["N", 3, "H", "W"])], [_tensor("mask", FLOAT, None)], opset, "unet")

@@ -44,9 +44,41 @@ def _unet_expectations() -> dict[str, tuple[int, list]]:
     return expected
 
 
+def _pad_block(first: int, channels: int, size: tuple[str, str]) -> dict[str, tuple[int, list]]:
+    """The values of one up step aligned by torch's lowered ``F.pad``, from its first Shape node on."""
+    expected = {}
+    for axis_first in (first, first + 23):  # per axis: the extra size, its halves, unsqueezed
+        for op, step, dims in (("shape", 0, [4]), ("gather", 3, []), ("shape", 5, [4]), ("gather", 8, []),
+                               ("sub", 10, []), ("div", 13, []), ("unsqueeze", 16, [1]), ("sub", 18, []),
+                               ("unsqueeze", 21, [1])):
+            expected[f"{op}_{axis_first + step}"] = (I64, dims)
+    for op, step, dims in (("concat", 46, [4]), ("shape", 49, [1]), ("sub", 51, [1]), ("constantofshape", 53, [4]),
+                           ("concat", 55, [8]), ("reshape", 58, [4, 2]), ("slice", 64, [4, 2]),
+                           ("transpose", 66, [2, 4]), ("reshape", 69, [8])):
+        expected[f"{op}_{first + step}"] = (I64, dims)
+    expected.update({f"pad_{first + 71}": _nchw(channels, *size), f"concat_{first + 73}": _nchw(2 * channels, *size)})
+    return expected
+
+
+def _unet_pad_expectations() -> dict[str, tuple[int, list]]:
+    full, half = ("H", "W"), ("H//2", "W//2")
+    down = {name: value for name, value in _unet_expectations().items()
+            if name != "mask" and int(name.rsplit("_", 1)[1]) <= 25}
+    return {**down, **_pad_block(27, 16, half), "conv_104": _nchw(16, *half), "relu_106": _nchw(16, *half),
+            "convtranspose_110": _nchw(8, "2*(H//2)", "2*(W//2)"), **_pad_block(112, 8, full),
+            "conv_189": _nchw(8, *full), "relu_191": _nchw(8, *full), "conv_194": _nchw(2, *full),
+            "mask": _nchw(2, *full)}
+
+
 @pytest.mark.parametrize("opset", [11, 17, 19])
 def test_unet_every_value(opset):
     assert _infer(em.unet(opset)) == _unet_expectations()
+
+
+def test_unet_padded_to_the_skip_every_value():
+    # The pads are (skip - up) // 2 and the rest, through torch's reversal of (begin, end) rows: the
+    # padded tensor takes the skip's size exactly.
+    assert _infer(em.unet(align="pad")) == _unet_pad_expectations()
 
 
 def _detection_expectations(reduce: str) -> dict[str, tuple[int, list]]:
@@ -126,10 +158,11 @@ def _feeds(model, sizes: dict[str, int], rng) -> dict[str, np.ndarray]:
     return feeds
 
 
-MODELS = {"unet": em.unet, "detection_reduce_min": em.detection_head, "detection_min": lambda: em.detection_head("Min"),
+MODELS = {"unet": em.unet, "unet_pad": lambda: em.unet(align="pad"), "detection_reduce_min": em.detection_head, "detection_min": lambda: em.detection_head("Min"),
           "quantized": em.quantized_matmul, "lstm": em.bidirectional_lstm,
           "lstm_lengths": lambda: em.bidirectional_lstm(True), "rotary_attention": em.rotary_attention}
 SIZES = {"unet": [{"N": 1, "H": 10, "W": 14}, {"N": 2, "H": 9, "W": 4}],
+         "unet_pad": [{"N": 1, "H": 11, "W": 14}, {"N": 2, "H": 9, "W": 7}],
          "detection_reduce_min": [{"N": 7}, {"N": 13}], "detection_min": [{"N": 3}, {"N": 12}],
          "quantized": [{"B": 2, "S": 3}], "lstm": [{"B": 3, "S": 5}], "lstm_lengths": [{"B": 2, "S": 4}],
          "rotary_attention": [{"B": 2, "S": 5}]}
