@@ -158,8 +158,8 @@ def _feeds(model, sizes: dict[str, int], rng) -> dict[str, np.ndarray]:
     return feeds
 
 
-MODELS = {"unet": em.unet, "unet_pad": lambda: em.unet(align="pad"), "detection_reduce_min": em.detection_head, "detection_min": lambda: em.detection_head("Min"),
-          "quantized": em.quantized_matmul, "lstm": em.bidirectional_lstm,
+MODELS = {"unet": em.unet, "unet_pad": lambda: em.unet(align="pad"), "detection_reduce_min": em.detection_head,
+          "detection_min": lambda: em.detection_head("Min"), "quantized": em.quantized_matmul, "lstm": em.bidirectional_lstm,
           "lstm_lengths": lambda: em.bidirectional_lstm(True), "rotary_attention": em.rotary_attention}
 SIZES = {"unet": [{"N": 1, "H": 10, "W": 14}, {"N": 2, "H": 9, "W": 4}],
          "unet_pad": [{"N": 1, "H": 11, "W": 14}, {"N": 2, "H": 9, "W": 7}],
