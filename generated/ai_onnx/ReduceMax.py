@@ -113,6 +113,9 @@ SCHEMAS = (
         summary="Computes the maximum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'max',
+            }),
         ),
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=11,
@@ -142,6 +145,9 @@ SCHEMAS = (
         summary="Computes the maximum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'max',
+            }),
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
@@ -186,6 +192,9 @@ SCHEMAS = (
         summary="Computes the maximum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'max',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
@@ -216,6 +225,9 @@ SCHEMAS = (
         summary="Computes the maximum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'max',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
@@ -247,6 +259,9 @@ SCHEMAS = (
         summary="Computes the maximum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'max',
+            }),
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
@@ -294,6 +309,9 @@ SCHEMAS = (
         summary="Computes the maximum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'max',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',

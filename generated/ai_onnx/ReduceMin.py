@@ -113,6 +113,9 @@ SCHEMAS = (
         summary="Computes the minimum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'min',
+            }),
         ),
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
         line=10,
@@ -142,6 +145,9 @@ SCHEMAS = (
         summary="Computes the minimum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'min',
+            }),
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
@@ -186,6 +192,9 @@ SCHEMAS = (
         summary="Computes the minimum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'min',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
@@ -216,6 +225,9 @@ SCHEMAS = (
         summary="Computes the minimum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'min',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
@@ -247,6 +259,9 @@ SCHEMAS = (
         summary="Computes the minimum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'min',
+            }),
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
@@ -294,6 +309,9 @@ SCHEMAS = (
         summary="Computes the minimum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'min',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',

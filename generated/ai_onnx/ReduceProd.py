@@ -96,6 +96,9 @@ SCHEMAS = (
         summary="Computes the product of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'mul',
+            }),
         ),
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
         line=9,
@@ -125,6 +128,9 @@ SCHEMAS = (
         summary="Computes the product of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'mul',
+            }),
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
@@ -155,6 +161,9 @@ SCHEMAS = (
         summary="Computes the product of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'mul',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
@@ -198,6 +207,9 @@ SCHEMAS = (
         summary="Computes the product of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'mul',
+            }),
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',

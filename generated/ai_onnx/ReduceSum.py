@@ -77,6 +77,9 @@ SCHEMAS = (
         summary="Computes the sum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'add',
+            }),
         ),
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
         line=10,
@@ -106,6 +109,9 @@ SCHEMAS = (
         summary="Computes the sum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'add',
+            }),
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
@@ -165,6 +171,9 @@ SCHEMAS = (
         summary="Computes the sum of a tensor's elements over the selected axes.",
         inference=RuleRef(
             name='reduce',
+            args=MappingProxyType({
+                'compute': 'add',
+            }),
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',

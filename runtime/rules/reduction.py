@@ -1,7 +1,13 @@
 """Reduction rules: collapse some axes of the input, keeping them as 1 or dropping them."""
 from __future__ import annotations
 
-from opspec.runtime.contract import INT64, InferenceContext, IntList, TensorType, attribute, input_or_attribute, rule
+from opspec.runtime.contract import (INT64, Data, InferenceContext, IntList, TensorType, attribute, input_or_attribute,
+                                     option, rule)
+from opspec.runtime.contract.elements import INT_WIDTHS
+from opspec.runtime.rules._binarydata import BINARY
+
+#: ``compute`` choices of ``reduce``: the binary element function folded over each reduced group.
+REDUCE_COMPUTE = ("min", "max", "add", "mul")
 
 
 def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
@@ -16,9 +22,20 @@ def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
 
 
 @rule("reduce", "Reduce the listed axes (all when none), keeping them as 1 if keepdims.",
-      axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute())
+      axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute(),
+      compute=option("string", choices=REDUCE_COMPUTE,
+                     doc="how known input data folds into output data, for data propagation"))
 def reduce(ctx: InferenceContext) -> None:
     """Reduce the given axes (all when none, or nothing with ``noop_with_empty_axes``)."""
+    _reduce_shape(ctx)
+    compute, data = ctx.option("compute"), ctx.input_data(0)
+    if compute is not None and data is not None:
+        result = _reduce_data(ctx, data, compute)
+        if result is not None:
+            ctx.set_output_data(0, result)
+
+
+def _reduce_shape(ctx: InferenceContext) -> None:
     shape = ctx.input_shape(0)
     keepdims = ctx.int_attr("keepdims", 1)
     noop = ctx.int_attr("noop_with_empty_axes", 0)
@@ -50,6 +67,42 @@ def reduce(ctx: InferenceContext) -> None:
     else:
         out = tuple([d for i, d in enumerate(shape) if i not in reduced])
     ctx.set_output_shape(0, out)
+
+
+def _reduce_data(ctx: InferenceContext, data: Data, compute: str) -> Data | None:
+    """Known input data folded over the reduced axes; None when the axes or sizes are not all known,
+    a reduced group is empty, or a sum or product is over floats (rounding is the runtime's)."""
+    shape, values = tuple(data.shape), data.values
+    if not all(type(d) is int for d in shape) or values is None:
+        return None
+    if compute in ("add", "mul") and ctx.output_elem(0) not in INT_WIDTHS:
+        return None
+    axes = _reduce_axes(ctx)
+    if type(axes) is IntList:
+        return None
+    if not axes:
+        if ctx.int_attr("noop_with_empty_axes", 0):
+            return data
+        axes = tuple(range(len(shape)))
+    reduced = {axis + len(shape) if axis < 0 else axis for axis in axes}
+    if not all(0 <= axis < len(shape) for axis in reduced) or any(shape[axis] == 0 for axis in reduced):
+        return None
+    keepdims = ctx.int_attr("keepdims", 1)
+    kept = [axis for axis in range(len(shape)) if axis not in reduced]
+    out_shape = tuple(1 if axis in reduced else d for axis, d in enumerate(shape)) if keepdims else \
+        tuple(shape[axis] for axis in kept)
+    groups: dict[tuple, object] = {}
+    function = BINARY[compute]
+    index = [0] * len(shape)
+    for value in values:
+        key = tuple(index[axis] for axis in kept)
+        groups[key] = function(groups[key], value) if key in groups else value
+        for axis in reversed(range(len(shape))):  # advance the row-major index
+            index[axis] += 1
+            if index[axis] < shape[axis]:
+                break
+            index[axis] = 0
+    return Data(out_shape, tuple(groups.values()))
 
 
 def _unknown_axes_shape(ctx: InferenceContext, shape, count: int | None, keepdims: int, noop: int):

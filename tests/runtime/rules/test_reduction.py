@@ -8,7 +8,7 @@ import pytest
 import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import INT64, Data, TensorType
-from ruletest import apply_rule, make_context
+from ruletest import apply_rule, make_context, run, vec
 from opspec.runtime.shape import Sym
 
 N, M = Sym("N"), Sym("M")
@@ -165,3 +165,42 @@ def test_arg_reduce_agrees_with_numpy():
             expected = np.argmax(np.zeros(shape), axis=axis, keepdims=bool(keepdims)).shape
             out = infer("ArgMax", 13, [t(*shape)], {"axis": axis, "keepdims": keepdims})
             assert out == TensorType(INT64, expected)
+
+
+def _reduced_data(op, version, data, attributes=None, axes=None):
+    """The output data of ``op`` on known int64 ``data`` (and known ``axes`` input data when given)."""
+    inputs = [TensorType(INT64, tuple(data.shape))]
+    datas = [data]
+    if axes is not None:
+        inputs.append(TensorType(INT64, (len(axes),)))
+        datas.append(vec(*axes))
+    return run(op, version, inputs, attributes, data=datas).output_data(0)
+
+
+def test_reduce_min_propagates_min_of_a_count_and_a_constant():
+    # k = ReduceMin(Concat(Unsqueeze(Gather(Shape(x), 0)), [10])) as exporters write min(N, 10)
+    assert _reduced_data("ReduceMin", 13, Data((2,), (N, 10))) == Data((1,), (Sym.min(N, 10),))
+    assert _reduced_data("ReduceMin", 18, Data((2,), (N, 10)), {"keepdims": 0}) == Data((), (Sym.min(N, 10),))
+    assert _reduced_data("ReduceMax", 18, Data((3,), (4, 9, 2)), axes=[0]) == Data((1,), (9,))
+
+
+@pytest.mark.parametrize("op, compute", [("ReduceMin", np.min), ("ReduceMax", np.max), ("ReduceSum", np.sum),
+                                         ("ReduceProd", np.prod)])
+@pytest.mark.parametrize("axes", [[0], [1], [-1], [0, 2], []])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_data_matches_numpy(op, compute, axes, keepdims):
+    values = np.arange(24, dtype=np.int64).reshape(2, 3, 4) % 7 - 3
+    result = _reduced_data(op, 18, Data(values.shape, tuple(int(v) for v in values.flat)), {"keepdims": keepdims},
+                           axes=axes if axes else None)
+    expected = compute(values, axis=tuple(axes) if axes else None, keepdims=bool(keepdims))
+    assert result == Data(expected.shape, tuple(int(v) for v in np.asarray(expected).flat))
+
+
+def test_reduce_data_unknown_where_it_must_be():
+    empty = Data((0, 2), ())
+    assert _reduced_data("ReduceMin", 18, empty, axes=[0]) is None  # min over nothing: no element to take
+    assert _reduced_data("ReduceMin", 18, Data((2,), (N, 10)), {"noop_with_empty_axes": 1}) == Data((2,), (N, 10))
+    floats = run("ReduceSum", 18, [TensorType(FLOAT, (2,))], data=[Data((2,), (0.1, 0.2))]).output_data(0)
+    assert floats is None  # a float sum rounds as the runtime does
+    ctx = run("ReduceMin", 18, [TensorType(INT64, (2,)), TensorType(INT64, (1,))], data=[Data((2,), (N, 10)), None])
+    assert ctx.output_data(0) is None  # axes present but unknown
