@@ -11,6 +11,18 @@ from onnx import TensorProto, helper, numpy_helper
 FLOAT = TensorProto.FLOAT
 
 
+def value_types(model) -> dict[str, tuple[int, list]]:
+    """{value name: (elem type, dims)} for every value_info and graph output; dims is None for an
+    unknown rank, else a list of int values, symbolic texts and None."""
+    def dims(tensor) -> list | None:
+        if not tensor.HasField("shape"):
+            return None
+        return [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in tensor.shape.dim]
+
+    values = list(model.graph.value_info) + list(model.graph.output)
+    return {v.name: (v.type.tensor_type.elem_type, dims(v.type.tensor_type)) for v in values}
+
+
 class GraphBuilder:
     """Appends nodes with unique value names; keeps initializers small unless asked."""
 

@@ -10,13 +10,7 @@ import opspec
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
-def _types(model) -> dict[str, tuple[int, list]]:
-    values = list(model.graph.value_info) + list(model.graph.output)
-    return {
-        v.name: (v.type.tensor_type.elem_type,
-                 [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in v.type.tensor_type.shape.dim])
-        for v in values
-    }
+_types = models.value_types
 
 
 def test_small_cnn_every_value():

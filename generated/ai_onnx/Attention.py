@@ -301,10 +301,13 @@ SCHEMAS = (
         summary='Scaled dot-product attention over query, key and value tensors.',
         inference=RuleRef(
             name='attention',
+            args=MappingProxyType({
+                'strict': True,
+            }),
         ),
         context_dependent_function_opset_versions=(25,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Attention.yaml',
-        line=57,
+        line=60,
     ),
 )

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -65,6 +66,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Reinterprets the bits of a tensor as another element type.',
+        inference=RuleRef(
+            name='bit_cast',
+        ),
         file='opdefs/ai.onnx/tensor/BitCast.yaml',
         line=8,
     ),

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -114,6 +115,13 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Convolution of integer tensors with zero points, accumulating in int32.',
+        inference=RuleRef(
+            name='conv',
+            args=MappingProxyType({
+                'x': 'x',
+                'w': 'w',
+            }),
+        ),
         file='opdefs/ai.onnx/nn/ConvInteger.yaml',
         line=8,
     ),

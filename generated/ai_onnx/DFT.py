@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -96,6 +97,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Discrete Fourier transform along one axis.',
+        inference=RuleRef(
+            name='dft',
+        ),
         file='opdefs/ai.onnx/math/DFT.yaml',
         line=12,
     ),
@@ -132,8 +136,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Discrete Fourier transform along one axis.',
+        inference=RuleRef(
+            name='dft',
+        ),
         change_class='breaking',
         file='opdefs/ai.onnx/math/DFT.yaml',
-        line=25,
+        line=29,
     ),
 )

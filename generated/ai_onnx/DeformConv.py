@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -123,6 +124,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Convolution whose kernel taps are moved by learned offsets.',
+        inference=RuleRef(
+            name='conv',
+        ),
         file='opdefs/ai.onnx/nn/DeformConv.yaml',
         line=9,
     ),
@@ -193,8 +197,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Convolution whose kernel taps are moved by learned offsets.',
+        inference=RuleRef(
+            name='conv',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/DeformConv.yaml',
-        line=27,
+        line=28,
     ),
 )

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -110,6 +111,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Partial inverse of MaxPool: puts values back at recorded positions.',
+        inference=RuleRef(
+            name='max_unpool',
+        ),
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
         line=9,
     ),
@@ -152,9 +156,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Partial inverse of MaxPool: puts values back at recorded positions.',
+        inference=RuleRef(
+            name='max_unpool',
+        ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='MaxUnpool',
@@ -199,8 +206,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Partial inverse of MaxPool: puts values back at recorded positions.',
+        inference=RuleRef(
+            name='max_unpool',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
-        line=30,
+        line=31,
     ),
 )

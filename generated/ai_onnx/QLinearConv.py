@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -148,6 +149,14 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Convolution of quantized tensors, producing a quantized result.',
+        inference=RuleRef(
+            name='conv',
+            args=MappingProxyType({
+                'x': 'x',
+                'w': 'w',
+                'bias': 'B',
+            }),
+        ),
         file='opdefs/ai.onnx/nn/QLinearConv.yaml',
         line=9,
     ),

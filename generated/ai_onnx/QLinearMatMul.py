@@ -8,6 +8,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -112,6 +113,13 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Matrix product of quantized tensors, producing a quantized result.',
+        inference=RuleRef(
+            name='matmul',
+            args=MappingProxyType({
+                'a': 'a',
+                'b': 'b',
+            }),
+        ),
         file='opdefs/ai.onnx/math/QLinearMatMul.yaml',
         line=9,
     ),
@@ -215,8 +223,15 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Matrix product of quantized tensors, producing a quantized result.',
+        inference=RuleRef(
+            name='matmul',
+            args=MappingProxyType({
+                'a': 'a',
+                'b': 'b',
+            }),
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/QLinearMatMul.yaml',
-        line=25,
+        line=26,
     ),
 )

@@ -82,7 +82,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Divides by the root mean square over the trailing axes, then scales.',
         inference=RuleRef(
-            name='elementwise',
+            name='layer_norm',
         ),
         context_dependent_function_opset_versions=(23,),
         file='opdefs/ai.onnx/nn/RMSNormalization.yaml',

@@ -9,6 +9,7 @@ from opspec.runtime.schema import (
     AttrType,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -120,6 +121,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Pools a fixed-size feature patch for each region of interest by bilinear sampling.',
+        inference=RuleRef(
+            name='roi_align',
+        ),
         file='opdefs/ai.onnx/object_detection/RoiAlign.yaml',
         line=9,
     ),
@@ -153,9 +157,12 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Pools a fixed-size feature patch for each region of interest by bilinear sampling.',
+        inference=RuleRef(
+            name='roi_align',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/object_detection/RoiAlign.yaml',
-        line=25,
+        line=26,
     ),
     OpSchema(
         name='RoiAlign',
@@ -206,8 +213,11 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Pools a fixed-size feature patch for each region of interest by bilinear sampling.',
+        inference=RuleRef(
+            name='roi_align',
+        ),
         change_class='compatible',
         file='opdefs/ai.onnx/object_detection/RoiAlign.yaml',
-        line=28,
+        line=29,
     ),
 )

@@ -95,7 +95,7 @@ SCHEMAS = (
         doc=DOC,
         summary='Applies rotary position embeddings to a tensor of attention heads.',
         inference=RuleRef(
-            name='elementwise',
+            name='rotary_embedding',
         ),
         context_dependent_function_opset_versions=(23,),
         file='opdefs/ai.onnx/nn/RotaryEmbedding.yaml',

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     FormalParameterOption,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -90,6 +91,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Short-time Fourier transform of a signal.',
+        inference=RuleRef(
+            name='stft',
+        ),
         file='opdefs/ai.onnx/math/STFT.yaml',
         line=6,
     ),

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -80,6 +81,9 @@ SCHEMAS = (
         max_output=2,
         doc=DOC,
         summary='Splits every string of a tensor into substrings.',
+        inference=RuleRef(
+            name='string_split',
+        ),
         file='opdefs/ai.onnx/text/StringSplit.yaml',
         line=10,
     ),

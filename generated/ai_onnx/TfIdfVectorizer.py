@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     DifferentiationCategory,
     FormalParameter,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
@@ -109,6 +110,9 @@ SCHEMAS = (
         max_output=1,
         doc=DOC,
         summary='Counts n-grams of a sequence and weights them into a feature vector.',
+        inference=RuleRef(
+            name='tfidf_vectorizer',
+        ),
         file='opdefs/ai.onnx/nn/TfIdfVectorizer.yaml',
         line=10,
     ),

@@ -26,6 +26,12 @@ INT_WIDTHS: dict[int, tuple[int, bool]] = {
     INT64: (64, True), UINT32: (32, False), UINT64: (64, False), 21: (4, False), 22: (4, True),
     25: (2, False), 26: (2, True),
 }
+#: Storage width in bits of every fixed-size element type (strings have none).
+ELEMENT_BITS: dict[int, int] = {
+    **{elem: bits for elem, (bits, _) in INT_WIDTHS.items()},
+    FLOAT: 32, BOOL: 8, FLOAT16: 16, DOUBLE: 64, COMPLEX64: 64, COMPLEX128: 128, BFLOAT16: 16,
+    17: 8, 18: 8, 19: 8, 20: 8, 23: 4, 24: 8, 27: 6, 28: 6,
+}
 #: Floating-point element types (complex ones excluded).
 FLOAT_ELEMS = frozenset({FLOAT, FLOAT16, DOUBLE, BFLOAT16, 17, 18, 19, 20, 23, 24, 27, 28})
 #: Element types whose small tensors carry data through inference (shapes, axes, sizes, masks).

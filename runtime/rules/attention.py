@@ -1,157 +1,237 @@
-"""Rules for attention: Attention, FlexAttention, LinearAttention, and CausalConvWithState.
+"""Rules for attention and its state-carrying kin: Attention, FlexAttention, RotaryEmbedding,
+LinearAttention and CausalConvWithState.
 
-Attention tensors come in two layouts: 4-D ``(batch, heads, length, head size)``, or 3-D
-``(batch, length, heads * head size)`` with the head count in an attribute. ``_Heads`` reads
-either layout into the same four dims, so that each rule states its result once.
+Attention takes Q, K and V either packed, (batch, seq, heads * head_size) with the head
+counts as attributes, or split, (batch, heads, seq, head_size). The rules read every
+operand as the split view and write each output back in the layout its source uses.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from opspec.runtime.contract import InferenceContext, attribute, option, rule
+from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_dim, merge_shapes, mul_dim
 
-from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_dim, format_shape, merge_dim, mul_dim
-
-
-class _Heads(NamedTuple):
-    """One attention operand read into ``(batch, heads, length, head size)``; ``packed`` when 3-D."""
-
-    batch: object
-    heads: object
-    length: object
-    size: object
-    packed: bool
+_UNKNOWN_VIEW = (None, None, None, None)
 
 
-def _read(ctx: InferenceContext, index: int, heads_key: str | None, ranks: tuple = (3, 4)) -> _Heads | None:
-    """Input ``index`` in either layout (None when its shape is unknown); a 3-D operand needs
-    attribute ``heads_key`` for its head count."""
-    shape = ctx.input_shape(index)
-    if shape is None:
-        return None
-    name = ctx.input_name(index)
-    if len(shape) not in ranks:
-        ctx.fail(f"{name} {format_shape(shape)} must have rank {' or '.join(map(str, ranks))}")
-    if len(shape) == 4:
-        return _Heads(shape[0], shape[1], shape[2], shape[3], False)
-    heads = ctx.int_attr(heads_key, None) if heads_key else None
-    if heads is None:
-        ctx.fail(f"{name} {format_shape(shape)} is 3-D, which needs the '{heads_key}' attribute")
-    if heads < 1:
-        ctx.fail(f"{heads_key} {heads} must be positive")
-    try:
-        size = div_dim(shape[2], heads)
-    except ShapeError:
-        ctx.fail(f"{name}'s last dim {format_dim(shape[2])} does not divide into {heads} heads")
-    return _Heads(shape[0], heads, shape[1], size, True)
-
-
-def _merge(ctx: InferenceContext, what: str, *dims):
-    """One dim that several operands must share."""
-    found = None
+def merged(ctx: InferenceContext, what: str, *dims):
+    """The dims, which the op needs equal, merged into one; a node error when two known ones differ."""
+    result = None
     for dim in dims:
         try:
-            found = merge_dim(found, dim)
+            result = merge_dim(result, dim)
         except ShapeError:
-            ctx.fail(f"the operands disagree on the {what}: {', '.join(format_dim(d) for d in dims)}")
-    return found
+            ctx.fail(f"{what} disagree: {', '.join(str(d) for d in dims if d is not None)}")
+    return result
 
 
-def _grouped(ctx: InferenceContext, q_heads, kv_heads) -> None:
-    """Query heads are shared out in equal groups over the key/value heads."""
-    if type(q_heads) is int and type(kv_heads) is int and kv_heads and q_heads % kv_heads:
-        ctx.fail(f"{q_heads} query heads do not divide into groups over {kv_heads} key/value heads")
+def head_count(ctx: InferenceContext, key: str, operand: str) -> int:
+    """A positive head count from the attribute argument ``key`` names, which a packed (3-D)
+    ``operand`` needs."""
+    heads = ctx.attr(key)
+    name = ctx.named(key) or key
+    if heads is None:
+        ctx.fail(f"{operand} is 3-D (packed heads), so attribute {name} is required")
+    if type(heads) is not int or heads <= 0:
+        ctx.fail(f"{name} must be a positive integer, got {heads!r}")
+    return heads
 
 
-def _out(heads: _Heads, batch, count, length, size) -> tuple:
-    """A result laid out as the operand ``heads`` is: 3-D packs the heads into the last dim."""
-    if heads.packed:
-        return (batch, length, mul_dim(count, size))
-    return (batch, count, length, size)
+def split_view(ctx: InferenceContext, index: int, heads_key: str):
+    """Input ``index`` as (batch, heads, seq, head_size) and its rank (None when unknown).
+
+    A packed 3-D input splits its last axis into the attribute's head count; an input that
+    is absent or of unknown rank gives four unknown dims."""
+    shape = ctx.input_shape(index)
+    if shape is None:
+        return None, _UNKNOWN_VIEW
+    name = ctx.input_name(index)
+    if len(shape) == 4:
+        return 4, shape
+    if len(shape) != 3:
+        ctx.fail(f"{name} {format_shape(shape)} must be 3-D (batch, seq, hidden) or 4-D "
+                 "(batch, heads, seq, head_size)")
+    heads = head_count(ctx, heads_key, name)
+    try:
+        head_size = div_dim(shape[2], heads)
+    except ShapeError:
+        ctx.fail(f"{name} {format_shape(shape)}: hidden size {shape[2]} does not split into "
+                 f"{heads} heads")
+    return 3, (shape[0], heads, shape[1], head_size)
 
 
-@rule("attention", "Y in Q's layout with V's head size; the present cache and scores span past + new keys.",
-      q_num_heads=attribute(), kv_num_heads=attribute())
+def check_groups(ctx: InferenceContext, q_heads, kv_heads) -> None:
+    """Grouped-query attention: the query heads must split evenly among the key/value heads."""
+    if type(q_heads) is int and type(kv_heads) is int and (kv_heads <= 0 or q_heads % kv_heads):
+        ctx.fail(f"{q_heads} query heads do not split evenly into groups over {kv_heads} key/value heads")
+
+
+def _output(ctx: InferenceContext, name: str):
+    """The index of output ``name`` when the node asks for it, else None."""
+    bound = ctx.output_range(name)
+    return bound.start if len(bound) else None
+
+
+@rule("attention", "Y in Q's layout with V's head size; present key and value (batch, kv_heads, past + kv_seq, "
+      "head_size); the QK product (batch, q_heads, q_seq, past + kv_seq).",
+      q_num_heads=attribute(), kv_num_heads=attribute(),
+      strict=option("bool", False, doc="also refuse head-count attributes with 4-D Q, present_key without "
+                    "present_value, nonpad_kv_seqlen with past_key and window sizes below -1"))
 def attention(ctx: InferenceContext) -> None:
-    q = _read(ctx, 0, "q_num_heads")
-    k = _read(ctx, 1, "kv_num_heads")
-    v = _read(ctx, 2, "kv_num_heads")
-    past_key = _read(ctx, 4, None, (4,)) if ctx.has_input(4) else None
-    past_value = _read(ctx, 5, None, (4,)) if ctx.has_input(5) else None
-    if ctx.has_input(4) != ctx.has_input(5):
-        ctx.fail("past_key and past_value come together")
-    q_dims = q or _Heads(None, None, None, None, False)
-    kv = [x for x in (k, v, past_key, past_value) if x is not None]
-    batch = _merge(ctx, "batch size", q_dims.batch, *(x.batch for x in kv))
-    kv_heads = _merge(ctx, "key/value head count", *(x.heads for x in kv))
-    _grouped(ctx, q_dims.heads, kv_heads)
-    _merge(ctx, "head size of queries and keys", q_dims.size, *(x.size for x in (k, past_key) if x is not None))
-    key_size = _merge(ctx, "key head size", *(x.size for x in (k, past_key) if x is not None))
-    value_size = _merge(ctx, "value head size", *(x.size for x in (v, past_value) if x is not None))
-    new_length = _merge(ctx, "key/value length", *(x.length for x in (k, v) if x is not None))
-    if ctx.has_input(4):
-        past = _merge(ctx, "past length", *(x.length for x in (past_key, past_value) if x is not None))
-        total = add_dim(past, new_length)
+    if ctx.option("strict"):
+        _check_usage(ctx)
+    q_rank, (q_batch, q_heads, q_seq, q_size) = split_view(ctx, 0, "q_num_heads")
+    _, (k_batch, k_heads, k_seq, k_size) = split_view(ctx, 1, "kv_num_heads")
+    _, (v_batch, v_heads, v_seq, v_size) = split_view(ctx, 2, "kv_num_heads")
+    batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
+    kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
+    kv_seq = merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
+    merged(ctx, "head sizes of Q and K", q_size, k_size)
+    check_groups(ctx, q_heads, kv_heads)
+
+    past_key = _past(ctx, "past_key")
+    past_value = _past(ctx, "past_value")
+    if (past_key is None) != (past_value is None):
+        ctx.fail("past_key and past_value must be given together")
+    if past_key is None:
+        total = kv_seq
+        key = (batch, kv_heads, kv_seq, k_size)
+        value = (batch, kv_heads, kv_seq, v_size)
     else:
-        total = new_length
-    if q is not None:
-        ctx.set_output_shape(0, _out(q, batch, q.heads, q.length, value_size))
-    ctx.set_output_shape(1, (batch, kv_heads, total, key_size))
-    ctx.set_output_shape(2, (batch, kv_heads, total, value_size))
-    ctx.set_output_shape(3, (batch, q_dims.heads, q_dims.length, total))
+        past = merged(ctx, "sequence lengths of past_key and past_value", past_key[2], past_value[2])
+        total = add_dim(past, kv_seq)
+        key = (merged(ctx, "batch sizes of past_key and K", past_key[0], batch),
+               merged(ctx, "head counts of past_key and K", past_key[1], kv_heads), total,
+               merged(ctx, "head sizes of past_key and K", past_key[3], k_size))
+        value = (merged(ctx, "batch sizes of past_value and V", past_value[0], batch),
+                 merged(ctx, "head counts of past_value and V", past_value[1], kv_heads), total,
+                 merged(ctx, "head sizes of past_value and V", past_value[3], v_size))
+
+    if q_rank == 4:
+        ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
+    elif q_rank == 3:
+        ctx.set_output_shape(0, (batch, q_seq, mul_dim(q_heads, v_size)))
+    else:
+        ctx.set_output_shape(0, None)
+    for name, shape in (("present_key", key), ("present_value", value),
+                        ("qk_matmul_output", (batch, q_heads, q_seq, total))):
+        index = _output(ctx, name)
+        if index is not None:
+            ctx.set_output_shape(index, shape)
 
 
-@rule("flex_attention", "(batch, query heads, query length, V's head size), all operands 4-D.")
+def _check_usage(ctx: InferenceContext) -> None:
+    """What the op's later versions refuse beyond the shapes."""
+    for name in ("left_window_size", "right_window_size"):
+        size = ctx.attribute(name, -1)
+        if type(size) is not int or size < -1:
+            ctx.fail(f"{name} must be -1 (unbounded) or at least 0, got {size}")
+    q = ctx.input_shape(0)
+    if q is not None and len(q) == 4 and (ctx.has_attribute("q_num_heads") or ctx.has_attribute("kv_num_heads")):
+        ctx.fail("q_num_heads and kv_num_heads are for 3-D (packed) inputs; Q is 4-D")
+    if ctx.output_count == 2:  # an output the node leaves out in the middle is not seen, so only this is sure
+        ctx.fail("present_key and present_value must be asked for together")
+    if ctx.input_index("nonpad_kv_seqlen") is not None and ctx.input_index("past_key") is not None:
+        ctx.fail("nonpad_kv_seqlen cannot be combined with a past key/value cache")
+
+
+def _past(ctx: InferenceContext, name: str):
+    """A past cache input as (batch, kv_heads, past_seq, head_size), or None when the node omits it."""
+    index = ctx.input_index(name)
+    if index is None:
+        return None
+    return ctx.input_with_rank(index, 4)
+
+
+@rule("flex_attention", "Y (batch, q_heads, q_seq, v_head_size) from split (4-D) Q, K and V.")
 def flex_attention(ctx: InferenceContext) -> None:
-    q, k, v = (_read(ctx, index, None, (4,)) for index in range(3))
-    q_dims = q or _Heads(None, None, None, None, False)
-    kv = [x for x in (k, v) if x is not None]
-    batch = _merge(ctx, "batch size", q_dims.batch, *(x.batch for x in kv))
-    _grouped(ctx, q_dims.heads, _merge(ctx, "key/value head count", *(x.heads for x in kv)))
-    _merge(ctx, "head size of queries and keys", q_dims.size, k.size if k else None)
-    _merge(ctx, "key/value length", *(x.length for x in kv))
-    ctx.set_output_shape(0, (batch, q_dims.heads, q_dims.length, v.size if v else None))
+    q_batch, q_heads, q_seq, q_size = ctx.input_with_rank(0, 4)
+    k_batch, k_heads, k_seq, k_size = ctx.input_with_rank(1, 4)
+    v_batch, v_heads, v_seq, v_size = ctx.input_with_rank(2, 4)
+    batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
+    kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
+    merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
+    merged(ctx, "head sizes of Q and K", q_size, k_size)
+    check_groups(ctx, q_heads, kv_heads)
+    ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
 
 
-@rule("linear_attention", "output (batch, length, query heads * value size); the state (batch, key/value heads, "
-      "key size, value size).", q_num_heads=attribute(), kv_num_heads=attribute())
+@rule("rotary_embedding", "Y takes X's shape; X is (batch, seq, hidden), which needs 'num_heads', or "
+      "(batch, heads, seq, head_size).", num_heads=attribute())
+def rotary_embedding(ctx: InferenceContext) -> None:
+    x = ctx.input_shape(0)
+    if x is not None and len(x) not in (3, 4):
+        ctx.fail(f"input {format_shape(x)} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size)")
+    if x is not None and len(x) == 3:
+        head_count(ctx, "num_heads", "input")
+    ctx.set_output_shape(0, x)
+
+
+_UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
+
+
+@rule("linear_attention", "output (B, T, q_heads * d_v) from packed query, key and value; present_state "
+      "(B, kv_heads, d_k, d_v).", q_num_heads=attribute(), kv_num_heads=attribute(), update_rule=attribute())
 def linear_attention(ctx: InferenceContext) -> None:
-    q = _read(ctx, 0, "q_num_heads", (3,))
-    k = _read(ctx, 1, "kv_num_heads", (3,))
-    v = _read(ctx, 2, "kv_num_heads", (3,))
-    q_heads, kv_heads = ctx.int_attr("q_num_heads", None), ctx.int_attr("kv_num_heads", None)
-    _grouped(ctx, q_heads, kv_heads)
-    state = ctx.input_with_rank(3, 4) if ctx.has_input(3) else (None,) * 4
-    operands = [x for x in (q, k, v) if x is not None]
-    batch = _merge(ctx, "batch size", state[0], *(x.batch for x in operands))
-    length = _merge(ctx, "length", *(x.length for x in operands))
-    _merge(ctx, "key/value head count", kv_heads, state[1])
-    key_size = _merge(ctx, "key size", state[2], *(x.size for x in (q, k) if x is not None))
-    value_size = _merge(ctx, "value size", state[3], v.size if v else None)
-    ctx.set_output_shape(0, (batch, length, mul_dim(q_heads, value_size)))
-    state_elem = ctx.input_elem(3) if ctx.has_input(3) else ctx.input_elem(0)  # a new state takes the query's
-    ctx.set_output_shape(1, (batch, kv_heads, key_size, value_size), state_elem or ctx.output_elem(1))
+    update_rule = ctx.attr("update_rule", "gated_delta")
+    if update_rule not in _UPDATE_RULES:
+        ctx.fail(f"update_rule {update_rule!r} is not one of {', '.join(_UPDATE_RULES)}")
+    q_heads = head_count(ctx, "q_num_heads", "query")
+    kv_heads = head_count(ctx, "kv_num_heads", "key")
+    check_groups(ctx, q_heads, kv_heads)
+    query, key, value = (ctx.input_with_rank(index, 3) for index in range(3))
+    key_size = merged(ctx, "key head sizes of query and key",
+                      _head_size(ctx, 0, query[2], q_heads), _head_size(ctx, 1, key[2], kv_heads))
+    value_size = _head_size(ctx, 2, value[2], kv_heads)
+    batch = merged(ctx, "batch sizes of query, key and value", query[0], key[0], value[0])
+    steps = merged(ctx, "sequence lengths of query, key and value", query[1], key[1], value[1])
+    state = (batch, kv_heads, key_size, value_size)
+    past = ctx.input_index("past_state")
+    if past is not None:
+        past_state = ctx.input_with_rank(past, 4)
+        try:
+            state = merge_shapes(state, past_state)
+        except ShapeError:
+            ctx.fail(f"past_state {format_shape(past_state)} must be (B, kv_heads, d_k, d_v) = {format_shape(state)}")
+    ctx.set_output_shape(0, (state[0], steps, mul_dim(q_heads, state[3])))
+    if ctx.output_count > 1:
+        # without past_state the state takes the query's element type
+        ctx.set_output_shape(1, state, None if past is not None else ctx.input_elem(0) or None)
 
 
-@rule("causal_conv_with_state", "output like the input (batch, channels, length); the state keeps the last "
-      "kernel size - 1 positions.")
+def _head_size(ctx: InferenceContext, index: int, hidden, heads):
+    try:
+        return div_dim(hidden, heads)
+    except ShapeError:
+        ctx.fail(f"{ctx.input_name(index)}: hidden size {hidden} does not split into {heads} heads")
+
+
+_ACTIVATIONS = ("none", "silu", "swish")
+
+
+@rule("causal_conv_with_state", "output takes input's shape (B, C, L); present_state (B, C, k - 1) for a "
+      "depthwise kernel (C, 1, k).", activation=attribute())
 def causal_conv_with_state(ctx: InferenceContext) -> None:
-    x = ctx.input_with_rank(0, 3)
-    weight = ctx.input_with_rank(1, 3)
-    if weight[1] is not None and weight[1] != 1:
-        ctx.fail(f"weight {format_shape(weight)} must have 1 in dim 1 (one kernel per channel)")
-    channels = _merge(ctx, "channel count", x[1], weight[0])
-    if ctx.has_input(2):
-        bias = ctx.input_with_rank(2, 1)
-        channels = _merge(ctx, "channel count", channels, bias[0])
-    kernel = weight[2]
+    activation = ctx.attr("activation", "none")
+    if activation not in _ACTIVATIONS:
+        ctx.fail(f"activation {activation!r} is not one of {', '.join(_ACTIVATIONS)}")
+    batch, channels, length = ctx.input_with_rank(0, 3)
+    kernel_channels, one, kernel = ctx.input_with_rank(1, 3)
+    if type(one) is int and one != 1:
+        ctx.fail(f"weight's second axis is {one}: a depthwise kernel is (C, 1, k)")
     if type(kernel) is int and kernel < 1:
-        ctx.fail(f"weight {format_shape(weight)} has an empty kernel")
-    kept = None if kernel is None else add_dim(kernel, -1)
-    batch = x[0]
-    if ctx.has_input(3):
-        state = ctx.input_with_rank(3, 3)
-        batch = _merge(ctx, "batch size", batch, state[0])
-        channels = _merge(ctx, "channel count", channels, state[1])
-        kept = _merge(ctx, "state length", kept, state[2])
-    ctx.set_output_shape(0, (batch, channels, x[2]))
-    ctx.set_output_shape(1, (batch, channels, kept))
+        ctx.fail(f"kernel size k must be at least 1, got {kernel}")
+    channel_dims = [channels, kernel_channels]
+    bias = ctx.input_index("bias")
+    if bias is not None:
+        channel_dims.append(ctx.input_with_rank(bias, 1)[0])
+    carried = None if kernel is None else add_dim(kernel, -1)
+    past = ctx.input_index("past_state")
+    if past is not None:
+        past_batch, past_channels, past_carried = ctx.input_with_rank(past, 3)
+        batch = merged(ctx, "batch sizes of input and past_state", batch, past_batch)
+        channel_dims.append(past_channels)
+        carried = merged(ctx, "past_state's length and the kernel size minus one", carried, past_carried)
+    channels = merged(ctx, "channel counts of input, weight, bias and past_state", *channel_dims)
+    ctx.set_output_shape(0, (batch, channels, length))
+    if ctx.output_count > 1:
+        ctx.set_output_shape(1, (batch, channels, carried))

@@ -6,6 +6,7 @@ sizes) element by element, with the functions of :mod:`._elementdata`.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, TensorType, attribute, option, rule
+from opspec.runtime.contract.elements import ELEMENT_BITS, element_name
 from opspec.runtime.rules._binarydata import binary_data
 from opspec.runtime.rules._elementdata import unary_data
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, merge_shapes
@@ -124,3 +125,17 @@ def cast_like(ctx: InferenceContext) -> None:
         result = unary_data(data, "cast", elem)
         if result is not None:
             ctx.set_output_data(0, result)
+
+
+@rule("bit_cast", "Input 0's shape, its bits read as the element type of the 'to' attribute (same width).",
+      to=attribute(required=True, doc="the attribute holding the target element type"))
+def bit_cast(ctx: InferenceContext) -> None:
+    """BitCast: one output element per input element, so the widths must agree."""
+    target, source = ctx.elem_attr("to"), ctx.input_elem(0)
+    target_bits, source_bits = ELEMENT_BITS.get(target or 0), ELEMENT_BITS.get(source)
+    if target is not None and target_bits is None:
+        ctx.fail(f"cannot reinterpret bits as {element_name(target)}, which has no fixed width")
+    if target_bits and source_bits and target_bits != source_bits:
+        ctx.fail(f"{element_name(source)} has {source_bits} bits and {element_name(target)} has {target_bits}; "
+                 "a bit cast needs equal widths")
+    ctx.set_output_shape(0, ctx.input_shape(0), target)

@@ -1,7 +1,7 @@
 """Matrix-product rules: numpy ``matmul`` shapes and ``Gemm``."""
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, attribute, rule
+from opspec.runtime.contract import InferenceContext, attribute, input, rule
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
 
 
@@ -19,11 +19,13 @@ def _inner(ctx: InferenceContext, k1, k2, a, b):
     return k1 if type(k1) is int else k2
 
 
-@rule("matmul", "numpy.matmul shapes: batched, with 1-D operands promoted and dropped.")
+@rule("matmul", "numpy.matmul shapes: batched, with 1-D operands promoted and dropped.",
+      a=input("A", doc="the left operand"), b=input("B", doc="the right operand"))
 def matmul(ctx: InferenceContext) -> None:
     """``numpy.matmul``: 1-D operands are promoted to matrices, batch dims broadcast."""
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    a, b = ctx.input_with_rank_at_least(0, 1), ctx.input_with_rank_at_least(1, 1)
+    left, right = ctx.input_arg("a"), ctx.input_arg("b")
+    a = ctx.input_with_rank_at_least(left, 1) if left is not None else None
+    b = ctx.input_with_rank_at_least(right, 1) if right is not None else None
     if a is None or b is None:
         ctx.set_output_shape(0, None)
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from opspec.runtime.contract import INT64, InferenceContext, attribute, rule
+from opspec.runtime.contract import INT64, InferenceContext, attribute, input, rule
 from opspec.runtime.shape import (
     ShapeError,
     Sym,
@@ -105,10 +105,13 @@ def _spatial_count(ctx: InferenceContext, candidates: Sequence[tuple[str, int | 
 
 @rule("conv", "Convolution output size from kernel, pads, strides, dilations, auto_pad.",
       kernel_shape=attribute(), pads=attribute(), strides=attribute(), dilations=attribute(),
-      auto_pad=attribute(), group=attribute())
+      auto_pad=attribute(), group=attribute(), x=input("X", doc="the data operand"),
+      w=input("W", doc="the weights"), bias=input("B", doc="the optional bias"))
 def conv(ctx: InferenceContext) -> None:
     """``(N, M, out...)`` for X ``(N, C, D...)`` and W ``(M, C/group, k...)``."""
-    x, w = ctx.input_shape(0), ctx.input_shape(1)
+    x_index, w_index, bias_index = ctx.input_arg("x"), ctx.input_arg("w"), ctx.input_arg("bias")
+    x = ctx.input_shape(x_index) if x_index is not None else None
+    w = ctx.input_shape(w_index) if w_index is not None else None
     kernel_attr = ctx.ints_attr("kernel_shape")
     strides, dilations, pads = (ctx.ints_attr(k) for k in ("strides", "dilations", "pads"))
     count = _spatial_count(ctx, [
@@ -137,7 +140,6 @@ def conv(ctx: InferenceContext) -> None:
         ctx.fail(f"X's {channels} channels do not divide into {group} groups")
     if type(filters) is int and filters % group:
         ctx.fail(f"W's {filters} filters do not divide into {group} groups")
-    bias_index = ctx.input_index(ctx.schema.inputs[2].name) if len(ctx.schema.inputs) > 2 else None
     if bias_index is not None:
         bias = ctx.input_shape(bias_index)
         if bias is not None:

@@ -1,12 +1,13 @@
 """Reduction rules: collapse some axes of the input, keeping them as 1 or dropping them."""
 from __future__ import annotations
 
+from opspec.runtime.contract import (INT64, Data, InferenceContext, IntList, TensorType, attribute, input_or_attribute,
+                                     option, rule)
 from opspec.runtime.contract.elements import INT_WIDTHS
-from opspec.runtime.contract import (INT64, Data, InferenceContext, IntList, TensorType, attribute,
-                                     input_or_attribute, option, rule)
 from opspec.runtime.rules._binarydata import BINARY
-from opspec.runtime.rules._elementdata import cast_value
-from opspec.runtime.shape import Sym
+
+#: ``compute`` choices of ``reduce``: the binary element function folded over each reduced group.
+REDUCE_COMPUTE = ("min", "max", "add", "mul")
 
 
 def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
@@ -22,44 +23,16 @@ def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
 
 @rule("reduce", "Reduce the listed axes (all when none), keeping them as 1 if keepdims.",
       axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute(),
-      compute=option("string", choices=("min", "max", "add", "mul"),
-                     doc="the element function folding known input data, for data propagation"))
+      compute=option("string", choices=REDUCE_COMPUTE,
+                     doc="how known input data folds into output data, for data propagation"))
 def reduce(ctx: InferenceContext) -> None:
     """Reduce the given axes (all when none, or nothing with ``noop_with_empty_axes``)."""
     _reduce_shape(ctx)
-    compute, data, out = ctx.option("compute"), ctx.input_data(0), ctx.output_type(0)
-    if compute is not None and data is not None and out is not None and out.shape is not None:
-        folded = _fold_all(data, out.shape, compute, out.elem)
-        if folded is not None:
-            ctx.set_output_data(0, folded)
-
-
-def _fold_all(data: Data, shape: tuple, compute: str, elem: int | None) -> Data | None:
-    """Known ``data`` folded to one element with ``compute``, when the output (``shape``) holds
-    just one element, so every input element was reduced into it; None otherwise. Sums and
-    products are folded over integers only (a float's rounding depends on the order) and only
-    while they stay in the range of the (integer) element type ``elem``."""
-    values = data.values
-    if any(d != 1 for d in shape) or values is None or not values:
-        return None
-    if any(type(d) is not int for d in data.shape) or len(values) != _count(data.shape):
-        return None
-    arithmetic = compute in ("add", "mul")
-    if arithmetic and (elem not in INT_WIDTHS or not all(v is None or type(v) in (int, Sym) for v in values)):
-        return None
-    function, result = BINARY[compute], values[0]
-    for value in values[1:]:
-        result = function(result, value)
-        if arithmetic and type(result) is int and cast_value(result, elem) != result:
-            return None  # wrapped around
-    return Data(shape, (result,))
-
-
-def _count(shape: tuple) -> int:
-    count = 1
-    for d in shape:
-        count *= d
-    return count
+    compute, data = ctx.option("compute"), ctx.input_data(0)
+    if compute is not None and data is not None:
+        result = _reduce_data(ctx, data, compute)
+        if result is not None:
+            ctx.set_output_data(0, result)
 
 
 def _reduce_shape(ctx: InferenceContext) -> None:
@@ -94,6 +67,42 @@ def _reduce_shape(ctx: InferenceContext) -> None:
     else:
         out = tuple([d for i, d in enumerate(shape) if i not in reduced])
     ctx.set_output_shape(0, out)
+
+
+def _reduce_data(ctx: InferenceContext, data: Data, compute: str) -> Data | None:
+    """Known input data folded over the reduced axes; None when the axes or sizes are not all known,
+    a reduced group is empty, or a sum or product is over floats (rounding is the runtime's)."""
+    shape, values = tuple(data.shape), data.values
+    if not all(type(d) is int for d in shape) or values is None:
+        return None
+    if compute in ("add", "mul") and ctx.output_elem(0) not in INT_WIDTHS:
+        return None
+    axes = _reduce_axes(ctx)
+    if type(axes) is IntList:
+        return None
+    if not axes:
+        if ctx.int_attr("noop_with_empty_axes", 0):
+            return data
+        axes = tuple(range(len(shape)))
+    reduced = {axis + len(shape) if axis < 0 else axis for axis in axes}
+    if not all(0 <= axis < len(shape) for axis in reduced) or any(shape[axis] == 0 for axis in reduced):
+        return None
+    keepdims = ctx.int_attr("keepdims", 1)
+    kept = [axis for axis in range(len(shape)) if axis not in reduced]
+    out_shape = tuple(1 if axis in reduced else d for axis, d in enumerate(shape)) if keepdims else \
+        tuple(shape[axis] for axis in kept)
+    groups: dict[tuple, object] = {}
+    function = BINARY[compute]
+    index = [0] * len(shape)
+    for value in values:
+        key = tuple(index[axis] for axis in kept)
+        groups[key] = function(groups[key], value) if key in groups else value
+        for axis in reversed(range(len(shape))):  # advance the row-major index
+            index[axis] += 1
+            if index[axis] < shape[axis]:
+                break
+            index[axis] = 0
+    return Data(out_shape, tuple(groups.values()))
 
 
 def _unknown_axes_shape(ctx: InferenceContext, shape, count: int | None, keepdims: int, noop: int):

@@ -1,5 +1,5 @@
 """Rules for ops that pick or pool regions of an image: NonMaxSuppression, MaxRoiPool,
-Col2Im, AffineGrid, ImageDecoder."""
+RoiAlign, Col2Im, AffineGrid, ImageDecoder."""
 from __future__ import annotations
 
 from opspec.runtime.contract import INT64, InferenceContext, attribute, input, rule
@@ -27,6 +27,21 @@ def max_roi_pool(ctx: InferenceContext) -> None:
     if type(rois[1]) is int and rois[1] != 5:
         ctx.fail(f"rois {format_shape(rois)} must hold 5 numbers per region (batch index, corners)")
     ctx.set_output_shape(0, (rois[0], x[1]) + tuple(pooled))
+
+
+@rule("roi_align", "(rois, C, output_height, output_width): each region of interest sampled to a fixed size.",
+      output_height=attribute(), output_width=attribute())
+def roi_align(ctx: InferenceContext) -> None:
+    x, rois, indices = ctx.input_with_rank(0, 4), ctx.input_with_rank(1, 2), ctx.input_with_rank(2, 1)
+    size = (ctx.int_attr("output_height", 1), ctx.int_attr("output_width", 1))
+    if any(s < 1 for s in size):
+        ctx.fail(f"output_height and output_width {list(size)} must be positive")
+    if type(rois[1]) is int and rois[1] != 4:
+        ctx.fail(f"rois {format_shape(rois)} must hold 4 corner coordinates per region")
+    count = rois[0]
+    if type(count) is int and type(indices[0]) is int and count != indices[0]:
+        ctx.fail(f"rois {format_shape(rois)} and batch_indices {format_shape(indices)} count different regions")
+    ctx.set_output_shape(0, (count if count is not None else indices[0], x[1]) + size)
 
 
 def _sizes(ctx: InferenceContext, key: str):

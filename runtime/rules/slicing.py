@@ -58,12 +58,31 @@ def slice_(ctx: InferenceContext) -> None:
         out[axis] = _slice_length(source[axis], start, end, step)
     ctx.set_output_shape(0, tuple(out))
     data = ctx.input_data(0)
-    if (data is not None and rank == 1 and axis_list == [0] and type(source[0]) is int
-            and len(data.values) == source[0] and type(out[0]) is int):
-        start, end, step = starts.values[0], ends.values[0], step_values[0]
-        if type(start) is int and type(end) is int and type(step) is int:
-            values = tuple(data.values[slice(start, end, step)])
-            ctx.set_output_data(0, Data((len(values),), values))
+    if data is not None and step_values is not None:
+        result = _slice_data(data, source, axis_list, starts.values, ends.values, step_values)
+        if result is not None:
+            ctx.set_output_data(0, result)
+
+
+def _slice_data(data: Data, source: tuple, axis_list: list, starts, ends, steps) -> Data | None:
+    """Known data of any rank cut to the window; None unless the sizes and every bound are known ints."""
+    if starts is None or ends is None or not all(type(d) is int for d in source):
+        return None
+    bounds = list(zip(starts, ends, steps))
+    if not all(type(b) is int for bound in bounds for b in bound):
+        return None
+    count = 1
+    for d in source:
+        count *= d
+    if len(data.values) != count:
+        return None
+    picked = [range(d) for d in source]  # numpy's clamping, which Slice shares
+    for axis, (start, end, step) in zip(axis_list, bounds):
+        picked[axis] = range(source[axis])[slice(start, end, step)]
+    flat = [0]
+    for size, indices in zip(source, picked):
+        flat = [base * size + index for base in flat for index in indices]
+    return Data(tuple(len(indices) for indices in picked), tuple(data.values[i] for i in flat))
 
 
 def _slice_length(dim, start, end, step):

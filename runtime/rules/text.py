@@ -1,7 +1,9 @@
-"""Rules for string ops whose shape depends on their attributes: StringNormalizer."""
+"""Rules for string and token ops whose shapes depend on their attributes or on the text itself:
+StringNormalizer, StringSplit, TfIdfVectorizer."""
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, attribute, rule
+from opspec.runtime.contract import STRING, InferenceContext, attribute, rule
+from opspec.runtime.rules._sizes import within_limits
 from opspec.runtime.shape import format_shape
 
 
@@ -15,3 +17,35 @@ def string_normalizer(ctx: InferenceContext) -> None:
         ctx.set_output_shape(0, x)
         return
     ctx.set_output_shape(0, x[:-1] + (None,))  # anything from one (an empty string) to C strings remain
+
+
+@rule("string_split", "Substrings (X's shape plus an axis as long as the most substrings) and their counts (X's shape).")
+def string_split(ctx: InferenceContext) -> None:
+    x = ctx.input_shape(0)
+    if x is None:
+        ctx.set_output_shape(0, None)
+    else:
+        empty = any(type(d) is int and d == 0 for d in x)  # no strings: nothing to pad to
+        ctx.set_output_shape(0, x + (0 if empty else ctx.fresh_dim(),))
+    if ctx.output_count > 1:
+        ctx.set_output_shape(1, x)
+
+
+@rule("tfidf_vectorizer", "[max(ngram_indexes) + 1] features of a [C] sequence, or [N, that] of N rows.",
+      ngram_indexes=attribute(required=True), pool_int64s=attribute(), pool_strings=attribute())
+def tfidf_vectorizer(ctx: InferenceContext) -> None:
+    indexes = ctx.ints_attr("ngram_indexes")
+    if not indexes or min(indexes) < 0:
+        ctx.fail(f"ngram_indexes {list(indexes or ())} must be non-empty with no negative index")
+    integers, strings = ctx.attr("pool_int64s"), ctx.attr("pool_strings")
+    if integers and strings:
+        ctx.fail("pool_int64s and pool_strings are both set; the pool is one or the other")
+    elem = ctx.input_elem(0)
+    if elem and (integers and elem == STRING or strings and elem != STRING):
+        kind = "integers" if integers else "strings"
+        ctx.fail(f"the pool holds {kind} but the input holds {'strings' if elem == STRING else 'integers'}")
+    x = ctx.input_shape(0)
+    if x is not None and len(x) not in (1, 2):
+        ctx.fail(f"input {format_shape(x)} must be [C] or [N, C]")
+    features = max(indexes) + 1
+    ctx.set_output_shape(0, None if x is None else within_limits(ctx, x[:-1] + (features,)))

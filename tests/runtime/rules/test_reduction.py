@@ -8,7 +8,7 @@ import pytest
 import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import INT64, Data, TensorType
-from ruletest import apply_rule, make_context
+from ruletest import apply_rule, make_context, run, vec
 from opspec.runtime.shape import Sym
 
 N, M = Sym("N"), Sym("M")
@@ -167,52 +167,40 @@ def test_arg_reduce_agrees_with_numpy():
             assert out == TensorType(INT64, expected)
 
 
-# ----------------------------------------------------------------------------- data propagation
-
-def reduce_data(op, version, shape, values, attributes=None, axes=None, elem=INT64):
-    """A reduction over known data (int64 unless ``elem``); returns the context."""
-    schema = opspec.get_schema(op, version)
-    inputs, data = [TensorType(elem, shape)], [Data(shape, tuple(values))]
+def _reduced_data(op, version, data, attributes=None, axes=None):
+    """The output data of ``op`` on known int64 ``data`` (and known ``axes`` input data when given)."""
+    inputs = [TensorType(INT64, tuple(data.shape))]
+    datas = [data]
     if axes is not None:
-        axes_type, axes_data = axes_input(*axes)
-        inputs.append(axes_type)
-        data.append(axes_data)
-    ctx = make_context(schema, inputs, attributes or {}, data=data)
-    ctx.set_output(0, TensorType(elem, None))
-    apply_rule(ctx)
-    return ctx
+        inputs.append(TensorType(INT64, (len(axes),)))
+        datas.append(vec(*axes))
+    return run(op, version, inputs, attributes, data=datas).output_data(0)
 
 
-@pytest.mark.parametrize("op, expected", [("ReduceMin", Sym.min(N, 10)), ("ReduceMax", Sym.max(N, 10))])
-def test_reducing_a_whole_shape_vector_propagates_its_extreme(op, expected):
-    # min(N, 10) as exporters compute a top-k count: Concat([N], [10]) -> ReduceMin keepdims=1.
-    ctx = reduce_data(op, 18, (2,), (N, 10))
-    assert ctx.output_type(0).shape == (1,)
-    assert ctx.output_data(0) == Data((1,), (expected,))
-    scalar = reduce_data(op, 13, (2,), (3, 7), {"keepdims": 0, "axes": [0]})
-    assert scalar.output_data(0) == Data((), (3 if op == "ReduceMin" else 7,))
+def test_reduce_min_propagates_min_of_a_count_and_a_constant():
+    # k = ReduceMin(Concat(Unsqueeze(Gather(Shape(x), 0)), [10])) as exporters write min(N, 10)
+    assert _reduced_data("ReduceMin", 13, Data((2,), (N, 10))) == Data((1,), (Sym.min(N, 10),))
+    assert _reduced_data("ReduceMin", 18, Data((2,), (N, 10)), {"keepdims": 0}) == Data((), (Sym.min(N, 10),))
+    assert _reduced_data("ReduceMax", 18, Data((3,), (4, 9, 2)), axes=[0]) == Data((1,), (9,))
 
 
-def test_partial_or_unknown_reductions_propagate_nothing():
-    assert reduce_data("ReduceMin", 18, (2, 2), (1, 2, 3, 4), axes=[0]).output_data(0) is None
-    assert reduce_data("ReduceMin", 18, (2,), (N, None)).output_data(0).values == (None,)
-    assert reduce_data("ReduceMin", 18, (0,), ()).output_data(0) is None
-    noop = reduce_data("ReduceMin", 18, (2,), (4, 1), {"noop_with_empty_axes": 1})
-    assert noop.output_type(0).shape == (2,) and noop.output_data(0) is None
+@pytest.mark.parametrize("op, compute", [("ReduceMin", np.min), ("ReduceMax", np.max), ("ReduceSum", np.sum),
+                                         ("ReduceProd", np.prod)])
+@pytest.mark.parametrize("axes", [[0], [1], [-1], [0, 2], []])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_data_matches_numpy(op, compute, axes, keepdims):
+    values = np.arange(24, dtype=np.int64).reshape(2, 3, 4) % 7 - 3
+    result = _reduced_data(op, 18, Data(values.shape, tuple(int(v) for v in values.flat)), {"keepdims": keepdims},
+                           axes=axes if axes else None)
+    expected = compute(values, axis=tuple(axes) if axes else None, keepdims=bool(keepdims))
+    assert result == Data(expected.shape, tuple(int(v) for v in np.asarray(expected).flat))
 
 
-def test_products_and_sums_of_shape_elements_propagate():
-    # Flatten as exporters write it: ReduceProd of Shape(x)[1:] gives C*H*W.
-    H, W = Sym("H"), Sym("W")
-    assert reduce_data("ReduceProd", 18, (3,), (3, H, W)).output_data(0) == Data((1,), (3 * H * W,))
-    assert reduce_data("ReduceSum", 13, (3,), (N, 2, M)).output_data(0) == Data((1,), (N + M + 2,))
-    assert reduce_data("ReduceProd", 18, (2,), (0, None)).output_data(0) == Data((1,), (0,))
-
-
-@pytest.mark.parametrize("op, values, elem", [
-    ("ReduceProd", (2**62, 4), INT64),  # wraps around in int64
-    ("ReduceSum", (2**31 - 1, 1), 6),  # wraps around in int32
-    ("ReduceSum", (0.1, 0.2, 0.3), FLOAT),  # a float sum depends on the order of the additions
-])
-def test_sums_and_products_that_cannot_be_known_exactly_propagate_nothing(op, values, elem):
-    assert reduce_data(op, 18, (len(values),), values, elem=elem).output_data(0) is None
+def test_reduce_data_unknown_where_it_must_be():
+    empty = Data((0, 2), ())
+    assert _reduced_data("ReduceMin", 18, empty, axes=[0]) is None  # min over nothing: no element to take
+    assert _reduced_data("ReduceMin", 18, Data((2,), (N, 10)), {"noop_with_empty_axes": 1}) == Data((2,), (N, 10))
+    floats = run("ReduceSum", 18, [TensorType(FLOAT, (2,))], data=[Data((2,), (0.1, 0.2))]).output_data(0)
+    assert floats is None  # a float sum rounds as the runtime does
+    ctx = run("ReduceMin", 18, [TensorType(INT64, (2,)), TensorType(INT64, (1,))], data=[Data((2,), (N, 10)), None])
+    assert ctx.output_data(0) is None  # axes present but unknown

@@ -477,6 +477,27 @@ def test_slice_propagates_data():
     assert ctx.output_data(0) is None
 
 
+
+@pytest.mark.parametrize("starts, ends, axes, steps", [
+    ((-1,), (INT_MIN,), (0,), (-1,)),  # torch's pad lowering reverses the (begin, end) rows
+    ((1, 0), (3, INT_MAX), (0, 1), (1, 2)),
+    ((0,), (2,), (-1,), None),
+    ((2, -1), (0, INT_MIN), (1, 0), (-1, -2)),
+    ((5,), (6,), (0,), None),
+])
+def test_slice_propagates_data_of_any_rank(starts, ends, axes, steps):
+    values = np.arange(12).reshape(4, 3)
+    data = Data((4, 3), tuple(Sym(f"d{v}") if v % 5 == 0 else int(v) for v in values.flat))
+    ctx = run("Slice", 13, [TensorType(I64, (4, 3)), ivec(len(starts)), ivec(len(ends)), ivec(len(axes))]
+              + ([ivec(len(steps))] if steps else []), {},
+              [data, vec(*starts), vec(*ends), vec(*axes)] + ([vec(*steps)] if steps else []))
+    window = [slice(None)] * 2
+    for k, axis in enumerate(axes):
+        window[axis] = slice(starts[k], ends[k], steps[k] if steps else 1)
+    expected = values[tuple(window)]
+    assert ctx.output_data(0) == Data(expected.shape, tuple(data.values[int(i)] for i in expected.flat))
+    assert shape(ctx) == expected.shape
+
 BOUNDS = [-12, -7, -5, -3, -2, -1, 0, 1, 2, 3, 5, 7, 12, INT_MAX, INT_MIN, 2**31 - 1, -(2**31)]
 
 
