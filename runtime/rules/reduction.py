@@ -5,6 +5,7 @@ from opspec.runtime.contract import (INT64, Data, InferenceContext, IntList, Ten
                                      option, rule)
 from opspec.runtime.contract.elements import INT_WIDTHS
 from opspec.runtime.rules._binarydata import BINARY
+from opspec.runtime.rules._elementdata import cast_value
 
 #: ``compute`` choices of ``reduce``: the binary element function folded over each reduced group.
 REDUCE_COMPUTE = ("min", "max", "add", "mul")
@@ -102,7 +103,11 @@ def _reduce_data(ctx: InferenceContext, data: Data, compute: str) -> Data | None
             if index[axis] < shape[axis]:
                 break
             index[axis] = 0
-    return Data(out_shape, tuple(groups.values()))
+    results = tuple(groups.values())
+    if compute in ("add", "mul"):  # a sum or product past the type's range wraps: not known here
+        elem = ctx.output_elem(0)
+        results = tuple(None if type(v) is int and cast_value(v, elem) != v else v for v in results)
+    return Data(out_shape, results)
 
 
 def _unknown_axes_shape(ctx: InferenceContext, shape, count: int | None, keepdims: int, noop: int):

@@ -204,3 +204,15 @@ def test_reduce_data_unknown_where_it_must_be():
     assert floats is None  # a float sum rounds as the runtime does
     ctx = run("ReduceMin", 18, [TensorType(INT64, (2,)), TensorType(INT64, (1,))], data=[Data((2,), (N, 10)), None])
     assert ctx.output_data(0) is None  # axes present but unknown
+
+
+@pytest.mark.parametrize("op, values, elem", [
+    ("ReduceProd", (2**62, 4), INT64),  # 2**64 wraps around in int64
+    ("ReduceSum", (2**31 - 1, 1), 6),  # 2**31 wraps around in int32
+])
+def test_sums_and_products_past_the_type_range_are_unknown(op, values, elem):
+    data = Data((len(values),), values)
+    assert run(op, 18, [TensorType(elem, data.shape)], data=[data]).output_data(0) == Data((1,), (None,))
+    within = Data((2,), (-(2**31), 2**31 - 1))
+    assert run(op, 18, [TensorType(elem, (2,))], data=[within]).output_data(0) == \
+        Data((1,), (-1 if op == "ReduceSum" else -(2**62) + 2**31,))
