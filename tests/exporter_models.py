@@ -175,3 +175,70 @@ def rotary_attention(hidden: int = 64, heads: int = 4, opset: int = 23):
     b.nodes.append(helper.make_node("MatMul", [merged, b.weight("o", (hidden, hidden))], ["attended"], name="out"))
     return b.model([_tensor("x", FLOAT, ["B", "S", hidden]), _tensor("position_ids", INT64, ["B", "S"])],
                    [_tensor("attended", FLOAT, None)], opset, "rotary_attention")
+
+
+def fused_attention(hidden: int = 64, q_heads: int = 4, kv_heads: int = 2, opset: int = 23):
+    """The fused ``Attention`` op on 3-D projections, grouped kv heads and a past cache of length P."""
+    head = hidden // q_heads
+    b = GraphBuilder()
+    q = b.one("MatMul", ["x", b.weight("q", (hidden, hidden))])
+    k = b.one("MatMul", ["x", b.weight("k", (hidden, kv_heads * head))])
+    v = b.one("MatMul", ["x", b.weight("v", (hidden, kv_heads * head))])
+    b.nodes.append(helper.make_node("Attention", [q, k, v, "", "past_key", "past_value"],
+                                    ["context", "present_key", "present_value"], name="attention",
+                                    q_num_heads=q_heads, kv_num_heads=kv_heads))
+    past = ["B", kv_heads, "P", head]
+    inputs = [_tensor("x", FLOAT, ["B", "S", hidden]), _tensor("past_key", FLOAT, past),
+              _tensor("past_value", FLOAT, past)]
+    outputs = [_tensor(name, FLOAT, None) for name in ("context", "present_key", "present_value")]
+    return b.model(inputs, outputs, opset, "fused_attention")
+
+
+def vit_embedding(dim: int = 64, patch: int = 16, max_tokens: int = 197, opset: int = 17):
+    """A vision transformer's embedding as torch exports it for any image size: patchify Conv,
+    flatten by a shape built with ReduceProd, a class token put in front by ``expand(N, -1, -1)``
+    (Where(Equal(shape, -1), 1, shape) -> Expand), and position embeddings sliced to the token
+    count read from Shape."""
+    b = GraphBuilder()
+    patches = b.one("Conv", ["image", b.weight("patch", (dim, 3, patch, patch))], strides=[patch, patch])
+    shape = b.one("Shape", [patches])
+    grid = b.one("ReduceProd", [b.one("Slice", [shape, b.ints("s2", [2]), b.ints("e4", [4])])], keepdims=1)
+    flat = b.one("Concat", [b.one("Slice", [shape, b.ints("s0", [0]), b.ints("e2", [2])]), grid], axis=0)
+    tokens = b.one("Transpose", [b.one("Reshape", [patches, flat])], perm=[0, 2, 1])
+    batch = b.one("Slice", [shape, b.ints("s0", [0]), b.ints("e1", [1])])
+    target = b.one("Concat", [batch, b.ints("keep", [-1, -1])], axis=0)
+    target = b.one("Where", [b.one("Equal", [target, b.ints("minus1", [-1])]), b.ints("ones", [1, 1, 1]), target])
+    cls = b.one("Expand", [b.weight("cls", (1, 1, dim)), target])
+    tokens = b.one("Concat", [cls, tokens], axis=1)
+    count = b.one("Unsqueeze", [b.one("Gather", [b.one("Shape", [tokens]), _scalar(b, "i1", 1)], axis=0),
+                                b.ints("ax0", [0])])
+    positions = b.one("Slice", [b.weight("pos", (1, max_tokens, dim)), b.ints("z", [0]), count, b.ints("ax1", [1])])
+    b.nodes.append(helper.make_node("Add", [tokens, positions], ["embedded"], name="add_positions"))
+    return b.model([_tensor("image", FLOAT, ["N", 3, "H", "W"])], [_tensor("embedded", FLOAT, None)], opset, "vit")
+
+
+def fused_attention_4d(q_heads: int = 4, kv_heads: int = 2, head: int = 16, opset: int = 23):
+    """The fused ``Attention`` op on 4-D (B, heads, S, head) inputs with a past cache of length P,
+    an additive padding mask over all P+S keys, and the QK product as a fourth output."""
+    b = GraphBuilder()
+    b.nodes.append(helper.make_node("Attention", ["q", "k", "v", "mask", "past_key", "past_value"],
+                                    ["context", "present_key", "present_value", "qk"], name="attention"))
+    inputs = [_tensor("q", FLOAT, ["B", q_heads, "S", head]), _tensor("k", FLOAT, ["B", kv_heads, "S", head]),
+              _tensor("v", FLOAT, ["B", kv_heads, "S", head]), _tensor("mask", FLOAT, ["B", 1, 1, "T"]),
+              _tensor("past_key", FLOAT, ["B", kv_heads, "P", head]),
+              _tensor("past_value", FLOAT, ["B", kv_heads, "P", head])]
+    outputs = [_tensor(name, FLOAT, None) for name in ("context", "present_key", "present_value", "qk")]
+    return b.model(inputs, outputs, opset, "fused_attention_4d")
+
+
+def interpolate_pyramid(opset: int = 17):
+    """``F.interpolate(x, scale_factor=s)`` at 0.5, 2 and 1.5 as torch exports it (constant
+    float scales), on an (N, 8, H, W) feature map."""
+    b = GraphBuilder()
+    x = "features"
+    for scale, mode in ((0.5, "linear"), (2.0, "nearest"), (1.5, "linear")):
+        factors = b.name("scales")
+        b.initializers.append(helper.make_tensor(factors, FLOAT, [4], [1.0, 1.0, scale, scale]))
+        x = b.one("Resize", [x, "", factors], mode=mode)
+    b.nodes.append(helper.make_node("Conv", [x, b.weight("w", (4, 8, 1, 1))], ["y"], name="head"))
+    return b.model([_tensor("features", FLOAT, ["N", 8, "H", "W"])], [_tensor("y", FLOAT, None)], opset, "pyramid")

@@ -143,6 +143,41 @@ def test_rotary_attention_every_value(opset):
     assert _infer(em.rotary_attention(opset=opset)) == expected
 
 
+def test_fused_attention_appends_the_new_tokens_to_the_cache():
+    assert _infer(em.fused_attention()) == {
+        "matmul_2": (F, ["B", "S", 64]), "matmul_5": (F, ["B", "S", 32]), "matmul_8": (F, ["B", "S", 32]),
+        "context": (F, ["B", "S", 64]), "present_key": (F, ["B", 2, "P+S", 16]), "present_value": (F, ["B", 2, "P+S", 16]),
+    }
+
+
+def test_fused_attention_4d_with_mask_and_qk_output():
+    assert _infer(em.fused_attention_4d()) == {
+        "context": (F, ["B", 4, "S", 16]), "present_key": (F, ["B", 2, "P+S", 16]),
+        "present_value": (F, ["B", 2, "P+S", 16]), "qk": (F, ["B", 4, "S", "P+S"]),
+    }
+
+
+def test_vit_embedding_any_image_size():
+    grid = "(H//16)*(W//16)"
+    assert _infer(em.vit_embedding()) == {
+        "conv_2": (F, ["N", 64, "H//16", "W//16"]), "shape_4": (I64, [4]), "slice_8": (I64, [2]),
+        "reduceprod_10": (I64, [1]), "slice_14": (I64, [2]), "concat_16": (I64, [3]),
+        "reshape_18": (F, ["N", 64, grid]), "transpose_20": (F, ["N", grid, 64]),
+        "slice_24": (I64, [1]), "concat_27": (I64, [3]), "equal_30": (TensorProto.BOOL, [3]), "where_33": (I64, [3]),
+        "expand_36": (F, ["N", 1, 64]),  # Equal(N, -1) is false: N is a size
+        "concat_38": (F, ["N", f"{grid}+1", 64]), "shape_40": (I64, [3]), "gather_43": (I64, []),
+        "unsqueeze_46": (I64, [1]), "slice_51": (F, [1, f"min(197,{grid}+1)", 64]),
+        "embedded": (F, ["N", f"{grid}+1", 64]),  # T and min(197, T) broadcast only as T
+    }
+
+
+def test_interpolate_by_constant_scale_factors():
+    assert _infer(em.interpolate_pyramid()) == {
+        "resize_2": (F, ["N", 8, "H//2", "W//2"]), "resize_5": (F, ["N", 8, "2*(H//2)", "2*(W//2)"]),
+        "resize_8": (F, ["N", 8, "3*(H//2)", "3*(W//2)"]), "y": (F, ["N", 4, "3*(H//2)", "3*(W//2)"]),
+    }
+
+
 def _feeds(model, sizes: dict[str, int], rng) -> dict[str, np.ndarray]:
     """Random inputs of the given symbolic sizes (lengths at most the sequence, position ids in range)."""
     feeds = {}
@@ -160,12 +195,19 @@ def _feeds(model, sizes: dict[str, int], rng) -> dict[str, np.ndarray]:
 
 MODELS = {"unet": em.unet, "unet_pad": lambda: em.unet(align="pad"), "detection_reduce_min": em.detection_head,
           "detection_min": lambda: em.detection_head("Min"), "quantized": em.quantized_matmul, "lstm": em.bidirectional_lstm,
-          "lstm_lengths": lambda: em.bidirectional_lstm(True), "rotary_attention": em.rotary_attention}
+          "lstm_lengths": lambda: em.bidirectional_lstm(True), "rotary_attention": em.rotary_attention,
+          "fused_attention": em.fused_attention, "fused_attention_4d": em.fused_attention_4d,
+          "vit_embedding": em.vit_embedding, "interpolate_pyramid": em.interpolate_pyramid}
 SIZES = {"unet": [{"N": 1, "H": 10, "W": 14}, {"N": 2, "H": 9, "W": 4}],
          "unet_pad": [{"N": 1, "H": 11, "W": 14}, {"N": 2, "H": 9, "W": 7}],
          "detection_reduce_min": [{"N": 7}, {"N": 13}], "detection_min": [{"N": 3}, {"N": 12}],
          "quantized": [{"B": 2, "S": 3}], "lstm": [{"B": 3, "S": 5}], "lstm_lengths": [{"B": 2, "S": 4}],
-         "rotary_attention": [{"B": 2, "S": 5}]}
+         "rotary_attention": [{"B": 2, "S": 5}], "fused_attention": [{"B": 2, "S": 3, "P": 4}],
+         "fused_attention_4d": [{"B": 2, "S": 3, "P": 4, "T": 7}],
+         "vit_embedding": [{"N": 2, "H": 32, "W": 48}, {"N": 1, "H": 47, "W": 16}],
+         "interpolate_pyramid": [{"N": 1, "H": 7, "W": 10}, {"N": 2, "H": 12, "W": 5}]}
+#: Values onnx gives a wrong dim: with symbolic past and new lengths it writes 0 for QK's key count.
+ONNX_WRONG = {"fused_attention_4d": {"qk"}}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -201,7 +243,7 @@ def test_agrees_with_onnx_wherever_onnx_is_exact(name):
     assert set(ours) >= set(theirs)
     for value, (elem, dims) in theirs.items():
         assert ours[value][0] == elem, value
-        if dims is None:
+        if dims is None or value in ONNX_WRONG.get(name, ()):
             continue
         assert ours[value][1] is not None and len(ours[value][1]) == len(dims), value
         for mine, reference in zip(ours[value][1], dims):
