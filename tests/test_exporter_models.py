@@ -146,7 +146,8 @@ def test_rotary_attention_every_value(opset):
 def test_fused_attention_appends_the_new_tokens_to_the_cache():
     assert _infer(em.fused_attention()) == {
         "matmul_2": (F, ["B", "S", 64]), "matmul_5": (F, ["B", "S", 32]), "matmul_8": (F, ["B", "S", 32]),
-        "context": (F, ["B", "S", 64]), "present_key": (F, ["B", 2, "P+S", 16]), "present_value": (F, ["B", 2, "P+S", 16]),
+        "context": (F, ["B", "S", 64]),
+        "present_key": (F, ["B", 2, "P+S", 16]), "present_value": (F, ["B", 2, "P+S", 16]),
     }
 
 
