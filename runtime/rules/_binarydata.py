@@ -137,9 +137,9 @@ def _difference(a, b):
 
 
 def _count_against_negative(a, b) -> bool:
-    """True when ``a`` is a symbolic count and ``b`` a negative int, so ``a > b`` for sure: a
-    count's text (dim names, positive numbers, ``+ * //``, min/max) has no minus sign."""
-    return type(b) is int and b < 0 and type(a) is Sym and "-" not in str(a)
+    """True when ``a`` is a symbolic value that cannot be negative (a size) and ``b`` a
+    negative int, so ``a > b`` for sure."""
+    return type(b) is int and b < 0 and type(a) is Sym and a.never_negative
 
 
 def _equal(a, b):

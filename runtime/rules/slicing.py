@@ -1,16 +1,12 @@
 """Rules that keep part of a tensor's axes or elements: Slice, Squeeze, Unsqueeze."""
 from __future__ import annotations
 
-import re
-
 from opspec.runtime.contract import Data, InferenceContext, input, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, all_ints, axes_arg, pass_data, shape_of
 from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, min_dim
 
 #: Slice bounds at or beyond these mean "through the end" / "through the start".
 _BIG = 2**31 - 1
-#: The text of a symbolic count: no minus sign except before a final constant.
-_COUNT_TEXT = re.compile(r"[^-]+(-[0-9]+)?").fullmatch
 
 
 @rule("slice", "Take a strided window along some axes.",
@@ -131,11 +127,11 @@ def _slice_length(dim, start, end, step):
 
 
 def _sure_count(value) -> bool:
-    """True for a symbolic bound read as a count, by the shape module's convention: built from
-    dim names (sizes), positive numbers, sums, products, floors and min/max, less at most a
-    constant (``N-1``). A negated or subtracted symbol (``-S``, ``N-S``) may be negative: a
-    negative bound counts from the end, which the formulas here do not model."""
-    return type(value) is Sym and _COUNT_TEXT(str(value)) is not None
+    """True for a symbolic bound read as a count, by the shape module's convention that a dim
+    expression less a constant (``N-1``) stands for a non-negative value. A negated or
+    subtracted symbol (``-S``, ``N-S``) may be negative: a negative bound counts from the
+    end, which the formulas here do not model."""
+    return type(value) is Sym and (value - value.constant).never_negative
 
 
 @rule("squeeze", "Drop the listed axes of size 1 (all size-1 axes when none).",

@@ -384,6 +384,21 @@ def _collect_names(p: Terms, out: set) -> None:
                     _collect_names(arg, out)
 
 
+def _never_negative(terms: Terms) -> bool:
+    """Whether a polynomial is non-negative for all non-negative symbol values, by its form."""
+    for m, c in terms:
+        if c < 0:
+            return False
+        for atom in m:
+            if type(atom) is str:
+                continue
+            if atom.op == _FLOOR and atom.k <= 0:
+                return False
+            if not all(_never_negative(arg) for arg in atom.args):
+                return False
+    return True
+
+
 def _rebuild(terms: Terms) -> Value:
     return _value(dict(terms))
 
@@ -476,6 +491,21 @@ class Sym:
             return None
         d = _exact_div(self._terms, q)
         return None if d is None else _value(d)
+
+    @property
+    def constant(self) -> int:
+        """The constant term (``-1`` for ``N-1``, ``0`` for ``2*N``)."""
+        for m, c in self._terms:
+            if not m:
+                return c
+        return 0
+
+    @property
+    def never_negative(self) -> bool:
+        """True when no non-negative values of the symbols make the expression negative: a sum,
+        with positive coefficients, of products of symbols, floors of such expressions by
+        positive divisors, and their mins and maxes (``N-1`` and ``N-S`` may be negative)."""
+        return _never_negative(self._terms)
 
     def remainder(self, k: int) -> Optional[int]:
         """``self mod k`` (``k > 0``) when it does not depend on the symbols, else ``None``."""

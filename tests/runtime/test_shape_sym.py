@@ -286,3 +286,12 @@ def test_arithmetic_identities():
         assert Sym.min(a, b) == Sym.min(b, a)
         assert Sym.max(a, Sym.max(b, c)) == Sym.max(Sym.max(a, b), c)
         assert hash(a + b) == hash(b + a)
+
+
+@pytest.mark.parametrize("text, never_negative, constant", [
+    ("N", True, 0), ("2*N+3", True, 3), ("min(512,N)", True, 0), ("N//2", True, 0), ("N*M+max(N,S)", True, 0),
+    ("N-1", False, -1), ("N-S", False, 0), ("-S", False, 0), ("max(N,S)-1", False, -1), ("(N-S)//2", False, 0),
+])
+def test_never_negative_is_read_from_the_form(text, never_negative, constant):
+    value = parse_dim(text)
+    assert value.never_negative is never_negative and value.constant == constant
