@@ -381,10 +381,14 @@ def graph_value_infos(encoder: TypeEncoder, entries: Iterable[tuple[str, Any]]) 
     """Serialized ``GraphProto`` bytes holding only ``value_info`` entries (to merge into a graph)."""
     out = bytearray()
     type_fields: dict[Any, bytes] = {}  # value type -> its serialized ``type`` field
+    by_id: dict[int, bytes] = {}  # the same, by object: values mostly share type objects
     for name, value in entries:
-        type_field = type_fields.get(value)
+        type_field = by_id.get(id(value))
         if type_field is None:
-            type_field = type_fields[value] = _field(0x12, encoder(value))
+            type_field = type_fields.get(value)
+            if type_field is None:
+                type_field = type_fields[value] = _field(0x12, encoder(value))
+            by_id[id(value)] = type_field
         name_bytes = name.encode("utf-8") if type(name) is str else bytes(name)  # invalid UTF-8 arrives as bytes
         size = len(name_bytes)
         body_size = size + 2 + len(type_field)
