@@ -83,18 +83,33 @@ class ArgumentReaders:
         return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
     def int_attr(self, key: str, default: int) -> int:
-        """An int attribute argument (bools as 0/1)."""
+        """An int attribute argument (bools as 0/1); a node error when the node gives another kind."""
         value = self.attr(key, default)
-        return int(value) if value is not None else default
+        if value is None:
+            return default
+        if type(value) is not int:
+            value = self._integer(key, value)
+        return value
 
     def flag_attr(self, key: str) -> bool:
         """A 0/1 attribute argument as a bool (False when this version lacks it)."""
-        return bool(self.attr(key, 0))
+        return bool(self.int_attr(key, 0))
 
     def ints_attr(self, key: str) -> tuple | None:
         """An ints attribute argument as a tuple of ints, or None when not set."""
         value = self.attr(key)
-        return None if value is None else tuple(int(v) for v in value)
+        if value is None:
+            return None
+        if not isinstance(value, (list, tuple)):
+            self.fail(f"attribute '{self.named(key)}' must be a list of ints, got {value!r}")  # type: ignore
+        return tuple(v if type(v) is int else self._integer(key, v) for v in value)
+
+    def _integer(self, key: str, value: object) -> int:
+        """``value`` of attribute argument ``key`` as an int, or a node error naming it."""
+        if isinstance(value, (bool, int)):
+            return int(value)
+        self.fail(f"attribute '{self.named(key)}' must be an int, got {value!r}")  # type: ignore
+        raise AssertionError  # fail raises
 
     def elem_attr(self, key: str, default: int | None = None, zero_unset: bool = False) -> int | None:
         """An element-type attribute argument (a TensorProto.DataType number or a type name)

@@ -27,6 +27,26 @@ from opspec.runtime.shape import ShapeError, SymbolTable, with_rank, with_rank_a
 _NO_ARGS: Mapping[str, Any] = {}
 
 
+#: Attribute kinds whose plain values a rule may read as numbers or text (AttributeProto
+#: numbering): the Python types each holds, and for lists the types of their elements.
+_SCALAR_KINDS = {1: (float,), 2: (int,), 3: (str, bytes)}
+_LIST_KINDS = {6: (float,), 7: (int,), 8: (str, bytes)}
+_KIND_NAMES = {1: "a float", 2: "an int", 3: "a string", 6: "a list of floats", 7: "a list of ints",
+               8: "a list of strings"}
+
+
+def _fits(kind: int, value: object) -> bool:
+    """Whether a node's attribute value is of the kind the schema declares (kinds rules do not
+    read as numbers or text always fit)."""
+    scalar = _SCALAR_KINDS.get(kind)
+    if scalar is not None:
+        return type(value) in scalar
+    element = _LIST_KINDS.get(kind)
+    if element is not None:
+        return type(value) is list and all(type(v) in element for v in value)
+    return True
+
+
 class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):
     """A node's inputs or attributes contradict its schema; the engine adds the node."""
 
@@ -160,9 +180,11 @@ class InferenceContext(ArgumentReaders):
     def attribute(self, name: str, default: object = None) -> object:
         """The node's attribute, else the schema's default, else ``default``."""
         value = self._attributes.get(name)
-        if value is not None:
-            return value
         declared = self.schema.attributes.get(name)
+        if value is not None:
+            if declared is not None and not _fits(declared.type, value):
+                self.fail(f"attribute '{name}' must be {_KIND_NAMES[declared.type]}, got {value!r}")
+            return value
         if declared is not None and declared.default is not None:
             return declared.default
         return default
@@ -195,10 +217,11 @@ class InferenceContext(ArgumentReaders):
         return self._output_ranges.get(name, range(0))
 
     def output_type(self, index: int):
-        return self._outputs[index]
+        """Output ``index``'s type so far (None when unknown, or beyond the node's outputs)."""
+        return self._outputs[index] if index < len(self._outputs) else None
 
     def output_elem(self, index: int) -> int:
-        value = self._outputs[index]
+        value = self._outputs[index] if index < len(self._outputs) else None
         return value.elem if type(value) is TensorType else 0
 
     def set_output(self, index: int, value) -> None:
@@ -219,7 +242,7 @@ class InferenceContext(ArgumentReaders):
             self._output_data[index] = data
 
     def output_data(self, index: int) -> Data | None:
-        return self._output_data[index]
+        return self._output_data[index] if index < len(self._output_data) else None
 
     # -- helpers ------------------------------------------------------------------------
     def fresh_dim(self):

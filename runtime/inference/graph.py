@@ -71,6 +71,11 @@ class _LazySymbols(SymbolTable):
         return super().fresh_name()
 
 
+def _text(name: str | bytes) -> str:
+    """A dim_param as text (invalid UTF-8 arrives as bytes and is read with replacements)."""
+    return name if type(name) is str else bytes(name).decode("utf-8", "replace")
+
+
 def dim_params(model: Any) -> set[str]:
     """Every dim_param text in the model: graphs, nested graphs, function bodies.
 
@@ -90,7 +95,7 @@ def dim_params(model: Any) -> set[str]:
         if kind == "type":
             which = item.WhichOneof("value")
             if which in ("tensor_type", "sparse_tensor_type"):
-                found.update(dim.dim_param for dim in getattr(item, which).shape.dim if dim.dim_param)
+                found.update(_text(dim.dim_param) for dim in getattr(item, which).shape.dim if dim.dim_param)
             elif which in ("sequence_type", "optional_type"):
                 pending.append(("type", getattr(item, which).elem_type, depth + 1))
             elif which == "map_type":

@@ -4,7 +4,7 @@ Known 1-D data flows through them (shapes assembled with ``Concat``, picked with
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import Data, InferenceContext, attribute, element, input_or_attribute, rule
+from opspec.runtime.contract import DATA_LIMIT, Data, InferenceContext, attribute, element, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, all_ints, axis_arg, shape_of
 from opspec.runtime.shape import ShapeError, add_dim, ceil_div_dim, div_dim, format_dim, format_shape, merge_dim, mul_dim
 
@@ -62,9 +62,11 @@ def _concat_data(ctx: InferenceContext, indices: range, shapes: list) -> None:
         if data is not None:
             values.extend(element(v) for v in data.values)
             any_known = True
-        elif s is not None and type(s[0]) is int:
+        elif s is not None and type(s[0]) is int and s[0] <= DATA_LIMIT:
             values.extend([None] * s[0])
         else:
+            return
+        if len(values) > DATA_LIMIT:  # data is for shapes and sizes, not for big tensors
             return
     if any_known:
         ctx.set_output_data(0, Data((len(values),), tuple(values)))
