@@ -12,7 +12,7 @@ from typing import Callable
 from opspec.codegen.change_class import BREAKING, COMPATIBLE, NARROWING, step_class, widening
 from opspec.codegen.notation import shortest_float
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema, RuleRef
-from opspec.runtime.types import is_type_string, normalize_type_string
+from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string
 
 
 #: Renders a list of type strings for a sentence.
@@ -43,7 +43,12 @@ def param_spec(param: FormalParameter) -> str:
     """
     option = param.option.name
     suffix = {"Single": "", "Optional": "?"}.get(option, "+" if param.min_arity else "*")
-    type_str = normalize_type_string(param.type_str) if is_type_string(param.type_str) else param.type_str
+    type_str = param.type_str
+    if is_type_string(type_str):
+        try:
+            type_str = normalize_type_string(type_str)
+        except TypeStringError:  # reported by validation; the text is shown as written
+            pass
     words = [type_str + suffix]
     if not param.is_homogeneous:
         words.append("heterogeneous")

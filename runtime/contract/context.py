@@ -31,13 +31,15 @@ _NO_ARGS: Mapping[str, Any] = {}
 #: numbering): the Python types each holds, and for lists the types of their elements.
 _SCALAR_KINDS = {1: (float,), 2: (int,), 3: (str, bytes)}
 _LIST_KINDS = {6: (float,), 7: (int,), 8: (str, bytes)}
-_KIND_NAMES = {1: "a float", 2: "an int", 3: "a string", 6: "a list of floats", 7: "a list of ints",
+_KIND_NAMES = {1: "a float", 2: "an int", 3: "a string", 4: "a tensor", 6: "a list of floats", 7: "a list of ints",
                8: "a list of strings"}
 
 
 def _fits(kind: int, value: object) -> bool:
     """Whether a node's attribute value is of the kind the schema declares (kinds rules do not
     read as numbers or text always fit)."""
+    if kind == 4:  # TENSOR
+        return hasattr(value, "elem")  # a TensorValue, or any object with its fields
     scalar = _SCALAR_KINDS.get(kind)
     if scalar is not None:
         return type(value) in scalar

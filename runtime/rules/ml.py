@@ -67,7 +67,10 @@ def label_encoder(ctx: InferenceContext) -> None:
         return name is not None and ctx.has_attribute(name)
 
     if given("values_tensor"):
-        elem = ctx.attr("values_tensor").elem
+        tensor = ctx.attr("values_tensor")
+        if tensor is None:
+            ctx.fail(f"attribute '{ctx.named('values_tensor')}' holds no readable tensor")
+        elem = tensor.elem
     elif given("values_strings"):
         elem = STRING
     elif given("values_int64s"):

@@ -243,6 +243,8 @@ def conv_transpose(ctx: InferenceContext) -> None:
     if count is None:
         ctx.set_output_shape(0, None)
         return
+    if count < 1:
+        ctx.fail(f"X {format_shape(x)} and W {format_shape(w)} need rank 3 or more")
     x = x if x is not None else (None,) * (count + 2)
     w = w if w is not None else (None,) * (count + 2)
     group = ctx.int_attr("group", 1)

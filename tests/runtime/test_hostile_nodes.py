@@ -46,3 +46,20 @@ def test_dim_names_that_are_not_utf8_do_not_stop_fresh_names():
     inferred = opspec.infer(raw)
     assert inferred.errors == []
     assert inferred.values["where"][0].shape[0] == 2
+
+
+def test_a_conv_transpose_of_too_low_rank_is_a_node_error():
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up")
+    result = opspec.infer(_model([node], [helper.make_tensor_value_info("x", F, [2]),
+                                          helper.make_tensor_value_info("w", F, [2])], ["y"]))
+    (error,) = result.errors
+    assert "need rank 3 or more" in str(error)
+
+
+def test_a_tensor_attribute_of_another_kind_is_a_node_error():
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml", values_tensor=5, keys_int64s=[1])
+    model = helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("x", I64, [3])],
+                                                [helper.make_value_info("y", helper.TypeProto())]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 4)])
+    (error,) = opspec.infer(model).errors
+    assert "attribute 'values_tensor' must be a tensor, got 5" in str(error)

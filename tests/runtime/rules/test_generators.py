@@ -154,7 +154,7 @@ def test_constant_needs_exactly_one_value():
 def test_tensor_value_rejects_other_objects():
     with pytest.raises(TypeError):
         tensor_value(3)
-    with pytest.raises(InferenceError, match="not a tensor value"):
+    with pytest.raises(InferenceError, match="attribute .value. must be a tensor"):
         run("Constant", 13, attributes={"value": "text"})
 
 
