@@ -7,6 +7,7 @@ through these methods, so each conversion is written once.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from opspec.runtime.contract.elements import element_code
@@ -106,8 +107,8 @@ class ArgumentReaders:
 
     def _integer(self, key: str, value: object) -> int:
         """``value`` of attribute argument ``key`` as an int, or a node error naming it."""
-        if isinstance(value, (bool, int)):
-            return int(value)
+        if isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+            return int(value)  # a float attribute read as a count truncates, as it always has
         self.fail(f"attribute '{self.named(key)}' must be an int, got {value!r}")  # type: ignore
         raise AssertionError  # fail raises
 

@@ -6,6 +6,7 @@ inputs and initializers are left as written.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
@@ -43,18 +44,17 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         graph.MergeFromString(graph_value_infos(encoder, new))
 
 
+@dataclass(frozen=True, slots=True)
 class SubgraphRecord:
-    """What the last inference of one nested graph found (the one with settled input types)."""
+    """What the last inference of one nested graph found (the one with settled input types).
 
-    __slots__ = ("graph", "types", "producers", "value_info_types", "output_types")
+    ``graph`` is held so that the id the record is filed under stays its own."""
 
-    def __init__(self, graph: Any, types: dict, producers: dict, value_info_types: dict,
-                 output_types: dict) -> None:
-        self.graph = graph  # held, so that the id it is recorded under stays its own
-        self.types = types
-        self.producers = producers
-        self.value_info_types = value_info_types
-        self.output_types = output_types
+    graph: Any
+    types: dict
+    producers: dict
+    value_info_types: dict
+    output_types: dict
 
     def write(self, encoder: TypeEncoder) -> None:
         """Write into the graph; an output keeps what it declares, refined where inference agrees."""

@@ -1,91 +1,22 @@
 """Rules for neural-network operators: convolution, pooling and normalization.
 
-Window arithmetic (kernel, pads, strides, dilations, ``auto_pad``, ``ceil_mode``) is
-shared by ``conv`` and ``pool`` and works on known, unknown and symbolic dims alike.
+Window arithmetic (kernel, pads, strides, dilations, ``auto_pad``, ``ceil_mode``) lives in
+``_window`` and is shared by ``conv``, ``pool``, ``conv_transpose`` and MaxUnpool's rule.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
 from opspec.runtime.contract import INT64, InferenceContext, attribute, input, rule
+from opspec.runtime.rules._window import Window, transposed_length
 from opspec.runtime.shape import (
     ShapeError,
-    Sym,
-    add_dim,
-    ceil_div_dim,
-    div_dim,
     format_dim,
     format_shape,
     merge_dim,
     mul_dim,
     unidirectional_broadcast,
 )
-
-_AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
-
-
-class _Window:
-    """Validated window attributes for ``count`` spatial axes."""
-
-    def __init__(self, ctx: InferenceContext, count: int, kernel: Sequence) -> None:
-        self.count = count
-        self.kernel = tuple(kernel)
-        self.strides = ctx.ints_attr("strides") or (1,) * count
-        self.dilations = ctx.ints_attr("dilations") or (1,) * count
-        self.pads = ctx.ints_attr("pads") or (0,) * (2 * count)
-        self.auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-        self.ceil_mode = ctx.flag_attr("ceil_mode")
-        for name, values, length in (("strides", self.strides, count), ("dilations", self.dilations, count),
-                                     ("pads", self.pads, 2 * count)):
-            if len(values) != length:
-                ctx.fail(f"{name} {list(values)} must have {length} values for {count} spatial axes")
-        if any(s < 1 for s in self.strides):
-            ctx.fail(f"strides {list(self.strides)} must be positive")
-        if any(d < 1 for d in self.dilations):
-            ctx.fail(f"dilations {list(self.dilations)} must be positive")
-        if any(p < 0 for p in self.pads):
-            ctx.fail(f"pads {list(self.pads)} must not be negative")
-        if any(type(k) is int and k < 1 for k in self.kernel):
-            ctx.fail(f"kernel shape {format_shape(self.kernel)} must be positive")
-        if self.auto_pad not in _AUTO_PADS:
-            ctx.fail(f"auto_pad {self.auto_pad!r} is not one of {', '.join(_AUTO_PADS)}")
-        if self.auto_pad != "NOTSET" and any(self.pads):
-            ctx.fail(f"pads {list(self.pads)} cannot be combined with auto_pad {self.auto_pad}")
-
-    def output_dims(self, ctx: InferenceContext, spatial: Sequence) -> tuple:
-        """Output length of every spatial axis."""
-        return tuple(self._output_dim(ctx, i, d) for i, d in enumerate(spatial))
-
-    def _output_dim(self, ctx: InferenceContext, i: int, size):
-        stride = self.strides[i]
-        if self.auto_pad.startswith("SAME"):
-            return ceil_div_dim(size, stride)
-        begin, end = (0, 0) if self.auto_pad == "VALID" else (self.pads[i], self.pads[i + self.count])
-        k = self.kernel[i]
-        if size is None or k is None:
-            return None
-        extent = (k - 1) * self.dilations[i] + 1  # input positions one window covers
-        span = size + (begin + end) - extent
-        out = self._count(span, size, begin, end, extent, stride)
-        if type(out) is int and out < 1:
-            ctx.fail(f"the window covers {format_dim(extent)} positions but spatial axis {i} has only "
-                     f"{format_dim(size)} (+{begin + end} padding)")
-        return out
-
-    def _count(self, span, size, begin: int, end: int, extent, stride: int):
-        """Window positions along one axis, ``span`` being the padded size minus the window."""
-        if not self.ceil_mode:
-            return add_dim(div_dim(span, stride, evenly=False), 1)
-        out = add_dim(ceil_div_dim(span, stride), 1)
-        # The last window must start inside the input or its leading padding.
-        if type(out) is int and type(size) is int:
-            return out - 1 if (out - 1) * stride >= size + begin else out
-        if type(extent) is int and extent - end >= stride:
-            return out
-        remainder = span.remainder(stride) if type(span) is Sym and type(extent) is int else None
-        if remainder is None or out is None:
-            return None
-        return out - 1 if (-remainder) % stride >= extent - end else out
 
 
 def _spatial_count(ctx: InferenceContext, candidates: Sequence[tuple[str, int | None]]) -> int | None:
@@ -152,7 +83,7 @@ def conv(ctx: InferenceContext) -> None:
             if type(dim) is int and dim != k:
                 ctx.fail(f"kernel_shape {list(kernel_attr)} disagrees with W {format_shape(w)}")
         kernel = kernel_attr
-    window = _Window(ctx, count, kernel)
+    window = Window(ctx, count, kernel)
     ctx.set_output_shape(0, (x[0], filters) + window.output_dims(ctx, x[2:]))
 
 
@@ -168,7 +99,7 @@ def pool(ctx: InferenceContext) -> None:
         ctx.fail("attribute 'kernel_shape' is required")
     count = len(kernel)
     x = ctx.input_with_rank(0, count + 2)
-    window = _Window(ctx, count, kernel)
+    window = Window(ctx, count, kernel)
     shape = x[:2] + window.output_dims(ctx, x[2:])
     ctx.set_output_shape(0, shape)
     for index in range(1, ctx.output_count):
@@ -281,8 +212,6 @@ def conv_transpose(ctx: InferenceContext) -> None:
                 continue
             begin, end = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + count])
             extent = (k - 1) * dilations[i] + 1
-            grown = add_dim(mul_dim(size - 1, strides[i]), padding[i] + extent - begin - end) \
-                if type(size) is int or type(size) is Sym else None
-            spatial.append(grown)
+            spatial.append(transposed_length(size, strides[i], extent + padding[i], begin + end))
         spatial = tuple(spatial)
     ctx.set_output_shape(0, (x[0], channels) + spatial)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
-from opspec.runtime.shape import add_dim, format_shape, mul_dim
+from opspec.runtime.rules._window import Window, transposed_length
+from opspec.runtime.shape import format_shape
 
 
 @rule("max_unpool", "output_shape's values when given; else each spatial dim (in - 1) * stride + kernel - pads.",
@@ -14,12 +15,7 @@ def max_unpool(ctx: InferenceContext) -> None:
     count = len(kernel)
     if x is not None and len(x) - 2 != count:
         ctx.fail(f"X {format_shape(x)} has {len(x) - 2} spatial axes but kernel_shape {list(kernel)} has {count}")
-    strides = ctx.ints_attr("strides") or (1,) * count
-    pads = ctx.ints_attr("pads") or (0,) * (2 * count)
-    if len(strides) != count or len(pads) != 2 * count:
-        ctx.fail(f"strides {list(strides)} and pads {list(pads)} must cover {count} spatial axes")
-    if any(k < 1 for k in kernel) or any(s < 1 for s in strides) or any(p < 0 for p in pads):
-        ctx.fail("kernel_shape and strides must be positive, pads not negative")
+    window = Window(ctx, count, kernel)  # checks strides and pads against the kernel
     requested = ctx.ints_arg("output_shape")
     if requested.present:
         rank = requested.length
@@ -33,10 +29,7 @@ def max_unpool(ctx: InferenceContext) -> None:
         return
     spatial = []
     for i, size in enumerate(x[2:]):
-        if size is None:
-            spatial.append(None)
-            continue
-        dim = add_dim(mul_dim(add_dim(size, -1), strides[i]), kernel[i] - pads[i] - pads[i + count])
+        dim = transposed_length(size, window.strides[i], kernel[i], window.pads[i] + window.pads[i + count])
         if type(dim) is int and dim < 1:
             ctx.fail(f"spatial axis {i} of X {format_shape(x)} unpools to {dim} positions")
         spatial.append(dim)
