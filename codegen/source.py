@@ -19,10 +19,12 @@ from typing import Any
 
 import yaml
 
+from yaml import SafeLoader as _PureLoader
+
 try:  # libyaml is much faster; the pure-Python parser gives identical events.
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _FastLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    _FastLoader = _PureLoader  # type: ignore[misc]
 
 #: Deepest nesting of mappings and lists accepted (opdefs need fewer than ten levels).
 MAX_DEPTH = 64
@@ -173,9 +175,26 @@ _NOTHING = object()
 
 
 def _build(text: str, display: str) -> Any:
+    """Build the document with libyaml; when it fails, find the first problem with the pure parser.
+
+    libyaml scans ahead of the events it hands out and has limits of its own that differ
+    between releases (a flow nesting cap fires a thousand levels in, before our
+    ``MAX_DEPTH`` is reached). PyYAML's pure-Python parser has no such limits and yields
+    the same events, so on an error it says which problem comes first in the file,
+    whatever libyaml the installed PyYAML carries. Valid files never take that path.
+    """
+    try:
+        return _build_with(_FastLoader, text, display)
+    except yaml.YAMLError:
+        if _FastLoader is _PureLoader:
+            raise
+        return _build_with(_PureLoader, text, display)
+
+
+def _build_with(loader: type, text: str, display: str) -> Any:
     builder = _Builder(display)
     documents = 0
-    for event in yaml.parse(text, Loader=_Loader):
+    for event in yaml.parse(text, Loader=loader):
         anchor = getattr(event, "anchor", None)
         if isinstance(event, yaml.AliasEvent) or anchor is not None:
             raise SourceError(_where(display, event.start_mark), "YAML anchors and aliases are not supported")

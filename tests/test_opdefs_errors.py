@@ -27,7 +27,7 @@ FILE = "opdefs/x.test/f/Foo.yaml"
 # (name, the op file's text, the expected diagnostics after the file name)
 CASES = [
     ("syntax", OP.replace("X: T", "X: [T"),
-     ["7:12: error: YAML syntax error: while parsing a flow sequence did not find expected ',' or ']'"]),
+     ["7:12: error: YAML syntax error: while parsing a flow sequence expected ',' or ']', but got ':'"]),
     ("unknown key", OP.replace("summary:", "sumary:"),
      ["2:1: error: unknown key 'sumary' (expected one of: doc, docs, op, summary, versions)"]),
     ("version key", OP.replace("  1:\n", "  one:\n"),

@@ -67,7 +67,7 @@ CASES = [
     ("huge integer", _op(OP.replace("  1:\n", "  1" + "0" * 5000 + ":\n")),
      [f"{FILE}:4:3: error: cannot read '10000000000000000000'... as int"]),
     ("control character", _op(OP.replace("A test op.", "A \x07 op.")),
-     [f"{FILE}:2:12: error: YAML error: control characters are not allowed"]),
+     [f"{FILE}:2:12: error: YAML error: special characters are not allowed"]),
     ("inverted opset range", {"opdefs/x.test/domain.yaml": DOMAIN.replace("min: 1, max: 5", "min: 9, max: 2"),
                               FILE: OP, "opdefs/x.test/f/Bar.yaml": OP.replace("Foo", "Bar")},
      ["opdefs/x.test/domain.yaml:2:8: error: opset range is inverted: min 9 is above max 2"]),
