@@ -3,18 +3,22 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Exact versions of everything the development environment installs (`make lock` refreshes it).
+LOCK   := requirements/lock.txt
+# pip's own notices about this machine's configuration are not ours to print; errors still show.
+PIP     = -m pip --quiet --quiet --disable-pip-version-check
 
-.PHONY: generate test check bench conformance clean
+.PHONY: generate test check bench conformance lock compat clean
 
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+	$(BIN)/python $(PIP) install -c $(LOCK) pip setuptools
+	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev]'
 	touch $(STAMP)
 
 ## Compile opdefs/ (and the IR protos) into generated/, print a summary, byte-compile the package.
 generate: $(STAMP)
-	$(BIN)/opspec generate
+	@$(BIN)/opspec generate
 	@$(BIN)/python -m compileall -q opspec codegen runtime generated
 
 ## Fail when generated/ is stale, then run the test suite.
@@ -29,8 +33,36 @@ conformance: $(STAMP)
 
 ## Measure import time, lookup latency, generation and inference speed.
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev,bench]'
+	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
+
+## Pin the newest versions pyproject.toml allows into requirements/lock.txt (then `make generate`).
+lock: $(STAMP)
+	$(BIN)/python requirements/lock.py
+
+## The package's dependency ranges, tested: DEPS=floors (requirements/floors.txt) or DEPS=newest.
+## Installs the built wheel (not editable) in a venv of its own, runs the tests that need no onnx,
+## and requires `opspec infer --format json` to answer exactly as the locked environment does
+## on the node suite's and the test suite's models.
+DEPS   ?= floors
+COMPAT := build/compat
+CVENV  := $(COMPAT)/venv-$(DEPS)
+compat: $(STAMP)
+	@case "$(DEPS)" in floors) flags="-c requirements/floors.txt";; newest) flags="--upgrade";; \
+	  *) echo "DEPS is floors or newest" >&2; exit 2;; esac; \
+	rm -rf $(CVENV) $(COMPAT)/dist && \
+	$(BIN)/python $(PIP) wheel --no-deps --no-build-isolation -w $(COMPAT)/dist . && \
+	$(PYTHON) -m venv $(CVENV) && \
+	$(CVENV)/bin/python $(PIP) install $$flags $(COMPAT)/dist/opspec-*.whl && \
+	$(CVENV)/bin/python $(PIP) install -c $(LOCK) pytest
+	@$(CVENV)/bin/python -c "import google.protobuf, yaml, jinja2, jsonschema; from importlib.metadata import version; \
+	  print('$(DEPS):', ', '.join(f'{n} {version(n)}' for n in ('protobuf', 'PyYAML', 'Jinja2', 'jsonschema')))"
+	@$(CVENV)/bin/opspec generate --check 2>$(COMPAT)/refusal.txt; test $$? = 2 && cat $(COMPAT)/refusal.txt
+	rm -rf $(COMPAT)/builtin && $(CVENV)/bin/opspec generate --out $(COMPAT)/builtin | tail -1
+	rm -rf $(COMPAT)/models && $(BIN)/python tests/compat/corpus.py $(COMPAT)/models
+	$(BIN)/python tests/compat/answers.py $(COMPAT)/models --write $(COMPAT)/answers.json
+	$(CVENV)/bin/python tests/compat/answers.py $(COMPAT)/models --compare $(COMPAT)/answers.json
+	cd $(COMPAT) && $(CURDIR)/$(CVENV)/bin/pytest -q -p no:cacheprovider --rootdir $(CURDIR) $(CURDIR)/tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info

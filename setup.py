@@ -15,20 +15,25 @@ ROOTS = {
     "opspec.generated": "generated",
     "opspec.opdefs": "opdefs",
 }
+#: Data files shipped in the wheel, by the package whose folder holds them. A folder
+#: whose name is an identifier is a package of its own (``opspec.opdefs.schema``); the
+#: op folders (``ai.onnx``) are not importable names and stay data of their parent.
 DATA = {
-    "opspec.codegen": ["templates/*.j2"],
-    "opspec.generated": ["**/*.md"],
-    "opspec.opdefs": ["**/*.yaml", "schema/*.json"],
+    "opspec.codegen.templates": ["*.j2"],
+    "opspec.generated.docs": ["*.md", "**/*.md"],
+    "opspec.opdefs": ["README.md", "*.yaml", "**/*.yaml"],
+    "opspec.opdefs.schema": ["*.json"],
 }
 
 
 def _packages() -> list[str]:
-    found = []
+    """Every folder with an ``__init__.py``, and every data package named in DATA."""
+    found = set(DATA)
     for package, folder in ROOTS.items():
-        for init in sorted(Path(folder).rglob("__init__.py")):
+        for init in Path(folder).rglob("__init__.py"):
             relative = init.parent.relative_to(folder).parts
-            found.append(".".join((package, *relative)))
-    return found
+            found.add(".".join((package, *relative)))
+    return sorted(found)
 
 
 setup(packages=_packages(), package_dir=ROOTS, package_data=DATA)

@@ -14,6 +14,9 @@ from opspec.codegen.render import render_package
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OPDEFS = REPO / "opdefs"
 DEFAULT_OUT = REPO / "generated"
+#: Whether this is a source checkout (the built-in registry may be regenerated in place)
+#: rather than an installed package, whose files belong to the installer.
+SOURCE_CHECKOUT = (REPO / "pyproject.toml").is_file()
 #: The node-suite outcomes committed with the tests; the built-in tree's status page shows them.
 SUITE_RESULTS = REPO / "tests" / "conformance" / "expected.json"
 #: Files in an output folder that generation owns carry this mark near the top; stale

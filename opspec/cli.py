@@ -12,11 +12,14 @@ from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, U
 
 def _generate(args: argparse.Namespace) -> int:
     from opspec.codegen.diagnostics import CompileError
-    from opspec.codegen.generate import DEFAULT_OPDEFS, DEFAULT_OUT, OutputError, generate
+    from opspec.codegen.generate import DEFAULT_OPDEFS, DEFAULT_OUT, SOURCE_CHECKOUT, OutputError, generate
 
     opdefs = Path(args.opdefs) if args.opdefs else DEFAULT_OPDEFS
     if not args.out and opdefs.resolve() != DEFAULT_OPDEFS:
         raise UserError("--out is required with --opdefs: the default output is opspec's own built-in registry")
+    if not args.out and not SOURCE_CHECKOUT:
+        raise UserError("without --out, generate rewrites (or checks) the built-in registry of a source checkout, "
+                        "and this opspec is an installed package: pass --out DIR")
     out = Path(args.out) if args.out else DEFAULT_OUT
     try:
         result = generate(opdefs, out, check=args.check, force=args.force)

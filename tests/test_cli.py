@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import onnx.defs
+import pytest
 from onnx_parity import differences
 
 import opspec
@@ -21,6 +22,16 @@ def test_generate_prints_a_summary(tmp_path, capsys):
     domains, ops = {s.domain for s in schemas}, {(s.domain, s.name) for s in schemas}
     assert f"generated {len(domains)} domain{'s' if len(domains) > 1 else ''}, {len(ops)} ops, {len(schemas)} schemas in" in out
     assert all(f"  {domain:<20} opsets" in out for domain in ("ai.onnx", "ai.onnx.ml"))
+
+
+@pytest.mark.parametrize("extra", [[], ["--check"]])
+def test_generate_in_place_from_an_installed_package_is_a_usage_error(monkeypatch, capsys, extra):
+    from opspec.codegen import generate
+
+    monkeypatch.setattr(generate, "SOURCE_CHECKOUT", False)
+    assert main(["generate", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "installed package: pass --out DIR" in err
 
 
 def test_show_prints_a_readable_schema(capsys):

@@ -11,9 +11,10 @@ import opspec
 from opspec.codegen.compiler import compile_tree
 from opspec.codegen.diagnostics import CompileError
 from opspec.codegen.examples import examples_of
-from opspec.codegen.generate import DEFAULT_OUT, REPO, generate
+from opspec.codegen.generate import DEFAULT_OUT, generate
 from opspec.codegen.type_names import TypeSetNames
 
+REPO = Path(__file__).resolve().parent.parent
 DOCS = DEFAULT_OUT / "docs"
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _ANCHOR = re.compile(r'<a id="([^"]+)"></a>')

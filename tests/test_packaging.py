@@ -1,0 +1,133 @@
+"""Packaging: the wheel and sdist build without warnings, and the dependency pins agree with pyproject."""
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+_SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "LICENSE", "README.md", "Makefile",
+            "opspec", "codegen", "runtime", "generated", "opdefs", "requirements", "tests", "benchmarks")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_PIN = re.compile(r"^([A-Za-z0-9_.-]+)==([^;\s]+)")
+
+
+def _project() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def _floors_in_pyproject() -> dict[str, str]:
+    found = {}
+    for requirement in _project()["dependencies"]:
+        name, floor = re.match(r"([A-Za-z0-9_.-]+)>=([\d.]+)", requirement).groups()
+        found[name.lower()] = floor
+    return found
+
+
+def _pins(path: Path) -> dict[str, list[str]]:
+    pins: dict[str, list[str]] = {}
+    for line in path.read_text().splitlines():
+        match = _PIN.match(line)
+        if match:
+            pins.setdefault(match.group(1).lower().replace("_", "-"), []).append(match.group(2))
+    return pins
+
+
+def test_every_runtime_dependency_has_a_floor_and_the_floor_file_pins_exactly_it():
+    floors = _floors_in_pyproject()
+    assert set(floors) == {"pyyaml", "jinja2", "jsonschema", "protobuf"}
+    assert floors["protobuf"] == "4.25.8"  # onnxruntime's own floor
+    assert {name: versions[0] for name, versions in _pins(REPO / "requirements/floors.txt").items()} == floors
+
+
+def test_the_lock_pins_every_requirement_and_the_tools_within_their_ranges():
+    pins = _pins(REPO / "requirements/lock.txt")
+    project = _project()
+    wanted = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    for requirement in wanted:
+        name, operator, version = re.match(r"([A-Za-z0-9_.-]+)\s*(==|>=)?\s*([\d.]*)", requirement).groups()
+        locked = pins.get(name.lower().replace("_", "-"))
+        assert locked, f"{name} is not in requirements/lock.txt: run `make lock`"
+        parse = lambda text: tuple(int(part) for part in re.findall(r"\d+", text))  # noqa: E731
+        for pinned in locked:
+            if operator == "==":
+                assert pinned == version, f"{name}: locked {pinned}, pyproject says =={version}"
+            elif operator == ">=":
+                assert parse(pinned) >= parse(version), f"{name}: locked {pinned} is below {version}"
+    assert {"pip", "setuptools"} <= set(pins), "the installer and the build backend are locked too"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path, str]:
+    """A wheel and an sdist built from a copy of the sources, and what the build printed."""
+    pytest.importorskip("setuptools")
+    source = tmp_path_factory.mktemp("source")
+    for name in _SOURCES:
+        origin = REPO / name
+        if origin.is_dir():
+            shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(origin, source / name)
+    dist = source / "dist"
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    built, printed = {}, ""
+    for kind in ("wheel", "sdist"):  # one process each: setuptools keeps state between builds
+        script = f"import sys, setuptools.build_meta as backend; print('BUILT', backend.build_{kind}(sys.argv[1]))"
+        result = subprocess.run([sys.executable, "-W", "default", "-c", script, str(dist)], cwd=source,
+                                capture_output=True, text=True, timeout=300, env=environment)
+        assert result.returncode == 0, result.stderr[-3000:]
+        built[kind] = dist / re.search(r"^BUILT (\S+)$", result.stdout, re.M).group(1)
+        printed += result.stdout + result.stderr
+    return built["wheel"], built["sdist"], printed
+
+
+def test_the_build_prints_no_warning(built):
+    _, _, printed = built
+    assert not re.search(r"warn|deprecat", printed, re.IGNORECASE), printed[-3000:]
+
+
+def test_the_wheel_carries_its_license_data_and_no_tests(built):
+    wheel, _, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "License-Expression: Apache-2.0" in metadata
+    assert not any(n.startswith(("tests/", "opspec/tests/")) for n in names)
+    for needed in ("opspec/codegen/templates/op_module.py.j2", "opspec/opdefs/schema/op.schema.json",
+                   "opspec/opdefs/README.md", "opspec/opdefs/types.yaml", "opspec/opdefs/ai.onnx/math/Add.yaml",
+                   "opspec/generated/docs/README.md", "opspec/generated/opspec_ir_pb2.py"):
+        assert needed in names, needed
+
+
+def test_every_link_in_the_wheels_docs_resolves_inside_the_wheel(built):
+    wheel, _, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        broken = []
+        for name in sorted(n for n in names if n.endswith(".md")):
+            for target in _LINK.findall(archive.read(name).decode("utf-8")):
+                if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                    continue
+                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target.split("#")[0]))
+                if resolved not in names and not any(n.startswith(resolved + "/") for n in names):
+                    broken.append(f"{name} -> {target}")
+    assert not broken, broken[:10]
+
+
+def test_the_sdist_builds_the_wheel_and_ships_no_tests(built):
+    _, sdist, _ = built
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "pyproject.toml", "setup.py", "requirements/lock.txt", "runtime/ir/opspec_ir.proto",
+            "opdefs/types.yaml", "generated/opspec_ir_pb2.py"} <= names
+    assert not any(name.startswith(("tests/", "benchmarks/")) for name in names)
