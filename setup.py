@@ -15,25 +15,37 @@ ROOTS = {
     "opspec.generated": "generated",
     "opspec.opdefs": "opdefs",
 }
-#: Data files shipped in the wheel, by the package whose folder holds them. A folder
-#: whose name is an identifier is a package of its own (``opspec.opdefs.schema``); the
-#: op folders (``ai.onnx``) are not importable names and stay data of their parent.
-DATA = {
-    "opspec.codegen.templates": ["*.j2"],
-    "opspec.generated.docs": ["*.md", "**/*.md"],
-    "opspec.opdefs": ["README.md", "*.yaml", "**/*.yaml"],
-    "opspec.opdefs.schema": ["*.json"],
-}
+#: Data files shipped in the wheel: templates, opdefs (YAML, JSON Schemas, the format guide), docs.
+DATA_SUFFIXES = (".j2", ".yaml", ".json", ".md")
 
 
-def _packages() -> list[str]:
-    """Every folder with an ``__init__.py``, and every data package named in DATA."""
-    found = set(DATA)
-    for package, folder in ROOTS.items():
-        for init in Path(folder).rglob("__init__.py"):
-            relative = init.parent.relative_to(folder).parts
-            found.add(".".join((package, *relative)))
-    return sorted(found)
+def _layout() -> tuple[list[str], dict[str, list[str]]]:
+    """Packages and their data files.
+
+    A folder whose path is made of identifiers is a package (``opspec.opdefs.schema`` too,
+    though it holds no code); a folder named otherwise (``ai.onnx``) cannot be imported, and
+    its files are data of the nearest package above it.
+    """
+    packages, data = [], {}
+    for package, root in ROOTS.items():
+        for folder in sorted([Path(root), *(p for p in Path(root).rglob("*") if p.is_dir())]):
+            relative = folder.relative_to(root).parts
+            if "__pycache__" in relative or any(part.startswith(".") for part in relative):
+                continue
+            owner = list(relative)
+            while owner and not all(part.isidentifier() for part in owner):
+                owner.pop()
+            name = ".".join((package, *owner))
+            if len(owner) == len(relative) and (any(folder.glob("*.py")) or any(
+                    f.suffix in DATA_SUFFIXES for f in folder.iterdir() if f.is_file())):
+                packages.append(name)
+            files = [f for f in folder.iterdir() if f.is_file() and f.suffix in DATA_SUFFIXES]
+            if files:
+                prefix = "/".join(relative[len(owner):])
+                data.setdefault(name, []).extend(sorted({(f"{prefix}/" if prefix else "") + "*" + f.suffix
+                                                          for f in files}))
+    return packages, data
 
 
-setup(packages=_packages(), package_dir=ROOTS, package_data=DATA)
+PACKAGES, DATA = _layout()
+setup(packages=PACKAGES, package_dir=ROOTS, package_data=DATA)

@@ -257,13 +257,14 @@ def _registry_of(domains: tuple[CompiledDomain, ...]) -> Iterator[None]:
     those modules are stand-ins holding the compiled schemas. The registry's state is
     restored afterwards, whatever happens.
     """
-    from opspec.runtime.defs import REGISTRY
+    from opspec.runtime import defs
     from opspec.runtime.registry import Registry
 
     prefix = "_opspec_examples_index"
     index = ModuleType(prefix)
     index.DOMAINS = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
-                           "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max} for d in domains)
+                           "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max, "extends": d.decl.extends}
+                          for d in domains)
     index.OPS = {}
     stand_ins = {}
     for position, domain in enumerate(domains):
@@ -275,16 +276,21 @@ def _registry_of(domains: tuple[CompiledDomain, ...]) -> Iterator[None]:
             stand_in.SCHEMAS = op.schemas
             stand_ins[stand_in.__name__] = stand_in
     fresh = Registry()
+    if any(d.decl.extends for d in domains):  # a layered op set: the standard domains it extends first
+        fresh.add_package(defs.REGISTRY_PACKAGE)
     fresh.add_package(index)
-    saved = dict(vars(REGISTRY))
+    swapped = (defs.REGISTRY, defs.INFERENCE)  # lookups and inference both see only the tree's schemas
+    saved = [dict(vars(registry)) for registry in swapped]
     sys.modules.update(stand_ins)
     try:
-        vars(REGISTRY).clear()
-        vars(REGISTRY).update(vars(fresh))
+        for registry in swapped:
+            vars(registry).clear()
+            vars(registry).update(vars(fresh))
         yield
     finally:
-        vars(REGISTRY).clear()
-        vars(REGISTRY).update(saved)
+        for registry, state in zip(swapped, saved):
+            vars(registry).clear()
+            vars(registry).update(state)
         for name in stand_ins:
             sys.modules.pop(name, None)
 

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import json
+import keyword
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opspec.codegen.compiler import CompiledDomain, compile_tree
+from opspec.codegen.diagnostics import CompileError, Diagnostic
+from opspec.codegen.load import LAYER_FILE, layered_trees
+from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
 
@@ -53,6 +57,15 @@ def _written_by_us(path: Path, marks: tuple[bytes, ...] = (GENERATED_MARK,)) -> 
     return any(mark in head for mark in marks)
 
 
+@dataclass(frozen=True)
+class Built:
+    """A compiled tree: its domains, the domains of each op set layered over it, every output file."""
+
+    domains: tuple[CompiledDomain, ...]
+    layers: dict[str, tuple[CompiledDomain, ...]]
+    files: dict[str, bytes]
+
+
 @dataclass
 class Result:
     """What a generation run produced."""
@@ -63,6 +76,8 @@ class Result:
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    #: The domains of each op set layered over the tree, by its name.
+    layers: dict[str, tuple[CompiledDomain, ...]] = field(default_factory=dict)
 
     @property
     def op_count(self) -> int:
@@ -80,18 +95,59 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> tuple[tuple[CompiledDomain, ...], dict[str, bytes]]:
-    """Compile ``opdefs`` and render every output file (the IR protos too, if asked)."""
+def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
+    """Compile ``opdefs`` and render every output file (the IR protos too, if asked).
+
+    Each op set layered over the tree (a folder with a ``layer.yaml``) is compiled too and
+    rendered into the subfolder of ``out`` named like it.
+    """
     domains = compile_tree(opdefs)
-    guide = opdefs / "README.md"
-    link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide.is_file() else None
-    rendered = render_package(domains, f"{_display(opdefs)}/", link, _suite(opdefs))
-    files = {path: text.encode("utf-8") for path, text in rendered.items()}
+    layers = {folder.name: _compile_layer(folder, domains) for folder in layered_trees(opdefs)}
+    files = _rendered(opdefs, domains, out, _suite(opdefs), tuple(layers))
+    for name, layer_domains in layers.items():
+        rendered = _rendered(opdefs / name, layer_domains, out / name, None, ())
+        files.update({f"{name}/{path}": text for path, text in rendered.items()})
     if with_protos:
         from opspec.codegen.protos import compile_protos
 
         files.update(compile_protos())
-    return domains, files
+    return Built(domains, layers, files)
+
+
+def _rendered(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, suite: dict[str, str] | None,
+              layers: tuple[str, ...]) -> dict[str, bytes]:
+    folders = (opdefs, opdefs.parent) if (opdefs / LAYER_FILE).is_file() else (opdefs,)  # a layer: its base's guide
+    guide = next((folder / "README.md" for folder in folders if (folder / "README.md").is_file()), None)
+    link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
+    rendered = render_package(domains, f"{_display(opdefs)}/", link, suite, layers)
+    return {path: text.encode("utf-8") for path, text in rendered.items()}
+
+
+def _compile_layer(folder: Path, base: tuple[CompiledDomain, ...]) -> tuple[CompiledDomain, ...]:
+    """A layered op set's domains; those that extend one of ``base`` must match it."""
+    if not folder.name.isidentifier() or keyword.iskeyword(folder.name):
+        raise CompileError([Diagnostic(Location(_display(folder / LAYER_FILE), 1, 1),
+                                       f"a layered op set's folder name must be a Python identifier, not {folder.name!r}")])
+    domains = compile_tree(folder)
+    by_name = {domain.decl.name: domain.decl for domain in base}
+    problems = []
+    for domain in domains:
+        decl = domain.decl
+        target = by_name.get(decl.name)
+        if decl.extends and target is None:
+            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends a domain that "
+                                                      f"{_display(folder.parent)} does not define"))
+        elif decl.extends and (decl.node_domain != target.node_domain or decl.opset_min < target.opset_min
+                               or decl.opset_max > target.opset_max):
+            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends {target.path}: it must use "
+                                                      f"its node domain and stay within opsets "
+                                                      f"{target.opset_min}-{target.opset_max}"))
+        elif not decl.extends and target is not None:
+            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} is defined in {target.path}; "
+                                                      "say `extends: true` to add versions to it"))
+    if problems:
+        raise CompileError(problems)
+    return domains
 
 
 def _suite(opdefs: Path) -> dict[str, str] | None:
@@ -127,8 +183,9 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
     ready = runtime_ready()
-    domains, files = build(opdefs, protos, out)
-    result = Result(domains, files, 0.0)
+    built = build(opdefs, protos, out)
+    files = built.files
+    result = Result(built.domains, files, 0.0, layers=built.layers)
     extra = [path for path in _owned(out) if path not in files]
     targets = {path: _inside(out, path) for path in files}
     changed = [path for path, target in sorted(targets.items())

@@ -43,13 +43,29 @@ from opspec.runtime.schema import FormalParameterOption, ValueConstraint
 
 DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
+#: Marks a folder inside a tree as an op set of its own (see :func:`layered_trees`).
+LAYER_FILE = "layer.yaml"
 #: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
 SKIPPED_FOLDERS = {"schema", "rules"}
 
 
 def _skipped(folder: Path) -> bool:
-    """Folders that are never domains: ``schema``, hidden ones and caches such as ``__pycache__``."""
-    return folder.name in SKIPPED_FOLDERS or folder.name == TYPES_FILE or folder.name.startswith((".", "__"))
+    """Folders that are never domains: ``schema``, hidden ones, caches such as ``__pycache__``,
+    and op sets layered over the tree (they hold a ``layer.yaml``)."""
+    return (folder.name in SKIPPED_FOLDERS or folder.name == TYPES_FILE or folder.name.startswith((".", "__"))
+            or os.path.lexists(folder / LAYER_FILE))
+
+
+def layered_trees(root: Path) -> list[Path]:
+    """The op sets layered over the tree at ``root``: its folders that hold a ``layer.yaml``.
+
+    Such a tree (onnxruntime's op set over the standard one) is compiled on its own into a
+    registry package of the same name inside the output folder; it sees the type sets of
+    the tree it layers over, and its domains marked ``extends`` add versions to that
+    tree's domains.
+    """
+    return sorted(folder for folder in root.iterdir()
+                  if folder.is_dir() and not folder.name.startswith((".", "__")) and (folder / LAYER_FILE).is_file())
 
 
 @dataclass
@@ -86,9 +102,12 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
             diagnostics.error(location, message)
         return None if problems else document
 
-    types_path = root / TYPES_FILE
-    if os.path.lexists(types_path) and (document := read(types_path, "types")) is not None:
-        _read_type_sets(document, tree)
+    layered = os.path.lexists(root / LAYER_FILE)
+    if layered:
+        read(root / LAYER_FILE, "layer")  # only checked: it marks the folder, its text is for people
+    for types_path in ((root.parent / TYPES_FILE) if layered else None, root / TYPES_FILE):
+        if types_path is not None and os.path.lexists(types_path) and (document := read(types_path, "types")) is not None:
+            _read_type_sets(document, tree)
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not _skipped(p)):
         domain_path = folder / DOMAIN_FILE
         if not os.path.lexists(domain_path):
@@ -145,6 +164,7 @@ def _read_domain(document: Map, folder: str, path: str) -> DomainDecl:
         folder=folder,
         summary=document.get("summary", ""),
         doc=document.get("doc", ""),
+        extends=document.get("extends", False),
     )
 
 

@@ -135,6 +135,8 @@ class DomainDecl:
     folder: str
     summary: str = ""
     doc: str = ""
+    #: Adds versions to the domain of this name in the op set this tree layers over.
+    extends: bool = False
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
 
 
 def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
-                   suite: dict[str, str] | None = None) -> dict[str, str]:
+                   suite: dict[str, str] | None = None, layers: tuple[str, ...] = ()) -> dict[str, str]:
     """All files of a registry package: ``{relative path: text}``.
 
     ``format_link`` is a relative link from the docs folder to a description of the
@@ -248,7 +248,7 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
         domains=domains, modules=modules, source=source,
         rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules) if path != "rules/__init__.py"),
     )
-    files.update(render_docs(domains, source, env, format_link, suite))
+    files.update(render_docs(domains, source, env, format_link, suite, layers))
     return files
 
 
@@ -264,9 +264,11 @@ def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
 
 
 def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment | None = None,
-                format_link: str | None = None, suite: dict[str, str] | None = None) -> dict[str, str]:
+                format_link: str | None = None, suite: dict[str, str] | None = None,
+                layers: tuple[str, ...] = ()) -> dict[str, str]:
     """The Markdown reference: an index, type sets, and per domain an op list, op pages
-    (with worked examples), a changelog, a page per opset and an inference status page."""
+    (with worked examples), a changelog, a page per opset and an inference status page.
+    ``layers`` names the op sets layered over this one (each has docs of its own)."""
     env = env or _environment()
     files = {}
     examples = examples_of(domains)
@@ -296,7 +298,7 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     type_sets = dict(item for domain in domains for item in domain.type_sets)
     files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=domains, source=source,
                                                                            format_link=format_link,
-                                                                           type_sets=bool(type_sets))
+                                                                           type_sets=bool(type_sets), layers=layers)
     if type_sets:
         files["docs/types.md"] = env.get_template("types.md.j2").render(type_sets=sorted(type_sets.items()),
                                                                        source=source)

@@ -10,7 +10,8 @@ from opspec.codegen.names import name_errors
 from opspec.codegen.source import Location, Map, Seq
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "opdefs" / "schema"
-SCHEMA_FILES = {"op": "op.schema.json", "domain": "domain.schema.json", "types": "types.schema.json"}
+SCHEMA_FILES = {"op": "op.schema.json", "domain": "domain.schema.json", "types": "types.schema.json",
+                "layer": "layer.schema.json"}
 
 
 @lru_cache(maxsize=None)

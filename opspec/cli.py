@@ -37,10 +37,13 @@ def _generate(args: argparse.Namespace) -> int:
         count = len(error.diagnostics)
         print(f"opspec: {count} error{'s' if count != 1 else ''} in {opdefs}", file=sys.stderr)
         return EXIT_FAILED
-    summary = (
-        f"{len(result.domains)} domain{'s' if len(result.domains) != 1 else ''}, {result.op_count} ops, "
-        f"{result.schema_count} schemas in {result.seconds:.2f}s"
-    )
+    def counts(domains: tuple) -> str:
+        return (f"{len(domains)} domain{'s' if len(domains) != 1 else ''}, {sum(len(d.ops) for d in domains)} ops, "
+                f"{sum(d.schema_count for d in domains)} schemas")
+
+    summary = "; ".join([counts(result.domains), *(f"{name}: {counts(domains)}"
+                                                    for name, domains in result.layers.items())])
+    summary += f" in {result.seconds:.2f}s"
     if args.check:
         if result.stale:
             for path in result.stale:
@@ -49,9 +52,11 @@ def _generate(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         print(f"{out} is up to date: {summary}")
         return EXIT_OK
-    for domain in result.domains:
-        print(f"  {domain.decl.name:<20} opsets {domain.decl.opset_min}-{domain.decl.opset_max}  "
-              f"{len(domain.ops):>4} ops  {domain.schema_count:>5} schemas")
+    for layer, domains in (("", result.domains), *result.layers.items()):
+        for domain in domains:
+            name = f"{layer}: {domain.decl.name}" if layer else domain.decl.name
+            print(f"  {name:<36} opsets {domain.decl.opset_min}-{domain.decl.opset_max}  "
+                  f"{len(domain.ops):>4} ops  {domain.schema_count:>5} schemas")
     changed = len(result.written) + len(result.removed)
     print(f"generated {summary} -> {out} ({changed} files changed)")
     return EXIT_OK

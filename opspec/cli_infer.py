@@ -92,6 +92,8 @@ def _infer(args: argparse.Namespace) -> int:
             "ops_without_rule": [{"domain": domain, "op_type": op_type, "version": version}
                                  for domain, op_type, version in without_rule],
             "external_data_refused": refusals,
+            "implied_opsets": [{"domain": domain, "version": version}
+                               for domain, version in sorted(result.implied_opsets.items())],
             "output": args.output,
         }, sys.stdout)
         return EXIT_FAILED if result.errors else EXIT_OK
@@ -108,6 +110,11 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):")
         for domain, op_type, version in without_rule:
             print(f"  {op_type} version {version} (domain '{domain}')")
+    if result.implied_opsets:
+        print(f"\n{plural(len(result.implied_opsets), 'domain')} used without an opset import "
+              "(inferred at its newest version, as onnxruntime runs it):")
+        for domain, version in sorted(result.implied_opsets.items()):
+            print(f"  {domain} version {version}")
     if refusals:
         print(f"\n{plural(len(refusals), 'tensor')} with external data not read:")
         for refusal in refusals:
@@ -121,7 +128,7 @@ def _infer(args: argparse.Namespace) -> int:
 
 def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
     """``(domain, op type, schema version)`` of the main graph's ops whose schema has no rule."""
-    from opspec.runtime.defs import REGISTRY
+    from opspec.runtime.defs import INFERENCE
     from opspec.runtime.inference.engine import normalize_opsets
     from opspec.runtime.registry import SchemaError
 
@@ -129,12 +136,12 @@ def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
     found: set[tuple[str, str, int]] = set()
     for node in model.graph.node:
         try:
-            domain = REGISTRY.canonical_domain(node.domain)
-            schema = REGISTRY.get_schema(node.op_type, opsets.get(domain), domain)
+            domain = INFERENCE.canonical_domain(node.domain)
+            schema = INFERENCE.get_schema(node.op_type, opsets.get(domain), domain)
         except SchemaError:
             continue
         if schema.inference is None:
-            found.add((REGISTRY.domain(schema.domain).name, schema.name, schema.since_version))
+            found.add((INFERENCE.domain(schema.domain).name, schema.name, schema.since_version))
     return sorted(found)
 
 

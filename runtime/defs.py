@@ -25,11 +25,47 @@ ONNX_ML_DOMAIN = "ai.onnx.ml"
 AI_ONNX_PREVIEW_DOMAIN = "ai.onnx.preview"
 AI_ONNX_PREVIEW_TRAINING_DOMAIN = "ai.onnx.preview.training"
 
+#: The standard op set: onnx's four domains, exactly as ``onnx.defs`` has them, plus registered packages.
 REGISTRY = Registry()
-try:
-    REGISTRY.add_package(importlib.import_module("opspec.generated"))
-except (ImportError, AttributeError) as error:  # a fresh clone before `make generate`
-    raise SchemaError(f"the built-in registry is missing or broken ({error}); run `make generate`") from None
+#: Registered with ``register``, in order: every registry built here gets them too.
+_REGISTERED: list[ModuleType] = []
+#: Registries built on demand (``INFERENCE``), by name.
+_BUILT: dict[str, Registry] = {}
+
+
+def _builtin(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except (ImportError, AttributeError) as error:  # a fresh clone before `make generate`
+        raise SchemaError(f"the built-in registry {name} is missing or broken ({error}); run `make generate`") from None
+
+
+REGISTRY.add_package(_builtin("opspec.generated"))
+
+
+def _inference_registry() -> Registry:
+    """The standard set, onnxruntime's op set on top of it, and every registered package."""
+    registry = Registry()
+    registry.add_package(REGISTRY_PACKAGE)
+    registry.add_package(_builtin(ONNXRUNTIME_PACKAGE))
+    for package in _REGISTERED:
+        registry.add_package(package)
+    return registry
+
+
+#: The built-in packages: the standard set, and onnxruntime's (``opspec.onnxruntime``).
+REGISTRY_PACKAGE = sys.modules["opspec.generated"]
+ONNXRUNTIME_PACKAGE = "opspec.generated.onnxruntime"
+
+
+def __getattr__(name: str) -> Registry:
+    """``INFERENCE``: what inference looks operators up in (built on first use)."""
+    if name != "INFERENCE":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    registry = _BUILT.get(name)
+    if registry is None:
+        registry = _BUILT[name] = _inference_registry()
+    return registry
 
 get_schema = REGISTRY.get_schema
 has_schema = REGISTRY.has_schema
@@ -67,6 +103,10 @@ def register(package: ModuleType | str | os.PathLike) -> list[DomainInfo]:
         module = package
     before = {info.name for info in REGISTRY.domains()}
     REGISTRY.add_package(module)
+    if module not in _REGISTERED:
+        _REGISTERED.append(module)
+    for registry in _BUILT.values():
+        registry.add_package(module)
     return [info for info in REGISTRY.domains() if info.name not in before]
 
 

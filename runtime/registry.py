@@ -41,26 +41,37 @@ class Registry:
     def __init__(self) -> None:
         self._domains: dict[str, DomainInfo] = {}  # by node_domain
         self._spellings: dict[str, str] = {}  # any accepted spelling -> node_domain
-        self._ops: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {}  # node_domain -> op -> (module, versions)
+        # node_domain -> op -> (the modules that build its versions, since-versions)
+        self._ops: dict[str, dict[str, tuple[tuple[str, ...], tuple[int, ...]]]] = {}
+        self._packages: set[str] = set()
         self._loaded: dict[tuple[str, str], tuple[OpSchema, ...]] = {}
         self._cache: dict[tuple[str, int | None, str], OpSchema] = {}
 
     # -- building -------------------------------------------------------------------
     def add_package(self, index: ModuleType) -> None:
-        """Add the domains and operators of a generated registry package."""
-        if any(info.package == index.__name__ for info in self._domains.values()):
+        """Add the domains and operators of a generated registry package.
+
+        A domain entry marked ``extends`` adds versions to a domain that an earlier package
+        registered (onnxruntime's extra schemas of the standard domain): an operator's
+        versions from both packages form one history, and a version defined twice is an error.
+        """
+        if index.__name__ in self._packages:
             return  # this package is registered already
         for entry in index.DOMAINS:
-            info = DomainInfo(package=index.__name__, **entry)
+            fields = {key: value for key, value in entry.items() if key != "extends"}
+            info = DomainInfo(package=index.__name__, **fields)
+            ops = {op: ((f"{index.__name__}.{module}",), versions) for op, (module, versions) in index.OPS[info.name].items()}
+            if entry.get("extends"):
+                self._extend(info, ops)
+                continue
             node_domain = info.node_domain
             if node_domain in self._domains:
                 raise SchemaError(f"domain {info.name!r} is already registered (from {self._domains[node_domain].package})")
             self._domains[node_domain] = info
             for spelling in {info.name, node_domain, *info.aliases}:
                 self._spellings[spelling] = node_domain
-            self._ops[node_domain] = {
-                op: (f"{index.__name__}.{module}", versions) for op, (module, versions) in index.OPS[info.name].items()
-            }
+            self._ops[node_domain] = ops
+        self._packages.add(index.__name__)
         self._cache.clear()
         rule_modules = getattr(index, "RULE_MODULES", ())
         if rule_modules:  # the op set's own rules (imported only when it has some)
@@ -68,6 +79,22 @@ class Registry:
 
             for module in rule_modules:
                 RULES.add_module(importlib.import_module(f"{index.__name__}.{module}"))
+
+    def _extend(self, info: DomainInfo, ops: dict[str, tuple[tuple[str, ...], tuple[int, ...]]]) -> None:
+        node_domain = self._spellings.get(info.node_domain)
+        if node_domain is None:
+            raise SchemaError(f"{info.package} extends domain {info.name!r}, which is not registered")
+        mine = self._ops[node_domain]
+        for op, (modules, versions) in ops.items():
+            if op not in mine:
+                mine[op] = (modules, versions)
+                continue
+            old_modules, old_versions = mine[op]
+            if set(old_versions) & set(versions):
+                raise SchemaError(f"{info.package} defines {op!r} version(s) "
+                                  f"{sorted(set(old_versions) & set(versions))} of {info.name!r} again")
+            mine[op] = (old_modules + modules, tuple(sorted(old_versions + versions)))
+            self._loaded.pop((node_domain, op), None)
 
     # -- lookups ----------------------------------------------------------------------
     def get_schema(self, op_type: str, max_inclusive_version: int | str | None = None, domain: str = "") -> OpSchema:
@@ -143,7 +170,7 @@ class Registry:
             for op in sorted(self._ops[node_domain]):
                 yield node_domain, op
 
-    def _entry(self, op_type: str, domain: str) -> tuple[str, tuple[str, tuple[int, ...]]]:
+    def _entry(self, op_type: str, domain: str) -> tuple[str, tuple[tuple[str, ...], tuple[int, ...]]]:
         """The canonical domain and the index entry (module, since-versions) of an operator."""
         node_domain = self.canonical_domain(domain)
         entry = self._ops[node_domain].get(op_type)
@@ -171,7 +198,10 @@ class Registry:
         key = (node_domain, op_type)
         schemas = self._loaded.get(key)
         if schemas is None:
-            module_name = self._ops[node_domain][op_type][0]
-            schemas = importlib.import_module(module_name).SCHEMAS
+            modules = self._ops[node_domain][op_type][0]
+            schemas = importlib.import_module(modules[0]).SCHEMAS
+            if len(modules) > 1:  # a history spread over packages (an extended domain)
+                found = [schema for module in modules for schema in importlib.import_module(module).SCHEMAS]
+                schemas = tuple(sorted(found, key=lambda schema: schema.since_version))
             self._loaded[key] = schemas
         return schemas

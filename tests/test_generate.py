@@ -57,7 +57,7 @@ def test_check_reports_stale_and_extra_files(tmp_path, capsys):
 
 @needs_checkout
 def test_builtin_output_includes_the_ir_module():
-    _, files = build(REPO / "opdefs", with_protos=True)
+    files = build(REPO / "opdefs", with_protos=True).files
     assert (DEFAULT_OUT / "opspec_ir_pb2.py").read_bytes() == files["opspec_ir_pb2.py"]
 
 

@@ -157,7 +157,7 @@ def test_domain_file_errors(tmp_path, capsys):
     assert code == 1
     assert lines[:-1] == [
         "opdefs/x.test/domain.yaml:2:8: error: missing required key 'max'",
-        "opdefs/x.test/domain.yaml:3:1: error: unknown key 'flavour' (expected one of: aliases, doc, domain, "
+        "opdefs/x.test/domain.yaml:3:1: error: unknown key 'flavour' (expected one of: aliases, doc, domain, extends, "
         "node_domain, opset, summary)",
         "opdefs/y.test:1:1: error: domain folder has no domain.yaml",
     ]

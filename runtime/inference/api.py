@@ -19,11 +19,13 @@ class InferenceResult:
     nodes, each as a :class:`NodeError` carrying the reason); ``values``: every value by
     name as ``(type, producer)``, where producer is the op type, ``(input)`` or
     ``(initializer)``; ``external_refusals``: why tensor data stored beside a model given
-    by path was not read (outside the model's folder, unreadable, ...).
+    by path was not read (outside the model's folder, unreadable, ...); ``implied_opsets``:
+    onnxruntime domains the model uses without importing them, inferred at this version as
+    onnxruntime runs them.
     """
 
     __slots__ = ("model", "errors", "unknown_reasons", "unknown_nodes", "node_count", "external_refusals",
-                 "_outcome", "_values")
+                 "implied_opsets", "_outcome", "_values")
 
     def __init__(self, model: Any, outcome: GraphOutcome) -> None:
         self.model = model
@@ -32,6 +34,7 @@ class InferenceResult:
         self.unknown_nodes: list[NodeError] = outcome.unknown_nodes
         self.node_count = outcome.node_count
         self.external_refusals: list[str] = []
+        self.implied_opsets: dict[str, int] = outcome.implied
         self._outcome = outcome
         self._values: dict | None = None
 

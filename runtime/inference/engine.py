@@ -21,7 +21,11 @@ from opspec.runtime.contract import (
     TensorType,
     TensorValue,
 )
-from opspec.runtime.defs import REGISTRY
+from opspec.runtime.defs import INFERENCE, REGISTRY
+
+#: Domains whose nodes onnxruntime runs without an opset import: its own (not the standard ones).
+IMPLIED_DOMAINS = frozenset(info.node_domain for info in INFERENCE.domains()) - frozenset(
+    info.node_domain for info in REGISTRY.domains())
 from opspec.runtime.inference.checks import check_node, check_outputs, formal_positions
 from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
@@ -214,7 +218,7 @@ def normalize_opsets(opset_imports: Iterable[Any]) -> dict[str, int]:
     opsets = {}
     for entry in opset_imports:
         try:
-            domain = REGISTRY.canonical_domain(entry.domain)
+            domain = INFERENCE.canonical_domain(entry.domain)
         except SchemaError:
             domain = entry.domain
         opsets[domain] = entry.version
@@ -240,6 +244,8 @@ class Engine:
         self.errors: list[NodeError] = []
         self.unknown: dict[tuple[str, str], str] = {}
         self.unknown_nodes: list[NodeError] = []  # main-graph nodes without a schema
+        #: Domains used without an opset import and inferred at their newest version.
+        self.implied: dict[str, int] = {}
         self._active: set = set()
         #: Infers the graph attributes of a node (set by the graph module: it owns subgraphs).
         self.subgraphs: Callable | None = None
@@ -248,7 +254,7 @@ class Engine:
 
     def resolve(self, domain: str, op_type: str, opsets: dict[str, int]) -> OpEntry:
         try:
-            canonical = REGISTRY.canonical_domain(domain)
+            canonical = INFERENCE.canonical_domain(domain)
         except SchemaError:
             canonical = None
         function = self.functions.get((domain, op_type))
@@ -260,12 +266,16 @@ class Engine:
                 return OpEntry(_FUNCTION, function=function)
             return OpEntry(_UNKNOWN, reason=f"unknown domain '{domain}'")
         version = opsets.get(canonical)
+        if version is None and function is None and canonical in IMPLIED_DOMAINS:
+            # onnxruntime runs its own domains' nodes without an opset import, at the domain's
+            # newest version; infer them so too, and say so in the report.
+            version = self.implied.setdefault(canonical, INFERENCE.domain(canonical).opset_max)
         if version is None:
             if function is not None:
                 return OpEntry(_FUNCTION, function=function)
             return OpEntry(_BROKEN, reason=f"the model imports no opset for domain '{domain or 'ai.onnx'}'")
         try:
-            schema = REGISTRY.get_schema(op_type, version, canonical)
+            schema = INFERENCE.get_schema(op_type, version, canonical)
         except SchemaError as error:
             if function is not None:
                 return OpEntry(_FUNCTION, function=function)

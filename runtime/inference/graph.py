@@ -33,7 +33,8 @@ _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 class GraphOutcome:
     """What inference learned about a graph: every value's type and who produced it."""
 
-    __slots__ = ("types", "origins", "producers", "op_labels", "errors", "unknown", "unknown_nodes", "node_count")
+    __slots__ = ("types", "origins", "producers", "op_labels", "errors", "unknown", "unknown_nodes", "node_count",
+                 "implied")
 
     def __init__(self) -> None:
         self.types: dict[str, Any] = {}
@@ -44,6 +45,8 @@ class GraphOutcome:
         self.unknown: dict[tuple[str, str], str] = {}
         self.unknown_nodes: list[NodeError] = []
         self.node_count = 0
+        #: Domains used without an opset import, inferred at this version (as onnxruntime runs them).
+        self.implied: dict[str, int] = {}
 
     def values(self) -> dict[str, tuple[Any, str]]:
         """Every value by name: (type or None, producer), inputs and initializers first."""
@@ -215,6 +218,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         outcome.errors = engine.errors
         outcome.unknown = engine.unknown
         outcome.unknown_nodes = engine.unknown_nodes
+        outcome.implied = engine.implied
     if report:
         outcome.op_labels = [node.op_type if not node.domain or node.domain == "ai.onnx"
                              else f"{node.domain}::{node.op_type}" for node in nodes]

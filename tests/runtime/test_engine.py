@@ -13,7 +13,7 @@ import opspec  # noqa: E402
 from opspec.generated import opspec_ir_pb2 as ir  # noqa: E402
 from opspec.runtime.inference import engine as engine_module  # noqa: E402
 from opspec.runtime.rulebook import RULES  # noqa: E402
-from opspec.runtime.defs import REGISTRY  # noqa: E402
+from opspec.runtime.defs import INFERENCE  # noqa: E402
 from opspec.runtime.inference.api import InferenceError, infer, infer_shapes  # noqa: E402
 from opspec.runtime.contract import Data, TensorType  # noqa: E402
 from opspec.runtime.ir import ModelLoadError  # noqa: E402
@@ -238,9 +238,15 @@ def test_unknown_ops_are_reported_and_inference_goes_on(fake_rules):
 
 
 def test_op_newer_than_the_models_opset_is_unknown(fake_rules):
-    nodes = [helper.make_node("LayerNormalization", ["X", "X"], ["Y"])]
+    nodes = [helper.make_node("Gelu", ["X"], ["Y"])]
     result = infer(model(nodes, [tensor("X", F, [4])], [tensor("Y")], opset=13))
-    assert ("", "LayerNormalization") in result.unknown_ops
+    assert ("", "Gelu") in result.unknown_ops
+
+
+def test_onnxruntimes_versions_apply_where_the_models_opset_has_no_standard_one(fake_rules):
+    nodes = [helper.make_node("LayerNormalization", ["X", "S"], ["Y"])]
+    result = infer(model(nodes, [tensor("X", F, [4]), tensor("S", F, [4])], [tensor("Y")], opset=13))
+    assert not result.unknown_ops and not result.errors
 
 
 def test_subgraph_attributes_do_not_crash(fake_rules):
@@ -325,11 +331,11 @@ def test_check_type_catches_a_missing_required_input(fake_rules):
 
 
 def test_check_type_applies_attribute_value_constraints(fake_rules, monkeypatch):
-    schema = REGISTRY.get_schema("Flatten", 17, "")
+    schema = INFERENCE.get_schema("Flatten", 17, "")
     attributes = dict(schema.attributes)
     attributes["axis"] = attributes["axis"]._replace(constraint=ValueConstraint(minimum=0))
     patched = schema._replace(attributes=MappingProxyType(attributes))
-    monkeypatch.setitem(REGISTRY._cache, ("Flatten", 17, ""), patched)
+    monkeypatch.setitem(INFERENCE._cache, ("Flatten", 17, ""), patched)
     nodes = [helper.make_node("Flatten", ["X"], ["Y"], axis=-1, name="flat")]
     source = model(nodes, [tensor("X", F, [2, 3])], [tensor("Y")])
     (error,) = infer(source, check_type=True).errors

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 import opspec
+import opspec.onnxruntime
 from opspec.runtime.contract import Data, InferenceContext, TensorType
 from opspec.runtime.inference.engine import OpEntry, _bind
 from opspec.runtime.rulebook import RULES
@@ -37,8 +38,11 @@ def apply_rule(ctx: InferenceContext) -> InferenceContext:
 
 def run(op: str, version: int | None, inputs: list, attributes: dict | None = None, *, domain: str = "",
         prebind: bool = True, **kwargs: Any) -> InferenceContext:
-    """Run ``op``'s rule at ``version`` on ``inputs`` and return the context."""
-    schema = opspec.get_schema(op, version, domain)
+    """Run ``op``'s rule at ``version`` on ``inputs`` and return the context.
+
+    Schemas come from ``opspec.onnxruntime``: the standard set plus onnxruntime's operators.
+    """
+    schema = opspec.onnxruntime.get_schema(op, version, domain)
     return apply_rule(make_context(schema, inputs, attributes, prebind=prebind, **kwargs))
 
 

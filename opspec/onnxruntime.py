@@ -1,0 +1,41 @@
+"""onnxruntime's operator set, layered over the standard one, with the functions of ``opspec``.
+
+``opspec.onnxruntime.get_schema("Attention", domain="com.microsoft")`` looks up an operator
+of onnxruntime's own domains (``com.microsoft``, ``com.microsoft.nchwc``,
+``com.ms.internal.nhwc``); lookups in the standard domains answer as ``opspec`` does, plus
+the versions onnxruntime adds to them (``LayerNormalization`` version 1, the deprecated
+``Affine``, ...). ``opspec`` itself stays exactly onnx's set. Inference
+(``opspec.infer_shapes``, ``opspec infer``) uses this registry. Nothing is loaded until
+first used.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from opspec.runtime.registry import Registry, SchemaError
+
+__all__ = ["REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas", "get_all_schemas_with_history",
+           "get_function_ops", "get_schema", "has", "has_schema", "schema_version_map"]
+
+_FUNCTIONS = {"get_schema", "has_schema", "get_function_ops", "get_all_schemas", "get_all_schemas_with_history",
+              "schema_version_map", "domain_version_range"}
+
+
+def _registry() -> Registry:
+    from opspec.runtime import defs
+
+    return defs.INFERENCE
+
+
+def __getattr__(name: str) -> Any:
+    if name == "REGISTRY":
+        return _registry()
+    if name == "has":
+        return _registry().has_schema
+    if name in _FUNCTIONS:
+        return getattr(_registry(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
