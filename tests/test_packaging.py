@@ -69,7 +69,8 @@ def test_the_lock_pins_every_requirement_and_the_tools_within_their_ranges():
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path, str]:
     """A wheel and an sdist built from a copy of the sources, and what the build printed."""
-    pytest.importorskip("setuptools")
+    backend = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"][0]
+    pytest.importorskip("setuptools", minversion=backend.split(">=")[1])  # the build backend pyproject asks for
     source = tmp_path_factory.mktemp("source")
     for name in _SOURCES:
         origin = REPO / name
