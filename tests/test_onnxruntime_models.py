@@ -58,3 +58,18 @@ def test_com_microsoft_nodes_without_an_opset_import_are_inferred_and_reported()
     result = opspec.infer(model, data_prop=True)
     assert result.implied_opsets == {"com.microsoft": 1}
     assert result.unknown_ops == set()
+
+
+def test_the_command_line_says_which_domains_were_used_without_an_import(tmp_path, capsys):
+    import json
+
+    from opspec.cli import main
+
+    path = tmp_path / "optimized.onnx"
+    onnx.save(MODELS["transformer optimizer (SkipLayerNormalization)"][0](), path)
+    main(["infer", str(path), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["implied_opsets"] == [{"domain": "com.microsoft", "version": 1}]
+    assert report["unknown_ops"] == []
+    assert main(["check", str(path)]) == 1
+    assert "domain 'com.microsoft' has no opset import" in capsys.readouterr().out
