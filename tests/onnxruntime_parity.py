@@ -3,8 +3,8 @@
 onnxruntime exports every schema it registers (``get_all_operator_schema``): names,
 versions, formal parameters with their type strings, options and homogeneity, arities,
 attribute types and whether they are required, type constraints, deprecation and support
-level. It exports no attribute defaults and no differentiability; those facts come from
-its schema sources. Run as a script for per-domain counts (``python tests/onnxruntime_parity.py``).
+level, and each attribute's default as a serialized ``AttributeProto``. It exports no
+differentiability; that comes from its schema sources. Run as a script for per-domain counts (``python tests/onnxruntime_parity.py``).
 """
 from __future__ import annotations
 
@@ -14,6 +14,23 @@ from typing import Any
 
 #: Key of a schema: (domain as models write it, name, since-version).
 Key = tuple[str, str, int]
+
+
+def _default(attribute: Any) -> Any:
+    """onnxruntime's exported default as a plain value (None when unset), lists as tuples."""
+    from onnx import AttributeProto, helper
+
+    if not attribute._default_value:
+        return None
+    proto = AttributeProto.FromString(attribute._default_value)
+    if proto.type == 0:
+        return None
+    value = helper.get_attribute_value(proto)
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, list):
+        return tuple(v.decode("utf-8") if isinstance(v, bytes) else v for v in value)
+    return value
 
 
 def _params(params: Any, ours: bool) -> list[tuple[Any, ...]]:
@@ -36,8 +53,8 @@ def differences(ours: Any, theirs: Any) -> list[str]:
     compare("domain", ours.domain if ours.domain != "ai.onnx" else "", theirs.domain)
     compare("inputs", _params(ours.inputs, True), _params(theirs.inputs, False))
     compare("outputs", _params(ours.outputs, True), _params(theirs.outputs, False))
-    compare("attributes", {n: (a.type.name, a.required) for n, a in ours.attributes.items()},
-            {n: (a.type.name, a.required) for n, a in theirs.attributes.items()})
+    compare("attributes", {n: (a.type.name, a.required, a.default) for n, a in ours.attributes.items()},
+            {n: (a.type.name, a.required, _default(a)) for n, a in theirs.attributes.items()})
     compare("type_constraints", {t.type_param_str: frozenset(t.allowed_type_strs) for t in ours.type_constraints},
             {t.type_param_str: frozenset(t.allowed_type_strs) for t in theirs.type_constraints})
     compare("type_constraint order", [t.type_param_str for t in ours.type_constraints],

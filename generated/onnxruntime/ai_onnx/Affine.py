@@ -31,11 +31,13 @@ _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
     description=DOC,
+    default=1.0,
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
     description=DOC,
+    default=0.0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

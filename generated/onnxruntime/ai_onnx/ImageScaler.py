@@ -36,6 +36,7 @@ _ATTR_1 = Attribute(
     name='scale',
     type=AttrType.FLOAT,
     description=DOC,
+    default=1.0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

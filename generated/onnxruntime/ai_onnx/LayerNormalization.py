@@ -72,16 +72,19 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999747378752e-06,
             ),
             'stash_type': Attribute(
                 name='stash_type',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

@@ -42,11 +42,13 @@ SCHEMAS = (
                 name='across_channels',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'normalize_variance': Attribute(
                 name='normalize_variance',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

@@ -31,6 +31,7 @@ _ATTR_0 = Attribute(
     name='scale',
     type=AttrType.FLOAT,
     description=DOC,
+    default=1.0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

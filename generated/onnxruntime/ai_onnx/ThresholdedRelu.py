@@ -42,6 +42,7 @@ SCHEMAS = (
                 name='alpha',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
         }),
         type_constraints=(

@@ -167,6 +167,7 @@ SCHEMAS = (
                 name='direction',
                 type=AttrType.STRING,
                 description=DOC,
+                default='forward',
             ),
             'hidden_size': Attribute(
                 name='hidden_size',
@@ -177,6 +178,7 @@ SCHEMAS = (
                 name='input_forget',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -137,11 +137,13 @@ SCHEMAS = (
                 name='decoder_start_token_id',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'early_stopping': Attribute(
                 name='early_stopping',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'encoder': Attribute(
                 name='encoder',
@@ -163,11 +165,13 @@ SCHEMAS = (
                 name='model_type',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'no_repeat_ngram_size': Attribute(
                 name='no_repeat_ngram_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'pad_token_id': Attribute(
                 name='pad_token_id',
@@ -179,6 +183,7 @@ SCHEMAS = (
                 name='vocab_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
         }),
         type_constraints=(

@@ -48,6 +48,7 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'is_inner_broadcast': Attribute(
                 name='is_inner_broadcast',

@@ -67,11 +67,13 @@ SCHEMAS = (
                 name='max_ngram_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=3,
             ),
             'min_ngram_size': Attribute(
                 name='min_ngram_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

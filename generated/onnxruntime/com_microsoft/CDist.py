@@ -48,6 +48,7 @@ SCHEMAS = (
                 name='metric',
                 type=AttrType.STRING,
                 description=DOC,
+                default='sqeuclidean',
             ),
         }),
         type_constraints=(

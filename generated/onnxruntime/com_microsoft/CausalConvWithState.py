@@ -69,26 +69,31 @@ SCHEMAS = (
                 name='activation',
                 type=AttrType.STRING,
                 description=DOC,
+                default='none',
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'dilation': Attribute(
                 name='dilation',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'ndim': Attribute(
                 name='ndim',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'state_window': Attribute(
                 name='state_window',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -63,6 +63,7 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
@@ -73,6 +74,7 @@ SCHEMAS = (
                 name='group',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',

@@ -60,11 +60,13 @@ SCHEMAS = (
                 name='extrapolation_value',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='bilinear',
             ),
         }),
         type_constraints=(

@@ -59,11 +59,13 @@ SCHEMAS = (
                 name='block_dim',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'dtype': Attribute(
                 name='dtype',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

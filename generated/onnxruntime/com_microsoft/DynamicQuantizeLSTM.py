@@ -149,6 +149,7 @@ SCHEMAS = (
                 name='direction',
                 type=AttrType.STRING,
                 description=DOC,
+                default='forward',
             ),
             'hidden_size': Attribute(
                 name='hidden_size',
@@ -159,6 +160,7 @@ SCHEMAS = (
                 name='input_forget',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -165,21 +165,25 @@ SCHEMAS = (
                 name='attention_mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='selected_only',
             ),
             'auxiliary_kv_shared': Attribute(
                 name='auxiliary_kv_shared',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'do_rotary': Attribute(
                 name='do_rotary',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'is_causal': Attribute(
                 name='is_causal',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'kv_num_heads': Attribute(
                 name='kv_num_heads',
@@ -191,6 +195,7 @@ SCHEMAS = (
                 name='local_window_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'num_heads': Attribute(
                 name='num_heads',
@@ -202,16 +207,19 @@ SCHEMAS = (
                 name='qk_norm_epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999974752427e-07,
             ),
             'rotary_interleaved': Attribute(
                 name='rotary_interleaved',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'rotary_offset': Attribute(
                 name='rotary_offset',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'scale': Attribute(
                 name='scale',
@@ -222,11 +230,13 @@ SCHEMAS = (
                 name='selected_kv_source',
                 type=AttrType.STRING,
                 description=DOC,
+                default='main',
             ),
             'smooth_softmax': Attribute(
                 name='smooth_softmax',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -48,6 +48,7 @@ SCHEMAS = (
                 name='embed_mode',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'ep_cache_context': Attribute(
                 name='ep_cache_context',
@@ -68,11 +69,13 @@ SCHEMAS = (
                 name='main_context',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'max_size': Attribute(
                 name='max_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'notes': Attribute(
                 name='notes',

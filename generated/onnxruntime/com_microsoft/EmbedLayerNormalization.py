@@ -109,6 +109,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999960041972e-13,
             ),
             'mask_index_type': Attribute(
                 name='mask_index_type',

@@ -81,6 +81,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999747378752e-06,
             ),
         }),
         type_constraints=(

@@ -73,6 +73,7 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
@@ -83,6 +84,7 @@ SCHEMAS = (
                 name='group',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',

@@ -127,36 +127,43 @@ SCHEMAS = (
                 name='beta_activation',
                 type=AttrType.STRING,
                 description=DOC,
+                default='none',
             ),
             'chunk_size': Attribute(
                 name='chunk_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=64,
             ),
             'gate_activation': Attribute(
                 name='gate_activation',
                 type=AttrType.STRING,
                 description=DOC,
+                default='none',
             ),
             'qk_l2_norm': Attribute(
                 name='qk_l2_norm',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'state_update_capacity': Attribute(
                 name='state_update_capacity',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'update_rule': Attribute(
                 name='update_rule',
                 type=AttrType.STRING,
                 description=DOC,
+                default='gated_delta',
             ),
         }),
         type_constraints=(

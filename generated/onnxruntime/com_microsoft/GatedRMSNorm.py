@@ -54,11 +54,13 @@ SCHEMAS = (
                 name='activation',
                 type=AttrType.STRING,
                 description=DOC,
+                default='silu',
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999747378752e-06,
             ),
         }),
         type_constraints=(

@@ -63,21 +63,25 @@ SCHEMAS = (
                 name='bits',
                 type=AttrType.INT,
                 description=DOC,
+                default=4,
             ),
             'block_size': Attribute(
                 name='block_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=128,
             ),
             'gather_axis': Attribute(
                 name='gather_axis',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'quantize_axis': Attribute(
                 name='quantize_axis',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

@@ -82,26 +82,31 @@ SCHEMAS = (
                 name='alpha',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
             'beta': Attribute(
                 name='beta',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'dtype': Attribute(
                 name='dtype',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -89,6 +89,7 @@ SCHEMAS = (
                 name='decoder_start_token_id',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'encoder': Attribute(
                 name='encoder',
@@ -110,11 +111,13 @@ SCHEMAS = (
                 name='model_type',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'no_repeat_ngram_size': Attribute(
                 name='no_repeat_ngram_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'pad_token_id': Attribute(
                 name='pad_token_id',
@@ -126,6 +129,7 @@ SCHEMAS = (
                 name='vocab_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
         }),
         type_constraints=(

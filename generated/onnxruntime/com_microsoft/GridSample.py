@@ -48,16 +48,19 @@ SCHEMAS = (
                 name='align_corners',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='bilinear',
             ),
             'padding_mode': Attribute(
                 name='padding_mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='zeros',
             ),
         }),
         type_constraints=(

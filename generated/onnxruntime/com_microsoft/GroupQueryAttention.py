@@ -168,6 +168,7 @@ SCHEMAS = (
                 name='causal',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'do_rotary': Attribute(
                 name='do_rotary',
@@ -178,6 +179,7 @@ SCHEMAS = (
                 name='k_quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NONE',
             ),
             'kv_cache_bit_width': Attribute(
                 name='kv_cache_bit_width',
@@ -194,6 +196,7 @@ SCHEMAS = (
                 name='local_window_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'num_heads': Attribute(
                 name='num_heads',
@@ -205,11 +208,13 @@ SCHEMAS = (
                 name='qk_norm_epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999974752427e-07,
             ),
             'qk_output': Attribute(
                 name='qk_output',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'rotary_interleaved': Attribute(
                 name='rotary_interleaved',
@@ -225,11 +230,13 @@ SCHEMAS = (
                 name='sliding_window_cache',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'smooth_softmax': Attribute(
                 name='smooth_softmax',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'softcap': Attribute(
                 name='softcap',
@@ -240,6 +247,7 @@ SCHEMAS = (
                 name='v_quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NONE',
             ),
         }),
         type_constraints=(

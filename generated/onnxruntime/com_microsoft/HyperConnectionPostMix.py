@@ -62,6 +62,7 @@ SCHEMAS = (
                 name='num_branches',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -48,11 +48,13 @@ SCHEMAS = (
                 name='num_branches',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'reduction_scale': Attribute(
                 name='reduction_scale',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
         }),
         type_constraints=(

@@ -42,11 +42,13 @@ SCHEMAS = (
                 name='normalized',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'onesided': Attribute(
                 name='onesided',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'signal_ndim': Attribute(
                 name='signal_ndim',

@@ -44,11 +44,13 @@ SCHEMAS = (
                 name='isinf_only',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'isnan_only': Attribute(
                 name='isnan_only',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

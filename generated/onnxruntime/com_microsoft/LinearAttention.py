@@ -82,6 +82,7 @@ SCHEMAS = (
                 name='chunk_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=64,
             ),
             'kv_num_heads': Attribute(
                 name='kv_num_heads',
@@ -99,16 +100,19 @@ SCHEMAS = (
                 name='scale',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'state_window': Attribute(
                 name='state_window',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'update_rule': Attribute(
                 name='update_rule',
                 type=AttrType.STRING,
                 description=DOC,
+                default='gated_delta',
             ),
         }),
         type_constraints=(

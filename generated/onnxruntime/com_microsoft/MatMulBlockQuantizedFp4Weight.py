@@ -75,6 +75,7 @@ SCHEMAS = (
                 name='block_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=16,
             ),
         }),
         type_constraints=(

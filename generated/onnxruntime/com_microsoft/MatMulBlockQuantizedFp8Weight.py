@@ -69,6 +69,7 @@ SCHEMAS = (
                 name='block_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=128,
             ),
         }),
         type_constraints=(

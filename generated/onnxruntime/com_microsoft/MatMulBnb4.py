@@ -78,11 +78,13 @@ SCHEMAS = (
                 name='training_mode',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

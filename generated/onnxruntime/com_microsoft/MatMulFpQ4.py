@@ -53,6 +53,7 @@ SCHEMAS = (
                 name='blk_quant_type',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

@@ -88,11 +88,13 @@ SCHEMAS = (
                 name='accuracy_level',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'bits': Attribute(
                 name='bits',
                 type=AttrType.INT,
                 description=DOC,
+                default=4,
             ),
             'block_size': Attribute(
                 name='block_size',
@@ -104,6 +106,7 @@ SCHEMAS = (
                 name='weight_prepacked',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

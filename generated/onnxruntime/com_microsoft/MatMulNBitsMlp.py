@@ -114,6 +114,7 @@ SCHEMAS = (
                 name='accuracy_level',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'activation': Attribute(
                 name='activation',
@@ -125,6 +126,7 @@ SCHEMAS = (
                 name='bits',
                 type=AttrType.INT,
                 description=DOC,
+                default=4,
             ),
             'block_size': Attribute(
                 name='block_size',
@@ -136,6 +138,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999747378752e-06,
             ),
         }),
         type_constraints=(

@@ -150,11 +150,13 @@ SCHEMAS = (
                 name='accuracy_level',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'bits': Attribute(
                 name='bits',
                 type=AttrType.INT,
                 description=DOC,
+                default=4,
             ),
             'block_size': Attribute(
                 name='block_size',
@@ -166,6 +168,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999974752427e-07,
             ),
         }),
         type_constraints=(

@@ -47,6 +47,7 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
@@ -62,6 +63,7 @@ SCHEMAS = (
                 name='storage_order',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'strides': Attribute(
                 name='strides',

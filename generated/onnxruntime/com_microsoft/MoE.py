@@ -89,31 +89,37 @@ SCHEMAS = (
                 name='activation_alpha',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
             'activation_beta': Attribute(
                 name='activation_beta',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'activation_type': Attribute(
                 name='activation_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='relu',
             ),
             'k': Attribute(
                 name='k',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'normalize_routing_weights': Attribute(
                 name='normalize_routing_weights',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'swiglu_fusion': Attribute(
                 name='swiglu_fusion',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'swiglu_limit': Attribute(
                 name='swiglu_limit',
@@ -124,6 +130,7 @@ SCHEMAS = (
                 name='use_sparse_mixer',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -143,6 +143,7 @@ SCHEMAS = (
                 name='unidirectional',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -41,11 +41,13 @@ SCHEMAS = (
                 name='positive',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'seed': Attribute(
                 name='seed',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

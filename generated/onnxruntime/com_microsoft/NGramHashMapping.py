@@ -108,6 +108,7 @@ SCHEMAS = (
                 name='reset_on_eos',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

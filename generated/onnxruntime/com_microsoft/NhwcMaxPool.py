@@ -42,11 +42,13 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'dilations': Attribute(
                 name='dilations',

@@ -197,6 +197,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999974752427e-07,
             ),
             'head_weight_scale': Attribute(
                 name='head_weight_scale',
@@ -229,6 +230,7 @@ SCHEMAS = (
                 name='state_update_capacity',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'token_budget': Attribute(
                 name='token_budget',

@@ -56,6 +56,7 @@ SCHEMAS = (
                 name='mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='constant',
             ),
         }),
         type_constraints=(

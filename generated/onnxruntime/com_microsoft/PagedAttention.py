@@ -171,21 +171,25 @@ SCHEMAS = (
                 name='is_causal',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'k_cache_dtype': Attribute(
                 name='k_cache_dtype',
                 type=AttrType.STRING,
                 description=DOC,
+                default='',
             ),
             'k_quant_type': Attribute(
                 name='k_quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NONE',
             ),
             'kv_cache_layout': Attribute(
                 name='kv_cache_layout',
                 type=AttrType.STRING,
                 description=DOC,
+                default='SEPARATE',
             ),
             'kv_num_heads': Attribute(
                 name='kv_num_heads',
@@ -197,6 +201,7 @@ SCHEMAS = (
                 name='local_window_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'num_heads': Attribute(
                 name='num_heads',
@@ -233,6 +238,7 @@ SCHEMAS = (
                 name='v_cache_dtype',
                 type=AttrType.STRING,
                 description=DOC,
+                default='',
             ),
             'v_head_size': Attribute(
                 name='v_head_size',
@@ -243,6 +249,7 @@ SCHEMAS = (
                 name='v_quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NONE',
             ),
         }),
         type_constraints=(

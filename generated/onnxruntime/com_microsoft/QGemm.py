@@ -94,16 +94,19 @@ SCHEMAS = (
                 name='alpha',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

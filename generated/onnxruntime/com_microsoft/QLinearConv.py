@@ -92,11 +92,13 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'dilations': Attribute(
                 name='dilations',
@@ -107,6 +109,7 @@ SCHEMAS = (
                 name='group',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',

@@ -66,6 +66,7 @@ SCHEMAS = (
                 name='channels_last',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

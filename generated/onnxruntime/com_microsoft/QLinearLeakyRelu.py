@@ -69,6 +69,7 @@ SCHEMAS = (
                 name='alpha',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.009999999776482582,
             ),
         }),
         type_constraints=(

@@ -68,6 +68,7 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'opset': Attribute(
                 name='opset',

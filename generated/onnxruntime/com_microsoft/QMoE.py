@@ -182,21 +182,25 @@ SCHEMAS = (
                 name='accuracy_level',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'activation_alpha': Attribute(
                 name='activation_alpha',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
             'activation_beta': Attribute(
                 name='activation_beta',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'activation_type': Attribute(
                 name='activation_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='relu',
             ),
             'block_size': Attribute(
                 name='block_size',
@@ -207,6 +211,7 @@ SCHEMAS = (
                 name='expert_weight_bits',
                 type=AttrType.INT,
                 description=DOC,
+                default=4,
             ),
             'fc1_expert_weight_bits': Attribute(
                 name='fc1_expert_weight_bits',
@@ -227,21 +232,25 @@ SCHEMAS = (
                 name='k',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'normalize_routing_weights': Attribute(
                 name='normalize_routing_weights',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'quant_type': Attribute(
                 name='quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='int',
             ),
             'swiglu_fusion': Attribute(
                 name='swiglu_fusion',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'swiglu_limit': Attribute(
                 name='swiglu_limit',
@@ -252,11 +261,13 @@ SCHEMAS = (
                 name='use_sparse_mixer',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'weights_prepacked': Attribute(
                 name='weights_prepacked',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
         }),
         type_constraints=(

@@ -68,21 +68,25 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999747378752e-06,
             ),
             'order_X': Attribute(
                 name='order_X',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'order_Y': Attribute(
                 name='order_Y',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

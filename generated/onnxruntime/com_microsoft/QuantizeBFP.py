@@ -59,6 +59,7 @@ SCHEMAS = (
                 name='block_dim',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
         }),
         type_constraints=(

@@ -54,6 +54,7 @@ SCHEMAS = (
                 name='is_bidirectional',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'max_distance': Attribute(
                 name='max_distance',

@@ -42,16 +42,19 @@ SCHEMAS = (
                 name='normalized',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'onesided': Attribute(
                 name='onesided',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'signal_ndim': Attribute(
                 name='signal_ndim',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

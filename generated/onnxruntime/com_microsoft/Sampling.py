@@ -104,6 +104,7 @@ SCHEMAS = (
                 name='custom',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'decoder': Attribute(
                 name='decoder',
@@ -115,6 +116,7 @@ SCHEMAS = (
                 name='decoder_start_token_id',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'encoder': Attribute(
                 name='encoder',
@@ -131,6 +133,7 @@ SCHEMAS = (
                 name='filter_value',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=-1.0000000200408773e+20,
             ),
             'init_decoder': Attribute(
                 name='init_decoder',
@@ -141,16 +144,19 @@ SCHEMAS = (
                 name='min_tokens_to_keep',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'model_type': Attribute(
                 name='model_type',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'no_repeat_ngram_size': Attribute(
                 name='no_repeat_ngram_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'pad_token_id': Attribute(
                 name='pad_token_id',
@@ -162,21 +168,25 @@ SCHEMAS = (
                 name='presence_penalty',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'temperature': Attribute(
                 name='temperature',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=1.0,
             ),
             'top_p': Attribute(
                 name='top_p',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=0.0,
             ),
             'vocab_size': Attribute(
                 name='vocab_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
         }),
         type_constraints=(

@@ -81,11 +81,13 @@ SCHEMAS = (
                 name='channels_last',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999747378752e-06,
             ),
             'groups': Attribute(
                 name='groups',

@@ -90,6 +90,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999960041972e-13,
             ),
         }),
         type_constraints=(

@@ -148,6 +148,7 @@ SCHEMAS = (
                 name='epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999974752427e-07,
             ),
             'head_weight_scale': Attribute(
                 name='head_weight_scale',

@@ -198,31 +198,37 @@ SCHEMAS = (
                 name='attention_mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='selected_only',
             ),
             'auxiliary_cache_layout': Attribute(
                 name='auxiliary_cache_layout',
                 type=AttrType.STRING,
                 description=DOC,
+                default='contiguous',
             ),
             'auxiliary_kv_shared': Attribute(
                 name='auxiliary_kv_shared',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'do_rotary': Attribute(
                 name='do_rotary',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'is_causal': Attribute(
                 name='is_causal',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'k_quant_type': Attribute(
                 name='k_quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NONE',
             ),
             'kv_num_heads': Attribute(
                 name='kv_num_heads',
@@ -234,6 +240,7 @@ SCHEMAS = (
                 name='local_window_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'num_heads': Attribute(
                 name='num_heads',
@@ -245,16 +252,19 @@ SCHEMAS = (
                 name='qk_norm_epsilon',
                 type=AttrType.FLOAT,
                 description=DOC,
+                default=9.999999974752427e-07,
             ),
             'rotary_interleaved': Attribute(
                 name='rotary_interleaved',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'rotary_offset': Attribute(
                 name='rotary_offset',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'scale': Attribute(
                 name='scale',
@@ -265,6 +275,7 @@ SCHEMAS = (
                 name='selected_kv_source',
                 type=AttrType.STRING,
                 description=DOC,
+                default='main',
             ),
             'softcap': Attribute(
                 name='softcap',
@@ -275,6 +286,7 @@ SCHEMAS = (
                 name='v_quant_type',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NONE',
             ),
         }),
         type_constraints=(

@@ -50,6 +50,7 @@ SCHEMAS = (
                 name='upper',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

@@ -42,6 +42,7 @@ SCHEMAS = (
                 name='dim',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'size': Attribute(
                 name='size',
@@ -53,6 +54,7 @@ SCHEMAS = (
                 name='step',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
         }),
         type_constraints=(

@@ -88,16 +88,19 @@ SCHEMAS = (
                 name='activation',
                 type=AttrType.STRING,
                 description=DOC,
+                default='none',
             ),
             'dilation': Attribute(
                 name='dilation',
                 type=AttrType.INT,
                 description=DOC,
+                default=1,
             ),
             'state_update_capacity': Attribute(
                 name='state_update_capacity',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

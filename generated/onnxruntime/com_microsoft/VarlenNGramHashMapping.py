@@ -142,11 +142,13 @@ SCHEMAS = (
                 name='reset_on_eos',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'state_update_capacity': Attribute(
                 name='state_update_capacity',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

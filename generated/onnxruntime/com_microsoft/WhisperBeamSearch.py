@@ -182,11 +182,13 @@ SCHEMAS = (
                 name='decoder_start_token_id',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
             'early_stopping': Attribute(
                 name='early_stopping',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'encoder': Attribute(
                 name='encoder',
@@ -208,11 +210,13 @@ SCHEMAS = (
                 name='model_type',
                 type=AttrType.INT,
                 description=DOC,
+                default=2,
             ),
             'no_repeat_ngram_size': Attribute(
                 name='no_repeat_ngram_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'no_speech_token_id': Attribute(
                 name='no_speech_token_id',
@@ -249,6 +253,7 @@ SCHEMAS = (
                 name='vocab_size',
                 type=AttrType.INT,
                 description=DOC,
+                default=-1,
             ),
         }),
         type_constraints=(

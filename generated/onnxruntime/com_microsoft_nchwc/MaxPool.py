@@ -41,11 +41,13 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'dilations': Attribute(
                 name='dilations',
@@ -67,6 +69,7 @@ SCHEMAS = (
                 name='storage_order',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'strides': Attribute(
                 name='strides',

@@ -41,11 +41,13 @@ SCHEMAS = (
                 name='channels',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
         }),
         type_constraints=(

@@ -41,11 +41,13 @@ SCHEMAS = (
                 name='coordinate_transformation_mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='asymmetric',
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
                 description=DOC,
+                default='nearest',
             ),
             'scales': Attribute(
                 name='scales',

@@ -69,21 +69,25 @@ SCHEMAS = (
                 name='auto_pad',
                 type=AttrType.STRING,
                 description=DOC,
+                default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'count_include_pad': Attribute(
                 name='count_include_pad',
                 type=AttrType.INT,
                 description=DOC,
+                default=0,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
