@@ -19,6 +19,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import onnx  # noqa: E402
 
 import ort_models  # noqa: E402
+import peers  # noqa: E402
 from value_oracle import Score, real_values, score  # noqa: E402
 
 BENCHMARK = ("ort_models", "Values known on models written by onnxruntime's tools", None)
@@ -30,25 +31,8 @@ def _opspec(model: onnx.ModelProto) -> onnx.ModelProto:
     return opspec.infer_shapes(model, data_prop=True)
 
 
-def _onnx(model: onnx.ModelProto) -> onnx.ModelProto:
-    return onnx.shape_inference.infer_shapes(model, data_prop=True)
-
-
-def _ort_symbolic(model: onnx.ModelProto) -> onnx.ModelProto:
-    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-
-    return SymbolicShapeInference.infer_shapes(model, auto_merge=True)
-
-
-def _onnx_shape_inference(model: onnx.ModelProto) -> onnx.ModelProto:
-    import onnx_ir as ir
-    from onnx_shape_inference import infer_symbolic_shapes
-
-    return ir.to_proto(infer_symbolic_shapes(ir.from_proto(model), warn_on_missing=False))
-
-
 ENGINES: dict[str, Callable[[onnx.ModelProto], onnx.ModelProto]] = {
-    "opspec": _opspec, "onnx": _onnx, "onnxruntime symbolic": _ort_symbolic, "onnx-shape-inference": _onnx_shape_inference,
+    "opspec": _opspec, **peers.TEST_PEERS, "onnx-shape-inference": peers.onnx_shape_inference,
 }
 
 

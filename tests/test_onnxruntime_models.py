@@ -11,6 +11,7 @@ from __future__ import annotations
 import onnx
 import pytest
 from ort_models import catalogue
+from peers import TEST_PEERS
 from value_oracle import real_values, score
 
 import opspec
@@ -24,11 +25,8 @@ def _symbols(model: onnx.ModelProto) -> set[str]:
 
 
 def _peers(model: onnx.ModelProto) -> dict[str, onnx.ModelProto]:
-    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-
     found = {}
-    for name, infer in (("onnx", lambda m: onnx.shape_inference.infer_shapes(m, data_prop=True)),
-                        ("onnxruntime symbolic", lambda m: SymbolicShapeInference.infer_shapes(m, auto_merge=True))):
+    for name, infer in TEST_PEERS.items():
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         try:
