@@ -52,12 +52,16 @@ class Const:
 
 @dataclass(frozen=True)
 class Case:
+    """One node: ``output_types`` declares the element type of each output (None: untyped), for
+    the ops onnxruntime refuses to load with an untyped output."""
+
     op: str
     domain: str
     inputs: Sequence[In | Const | None]
     attributes: dict[str, Any] = field(default_factory=dict)
     outputs: int = 1
     opsets: dict[str, int] | None = None
+    output_types: Sequence[int | None] | None = None
 
 
 @dataclass
@@ -94,12 +98,20 @@ def model_of(case: Case) -> onnx.ModelProto:
         else:
             inputs.append(helper.make_tensor_value_info(name, item.elem, item.shape))
     outputs = [f"out{i}" for i in range(case.outputs)]
-    node = helper.make_node(case.op, names, outputs, domain=case.domain, **case.attributes)
-    graph = helper.make_graph([node], "case", inputs, [helper.make_empty_tensor_value_info(o) for o in outputs],
-                              initializers)
+    node = helper.make_node(case.op, names, outputs, domain=case.domain)
+    node.attribute.extend(_attribute(key, value) for key, value in sorted(case.attributes.items()) if value is not None)
+    types = list(case.output_types or ()) + [None] * case.outputs
+    declared = [helper.make_empty_tensor_value_info(o) if elem is None else helper.make_tensor_value_info(o, elem, None)
+                for o, elem in zip(outputs, types)]
+    graph = helper.make_graph([node], "case", inputs, declared, initializers)
     opsets = case.opsets or DEFAULT_OPSETS
     return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
                              ir_version=10)
+
+
+def _attribute(key: str, value: Any) -> onnx.AttributeProto:
+    """``key=value`` as an attribute; an empty list is taken for an empty list of ints."""
+    return helper.make_attribute(key, value, attr_type=onnx.AttributeProto.INTS if value == [] else None)
 
 
 def inferred_outputs(model: onnx.ModelProto, count: int) -> list[tuple[int | None, tuple[Any, ...] | None]]:
@@ -154,7 +166,7 @@ def _elem_of(type_text: str) -> int:
     return {"float": F, "float16": F16, "int8": I8, "uint8": U8, "int32": I32, "int64": I64, "bool": BOOL,
             "double": TensorProto.DOUBLE, "uint16": TensorProto.UINT16, "int16": TensorProto.INT16,
             "uint32": TensorProto.UINT32, "uint64": TensorProto.UINT64,
-            "bfloat16": TensorProto.BFLOAT16}[name]
+            "bfloat16": TensorProto.BFLOAT16, "string": TensorProto.STRING}[name]
 
 
 def _value(dim: Any, setting: dict[str, int]) -> int | None:
@@ -170,7 +182,12 @@ def _value(dim: Any, setting: dict[str, int]) -> int | None:
 
 def check(case: Case, settings: Sequence[dict[str, int]]) -> Verdict:
     """Infer ``case`` with opspec, run it per setting, and list every contradiction."""
-    model = model_of(case)
+    return check_model(model_of(case), case, settings)
+
+
+def check_model(model: onnx.ModelProto, case: Case, settings: Sequence[dict[str, int]]) -> Verdict:
+    """:func:`check` for a model built otherwise (several nodes, say): its inputs ``in<position>`` are
+    fed as ``case.inputs`` says, and its outputs ``out0`` ... ``out<case.outputs - 1>`` compared."""
     inferred = inferred_outputs(model, case.outputs)
     runs, problems = [], []
     for number, setting in enumerate(settings):

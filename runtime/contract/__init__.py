@@ -17,6 +17,7 @@ from opspec.runtime.contract.declare import (
     input_or_attribute,
     option,
     rule,
+    rule_spec,
 )
 from opspec.runtime.contract.elements import BOOL, FLOAT, INT64, STRING, UNDEFINED
 from opspec.runtime.contract.limits import DATA_LIMIT, MAX_DIM, MAX_RANK
@@ -35,5 +36,5 @@ __all__ = [
     "ABSENT", "BOOL", "DATA_LIMIT", "Data", "FLOAT", "INT64", "InferenceContext", "InferenceError", "IntList",
     "MAX_DIM", "MAX_RANK", "MapType", "OptionalType", "RuleParam", "RuleSpec", "STRING", "SequenceType",
     "SparseTensorType", "Subgraph", "TensorType", "TensorValue", "UNDEFINED", "attribute", "bind_formals",
-    "element", "elements", "input", "input_or_attribute", "option", "rule", "type_string",
+    "element", "elements", "input", "input_or_attribute", "option", "rule", "rule_spec", "type_string",
 ]

@@ -127,6 +127,14 @@ def rule(name: str, summary: str, **params: Any) -> Callable[[Callable], Callabl
     return declare
 
 
+def rule_spec(function: Callable) -> RuleSpec:
+    """The :class:`RuleSpec` that :func:`rule` gave ``function``; a function no declaration names fails."""
+    spec = getattr(function, SPEC_ATTRIBUTE, None)
+    if not isinstance(spec, RuleSpec):
+        raise DeclarationError(f"{getattr(function, '__name__', function)!r} is not a declared rule")
+    return spec
+
+
 #: The constructors a declaration may call, by name (what the compiler's reader accepts).
 CONSTRUCTORS: dict[str, Callable[..., Any]] = {
     "attribute": attribute, "input": input, "input_or_attribute": input_or_attribute, "option": option,

@@ -8,20 +8,10 @@ operand as the split view and write each output back in the layout its source us
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
-from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_dim, merge_shapes, mul_dim
+from opspec.runtime.rules._dims import merged
+from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_shapes, mul_dim
 
 _UNKNOWN_VIEW = (None, None, None, None)
-
-
-def merged(ctx: InferenceContext, what: str, *dims):
-    """The dims, which the op needs equal, merged into one; a node error when two known ones differ."""
-    result = None
-    for dim in dims:
-        try:
-            result = merge_dim(result, dim)
-        except ShapeError:
-            ctx.fail(f"{what} disagree: {', '.join(str(d) for d in dims if d is not None)}")
-    return result
 
 
 def head_count(ctx: InferenceContext, key: str, operand: str) -> int:

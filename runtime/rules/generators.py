@@ -16,6 +16,7 @@ from opspec.runtime.contract import (
     InferenceContext,
     attribute,
     input,
+    option,
     rule,
 )
 from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, num_elements
@@ -157,10 +158,12 @@ def _range_length(start, limit, delta):
     return max(math.ceil(ratio), 0) if math.isfinite(ratio) else None
 
 
-@rule("range", "A 1-D tensor of ceil((limit - start) / delta) elements.")
+@rule("range", "A 1-D tensor of ceil((limit - start) / delta) elements.",
+      default_delta=option("int", doc="the step when the node omits delta, for an op whose delta is optional"))
 def range_(ctx: InferenceContext) -> None:
     """1-D, of ``max(ceil((limit - start) / delta), 0)`` elements when the inputs are known."""
-    start, limit, delta = [_scalar(ctx, i, name) for i, name in enumerate(("start", "limit", "delta"))]
+    start, limit = _scalar(ctx, 0, "start"), _scalar(ctx, 1, "limit")
+    delta = _scalar(ctx, 2, "delta") if ctx.has_input(2) else ctx.option("default_delta")
     if delta == 0:
         ctx.fail("delta must not be zero")
     length = _range_length(start, limit, delta)

@@ -162,18 +162,15 @@ def layer_norm(ctx: InferenceContext) -> None:
         ctx.set_output_shape(index, stats, elem=stash)
 
 
-@rule("conv_transpose", "(N, W.shape[1] * group, out...): each spatial dim stride * (in - 1) + output_padding "
-      "+ dilated kernel - pads, or output_shape.",
-      kernel_shape=attribute(), pads=attribute(), strides=attribute(), dilations=attribute(), auto_pad=attribute(),
-      group=attribute(), output_padding=attribute(), output_shape=attribute())
-def conv_transpose(ctx: InferenceContext) -> None:
-    """The inverse of a convolution's window arithmetic, per spatial axis."""
+def conv_transpose_operands(ctx: InferenceContext) -> tuple[tuple, tuple, object] | None:
+    """X and W of a transposed convolution (inputs 0 and 1), of one rank of 3 or more, with the
+    output's channel count ``W.shape[1] * group``; None when neither rank is known. Fails where X's
+    channels are not W's first dim or ``group`` is not positive."""
     x, w = ctx.input_shape(0), ctx.input_shape(1)
     count = _spatial_count(ctx, [(f"X {format_shape(x)}", len(x) - 2 if x is not None else None),
                                  (f"W {format_shape(w)}", len(w) - 2 if w is not None else None)])
     if count is None:
-        ctx.set_output_shape(0, None)
-        return
+        return None
     if count < 1:
         ctx.fail(f"X {format_shape(x)} and W {format_shape(w)} need rank 3 or more")
     x = x if x is not None else (None,) * (count + 2)
@@ -183,11 +180,30 @@ def conv_transpose(ctx: InferenceContext) -> None:
         ctx.fail(f"group {group} must be positive")
     if type(x[1]) is int and type(w[0]) is int and x[1] != w[0]:
         ctx.fail(f"X has {x[1]} channels but W {format_shape(w)} expects {w[0]}")
-    channels = mul_dim(w[1], group)
-    kernel = ctx.ints_attr("kernel_shape") or w[2:]
-    strides = ctx.ints_attr("strides") or (1,) * count
-    dilations = ctx.ints_attr("dilations") or (1,) * count
-    padding = ctx.ints_attr("output_padding") or (0,) * count
+    return x, w, mul_dim(w[1], group)
+
+
+def conv_transpose_window(ctx: InferenceContext, kernel_dims: tuple) -> tuple[Sequence, Sequence, Sequence, Sequence]:
+    """kernel_shape (default: the weights' spatial dims ``kernel_dims``), strides, dilations (default 1)
+    and output_padding (default 0) of a transposed convolution; their lengths are unchecked."""
+    count = len(kernel_dims)
+    return (ctx.ints_attr("kernel_shape") or kernel_dims, ctx.ints_attr("strides") or (1,) * count,
+            ctx.ints_attr("dilations") or (1,) * count, ctx.ints_attr("output_padding") or (0,) * count)
+
+
+@rule("conv_transpose", "(N, W.shape[1] * group, out...): each spatial dim stride * (in - 1) + output_padding "
+      "+ dilated kernel - pads, or output_shape.",
+      kernel_shape=attribute(), pads=attribute(), strides=attribute(), dilations=attribute(), auto_pad=attribute(),
+      group=attribute(), output_padding=attribute(), output_shape=attribute())
+def conv_transpose(ctx: InferenceContext) -> None:
+    """The inverse of a convolution's window arithmetic, per spatial axis."""
+    operands = conv_transpose_operands(ctx)
+    if operands is None:
+        ctx.set_output_shape(0, None)
+        return
+    x, w, channels = operands
+    count = len(x) - 2
+    kernel, strides, dilations, padding = conv_transpose_window(ctx, w[2:])
     pads = ctx.ints_attr("pads") or (0,) * (2 * count)
     for name, values, length in (("strides", strides, count), ("dilations", dilations, count),
                                  ("output_padding", padding, count), ("pads", pads, 2 * count),
