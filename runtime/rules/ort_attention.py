@@ -1,0 +1,118 @@
+"""Rules for onnxruntime's attention ops that project their input themselves (com.microsoft Attention,
+DecoderMaskedSelfAttention, PackedAttention) and for GemmaRotaryEmbedding.
+
+The merged weights are (input_hidden, q_hidden + k_hidden + v_hidden) and the bias holds the
+same three sizes; ``qkv_hidden_sizes`` names them, else the three are equal. The output has
+v_hidden features per token. The key/value cache stacks K and V on a leading axis of 2:
+(2, batch, num_heads, past, head_size) grows by the new tokens, or keeps its (maximum) length
+when past and present share one buffer.
+"""
+from __future__ import annotations
+
+from opspec.runtime.contract import InferenceContext, attribute, rule
+from opspec.runtime.contract.arguments import element
+from opspec.runtime.rules._dims import merged
+from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape
+
+_WEIGHTS, _BIAS, _PAST = 1, 2, 4
+
+
+def divide_or_none(whole, parts):
+    """whole / parts when it divides evenly (symbolically too), else None."""
+    if whole is None or parts is None:
+        return None
+    try:
+        return div_dim(whole, parts)
+    except ShapeError:
+        return None
+
+
+def scalar_data(ctx: InferenceContext, index: int):
+    """The single element of a known one-element input (int, Sym or None)."""
+    values = ctx.input_values(index)
+    if values is None or len(values) != 1:
+        return None
+    return element(values[0])
+
+
+def projection_width(ctx: InferenceContext):
+    """The merged Q/K/V width of weights and bias, which must agree."""
+    _, width = ctx.input_with_rank(_WEIGHTS, 2)
+    if ctx.has_input(_BIAS):
+        width = merged(ctx, "widths of weights and bias (q + k + v hidden sizes)", width,
+                       ctx.input_with_rank(_BIAS, 1)[0])
+    return width
+
+
+def v_hidden_size(ctx: InferenceContext, width):
+    """V's hidden size: the last of ``qkv_hidden_sizes`` when set (three sizes summing to the
+    projection width), else a third of the width."""
+    sizes = ctx.ints_attr("qkv_hidden_sizes")
+    if sizes is None or len(sizes) == 0:
+        return divide_or_none(width, 3)
+    if len(sizes) != 3:
+        ctx.fail(f"qkv_hidden_sizes must hold 3 sizes (q, k, v), got {list(sizes)}")
+    if any(size <= 0 for size in sizes):
+        ctx.fail(f"qkv_hidden_sizes must be positive, got {list(sizes)}")
+    merged(ctx, f"the projection width and the sum of qkv_hidden_sizes {list(sizes)}", width, sum(sizes))
+    return sizes[2]
+
+
+def num_heads(ctx: InferenceContext) -> int | None:
+    """The num_heads attribute: positive when set, None when the node leaves it out."""
+    heads = ctx.attribute("num_heads")
+    if heads is not None and (type(heads) is not int or heads <= 0):
+        ctx.fail(f"num_heads must be a positive integer, got {heads!r}")
+    return heads
+
+
+@rule("ort_attention", "output (batch, seq, v_hidden); present (2, batch, num_heads, past + seq, head_size), "
+      "or past's shape when past and present share one buffer.",
+      share_buffer=attribute("past_present_share_buffer"), qkv_hidden_sizes=attribute())
+def ort_attention(ctx: InferenceContext) -> None:
+    batch, seq, features = ctx.input_with_rank(0, 3)
+    rows = ctx.input_with_rank(_WEIGHTS, 2)[0]
+    merged(ctx, "the input's hidden size and the rows of weights", features, rows)
+    v_hidden = v_hidden_size(ctx, projection_width(ctx))
+    ctx.set_output_shape(0, (batch, seq, v_hidden))
+    if ctx.output_count < 2:
+        return
+    heads = num_heads(ctx)
+    # kernels differ on the present's head size (V's or Q's) when the hidden sizes differ
+    sizes = ctx.ints_attr("qkv_hidden_sizes")
+    head_size = divide_or_none(v_hidden, heads) if not sizes or len(set(sizes)) == 1 else None
+    if not ctx.has_input(_PAST):
+        ctx.set_output_shape(1, (2, batch, heads, seq, head_size))
+        return
+    two, past_batch, past_heads, past, past_size = ctx.input_with_rank(_PAST, 5)
+    merged(ctx, "past's leading axis (key and value) and 2", two, 2)
+    batch = merged(ctx, "batch sizes of input and past", batch, past_batch)
+    heads = merged(ctx, "num_heads and past's head axis", heads, past_heads)
+    head_size = merged(ctx, "head sizes of V and past", head_size, past_size)
+    length = past if ctx.flag_attr("share_buffer") else add_dim(past, seq)
+    ctx.set_output_shape(1, (2, batch, heads, length, head_size))
+
+
+@rule("packed_attention", "output (token_count, v_hidden) from packed input (token_count, input_hidden).",
+      qkv_hidden_sizes=attribute())
+def packed_attention(ctx: InferenceContext) -> None:
+    tokens, features = ctx.input_with_rank(0, 2)
+    rows = ctx.input_with_rank(_WEIGHTS, 2)[0]
+    merged(ctx, "the input's hidden size and the rows of weights", features, rows)
+    ctx.set_output_shape(0, (tokens, v_hidden_size(ctx, projection_width(ctx))))
+
+
+@rule("gemma_rotary_embedding", "output1 and output2 take q's shape (batch, heads, seq, dim); emb is (batch, seq, "
+      "dim).")
+def gemma_rotary_embedding(ctx: InferenceContext) -> None:
+    emb_batch, emb_seq, emb_dim = ctx.input_with_rank(0, 3)
+    batch, heads, seq, dim = ctx.input_with_rank(1, 4)
+    q = ctx.input_shape(1)
+    emb = ctx.input_shape(0)
+    shape = (merged(ctx, f"batch sizes of emb {format_shape(emb)} and q {format_shape(q)}", batch, emb_batch),
+             heads,
+             merged(ctx, f"sequence lengths of emb {format_shape(emb)} and q {format_shape(q)}", seq, emb_seq),
+             merged(ctx, f"rotary dims of emb {format_shape(emb)} and q {format_shape(q)}", dim, emb_dim))
+    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape(1, shape)
+
