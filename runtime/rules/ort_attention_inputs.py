@@ -1,0 +1,74 @@
+"""Rules for onnxruntime's ops that prepare attention's operands: padding removal and restoration,
+and relative position biases.
+
+RemovePadding packs a right-padded (batch, seq, hidden) batch into (tokens, hidden) rows of real
+tokens, a count only the data tells; RestorePadding scatters them back. The position-bias ops build
+(batch or 1, heads, query length, key length) additive attention biases.
+"""
+from __future__ import annotations
+
+from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.shape import add_dim, format_shape
+
+
+def shape_of_rank(ctx: InferenceContext, index: int, rank: int, what: str):
+    """Input ``index``'s shape, a node error when its known rank is not ``rank``."""
+    shape = ctx.input_shape(index)
+    if shape is not None and len(shape) != rank:
+        ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} must be {rank}-D {what}")
+    return shape
+
+
+@rule("remove_padding", "output (tokens, hidden), token_offset (batch, seq), cumulated_seq_len (batch + 1) and "
+      "max_seq_len (1) from a (batch, seq, hidden) input.")
+def remove_padding(ctx: InferenceContext) -> None:
+    batch, steps, hidden = ctx.input_with_rank(0, 3)
+    ctx.set_output_shape(0, (None, hidden))
+    ctx.set_output_shape(1, (batch, steps))
+    ctx.set_output_shape(2, (add_dim(batch, 1),))
+    ctx.set_output_shape(3, (1,))
+
+
+@rule("restore_padding", "output (batch, seq, hidden) from (tokens, hidden) rows and a (batch, seq) token_offset.")
+def restore_padding(ctx: InferenceContext) -> None:
+    rows, offsets = ctx.input_shape(0), ctx.input_shape(1)
+    if rows is not None and offsets is not None:  # onnxruntime checks the ranks of the pair only
+        shape_of_rank(ctx, 0, 2, "(tokens, hidden)")
+        shape_of_rank(ctx, 1, 2, "(batch, seq)")
+    hidden = rows[1] if rows is not None and len(rows) == 2 else None
+    batch, steps = offsets if offsets is not None and len(offsets) == 2 else (None, None)
+    ctx.set_output_shape(0, (batch, steps, hidden))
+
+
+@rule("gated_relative_position_bias", "output (batch, num_heads, seq, seq), batch and seq from token_offset when "
+      "given, else from a 3-D query_layer.")
+def gated_relative_position_bias(ctx: InferenceContext) -> None:
+    heads = ctx.attribute("num_heads")
+    heads = heads if type(heads) is int and heads > 0 else None
+    offsets = ctx.input_shape(6) if ctx.has_input(6) else None
+    if offsets is not None:
+        if len(offsets) < 2:
+            ctx.fail(f"token_offset {format_shape(offsets)} must be (batch, seq)")
+        ctx.set_output_shape(0, (offsets[0], heads, offsets[1], offsets[1]))
+        return
+    query = ctx.input_shape(0)
+    if ctx.has_input(6) or query is None or len(query) != 3:
+        ctx.set_output_shape(0, (None, heads, None, None))  # the layout is known to be 4-D
+        return
+    ctx.set_output_shape(0, (query[0], heads, query[1], query[1]))
+
+
+def length_value(ctx: InferenceContext, index: int):
+    """The sequence length a scalar input holds, when known."""
+    values = ctx.input_values(index)
+    if values is None or len(values) != 1 or type(values[0]) is not int or values[0] < 0:
+        return None
+    return values[0]
+
+
+@rule("relative_position_bias", "output (1, num_heads, query_length, key_length), num_heads from the bias "
+      "table's second axis and the lengths from the scalar inputs' values.")
+def relative_position_bias(ctx: InferenceContext) -> None:
+    table = ctx.input_with_rank_at_least(0, 2)
+    heads = table[1] if table is not None else None
+    ctx.set_output_shape(0, (1, heads, length_value(ctx, 1), length_value(ctx, 2)))

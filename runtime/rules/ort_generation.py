@@ -1,0 +1,94 @@
+"""Rules for onnxruntime's text-generation loops: BeamSearch, WhisperBeamSearch, GreedySearch and
+Sampling, and the NGramRepeatBlock score filter.
+
+A generation op runs its decoder subgraph until every sequence ends or reaches ``max_length``
+tokens, and pads the rest, so its sequences are exactly ``max_length`` long. The batch size comes
+from ``input_ids``; ``max_length``, ``num_beams`` and ``num_return_sequences`` are scalar inputs
+whose values are only known when the graph holds them (initializers, constants, folded shapes).
+"""
+from __future__ import annotations
+
+from opspec.runtime.contract import InferenceContext, element, rule
+from opspec.runtime.shape import ShapeError, Sym, format_shape, sub_dim
+
+#: model_type of Whisper: input_ids holds (batch, mel bins, frames) audio features.
+WHISPER = 2
+
+
+def scalar_value(ctx: InferenceContext, index: int):
+    """The count a one-element input holds (an int or a symbolic dim), when known; else None."""
+    if not ctx.has_input(index):
+        return None
+    values = ctx.input_values(index)
+    value = element(values[0]) if values is not None and len(values) == 1 else None
+    return value if type(value) is int or type(value) is Sym else None
+
+
+def positive_scalar(ctx: InferenceContext, index: int, strict: bool):
+    """A count input's known value; with ``strict``, a value below 1 is a node error."""
+    value = scalar_value(ctx, index)
+    if type(value) is int and value <= 0:
+        if strict:
+            ctx.fail(f"{ctx.input_name(index)} must be a positive scalar, got {value}")
+        return None
+    return value
+
+
+def prompt_shape(ctx: InferenceContext, whisper: bool):
+    """input_ids' (batch, length): 2-D token ids, or 3-D audio features for Whisper."""
+    shape = ctx.input_shape(0)
+    rank = 3 if whisper else 2
+    if shape is not None and len(shape) != rank:
+        kind = "(batch, features, frames) audio features" if whisper else "(batch, sequence_length) token ids"
+        ctx.fail(f"input_ids {format_shape(shape)} must be {rank}-D {kind}")
+    if shape is None:
+        return None, None
+    return shape[0], (None if whisper else shape[1])
+
+
+def model_type(ctx: InferenceContext) -> int:
+    value = ctx.attribute("model_type", 0)
+    return value if type(value) is int else 0
+
+
+def generated_steps(max_length, prompt):
+    """How many tokens a decoder-only model generates after its prompt (unknown when the lengths
+    contradict each other, a node the kernel refuses at run time)."""
+    try:
+        return sub_dim(max_length, prompt)
+    except ShapeError:
+        return None
+
+
+@rule("beam_search", "sequences (batch, num_return_sequences, max_length); sequences_scores (batch, "
+      "num_return_sequences); scores (max_length - prompt length, batch, num_beams, vocab_size).")
+def beam_search(ctx: InferenceContext) -> None:
+    kind = model_type(ctx)
+    batch, prompt = prompt_shape(ctx, kind == WHISPER)
+    # onnxruntime checks the counts only once all three are known
+    strict = all(type(scalar_value(ctx, index)) is int for index in (1, 3, 4))
+    max_length = positive_scalar(ctx, 1, strict)
+    beams = positive_scalar(ctx, 3, strict)
+    returned = positive_scalar(ctx, 4, strict)
+    ctx.set_output_shape(0, (batch, returned, max_length))
+    if ctx.output_count > 1:
+        ctx.set_output_shape(1, (batch, returned))
+    if ctx.output_count > 2:
+        steps = generated_steps(max_length, prompt) if kind == 0 else None
+        vocab = ctx.attribute("vocab_size", -1)
+        ctx.set_output_shape(2, (steps, batch, beams, vocab if type(vocab) is int and vocab > 0 else None))
+    if ctx.output_count > 4:
+        ctx.set_output_shape(4, (batch,))
+
+
+@rule("greedy_search", "sequences (batch, max_length); Sampling's debugging output filtered_logits is left "
+      "unknown (onnxruntime may leave it empty).")
+def greedy_search(ctx: InferenceContext) -> None:
+    batch, _ = prompt_shape(ctx, False)
+    max_length = positive_scalar(ctx, 1, True)
+    ctx.set_output_shape(0, (batch, max_length))
+
+
+@rule("ngram_repeat_block", "scores_out takes the shape of scores (batch, vocab_size).")
+def ngram_repeat_block(ctx: InferenceContext) -> None:
+    ctx.set_output_shape(0, ctx.input_shape(1))
