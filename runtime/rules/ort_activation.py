@@ -1,0 +1,31 @@
+"""Rules for onnxruntime's fused activations whose output is not shaped like the input.
+
+The others (Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSoftmax...) keep their input's
+shape and use ``elementwise``; GemmFastGelu uses ``matmul``.
+"""
+from __future__ import annotations
+
+from opspec.runtime.contract import InferenceContext, input, rule
+from opspec.runtime.shape import ShapeError, div_dim, format_shape, merge_dim
+
+
+@rule("bias_split_gelu", "(N, S, D / 2): X (N, S, D) plus bias (D,), cut into halves along D, one gating the other.",
+      bias=input())
+def bias_split_gelu(ctx: InferenceContext) -> None:
+    """X is 3-D and bias 1-D of X's last dim; the output keeps X's first two dims and half of D
+    (rounded down, as onnxruntime computes it)."""
+    x = ctx.input_shape(0)
+    index = ctx.input_arg("bias")
+    bias = ctx.input_shape(index) if index is not None else None
+    if x is not None and len(x) != 3:
+        ctx.fail(f"X {format_shape(x)} must be 3-D (N, S, D)")
+    if bias is not None and len(bias) != 1:
+        ctx.fail(f"bias {format_shape(bias)} must be 1-D (D,)")
+    x = x if x is not None else (None, None, None)
+    width = x[2]
+    if bias is not None:
+        try:
+            width = merge_dim(width, bias[0])
+        except ShapeError:
+            ctx.fail(f"bias {format_shape(bias)} must match the last dim of X {format_shape(x)}")
+    ctx.set_output_shape(0, (x[0], x[1], div_dim(width, 2, evenly=False)))
