@@ -1,0 +1,150 @@
+"""Rules for onnxruntime's matrix products with a quantized (packed) weight: MatMulNBits and its
+fused forms MatMulNBitsMlp and MatMulNBitsQkv, MatMulBnb4, MatMulFpQ4, the block-scaled FP4 and
+FP8 weight products, and GemmFloat8.
+
+The activation A is an ordinary (..., K) tensor; the weight's logical (K, N) is stated by
+attributes (or by the packed weight's own dims), never by the packed bytes, so every output is
+A's leading dims followed by the output feature count.
+"""
+from __future__ import annotations
+
+from opspec.runtime.contract import FLOAT, InferenceContext, attribute, element, input, option, rule
+from opspec.runtime.shape import format_shape, mul_dim
+
+
+def activation(ctx: InferenceContext, index: int = 0):
+    """A's shape checked to have rank at least 1 (None when unknown)."""
+    shape = ctx.input_shape(index)
+    if shape is not None and len(shape) == 0:
+        ctx.fail(f"{ctx.input_name(index)} is a scalar; it needs at least one axis (the features)")
+    return shape
+
+
+def check_features(ctx: InferenceContext, shape, features, what: str) -> None:
+    """A's last dim must equal ``features`` where both are known numbers."""
+    if shape is None or not shape:
+        return
+    last = shape[-1]
+    if type(last) is int and type(features) is int and last != features:
+        ctx.fail(f"{ctx.input_name(0)} {format_shape(shape)} has {last} features in its last axis, "
+                 f"but {what} is {features}")
+
+
+def rows_of(shape, features):
+    """A's leading dims followed by ``features`` (an unknown rank stays unknown)."""
+    if shape is None:
+        return None
+    return tuple(shape[:-1]) + (features if type(features) is not int or features >= 0 else None,)
+
+
+def check_vector(ctx: InferenceContext, name: str, size, size_name: str) -> None:
+    """Optional input ``name``, when present with a known shape, must be 1-D of ``size``."""
+    index = ctx.input_index(name)
+    if index is None:
+        return
+    shape = ctx.input_shape(index)
+    if shape is None:
+        return
+    if len(shape) != 1 or (type(shape[0]) is int and type(size) is int and shape[0] != size):
+        ctx.fail(f"{name} {format_shape(shape)} must be a vector of {size_name} = {size} elements")
+
+
+@rule("matmul_quantized_weight", "A (..., K) times a quantized weight whose K and N are attributes: (..., N), "
+      "or (..., K) for an untransposed weight.",
+      k=attribute("K"), n=attribute("N"), trans_b=attribute(None, doc="1: the weight is (N, K) (the default)"),
+      bias=input(None, doc="optional bias of N elements"))
+def matmul_quantized_weight(ctx: InferenceContext) -> None:
+    """(..., K) x (K, N) -> (..., N); with ``trans_b`` 0 the roles of K and N swap."""
+    k, n = ctx.int_attr("k", -1), ctx.int_attr("n", -1)
+    transposed = bool(ctx.int_attr("trans_b", 1))
+    inner, outer = (k, n) if transposed else (n, k)
+    a = activation(ctx)
+    check_features(ctx, a, inner, f"attribute {'K' if transposed else 'N'}")
+    bias = ctx.named("bias")
+    if bias is not None:
+        check_vector(ctx, bias, n, "N")
+    ctx.set_output_shape(0, rows_of(a, outer))
+
+
+@rule("matmul_nbits_mlp", "Y (..., N) from A (..., K) through the gate and up projections; the residual "
+      "sum takes A's shape.", k=attribute("K"), n=attribute("N"))
+def matmul_nbits_mlp(ctx: InferenceContext) -> None:
+    """Gate and up projections of the (optionally normalized) A, both (K, N)."""
+    k, n = ctx.int_attr("k", -1), ctx.int_attr("n", -1)
+    a = activation(ctx)
+    check_features(ctx, a, k, "attribute K")
+    norm_present = ctx.input_index("norm_scale") is not None
+    if ctx.input_index("skip") is not None and not norm_present:
+        ctx.fail("skip is given without norm_scale; the skip form normalizes A + skip with norm_scale")
+    check_vector(ctx, "norm_scale", k, "K")
+    for bias in ("gate_bias", "up_bias"):
+        check_vector(ctx, bias, n, "N")
+    ctx.set_output_shape(0, rows_of(a, n))
+    if ctx.output_count > 1:
+        ctx.set_output_shape(1, a)
+
+
+@rule("matmul_nbits_qkv", "Q (..., Nq), K and V (..., Nkv) from the normalized A; the residual sum takes "
+      "A's shape.", nq=attribute("Nq"), nkv=attribute("Nkv"))
+def matmul_nbits_qkv(ctx: InferenceContext) -> None:
+    """Three projections of the normalized A: Q to Nq features, K and V to Nkv each."""
+    nq, nkv = ctx.int_attr("nq", -1), ctx.int_attr("nkv", -1)
+    a = activation(ctx)
+    check_vector(ctx, "q_bias", nq, "Nq")
+    check_vector(ctx, "k_bias", nkv, "Nkv")
+    check_vector(ctx, "v_bias", nkv, "Nkv")
+    for index, features in enumerate((nq, nkv, nkv)):
+        ctx.set_output_shape(index, rows_of(a, features))
+    if ctx.output_count > 3:
+        ctx.set_output_shape(3, a)
+
+
+@rule("matmul_block_scaled_weight", "A (..., K) times the transpose of a 2-D (N, K / per_byte) weight: "
+      "(..., N).",
+      per_byte=option("int", 1, doc="weight values stored in each element of B"))
+def matmul_block_scaled_weight(ctx: InferenceContext) -> None:
+    """N is the weight's first dim; its second, times ``per_byte``, must equal A's last."""
+    per_byte = ctx.option("per_byte", 1)
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    n = None
+    if a is not None and b is not None:  # both known: the operands' ranks are checked together
+        activation(ctx)
+        if len(b) != 2:
+            ctx.fail(f"B {format_shape(b)} must be 2-D (N, K / {per_byte})")
+        check_features(ctx, a, mul_dim(b[1], per_byte), f"K of weight {format_shape(b)} (x{per_byte})")
+    if b is not None and len(b) == 2:
+        n = b[0]
+    ctx.set_output_shape(0, rows_of(a, n))
+
+
+@rule("matmul_fp_q4", "A (..., K) times a packed (K, N) weight whose dims the B_shape input holds: (..., N).",
+      b_shape=input("B_shape"))
+def matmul_fp_q4(ctx: InferenceContext) -> None:
+    """The weight's (K, N) come from B_shape's known values; without them N is unknown."""
+    a = ctx.input_shape(0)
+    index = ctx.input_arg("b_shape")
+    data = ctx.input_data(index) if index is not None else None
+    n = None
+    if data is not None:
+        if data.shape != (2,):
+            ctx.fail(f"B_shape must be a vector of two values (K, N), got shape {format_shape(data.shape)}")
+        k, n = (element(v) for v in data.values)
+        if any(type(v) is int and v < 0 for v in (k, n)):
+            ctx.fail(f"B_shape ({k}, {n}) holds a negative dim")
+        a = activation(ctx)
+        check_features(ctx, a, k, "B_shape's K")
+    ctx.set_output_shape(0, rows_of(a, n))
+
+
+@rule("gemm_float8", "(M, K) x (K, N) with optional transposes, in the element type 'dtype' names.",
+      transA=attribute(), transB=attribute(), dtype=attribute())
+def gemm_float8(ctx: InferenceContext) -> None:
+    """Both operands are matrices; the result's rows come from A and its columns from B."""
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a is not None and b is not None:
+        for index, shape in ((0, a), (1, b)):
+            if len(shape) != 2:
+                ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} must be a matrix (rank 2)")
+    m = None if a is None or len(a) != 2 else a[1 if ctx.flag_attr("transA") else 0]
+    n = None if b is None or len(b) != 2 else b[0 if ctx.flag_attr("transB") else 1]
+    ctx.set_output_shape(0, (m, n), ctx.elem_attr("dtype", FLOAT))
