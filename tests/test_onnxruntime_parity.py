@@ -57,3 +57,9 @@ def test_the_comparison_notices_a_difference(theirs, change):
     reference = theirs["com.microsoft", "Attention", 1]
     assert differences(ours, reference) == []
     assert differences(change(ours), reference)
+
+
+def test_every_schema_onnxruntime_infers_has_a_rule(theirs):
+    ours = opspec_extras()
+    assert sorted(f"{d or 'ai.onnx'}::{n}-{v}" for (d, n, v), schema in theirs.items()
+                  if schema.has_type_and_shape_inference_function and ours[d, n, v].inference is None) == []
