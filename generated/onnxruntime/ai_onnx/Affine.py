@@ -10,39 +10,41 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Y = alpha * X + beta`, elementwise; `Y` has the shape and element type of `X`.\nonnxruntime runs version 1 for models whose default-domain opset is below 10; version 10 marks the op deprecated, and onnxruntime refuses nodes that resolve to it.\n'
+_TEXT_0 = 'Floating-point element type (float16, float or double) of `X` and `Y`.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Input tensor.',
 )
 _PARAM_1 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Result with the shape and element type of `X`.',
 )
 _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Multiplier applied to every element. Default 1.0.',
     default=1.0,
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Offset added after the multiplication. Default 0.0.',
     default=0.0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_0,
 )
 
 SCHEMAS = (
@@ -68,10 +70,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Computes `alpha * x + beta` for every element; an experimental ONNX operator since removed.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/Affine.yaml',
-        line=6,
+        line=8,
     ),
     OpSchema(
         name='Affine',
@@ -95,11 +100,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Computes `alpha * x + beta` for every element; an experimental ONNX operator since removed.',
         deprecated=True,
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/Affine.yaml',
-        line=17,
+        line=20,
     ),
 )

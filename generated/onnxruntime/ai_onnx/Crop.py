@@ -10,32 +10,37 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`input` is `(N, C, H, W)` and `border` gives the amounts `(left, top, right, bottom)`, none negative.\nWithout `scale` the output keeps rows `top` to `H - bottom` and columns `left` to `W - right`, shaped `(N, C, H - top - bottom, W - left - right)`; with `scale` set to `(height, width)` it keeps a window of that size starting at row `top` and column `left`, and the right and bottom borders do not count.\nonnxruntime runs version 1 for models whose default-domain opset is below 10; version 10 marks the op deprecated and makes `border` required.\n'
+_TEXT_0 = "Cropped batch `(N, C, H', W')` of the element type of `input`."
+_TEXT_1 = 'Amounts `(left, top, right, bottom)` cut from the image edges, none negative; the op needs all four.'
+_TEXT_2 = 'Optional `(height, width)` of a window kept from the top-left border on, in place of cutting the right and bottom borders.'
+_TEXT_3 = 'Floating-point element type (float16, float or double) of `input` and `output`.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='input',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Image batch `(N, C, H, W)`.',
 )
 _PARAM_1 = FormalParameter(
     name='output',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_0,
 )
 _ATTR_0 = Attribute(
     name='scale',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_2,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_3,
 )
 
 SCHEMAS = (
@@ -53,7 +58,7 @@ SCHEMAS = (
             'border': Attribute(
                 name='border',
                 type=AttrType.INTS,
-                description=DOC,
+                description=_TEXT_1,
             ),
             'scale': _ATTR_0,
         }),
@@ -65,10 +70,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Cuts the borders off a batch of images, or keeps a window of a given size; an experimental ONNX operator since removed.',
+        inference=RuleRef(
+            name='crop',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/Crop.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='Crop',
@@ -84,7 +92,7 @@ SCHEMAS = (
             'border': Attribute(
                 name='border',
                 type=AttrType.INTS,
-                description=DOC,
+                description=_TEXT_1,
                 required=True,
             ),
             'scale': _ATTR_0,
@@ -97,11 +105,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Cuts the borders off a batch of images, or keeps a window of a given size; an experimental ONNX operator since removed.',
         deprecated=True,
+        inference=RuleRef(
+            name='crop',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/Crop.yaml',
-        line=17,
+        line=21,
     ),
 )

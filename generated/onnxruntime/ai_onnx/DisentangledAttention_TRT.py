@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'The op merges the content-to-content scores with the content-to-position and position-to-content scores, the latter two looked up by relative distance up to `span`, and scales the total by `factor`.\nThe output has the shape of the 3-D `c2c_attention` input. onnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,19 +27,19 @@ SCHEMAS = (
                 name='c2c_attention',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Content-to-content scores `Qc Kc^T`, 3-D.',
             ),
             FormalParameter(
                 name='c2p_attention',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Content-to-position scores `Qc Kr^T`.',
             ),
             FormalParameter(
                 name='p2c_attention',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Position-to-content scores `Kc Qr^T`.',
             ),
         ),
         outputs=(
@@ -46,20 +47,20 @@ SCHEMAS = (
                 name='disentangled_attention',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Combined scores with the shape of `c2c_attention`.',
             ),
         ),
         attributes=MappingProxyType({
             'factor': Attribute(
                 name='factor',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scale applied to the combined scores, `1 / sqrt(3 * d)` with d the hidden size per head.',
                 required=True,
             ),
             'span': Attribute(
                 name='span',
                 type=AttrType.INT,
-                description=DOC,
+                description='Maximum relative distance k.',
                 required=True,
             ),
         }),
@@ -67,7 +68,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) of the inputs and the output.',
             ),
         ),
         min_input=3,
@@ -75,9 +76,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Combines DeBERTa's disentangled attention scores into one score tensor; a TensorRT plugin operator.",
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/tensorrt/DisentangledAttention_TRT.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -9,52 +9,55 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'On each listed axis the op keeps the elements from `starts` up to but excluding `ends`; negative positions count back from the end of the axis, and positions beyond it are clamped, so a very large end means "to the end".\nWithout `axes` the entries apply to axes 0, 1, 2 and so on; unlisted axes are kept whole, and `output` has the element type of `data`.\nThe op is the forerunner of Slice-10, which adds steps; onnxruntime runs version 1 for models whose default-domain opset is below 10.\n'
+_TEXT_0 = 'Optional 1-D list of the sliced axes, negative values counting from the back; the first `len(starts)` axes when absent.'
+_TEXT_1 = 'Integer type (int32 or int64) of `starts`, `ends` and `axes`.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(int32)', 'tensor(int64)'})
 _PARAM_0 = FormalParameter(
     name='data',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Tensor to slice.',
 )
 _PARAM_1 = FormalParameter(
     name='starts',
     type_str='Tind',
     types=_TYPES_1,
-    description=DOC,
+    description='1-D start positions, one per sliced axis.',
 )
 _PARAM_2 = FormalParameter(
     name='ends',
     type_str='Tind',
     types=_TYPES_1,
-    description=DOC,
+    description='1-D end positions (exclusive), one per sliced axis.',
 )
 _PARAM_3 = FormalParameter(
     name='axes',
     type_str='Tind',
     types=_TYPES_1,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_4 = FormalParameter(
     name='output',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='The slice, of the element type of `data`.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-    description=DOC,
+    description='Any tensor element type.',
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='Tind',
     allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-    description=DOC,
+    description=_TEXT_1,
 )
 
 SCHEMAS = (
@@ -81,10 +84,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Slices a tensor along some axes, with starts, ends and axes given as inputs; an experimental ONNX operator since removed.',
+        inference=RuleRef(
+            name='slice',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/DynamicSlice.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='DynamicSlice',
@@ -109,11 +115,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Slices a tensor along some axes, with starts, ends and axes given as inputs; an experimental ONNX operator since removed.',
         deprecated=True,
+        inference=RuleRef(
+            name='slice',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/DynamicSlice.yaml',
-        line=18,
+        line=22,
     ),
 )

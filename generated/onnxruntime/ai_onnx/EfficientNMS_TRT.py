@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'For each image the op drops boxes scoring below `score_threshold`, suppresses boxes overlapping a better one by more than `iou_threshold`, and keeps at most `max_output_boxes` detections.\nThe outputs have fixed shapes: `num_detections` `(batch, 1)`, `detection_boxes` `(batch, max_output_boxes, 4)`, `detection_scores` and `detection_classes` `(batch, max_output_boxes)`.\nonnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,20 +28,20 @@ SCHEMAS = (
                 name='boxes',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Box coordinates, batch first.',
             ),
             FormalParameter(
                 name='scores',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Class scores of each box, batch first.',
             ),
             FormalParameter(
                 name='anchors',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional anchor boxes that `boxes` is decoded against.',
             ),
         ),
         outputs=(
@@ -48,68 +49,68 @@ SCHEMAS = (
                 name='num_detections',
                 type_str='tensor(int32)',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description="int32 `(batch, 1)`: how many of each image's detections are valid.",
             ),
             FormalParameter(
                 name='detection_boxes',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Kept boxes `(batch, max_output_boxes, 4)`.',
             ),
             FormalParameter(
                 name='detection_scores',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Scores of the kept boxes `(batch, max_output_boxes)`.',
             ),
             FormalParameter(
                 name='detection_classes',
                 type_str='tensor(int32)',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='int32 classes of the kept boxes `(batch, max_output_boxes)`.',
             ),
         ),
         attributes=MappingProxyType({
             'background_class': Attribute(
                 name='background_class',
                 type=AttrType.INT,
-                description=DOC,
+                description='Class id treated as background and ignored.',
                 required=True,
             ),
             'box_coding': Attribute(
                 name='box_coding',
                 type=AttrType.INT,
-                description=DOC,
+                description='How `boxes` (or `anchors`) encode a box, such as corner or center-size coordinates.',
                 required=True,
             ),
             'iou_threshold': Attribute(
                 name='iou_threshold',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Overlap above which the lower-scoring of two boxes is suppressed.',
                 required=True,
             ),
             'max_output_boxes': Attribute(
                 name='max_output_boxes',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of detections kept per image; at least 1.',
                 required=True,
             ),
             'plugin_version': Attribute(
                 name='plugin_version',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Version of the TensorRT plugin the node was written for.',
                 required=True,
             ),
             'score_activation': Attribute(
                 name='score_activation',
                 type=AttrType.INT,
-                description=DOC,
+                description='Activation applied to the scores before thresholding.',
                 required=True,
             ),
             'score_threshold': Attribute(
                 name='score_threshold',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scores below this value are discarded.',
                 required=True,
             ),
         }),
@@ -117,7 +118,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) of the boxes, scores and their outputs.',
             ),
         ),
         min_input=2,
@@ -125,9 +126,12 @@ SCHEMAS = (
         min_output=4,
         max_output=4,
         doc=DOC,
-        summary=DOC,
+        summary='Non-maximum suppression over a batch of boxes with a fixed-size result per image; a TensorRT plugin operator.',
+        inference=RuleRef(
+            name='efficient_nms_trt',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/tensorrt/EfficientNMS_TRT.yaml',
-        line=6,
+        line=9,
     ),
 )

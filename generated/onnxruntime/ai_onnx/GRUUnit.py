@@ -10,50 +10,53 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'From the previous hidden state, the pre-activation gate values, the length of each sequence and the current time step, the op computes the new hidden state; for a sequence already past its length the state is zeroed or carried over, as `drop_states` says.\n`hidden` has the shape and element type of `hidden_prev`. onnxruntime declares the op for old models but has no kernel for it and infers no type or shape.\n'
+_TEXT_0 = "What happens past a sequence's length: nonzero sets its hidden state to zeros, 0 carries the previous state along."
+_TEXT_1 = 'Floating-point element type (float16, float or double) of the inputs and `hidden`.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='hidden_prev',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Hidden state of the previous step.',
 )
 _PARAM_1 = FormalParameter(
     name='gates',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Pre-activation values of the gates, fused in one tensor.',
 )
 _PARAM_2 = FormalParameter(
     name='seq_lengths',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Length of each sequence of the batch, one per batch item.',
 )
 _PARAM_3 = FormalParameter(
     name='t',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='The current time step.',
 )
 _PARAM_4 = FormalParameter(
     name='hidden',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='The new hidden state, shaped like `hidden_prev`.',
 )
 _ATTR_0 = Attribute(
     name='drop_states',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_1,
 )
 
 SCHEMAS = (
@@ -81,10 +84,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Computes one step of a gated recurrent unit over a batch, aware of each sequence's length; an experimental ONNX operator since removed.",
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
-        line=6,
+        line=8,
     ),
     OpSchema(
         name='GRUUnit',
@@ -110,11 +116,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Computes one step of a gated recurrent unit over a batch, aware of each sequence's length; an experimental ONNX operator since removed.",
         deprecated=True,
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
-        line=19,
+        line=22,
     ),
 )

@@ -11,48 +11,52 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The output's shape is the `shape` attribute when it is set; otherwise it is the shape of the `shape` input (or, with `input_as_shape`, the dims that 1-D input holds) followed by the dims of `extra_shape`.\nIts elements come from `values`. onnxruntime declares the op for old models but has no kernel for it.\n"
+_TEXT_0 = "As the optional input: a tensor whose shape, or with `input_as_shape` whose 1-D contents, gives the output's leading dims. As the attribute: the output's whole shape, which takes precedence."
+_TEXT_1 = "Nonzero: read the output's dims from the values of the `shape` input rather than from its shape."
+_TEXT_2 = 'Floating-point element type (float16, float or double) of the input and the output.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='shape',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_1 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='The filled tensor.',
 )
 _ATTR_0 = Attribute(
     name='extra_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description='Dims appended after those the `shape` input gives.',
 )
 _ATTR_1 = Attribute(
     name='input_as_shape',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_2 = Attribute(
     name='shape',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_0,
 )
 _ATTR_3 = Attribute(
     name='values',
     type=AttrType.FLOATS,
-    description=DOC,
+    description='The values written into the output, in row-major order.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_2,
 )
 
 SCHEMAS = (
@@ -80,10 +84,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Produces a tensor filled with listed values, its shape taken from an attribute or from the input; an experimental ONNX operator since removed.',
+        inference=RuleRef(
+            name='given_tensor_fill',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/GivenTensorFill.yaml',
-        line=6,
+        line=8,
     ),
     OpSchema(
         name='GivenTensorFill',
@@ -109,11 +116,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Produces a tensor filled with listed values, its shape taken from an attribute or from the input; an experimental ONNX operator since removed.',
         deprecated=True,
+        inference=RuleRef(
+            name='given_tensor_fill',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/GivenTensorFill.yaml',
-        line=19,
+        line=22,
     ),
 )

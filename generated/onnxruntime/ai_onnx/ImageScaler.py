@@ -10,38 +10,40 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`output[n, c, h, w] = scale * input[n, c, h, w] + bias[c]` for `input` `(N, C, H, W)`, with one bias value per channel.\n`output` has the shape and element type of `input`. onnxruntime runs version 1 for models whose default-domain opset is below 10.\n'
+_TEXT_0 = 'Floating-point element type (float16, float or double) of `input` and `output`.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='input',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Image batch `(N, C, H, W)`.',
 )
 _PARAM_1 = FormalParameter(
     name='output',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Result with the shape and element type of `input`.',
 )
 _ATTR_0 = Attribute(
     name='bias',
     type=AttrType.FLOATS,
-    description=DOC,
+    description='One value per channel (C values), added after scaling.',
 )
 _ATTR_1 = Attribute(
     name='scale',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Factor applied to every element. Default 1.0.',
     default=1.0,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_0,
 )
 
 SCHEMAS = (
@@ -67,10 +69,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Scales a batch of images and adds a per-channel bias; an experimental ONNX operator since removed.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/ImageScaler.yaml',
-        line=6,
+        line=8,
     ),
     OpSchema(
         name='ImageScaler',
@@ -94,11 +99,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Scales a batch of images and adds a per-channel bias; an experimental ONNX operator since removed.',
         deprecated=True,
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/ImageScaler.yaml',
-        line=17,
+        line=20,
     ),
 )

@@ -11,11 +11,12 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     SupportType,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The axes from `axis` to the last one form the normalized group: for each index of the leading axes the op subtracts the group's mean, divides by `sqrt(variance + epsilon)`, multiplies by `Scale` and adds `B`, both broadcast onto `X`.\nThe statistics are computed in the element type `stash_type` names. `Y` has the shape of `X` and the element type of `Scale`, which may differ from that of `X`.\nThe optional `Mean` and `InvStdDev` hold each group's mean and `1 / sqrt(variance + epsilon)` in the `stash_type` element type, shaped like `X` with the normalized axes of length 1.\nThe standard LayerNormalization of opset 17 replaces this version.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)'})
 
@@ -29,20 +30,20 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor to normalize.',
             ),
             FormalParameter(
                 name='Scale',
                 type_str='V',
                 types=_TYPES_0,
-                description=DOC,
+                description='Multiplier broadcast onto `X`, usually shaped like the normalized axes; its element type is that of `Y`.',
             ),
             FormalParameter(
                 name='B',
                 type_str='V',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional offset broadcast like `Scale`; no offset is added when it is absent.',
             ),
         ),
         outputs=(
@@ -50,40 +51,40 @@ SCHEMAS = (
                 name='Y',
                 type_str='V',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape of `X` and the element type of `Scale`.',
             ),
             FormalParameter(
                 name='Mean',
                 type_str='U',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional mean of each normalized group, shaped like `X` with the axes from `axis` on of length 1.',
             ),
             FormalParameter(
                 name='InvStdDev',
                 type_str='U',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional `1 / sqrt(variance + epsilon)` of each normalized group, shaped like `Mean`.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='First normalized axis; it and all later axes are normalized together. Negative values count from the back; the default -1 normalizes the last axis only.',
                 default=-1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the variance before the square root.',
                 default=9.999999747378752e-06,
             ),
             'stash_type': Attribute(
                 name='stash_type',
                 type=AttrType.INT,
-                description=DOC,
+                description='Element type code of the statistics computation and of `Mean` and `InvStdDev`: 1 (the default) for float, 11 for double.',
                 default=1,
             ),
         }),
@@ -91,17 +92,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `X`.',
             ),
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Element type (float or double) of `Mean` and `InvStdDev`.',
             ),
             TypeConstraintParam(
                 type_param_str='V',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `Scale`, `B` and `Y`.',
             ),
         ),
         min_input=2,
@@ -109,10 +110,13 @@ SCHEMAS = (
         min_output=1,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary="Standardizes a tensor over its trailing axes, then applies a scale and an optional bias; onnxruntime's version for opsets before the standard one.",
+        inference=RuleRef(
+            name='layer_norm',
+        ),
         support_level=SupportType.EXPERIMENTAL,
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/normalization/LayerNormalization.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'For `input` `(N, C, H, W)` the op subtracts the mean taken over the positions of each channel of each image, or with `across_channels` 1 over all channels and positions of each image, and with `normalize_variance` 1 also divides by the standard deviation over the same elements.\n`output` has the shape and element type of `input`. The standard MeanVarianceNormalization of opset 9 names the axes to normalize instead.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,7 +27,7 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Image batch `(N, C, H, W)`.',
             ),
         ),
         outputs=(
@@ -34,20 +35,20 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized result with the shape and element type of `input`.',
             ),
         ),
         attributes=MappingProxyType({
             'across_channels': Attribute(
                 name='across_channels',
                 type=AttrType.INT,
-                description=DOC,
+                description='1: statistics over all channels and positions of an image; 0 (the default): over the positions of each channel separately.',
                 default=0,
             ),
             'normalize_variance': Attribute(
                 name='normalize_variance',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 (the default): divide by the standard deviation as well; 0: only subtract the mean.',
                 default=1,
             ),
         }),
@@ -55,7 +56,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element type (float16, float or double) of `input` and `output`.',
             ),
         ),
         min_input=1,
@@ -63,9 +64,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Shifts a batch of images to zero mean and, optionally, scales it to unit variance; onnxruntime's version for opsets before the standard one.",
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/MeanVarianceNormalization.yaml',
-        line=6,
+        line=8,
     ),
 )

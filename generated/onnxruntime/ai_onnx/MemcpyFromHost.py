@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'onnxruntime inserts this node itself where a value held in host (CPU) memory feeds a node placed on another device.\nThe value is unchanged: `Y` has the type and shape of `X`.\n'
 _TYPES_0 = frozenset({'seq(tensor(bfloat16))', 'seq(tensor(bool))', 'seq(tensor(complex128))', 'seq(tensor(complex64))', 'seq(tensor(double))', 'seq(tensor(float))', 'seq(tensor(float16))', 'seq(tensor(int16))', 'seq(tensor(int32))', 'seq(tensor(int64))', 'seq(tensor(int8))', 'seq(tensor(uint16))', 'seq(tensor(uint32))', 'seq(tensor(uint64))', 'seq(tensor(uint8))', 'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -24,7 +25,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Tensor or sequence of tensors in host memory.',
             ),
         ),
         outputs=(
@@ -32,7 +33,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The same value in device memory.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -40,7 +41,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bool)', 'seq(tensor(uint8))', 'seq(tensor(uint16))', 'seq(tensor(uint32))', 'seq(tensor(uint64))', 'seq(tensor(int8))', 'seq(tensor(int16))', 'seq(tensor(int32))', 'seq(tensor(int64))', 'seq(tensor(float16))', 'seq(tensor(float))', 'seq(tensor(double))', 'seq(tensor(bool))', 'seq(tensor(complex64))', 'seq(tensor(complex128))', 'seq(tensor(bfloat16))'),
-                description=DOC,
+                description='Any tensor type, or a sequence of tensors.',
             ),
         ),
         min_input=1,
@@ -48,9 +49,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Copies a tensor, or a sequence of tensors, from host memory to the memory of an execution provider's device.",
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/memory/MemcpyFromHost.yaml',
-        line=6,
+        line=8,
     ),
 )

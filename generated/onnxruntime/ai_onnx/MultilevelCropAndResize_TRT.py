@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "For every box of `boxes` the op picks a level of the feature pyramid, crops the box's region from that feature map and resizes it to `pooled_size` by `pooled_size`, giving `patches` `(batch, boxes, channels, pooled_size, pooled_size)` with the channels of `feature_map_0`.\n`image_size` is the size of the image the boxes refer to. onnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -25,31 +26,31 @@ SCHEMAS = (
                 name='boxes',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Regions of interest, `(batch, boxes, 4)`: four coordinates per box.',
             ),
             FormalParameter(
                 name='feature_map_0',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="First (finest) level of the feature pyramid, `(batch, channels, height, width)`; its channel count is the patches'.",
             ),
             FormalParameter(
                 name='feature_map_1',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Second level of the feature pyramid.',
             ),
             FormalParameter(
                 name='feature_map_2',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Third level of the feature pyramid.',
             ),
             FormalParameter(
                 name='feature_map_3',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Fourth (coarsest) level of the feature pyramid.',
             ),
         ),
         outputs=(
@@ -57,26 +58,26 @@ SCHEMAS = (
                 name='patches',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Pooled patches `(batch, boxes, channels, pooled_size, pooled_size)`.',
             ),
         ),
         attributes=MappingProxyType({
             'image_size': Attribute(
                 name='image_size',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Height and width of the input image, against which the boxes are placed.',
                 required=True,
             ),
             'plugin_version': Attribute(
                 name='plugin_version',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Version of the TensorRT plugin the node was written for.',
                 required=True,
             ),
             'pooled_size': Attribute(
                 name='pooled_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Side of each square output patch; at least 1.',
                 required=True,
             ),
         }),
@@ -84,7 +85,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type (float) of the inputs and `patches`.',
             ),
         ),
         min_input=5,
@@ -92,9 +93,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Crops each box from a level of a four-level feature pyramid and resizes it to a square patch; a TensorRT plugin operator.',
+        inference=RuleRef(
+            name='trt_roi_patches',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/tensorrt/MultilevelCropAndResize_TRT.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -10,37 +10,39 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`output = alpha * tanh(beta * input)`, elementwise, with the shape and element type of `input`.\nonnxruntime runs version 1 for models whose default-domain opset is below 10.\n'
+_TEXT_0 = 'Floating-point element type (float16, float or double) of `input` and `output`.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='input',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Input tensor.',
 )
 _PARAM_1 = FormalParameter(
     name='output',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Result with the shape and element type of `input`.',
 )
 _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Factor applied to the hyperbolic tangent.',
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Factor applied to the input inside the hyperbolic tangent.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_0,
 )
 
 SCHEMAS = (
@@ -66,10 +68,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Computes `alpha * tanh(beta * x)` for every element; an experimental ONNX operator since removed.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/ScaledTanh.yaml',
-        line=6,
+        line=8,
     ),
     OpSchema(
         name='ScaledTanh',
@@ -93,11 +98,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Computes `alpha * tanh(beta * x)` for every element; an experimental ONNX operator since removed.',
         deprecated=True,
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/ai.onnx/deprecated/ScaledTanh.yaml',
-        line=17,
+        line=20,
     ),
 )

@@ -11,11 +11,12 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     SupportType,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The axes from `axis` to the last one form the normalized group: for each index of the leading axes the op divides the group by `sqrt(mean(x^2) + epsilon)`, subtracting no mean, and multiplies it by `scale`, broadcast onto `X`.\nThe statistics are computed in the element type `stash_type` names. `Y` has the shape of `X` and the element type of `scale`.\nThe optional `inv_std_var` holds each group's `1 / sqrt(mean(x^2) + epsilon)` in the `stash_type` element type, shaped like `X` with the normalized axes of length 1, as onnxruntime's kernel writes it.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -28,13 +29,13 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor to normalize.',
             ),
             FormalParameter(
                 name='scale',
                 type_str='V',
                 types=_TYPES_0,
-                description=DOC,
+                description='Multiplier broadcast onto `X`, usually shaped like the normalized axes; its element type is that of `Y`.',
             ),
         ),
         outputs=(
@@ -42,33 +43,33 @@ SCHEMAS = (
                 name='Y',
                 type_str='V',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape of `X` and the element type of `scale`.',
             ),
             FormalParameter(
                 name='inv_std_var',
                 type_str='U',
                 types=frozenset({'tensor(double)', 'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional `1 / sqrt(mean(x^2) + epsilon)` of each normalized group, shaped like `X` with the axes from `axis` on of length 1.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='First normalized axis; it and all later axes are normalized together. Negative values count from the back; the default -1 normalizes the last axis only.',
                 default=-1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the mean of squares before the square root.',
                 default=9.999999747378752e-06,
             ),
             'stash_type': Attribute(
                 name='stash_type',
                 type=AttrType.INT,
-                description=DOC,
+                description='Element type code of the statistics computation and of `inv_std_var`: 1 (the default) for float, 11 for double.',
                 default=1,
             ),
         }),
@@ -76,17 +77,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `X`.',
             ),
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Element type (float or double) of `inv_std_var`.',
             ),
             TypeConstraintParam(
                 type_param_str='V',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `scale` and `Y`.',
             ),
         ),
         min_input=2,
@@ -94,10 +95,13 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Root-mean-square normalizes a tensor over its trailing axes and applies a scale (RMSNorm); a default-domain operator of onnxruntime.',
+        inference=RuleRef(
+            name='layer_norm',
+        ),
         support_level=SupportType.EXPERIMENTAL,
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/normalization/SimplifiedLayerNormalization.yaml',
-        line=6,
+        line=9,
     ),
 )

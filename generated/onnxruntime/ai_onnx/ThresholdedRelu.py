@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Y = X` where `X > alpha` and 0 elsewhere, elementwise; `Y` has the shape and element type of `X`.\nThe standard ThresholdedRelu starts at opset 10; this version serves models with an older default-domain opset.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,7 +27,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
         ),
         outputs=(
@@ -34,14 +35,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Threshold; elements not above it become 0. Default 1.0.',
                 default=1.0,
             ),
         }),
@@ -49,7 +50,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element type (float16, float or double) of `X` and `Y`.',
             ),
         ),
         min_input=1,
@@ -57,9 +58,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Keeps the elements above a threshold and sets the others to zero; onnxruntime's version for opsets before the standard one.",
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/ai.onnx/deprecated/ThresholdedRelu.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Multiplies `input`, shaped `(batch, seq, input_hidden)`, by `weights`, shaped `(input_hidden, q_hidden + k_hidden + v_hidden)`, adds the optional `bias`, and splits the result into Q, K and V along the last axis.\nEach of them is cut into `num_heads` heads; Q and K share their head size, V may have another.\nEvery query position attends to the key positions allowed by `mask_index`, `unidirectional` and `attention_bias`: scores `Q * K^T * scale` are normalized with a softmax over the keys and weight the values.\nThe heads are joined again, so `output` is `(batch, seq, v_hidden)`.\n\nThe three hidden sizes are equal unless `qkv_hidden_sizes` lists them.\nWith a cache, `past` holds the keys and values of earlier steps stacked on a leading axis of 2, `(2, batch, num_heads, past_seq, head_size)`, and the new ones are appended: `present` is `(2, batch, num_heads, past_seq + seq, head_size)`.\nWhen `past_present_share_buffer` is set, `past` and `present` are one preallocated buffer of `(2, batch, num_heads, max_seq, head_size)` whose first `past_sequence_length` positions are filled, and `present` keeps that shape.\nWithout `past`, `present` (when requested) holds the keys and values of this call, `(2, batch, num_heads, seq, head_size)`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,48 +28,48 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Hidden states of shape `(batch, seq, input_hidden)`.',
             ),
             FormalParameter(
                 name='weights',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Merged projection weights of shape `(input_hidden, q_hidden + k_hidden + v_hidden)`, the Q, K and V columns side by side.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional merged projection bias of shape `(q_hidden + k_hidden + v_hidden)`.',
             ),
             FormalParameter(
                 name='mask_index',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional mask of the keys each query may attend to: a raw 0/1 mask `(batch, total_seq)`, `(batch, seq, total_seq)` or `(batch, 1, max_seq, max_seq)`, or key lengths `(batch)` for right padding, `(2 * batch)` (end positions, then start positions) for left padding, or `(3 * batch + 2)`.',
             ),
             FormalParameter(
                 name='past',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="Optional cached keys and values of earlier steps, `(2, batch, num_heads, past_seq, head_size)`; with a shared buffer its length axis is the buffer's maximum length.",
             ),
             FormalParameter(
                 name='attention_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias added to the scores before the softmax, broadcastable as `(batch or 1, num_heads or 1, seq, total_seq)`.',
             ),
             FormalParameter(
                 name='past_sequence_length',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar with the number of filled positions in a shared `past` buffer (0 on the first step); used only with `past_present_share_buffer`.',
             ),
         ),
         outputs=(
@@ -76,57 +77,57 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Attention result of shape `(batch, seq, v_hidden)`.',
             ),
             FormalParameter(
                 name='present',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="Optional keys and values including this call's, `(2, batch, num_heads, past_seq + seq, head_size)`, or the shared buffer's shape when `past_present_share_buffer` is set.",
             ),
         ),
         attributes=MappingProxyType({
             'do_rotary': Attribute(
                 name='do_rotary',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, rotary position embedding is applied to Q and K before the scores are taken. Defaults to 0.',
             ),
             'mask_filter_value': Attribute(
                 name='mask_filter_value',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Score given to masked positions before the softmax; -10000 when not set.',
             ),
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of attention heads; the hidden sizes must be multiples of it.',
                 required=True,
             ),
             'past_present_share_buffer': Attribute(
                 name='past_present_share_buffer',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, `past` and `present` are the same buffer of maximum length, filled up to `past_sequence_length`. Defaults to 0.',
             ),
             'qkv_hidden_sizes': Attribute(
                 name='qkv_hidden_sizes',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Hidden sizes of Q, K and V, in that order; needed only when they differ, otherwise each is a third of the projection width.',
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of leading channels of each head that the rotary embedding rotates; the whole head when not set.',
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor applied to `Q * K^T`; `1 / sqrt(head_size)` when not set.',
             ),
             'unidirectional': Attribute(
                 name='unidirectional',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, each position attends only to itself and earlier positions (causal attention). Defaults to 0.',
                 default=0,
             ),
         }),
@@ -134,12 +135,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the hidden states, weights, cache and output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='32-bit integer type of the mask and the past length.',
             ),
         ),
         min_input=2,
@@ -147,9 +148,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Multi-head self-attention that projects its input to queries, keys and values with one merged weight matrix.',
+        inference=RuleRef(
+            name='ort_attention',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/Attention.yaml',
-        line=6,
+        line=15,
     ),
 )

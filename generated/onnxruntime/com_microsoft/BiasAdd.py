@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Y = X + bias + skip`, where `X` and `skip` are `(N, S, C)` (batch, spatial positions H * W, channels) and the 1-D `bias` `(C,)` is added at every position.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,19 +25,19 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(N, S, C)`: batch, spatial positions (H * W) and channels.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D bias `(C,)` added at every position.',
             ),
             FormalParameter(
                 name='skip',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Residual `(N, S, C)` with the shape of `X`.',
             ),
         ),
         outputs=(
@@ -44,7 +45,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Sum with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -52,7 +53,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) shared by the inputs and `Y`.',
             ),
         ),
         min_input=3,
@@ -60,9 +61,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Adds a per-channel bias and a residual to a 3-D activation.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/BiasAdd.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `output = Dropout(data + bias, ratio) + residual`, the pattern transformer blocks repeat after each projection.\n`bias` either matches the last axis of `data` or the whole shape of `data`, and `residual`, when given, has the shape of `data`.\nIn training mode each element of `data + bias` is zeroed with probability `ratio` and the kept ones are scaled by `1 / (1 - ratio)`; otherwise the sum passes through unchanged.\n`output` has the shape of `data`; the optional `mask` has the same shape and is true where an element was kept.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,34 +28,34 @@ SCHEMAS = (
                 name='data',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias added to `data` before the dropout, shaped like the last axis of `data` or like all of `data`.',
             ),
             FormalParameter(
                 name='residual',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional tensor of the shape of `data`, added after the dropout.',
             ),
             FormalParameter(
                 name='ratio',
                 type_str='T1',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar probability in [0, 1) of dropping each element; 0.5 when absent.',
             ),
             FormalParameter(
                 name='training_mode',
                 type_str='T2',
                 types=frozenset({'tensor(bool)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar; when true elements are dropped, when false or absent the op passes `data + bias` through and the mask is all true.',
             ),
         ),
         outputs=(
@@ -62,38 +63,38 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape of `data`.',
             ),
             FormalParameter(
                 name='mask',
                 type_str='T2',
                 types=frozenset({'tensor(bool)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional boolean tensor of the shape of `data`, true for every element that was kept.',
             ),
         ),
         attributes=MappingProxyType({
             'seed': Attribute(
                 name='seed',
                 type=AttrType.INT,
-                description=DOC,
+                description='Seed of the random generator; one is chosen automatically when absent.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `data`, `bias`, `residual` and `output`.',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `ratio`.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(bool)',),
-                description=DOC,
+                description='Boolean type of `training_mode` and `mask`.',
             ),
         ),
         min_input=2,
@@ -101,9 +102,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Adds a bias to the data, applies dropout, then adds an optional residual, in one fused step.',
+        inference=RuleRef(
+            name='ort_dropout',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/BiasDropout.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`C = Gelu(A + B)` with `Gelu(x) = x * (1 + erf(x / sqrt(2))) / 2`, where `B` is normally a 1-D bias with the length of the last axis of `A`.\n`C` has the shape and element type of `A`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias added to `A` before the activation, normally 1-D with the length of the last axis of `A`.',
             ),
         ),
         outputs=(
@@ -38,7 +39,7 @@ SCHEMAS = (
                 name='C',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape and element type of `A`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,7 +47,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type shared by the inputs and the output.',
             ),
         ),
         min_input=2,
@@ -54,9 +55,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Adds a bias to the input and applies the erf form of GELU.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/BiasGelu.yaml',
-        line=6,
+        line=8,
     ),
 )

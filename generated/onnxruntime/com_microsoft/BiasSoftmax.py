@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "`output = softmax(data + bias)`, the softmax normalizing together all elements of the axes from `axis` to the last one.\n`bias` covers fewer elements than `data` and is repeated along a run of `data`'s axes before `axis`: with `is_inner_broadcast` 1 the run ends just before `axis`, with 0 it starts at axis 0.\n`output` has the shape and element type of `data`.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='data',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input scores.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Additive bias or mask, repeated onto `data` as `is_inner_broadcast` says.',
             ),
         ),
         outputs=(
@@ -40,20 +41,20 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Softmax of the biased scores, with the shape and element type of `data`.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='First axis of the softmax; it and all later axes are normalized together. Default 1.',
                 default=1,
             ),
             'is_inner_broadcast': Attribute(
                 name='is_inner_broadcast',
                 type=AttrType.INT,
-                description=DOC,
+                description='1: `bias` is repeated along a run of axes ending just before `axis`; 0: along a run of leading axes starting at axis 0.',
                 required=True,
             ),
         }),
@@ -61,7 +62,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element type shared by the inputs and the output.',
             ),
         ),
         min_input=2,
@@ -69,9 +70,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Adds a broadcast bias, typically an additive attention mask, to the input and applies softmax over its trailing axes.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/BiasSoftmax.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'With `X` `(N, S, D)` and `bias` `(D,)`, the op forms `h = X + bias`, splits `h` along its last axis into `left = h[..., :D/2]` and `right = h[..., D/2:]`, and returns `Y = left * Gelu(right)`.\n`Y` is `(N, S, D / 2)`; diffusion models use the op in their feed-forward blocks.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(N, S, D)`: batch, positions and an even hidden width D.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D bias `(D,)` added before the split.',
             ),
         ),
         outputs=(
@@ -38,7 +39,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Gated half `(N, S, D / 2)`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,7 +47,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) shared by the inputs and `Y`.',
             ),
         ),
         min_input=2,
@@ -54,9 +55,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Adds a bias to a 3-D input, splits its last axis into two halves and multiplies the first half by the GELU of the second.',
+        inference=RuleRef(
+            name='bias_split_gelu',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/BiasSplitGelu.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Used by aggressive decoding, where the decoder's output is expected to copy long stretches of the source.\nWithout `pred_tokens`, `tokens` is `cur_tokens`. With them (`len(src_tokens) + 1 - prev_suffix_match_idx` predictions), the op compares them with `src_tokens` from `prev_suffix_match_idx` on, finds the first position where they differ, and appends the predictions up to and including that one to `cur_tokens`; so the length of `tokens` depends on the data.\nThen for n from `min_ngram_size` to `max_ngram_size` it looks up the last n tokens of `tokens` in `src_tokens`; when they occur exactly once, `suffix_match_idx` is the position just after that occurrence, and otherwise -1.\nThe token inputs are 1-D; `suffix_match_idx` has the shape of `prev_suffix_match_idx`.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -26,26 +27,26 @@ SCHEMAS = (
                 name='src_tokens',
                 type_str='T',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='1-D token ids of the source sequence.',
             ),
             FormalParameter(
                 name='cur_tokens',
                 type_str='T',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='1-D token ids decoded so far.',
             ),
             FormalParameter(
                 name='prev_suffix_match_idx',
                 type_str='T',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='One-element tensor with the suffix match index of the previous step.',
             ),
             FormalParameter(
                 name='pred_tokens',
                 type_str='T',
                 types=frozenset({'tensor(int64)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D predicted token ids, `len(src_tokens) + 1 - prev_suffix_match_idx` of them.',
             ),
         ),
         outputs=(
@@ -53,26 +54,26 @@ SCHEMAS = (
                 name='tokens',
                 type_str='T',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='1-D token ids, `cur_tokens` followed by the accepted predictions.',
             ),
             FormalParameter(
                 name='suffix_match_idx',
                 type_str='T',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description="Position in `src_tokens` after the unique match of the output's last n-gram, or -1; shaped like `prev_suffix_match_idx`.",
             ),
         ),
         attributes=MappingProxyType({
             'max_ngram_size': Attribute(
                 name='max_ngram_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Longest n-gram looked up in the source.',
                 default=3,
             ),
             'min_ngram_size': Attribute(
                 name='min_ngram_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Shortest n-gram looked up in the source.',
                 default=1,
             ),
         }),
@@ -80,7 +81,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='Integer type of token ids and indices.',
             ),
         ),
         min_input=3,
@@ -88,9 +89,12 @@ SCHEMAS = (
         min_output=2,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Merges the predicted tokens that agree with the source into the decoded tokens and finds where the output continues in the source, for copy-based speculative decoding.',
+        inference=RuleRef(
+            name='ort_bifurcation_detector',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/BifurcationDetector.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -7,14 +7,16 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DifferentiationCategory,
     FormalParameter,
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Behaves like the standard `Dropout`: in training mode each element of `data` is zeroed with probability `ratio` and the kept ones are multiplied by `1 / (1 - ratio)`; otherwise `data` passes through unchanged.\nThe mask differs: element `i` of the flattened `data` is bit `i % 32` of word `i / 32` of a 1-D uint32 tensor, so `mask` has `ceil(numel(data) / 32)` elements instead of the shape of `data`.\n`output` has the shape of `data`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,21 +29,23 @@ SCHEMAS = (
                 name='data',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
             FormalParameter(
                 name='ratio',
                 type_str='T1',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Optional scalar probability in [0, 1) of dropping each element; 0.5 when absent.',
             ),
             FormalParameter(
                 name='training_mode',
                 type_str='T2',
                 types=frozenset({'tensor(bool)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Optional scalar; when true elements are dropped, when false or absent nothing is dropped and every mask bit is set.',
             ),
         ),
         outputs=(
@@ -49,43 +53,45 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.Differentiable,
+                description='Result with the shape of `data`.',
             ),
             FormalParameter(
                 name='mask',
                 type_str='T3',
                 types=frozenset({'tensor(uint32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Optional 1-D tensor of `ceil(numel(data) / 32)` words, one bit per element of `data`, set where the element was kept.',
             ),
         ),
         attributes=MappingProxyType({
             'seed': Attribute(
                 name='seed',
                 type=AttrType.INT,
-                description=DOC,
+                description='Seed of the random generator; one is chosen automatically when absent.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `data` and `output`.',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `ratio`.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(bool)',),
-                description=DOC,
+                description='Boolean type of `training_mode`.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(uint32)',),
-                description=DOC,
+                description='The 32-bit word type of the packed mask.',
             ),
         ),
         min_input=1,
@@ -93,9 +99,15 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Dropout whose mask of kept elements is packed into bits of uint32 words.',
+        inference=RuleRef(
+            name='ort_dropout',
+            args=MappingProxyType({
+                'bitmask': True,
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/BitmaskDropout.yaml',
-        line=6,
+        line=9,
     ),
 )

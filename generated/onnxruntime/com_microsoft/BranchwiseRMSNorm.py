@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "`X` holds C branches of H elements each, grouped as `(..., C, H)` or flattened as `(..., C * H)`; the flattened form needs `num_branches` to give C.\nEach branch vector of H elements is divided by `sqrt(mean(x^2) + epsilon)` over its own elements, then multiplied elementwise by `scale` when it is given.\n`scale` is `(H,)`, shared by every branch, or `(C, H)` or `(C * H,)`, one row per branch.\nThe arithmetic runs in 32-bit float and `Y`, shaped like `X`, is converted back to `X`'s element type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,14 +28,14 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(..., C, H)` of rank 2 or more, or `(..., C * H)` when `num_branches` is set.',
             ),
             FormalParameter(
                 name='scale',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional multiplier `(H,)`, `(C, H)` or `(C * H,)`; no scaling is applied when it is absent.',
             ),
         ),
         outputs=(
@@ -42,20 +43,20 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the mean of squares before the reciprocal square root.',
                 default=9.999999747378752e-06,
             ),
             'num_branches': Attribute(
                 name='num_branches',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of branches C packed in the last axis of a flattened input; 0 (the default) means `X` is grouped, its second-to-last axis counting the branches.',
                 default=0,
             ),
         }),
@@ -63,12 +64,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `X` and `Y`.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `scale`, which may differ from `T`.',
             ),
         ),
         min_input=1,
@@ -76,9 +77,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies root-mean-square normalization separately to each of several branches packed in one tensor.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/BranchwiseRMSNorm.yaml',
-        line=6,
+        line=10,
     ),
 )

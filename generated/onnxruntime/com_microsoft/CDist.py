@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "For `A` of shape (M, N) and `B` of shape (K, N), `C[i, j]` is the distance between `A[i]` and `B[j]` under `metric`, so `C` has shape (M, K).\nThe attribute accepts the metric names of scipy.spatial.distance.cdist; onnxruntime's CPU kernel implements `euclidean` and `sqeuclidean` (the squared Euclidean distance, the default).\nonnxruntime infers no type or shape for this op; opspec gives (M, K) from the two row counts.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Matrix of shape (M, N), one point per row.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Matrix of shape (K, N), one point per row.',
             ),
         ),
         outputs=(
@@ -40,14 +41,14 @@ SCHEMAS = (
                 name='C',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Distances of shape (M, K).',
             ),
         ),
         attributes=MappingProxyType({
             'metric': Attribute(
                 name='metric',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of the distance, as in scipy.spatial.distance.cdist.',
                 default='sqeuclidean',
             ),
         }),
@@ -55,7 +56,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types.',
             ),
         ),
         min_input=2,
@@ -63,9 +64,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Computes the distance between every row of one matrix and every row of another, as scipy's cdist does.",
+        inference=RuleRef(
+            name='ort_cdist',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/CDist.yaml',
-        line=6,
+        line=9,
     ),
 )

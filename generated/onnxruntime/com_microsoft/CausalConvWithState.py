@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Each channel is convolved with its own kernel, and along the last spatial axis the output at a position reads only that position and earlier ones, the kernel taps spaced `dilation` apart.\nThe positions before the first one come from `past_state` (zeros when absent), and `present_state` returns the last `(k - 1) * dilation` positions of the input extended by that state, k being the last kernel size, to pass to the next call. An optional SiLU (`silu` or `swish`) can be applied to the result.\nChannels-first, `input` is (B, C, spatial...) with `ndim` spatial axes, `weight` (C, 1, k_1, ...), and the state (B, C, the spatial axes but the last, (k - 1) * dilation). With `channels_last` 1, which needs `ndim` 1, `input` is (B, L, d_1, ..., d_n) with C = d_1 * ... * d_n and the state (B, (k - 1) * dilation, d_1, ..., d_n); `weight` and `bias` keep their channels-first shapes.\nWith `state_window` W > 0 both states gain a leading axis of W slots: slot j holds the state after position L - W + j, slot W - 1 is the usual state and the one read from `past_state`, and slots before the first position are zero. `output` has the shape of `input`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,27 +28,27 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Activations, (B, C, spatial...) channels-first or (B, L, d_1, ..., d_n) channels-last.',
             ),
             FormalParameter(
                 name='weight',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Depthwise kernels, (C, 1, k_1, ...).',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional per-channel bias, (C).',
             ),
             FormalParameter(
                 name='past_state',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional carried positions from the previous call, shaped like `present_state`; zeros when absent.',
             ),
         ),
         outputs=(
@@ -55,44 +56,44 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Convolution result, shaped like `input`.',
             ),
             FormalParameter(
                 name='present_state',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The trailing positions to carry into the next call.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Activation fused after the convolution, `none`, `silu` or `swish`.',
                 default='none',
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 for the sequence-major layout described above; it needs `ndim` 1.',
                 default=0,
             ),
             'dilation': Attribute(
                 name='dilation',
                 type=AttrType.INT,
-                description=DOC,
+                description='Spacing of the kernel taps along the causal axis; at least 1.',
                 default=1,
             ),
             'ndim': Attribute(
                 name='ndim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of spatial axes, 1, 2 or 3; causality holds along the last one.',
                 default=1,
             ),
             'state_window': Attribute(
                 name='state_window',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number W of trailing per-position states the state tensors hold, in [0, 8]; 0 keeps a single state without the window axis.',
                 default=0,
             ),
         }),
@@ -100,7 +101,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types.',
             ),
         ),
         min_input=2,
@@ -108,9 +109,12 @@ SCHEMAS = (
         min_output=2,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Applies a causal depthwise convolution that carries its trailing inputs between calls, for step-by-step decoding.',
+        inference=RuleRef(
+            name='ort_causal_conv_with_state',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/CausalConvWithState.yaml',
-        line=6,
+        line=10,
     ),
 )

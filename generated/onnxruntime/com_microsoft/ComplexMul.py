@@ -11,7 +11,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Both inputs hold complex numbers along a last axis of length 2, the real part first and the imaginary part second, and `C` holds the complex products `A * B` in the same layout.\nonnxruntime infers no type or shape for this op, and neither does opspec.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,13 +24,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='First factor, complex numbers as (real, imaginary) pairs along the last axis.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Second factor, in the same layout.',
             ),
         ),
         outputs=(
@@ -38,7 +38,7 @@ SCHEMAS = (
                 name='C',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The products, in the same layout.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,7 +46,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types of the parts.',
             ),
         ),
         min_input=2,
@@ -54,9 +54,9 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies two tensors of complex numbers stored as pairs of real and imaginary parts.',
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/ComplexMul.yaml',
-        line=6,
+        line=8,
     ),
 )

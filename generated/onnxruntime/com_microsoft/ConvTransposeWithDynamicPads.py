@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes the transposed convolution of `X`, shaped `(N, C, D1, ..., Dn)`, with `W`, shaped `(C, M / group, k1, ..., kn)`, as the standard ConvTranspose does, giving `Y` of shape `(N, M, O1, ..., On)`.\nThe pads are read at run time from the int64 tensor `Pads`, laid out as `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`, so each output length is `stride_i * (D_i - 1) + output_padding_i + (k_i - 1) * dilation_i + 1 - pad_begin_i - pad_end_i`.\nonnxruntime's CPU kernel requires `Pads`; the optional bias `B` adds one value per output channel.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,27 +28,27 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor of shape `(N, C, D1, ..., Dn)`.',
             ),
             FormalParameter(
                 name='W',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Filter tensor of shape `(C, M / group, k1, ..., kn)`.',
             ),
             FormalParameter(
                 name='Pads',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='1-D int64 tensor of `2 * n` pads, the begin pads of every spatial axis followed by the end pads.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias of length M, one value per output channel.',
             ),
         ),
         outputs=(
@@ -55,48 +56,48 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Output tensor of shape `(N, M, O1, ..., On)`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use the pads), SAME_UPPER, SAME_LOWER, or VALID.',
                 default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
             ),
             'output_padding': Attribute(
                 name='output_padding',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Extra length added at the end of each spatial axis of the output; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step between the positions of the kernel in the output; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types shared by `X`, `W`, `B` and `Y`.',
             ),
         ),
         min_input=2,
@@ -104,9 +105,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='A transposed convolution whose pads come from an input tensor instead of an attribute.',
+        inference=RuleRef(
+            name='conv_transpose_dynamic_pads',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/ConvTransposeWithDynamicPads.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Each row of `rois` is a box `[y1, x1, y2, x2]` in coordinates normalized to the image (0 and 1 are its first and last pixel centers), taken from the image of the batch that the matching entry of `batch_indices` names.\nThe box is sampled on a `crop_height` x `crop_width` grid whose corners lie on the box corners, with bilinear interpolation or the nearest pixel as `mode` says; sample points outside the image take `extrapolation_value`.\nFor `X` of shape (N, C, H, W) and `num_rois` boxes, `Y` has shape (num_rois, C, crop_height, crop_width).\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,25 +27,25 @@ SCHEMAS = (
                 name='X',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Feature maps of shape (N, C, H, W).',
             ),
             FormalParameter(
                 name='rois',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Boxes of shape (num_rois, 4), each `[y1, x1, y2, x2]` in normalized image coordinates.',
             ),
             FormalParameter(
                 name='batch_indices',
                 type_str='T2',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='1-D tensor of shape (num_rois,) naming the image of the batch each box is cut from.',
             ),
             FormalParameter(
                 name='crop_size',
                 type_str='T2',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='1-D tensor of the two positive values `[crop_height, crop_width]`.',
             ),
         ),
         outputs=(
@@ -52,20 +53,20 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='The resized crops, of shape (num_rois, C, crop_height, crop_width).',
             ),
         ),
         attributes=MappingProxyType({
             'extrapolation_value': Attribute(
                 name='extrapolation_value',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Value of sample points that fall outside the image.',
                 default=0.0,
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Sampling method, `bilinear` or `nearest`.',
                 default='bilinear',
             ),
         }),
@@ -73,12 +74,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types of the feature maps, boxes and result.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='Integer type of `batch_indices` and `crop_size`.',
             ),
         ),
         min_input=4,
@@ -86,9 +87,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Cuts regions out of a batch of feature maps and resizes each to a common height and width.',
+        inference=RuleRef(
+            name='ort_crop_and_resize',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/CropAndResize.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "A decoding step of `Attention` for one new token per sequence: `input` `(batch, 1, input_hidden)` is projected with `weights` `(input_hidden, q_hidden + k_hidden + v_hidden)` and `bias` into Q, K and V, each split into `num_heads` heads.\nThe new key and value are written into the cache `past`, `(2, batch, num_heads, max_seq, head_size)`, at position `past_sequence_length`, and the query attends to the filled positions.\n`output` is `(batch, 1, v_hidden)`.\n`present` is the updated cache: with `past_present_share_buffer` set it is the same buffer, of `past`'s shape; otherwise it is `(2, batch, num_heads, past_seq + 1, head_size)`.\nWith beam search, `beam_width` and `cache_indirection` tell which beam each cached position came from.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,59 +28,59 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Hidden states of the new token, `(batch, 1, input_hidden)`.',
             ),
             FormalParameter(
                 name='weights',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Merged projection weights of shape `(input_hidden, q_hidden + k_hidden + v_hidden)`.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Merged projection bias of shape `(q_hidden + k_hidden + v_hidden)`.',
             ),
             FormalParameter(
                 name='mask_index',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional raw 0/1 mask of the attended positions, `(batch, total_seq)`.',
             ),
             FormalParameter(
                 name='past',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Key/value cache `(2, batch, num_heads, max_seq, head_size)`; the key half may be stored in a kernel-specific interleaved order.',
             ),
             FormalParameter(
                 name='attention_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias added to the scores before the softmax, broadcastable as `(batch or 1, num_heads or 1, 1, total_seq)`.',
             ),
             FormalParameter(
                 name='past_sequence_length',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Scalar number of positions already filled in the cache.',
             ),
             FormalParameter(
                 name='beam_width',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar beam width of beam search; 1 when absent.',
             ),
             FormalParameter(
                 name='cache_indirection',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional `(batch, beam_width, max_seq)` table giving, for each cached position, the beam it was produced by.',
             ),
         ),
         outputs=(
@@ -87,53 +88,53 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Attention result of shape `(batch, 1, v_hidden)`.',
             ),
             FormalParameter(
                 name='present',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="Updated cache: `past`'s shape with a shared buffer, else `(2, batch, num_heads, past_seq + 1, head_size)`.",
             ),
         ),
         attributes=MappingProxyType({
             'do_rotary': Attribute(
                 name='do_rotary',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, rotary position embedding is applied to Q and K. Defaults to 0.',
             ),
             'mask_filter_value': Attribute(
                 name='mask_filter_value',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Score given to masked positions before the softmax; -10000 when not set.',
             ),
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of attention heads.',
                 required=True,
             ),
             'past_present_share_buffer': Attribute(
                 name='past_present_share_buffer',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, `past` and `present` are one preallocated buffer. Defaults to 0.',
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor applied to `Q * K^T`; `1 / sqrt(head_size)` when not set.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point element types of the hidden states, weights, cache and output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='32-bit integer type of the mask, lengths and beam tables.',
             ),
         ),
         min_input=7,
@@ -141,9 +142,12 @@ SCHEMAS = (
         min_output=2,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Single-token decoder self-attention with a preallocated key/value cache, projecting its input with merged weights.',
+        inference=RuleRef(
+            name='ort_attention',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/DecoderMaskedSelfAttention.yaml',
-        line=6,
+        line=11,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Decodes the bytes `x`, written by QuantizeBFP in the format `bfp_type` with blocks along\n`block_dim`, back to a tensor with the given `shape` and `strides`, in the element type that\n`dtype` names. opspec infers the element type from `dtype`; like onnxruntime it infers no\nshape.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,19 +26,19 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='Encoded bytes, 1-D uint8.',
             ),
             FormalParameter(
                 name='shape',
                 type_str='T2',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Shape of the encoded tensor, one int64 per axis.',
             ),
             FormalParameter(
                 name='strides',
                 type_str='T2',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Strides of the encoded tensor, one int64 per axis.',
             ),
         ),
         outputs=(
@@ -45,26 +46,26 @@ SCHEMAS = (
                 name='y',
                 type_str='T3',
                 types=frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'}),
-                description=DOC,
+                description='Decoded tensor.',
             ),
         ),
         attributes=MappingProxyType({
             'bfp_type': Attribute(
                 name='bfp_type',
                 type=AttrType.INT,
-                description=DOC,
+                description="Number of the block floating-point format (onnxruntime's BFPType enumeration).",
                 required=True,
             ),
             'block_dim': Attribute(
                 name='block_dim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis that each block spans, usually the reduction axis of the matrix product that consumes the data; the last axis by default.',
                 default=-1,
             ),
             'dtype': Attribute(
                 name='dtype',
                 type=AttrType.INT,
-                description=DOC,
+                description='Element type of `y` (a TensorProto data type number); float by default.',
                 default=1,
             ),
         }),
@@ -72,17 +73,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='The type of the encoded bytes: uint8.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='The type of `shape` and `strides`: int64.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point types of the output.',
             ),
         ),
         min_input=3,
@@ -90,9 +91,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Decodes a tensor from a block floating-point format.',
+        inference=RuleRef(
+            name='dequantize_bfp',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/DequantizeBFP.yaml',
-        line=6,
+        line=10,
     ),
 )

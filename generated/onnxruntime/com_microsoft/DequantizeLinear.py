@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `y = (x - x_zero_point) * x_scale`. The scale and zero point are either scalars for\nthe whole tensor, or 1-D with one value per index of the axis `axis`. `y` has the shape of `x`\nand the element type of `x_scale`.\n'
 _TYPES_0 = frozenset({'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint4)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(float)', 'tensor(float16)'})
 
@@ -28,20 +29,20 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized values.',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='Scale: a scalar, or a vector with one value per index of `axis`.',
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T1',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point shaped like `x_scale`, of the type of `x`; 0 when absent.',
             ),
         ),
         outputs=(
@@ -49,26 +50,26 @@ SCHEMAS = (
                 name='y',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='Real values, shaped like `x`, of the type of `x_scale`.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis that a 1-D scale and zero point run along (per-axis dequantization); negative values count from the back.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint4)', 'tensor(int4)', 'tensor(int8)', 'tensor(uint8)', 'tensor(int16)', 'tensor(uint16)', 'tensor(int32)'),
-                description=DOC,
+                description='Integer types of the input and zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point types of the scale and output.',
             ),
         ),
         min_input=2,
@@ -76,9 +77,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Maps quantized integers back to real values.',
+        inference=RuleRef(
+            name='dequantize_linear',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/DequantizeLinear.yaml',
-        line=6,
+        line=9,
     ),
 )

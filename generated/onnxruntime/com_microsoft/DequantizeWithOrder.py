@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Each element becomes `input * scale_input`, read in the layout `order_input` names and written in the layout `order_output` names.\nThe output has the shape of `input` and the element type the attribute `to` names (float or float16).\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,13 +26,13 @@ SCHEMAS = (
                 name='input',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 matrix or batch of matrices.',
             ),
             FormalParameter(
                 name='scale_input',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Quantization scale (a scalar).',
             ),
         ),
         outputs=(
@@ -39,26 +40,26 @@ SCHEMAS = (
                 name='output',
                 type_str='F',
                 types=frozenset({'tensor(float)', 'tensor(float16)'}),
-                description=DOC,
+                description='Dequantized values with the shape of `input`, in the element type `to` names.',
             ),
         ),
         attributes=MappingProxyType({
             'order_input': Attribute(
                 name='order_input',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `input`.',
                 required=True,
             ),
             'order_output': Attribute(
                 name='order_output',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `output`.',
                 required=True,
             ),
             'to': Attribute(
                 name='to',
                 type=AttrType.INT,
-                description=DOC,
+                description='Element type of the output as a TensorProto data-type number: 1 (float) or 10 (float16).',
                 required=True,
             ),
         }),
@@ -66,17 +67,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='Q',
                 allowed_type_strs=('tensor(int8)',),
-                description=DOC,
+                description='Element type of `input` (int8).',
             ),
             TypeConstraintParam(
                 type_param_str='F',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element types of `output`.',
             ),
             TypeConstraintParam(
                 type_param_str='S',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the scale (float).',
             ),
         ),
         min_input=2,
@@ -84,9 +85,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Dequantizes an int8 matrix stored in a cuBLASLt memory layout back to float or float16.',
+        inference=RuleRef(
+            name='elementwise',
+            args=MappingProxyType({
+                'dtype': 'to',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/DequantizeWithOrder.yaml',
-        line=6,
+        line=9,
     ),
 )

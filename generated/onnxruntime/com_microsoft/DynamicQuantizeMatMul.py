@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Quantizes `A` to 8 bits with a scale and zero point computed from its values, multiplies it by\n`B - b_zero_point` as integers with numpy matmul semantics, rescales the products to float, and\nadds the optional `bias`. `Y` is float, with the matmul shape of `A` and `B`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -25,33 +26,33 @@ SCHEMAS = (
                 name='A',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float left operand, quantized when the op runs.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized right operand.',
             ),
             FormalParameter(
                 name='b_scale',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `B`: a scalar, or one value per column of `B`.',
             ),
             FormalParameter(
                 name='b_zero_point',
                 type_str='T2',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point of `B`, shaped like `b_scale`; 0 when absent.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias with one value per column of `B`, added to the result.',
             ),
         ),
         outputs=(
@@ -59,7 +60,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="Float product, with numpy matmul's shape.",
             ),
         ),
         attributes=MappingProxyType({}),
@@ -67,12 +68,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The type of `A`, `b_scale`, `bias` and `Y`: float.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit types of `B` and its zero point.',
             ),
         ),
         min_input=3,
@@ -80,9 +81,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Matrix product of a float tensor with a quantized matrix, quantizing the float operand at run time.',
+        inference=RuleRef(
+            name='matmul',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/DynamicQuantizeMatMul.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`input[r][c]` is the cost of passing through point (r, c). From a point the path may step to (r + 1, c), (r, c + 1) or (r + 1, c + 1), and it runs from (0, 0) to (M - 1, N - 1).\nThe output lists the points of the cheapest such path: row 0 holds their row indices and row 1 their column indices, so its shape is (2, L) with `max(M, N) <= L < M + N`; `L` depends on the costs.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -23,7 +24,7 @@ SCHEMAS = (
                 name='input',
                 type_str='F',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Cost matrix of shape (M, N), or (1, M, N).',
             ),
         ),
         outputs=(
@@ -31,7 +32,7 @@ SCHEMAS = (
                 name='output',
                 type_str='I',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='The path, of shape (2, L), its row indices in row 0 and its column indices in row 1.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -39,12 +40,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='F',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the costs.',
             ),
             TypeConstraintParam(
                 type_param_str='I',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='Integer type of the path indices.',
             ),
         ),
         min_input=1,
@@ -52,9 +53,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Finds the cheapest monotonic path through a cost matrix, as dynamic time warping aligns two sequences.',
+        inference=RuleRef(
+            name='ort_dynamic_time_warping',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/DynamicTimeWarping.yaml',
-        line=6,
+        line=8,
     ),
 )

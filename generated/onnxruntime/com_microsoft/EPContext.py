@@ -7,6 +7,7 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DifferentiationCategory,
     FormalParameter,
     FormalParameterOption,
     NodeDeterminism,
@@ -14,7 +15,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "When a session saves a graph after an execution provider compiled some of it (for instance for QNN or TensorRT), each compiled part becomes one EPContext node.\nThe node carries the provider's compiled context, inline in `ep_cache_context` when `embed_mode` is 1 or as a path relative to the model file when it is 0, and the provider loads it instead of compiling again.\nThe inputs and outputs are those of the compiled part, each of its own type. onnxruntime infers no type or shape for this op, and neither does opspec.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -30,7 +31,8 @@ SCHEMAS = (
                 option=FormalParameterOption.Variadic,
                 is_homogeneous=False,
                 min_arity=0,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Inputs of the compiled part of the graph.',
             ),
         ),
         outputs=(
@@ -40,69 +42,70 @@ SCHEMAS = (
                 types=_TYPES_0,
                 option=FormalParameterOption.Variadic,
                 is_homogeneous=False,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Outputs of the compiled part of the graph.',
             ),
         ),
         attributes=MappingProxyType({
             'embed_mode': Attribute(
                 name='embed_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 when `ep_cache_context` holds the context itself, 0 when it holds a path to a file, relative to the model.',
                 default=1,
             ),
             'ep_cache_context': Attribute(
                 name='ep_cache_context',
                 type=AttrType.STRING,
-                description=DOC,
+                description='The compiled context, or the path of the file that holds it, as `embed_mode` says.',
             ),
             'ep_sdk_version': Attribute(
                 name='ep_sdk_version',
                 type=AttrType.STRING,
-                description=DOC,
+                description="Version of the provider's SDK that compiled the context.",
             ),
             'hardware_architecture': Attribute(
                 name='hardware_architecture',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Hardware the context was compiled for.',
             ),
             'main_context': Attribute(
                 name='main_context',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 on the node that carries the context; 0 on nodes of further parts that share one context holding all of them, which leave `ep_cache_context` unset.',
                 default=1,
             ),
             'max_size': Attribute(
                 name='max_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Largest size in the context; its meaning depends on the provider.',
                 default=0,
             ),
             'notes': Attribute(
                 name='notes',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Free-form notes.',
             ),
             'onnx_model_filename': Attribute(
                 name='onnx_model_filename',
                 type=AttrType.STRING,
-                description=DOC,
+                description='File name of the model the context was compiled from.',
             ),
             'partition_name': Attribute(
                 name='partition_name',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of the compiled part of the graph.',
             ),
             'source': Attribute(
                 name='source',
                 type=AttrType.STRING,
-                description=DOC,
+                description="What produced the context, an onnxruntime execution provider or the vendor's own tools.",
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(bool)'),
-                description=DOC,
+                description='Element types of the inputs and outputs, each chosen independently.',
             ),
         ),
         min_input=0,
@@ -110,9 +113,9 @@ SCHEMAS = (
         min_output=1,
         max_output=2147483647,
         doc=DOC,
-        summary=DOC,
+        summary='Stands for a part of a graph that an execution provider has compiled ahead of time into its own context.',
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/EPContext.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "For every token of `input_ids` `(batch, sequence)` the op adds the row of `word_embedding` its id selects, the row of `position_embedding` for its position (read from `position_ids` when given, else the token's index in the sequence) and, when `segment_ids` is given, the row of `segment_embedding` its segment selects.\nThe sum is normalized over the hidden axis as LayerNormalization does, with `gamma` as scale, `beta` as offset and `epsilon` added to the variance, giving `output` of shape `(batch, sequence, hidden_size)`.\nThe three tables, `gamma` and `beta` share the hidden size, and `segment_ids` and `mask` have the shape of `input_ids`.\nThe optional `mask_index` output reduces `mask` to one int32 count per sequence, and `embedding_sum` returns the sum before normalization.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,59 +28,59 @@ SCHEMAS = (
                 name='input_ids',
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='2-D int32 token ids `(batch, sequence)`, rows of `word_embedding`.',
             ),
             FormalParameter(
                 name='segment_ids',
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 2-D int32 segment ids with the shape of `input_ids`, rows of `segment_embedding`; no segment embedding is added when it is absent.',
             ),
             FormalParameter(
                 name='word_embedding',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='2-D table `(vocabulary, hidden_size)` of word vectors.',
             ),
             FormalParameter(
                 name='position_embedding',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='2-D table `(positions, hidden_size)` of position vectors, with a row for every position used.',
             ),
             FormalParameter(
                 name='segment_embedding',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 2-D table `(segments, hidden_size)` of segment vectors, used with `segment_ids`.',
             ),
             FormalParameter(
                 name='gamma',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D scale `(hidden_size,)` of the normalization.',
             ),
             FormalParameter(
                 name='beta',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D offset `(hidden_size,)` of the normalization.',
             ),
             FormalParameter(
                 name='mask',
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 2-D int32 attention mask with the shape of `input_ids`, nonzero for the tokens that count.',
             ),
             FormalParameter(
                 name='position_ids',
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 2-D int32 positions, `(batch, sequence)` or `(1, sequence)` shared by the whole batch; without it token `s` of a sequence uses position `s`.',
             ),
         ),
         outputs=(
@@ -87,46 +88,46 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized embeddings `(batch, sequence, hidden_size)`.',
             ),
             FormalParameter(
                 name='mask_index',
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D int32 tensor `(batch,)`: for each sequence, the number of tokens `mask` marks, which is its valid length when the mask is padded on the right.',
             ),
             FormalParameter(
                 name='embedding_sum',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional sum of the embeddings before normalization, shaped like `output`.',
             ),
         ),
         attributes=MappingProxyType({
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the variance before the square root.',
                 default=9.999999960041972e-13,
             ),
             'mask_index_type': Attribute(
                 name='mask_index_type',
                 type=AttrType.INT,
-                description=DOC,
+                description='How shape inference states `mask_index`: a positive value (1, assumed when the attribute is absent) makes it `(batch,)`, 0 leaves its shape unstated.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='Integer type (int32) of the ids, the mask, the positions and `mask_index`.',
             ),
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point element type of the tables, `gamma`, `beta`, `output` and `embedding_sum`.',
             ),
         ),
         min_input=7,
@@ -134,9 +135,12 @@ SCHEMAS = (
         min_output=1,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary="Sums word, position and optional segment embeddings for every token and layer-normalizes the sum, as BERT's embedding layer does.",
+        inference=RuleRef(
+            name='embed_layer_norm',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/EmbedLayerNormalization.yaml',
-        line=6,
+        line=10,
     ),
 )

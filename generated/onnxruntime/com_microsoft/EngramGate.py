@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "`key` and `query` have shape (B, S, hc_mult, hidden); `value` has shape (B, S, hidden) and is shared by all `hc_mult` hyper-connections.\nBoth `key` and `query` are RMS-normalized over `hidden` with their scales; their dot product divided by `sqrt(hidden)`, call it `d`, gives the gate `sigmoid(sign(d) * sqrt(max(|d|, 1e-6)))`, one per token and hyper-connection.\n`output` is the gate times `value`, of shape (B, S, hc_mult, hidden). The optional `gated_value_normed` is that product RMS-normalized with `conv_norm_scale`, which is then required; it can feed a `CausalConvWithState`.\nThe key and value projections stay outside the op, so they can use the provider's matrix multiplications.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,38 +28,38 @@ SCHEMAS = (
                 name='key',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Projected Engram keys, (B, S, hc_mult, hidden).',
             ),
             FormalParameter(
                 name='query',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Hidden-state queries, of the shape of `key`.',
             ),
             FormalParameter(
                 name='value',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Projected Engram value, (B, S, hidden), shared by the hyper-connections.',
             ),
             FormalParameter(
                 name='key_norm_scale',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='RMS normalization scale of the keys, (hc_mult, hidden).',
             ),
             FormalParameter(
                 name='query_norm_scale',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='RMS normalization scale of the queries, (hc_mult, hidden).',
             ),
             FormalParameter(
                 name='conv_norm_scale',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional RMS normalization scale of the gated value, (hc_mult, hidden); needed for `gated_value_normed`.',
             ),
         ),
         outputs=(
@@ -66,21 +67,21 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Gated value, (B, S, hc_mult, hidden).',
             ),
             FormalParameter(
                 name='gated_value_normed',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional RMS-normalized gated value, of the shape of `output`.',
             ),
         ),
         attributes=MappingProxyType({
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Constant added to the mean square in both kinds of RMS normalization.',
                 default=9.999999747378752e-06,
             ),
         }),
@@ -88,7 +89,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types.',
             ),
         ),
         min_input=5,
@@ -96,9 +97,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Gates a projected Engram memory value by how well RMS-normalized keys match the hidden-state queries, per hyper-connection.',
+        inference=RuleRef(
+            name='ort_engram_gate',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/EngramGate.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Works like `Unsqueeze` with a single axis: `Y` is `X` with a new axis of length 1 at position `axis` of the output, so `Y` has rank `rank(X) + 1`.\n`axis` lies in [-rank(X) - 1, rank(X)]; a negative value counts from the end of the output, so -1 appends the axis last.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
             FormalParameter(
                 name='axis',
                 type_str='tensor(int32)',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Scalar (or one-element vector) position of the new axis in the output.',
             ),
         ),
         outputs=(
@@ -38,7 +39,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='`X` with the new axis, holding the same elements.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,7 +47,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=DOC,
+                description='Element types of the input and output.',
             ),
         ),
         min_input=2,
@@ -54,9 +55,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Inserts one axis of length 1 at a position given as an input.',
+        inference=RuleRef(
+            name='unsqueeze',
+            args=MappingProxyType({
+                'axes': 'axis',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/ExpandDims.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Y = 0.5 * x * (1 + tanh(0.797885 * x + 0.035677 * x^3))` with `x = X + bias` when `bias` is given and `x = X` otherwise.\n`bias` is normally 1-D with the length of the last axis of `X`; `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -25,14 +26,14 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias added to `X` before the activation, normally 1-D with the length of the last axis of `X`.',
             ),
         ),
         outputs=(
@@ -40,7 +41,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -48,7 +49,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type shared by the inputs and the output.',
             ),
         ),
         min_input=1,
@@ -56,9 +57,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies the tanh approximation of GELU, optionally after adding a bias.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/FastGelu.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes the convolution of `X`, shaped `(N, C, D1, ..., Dn)`, with the filters `W`, shaped `(M, C / group, k1, ..., kn)`, exactly as the standard Conv does, giving `Y` of shape `(N, M, O1, ..., On)` with the same spatial arithmetic (kernel, pads, strides, dilations, `auto_pad`).\nThe optional bias `B` and the optional tensor `Z`, which has the shape of `Y`, are added to the result, and the activation named by `activation` is then applied element by element, with `activation_params` supplying its constants.\nonnxruntime's graph optimizer writes this op when it folds a Conv and the activation (and Add) that follow it into one node.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,27 +28,27 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor of shape `(N, C, D1, ..., Dn)`.',
             ),
             FormalParameter(
                 name='W',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Filter tensor of shape `(M, C / group, k1, ..., kn)`.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias of length M, one value per output channel.',
             ),
             FormalParameter(
                 name='Z',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional tensor shaped like `Y`, added to the convolution result before the activation.',
             ),
         ),
         outputs=(
@@ -55,58 +56,58 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Output tensor of shape `(N, M, O1, ..., On)`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of the activation applied to the result, such as Relu, LeakyRelu, Sigmoid, Tanh, Clip or HardSigmoid.',
             ),
             'activation_params': Attribute(
                 name='activation_params',
                 type=AttrType.FLOATS,
-                description=DOC,
+                description='Constants of the activation in the order it takes them, e.g. alpha for LeakyRelu or min and max for Clip.',
             ),
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the kernel along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types shared by every input and the output.',
             ),
         ),
         min_input=2,
@@ -114,9 +115,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='A convolution with its bias, an optional added tensor and an activation fused into one node.',
+        inference=RuleRef(
+            name='conv',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/FusedConv.yaml',
-        line=6,
+        line=9,
     ),
 )

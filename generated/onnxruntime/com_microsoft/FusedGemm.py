@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes `alpha * op(A) * op(B) + beta * C` as the standard Gemm does, where `op` transposes its matrix when `transA` or `transB` is set, so `op(A)` is `(M, K)`, `op(B)` is `(K, N)` and `Y` is `(M, N)`; the optional `C` must broadcast to `(M, N)`.\nThe activation named by `activation` is then applied to every element, its constants taken from `activation_alpha`, `activation_beta` and `activation_gamma` as it needs them.\nonnxruntime's graph optimizer writes this op when it folds a Gemm and the activation that follows it into one node.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
 SCHEMAS = (
@@ -27,20 +28,20 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Matrix of shape `(M, K)`, or `(K, M)` when `transA` is set.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Matrix of shape `(K, N)`, or `(N, K)` when `transB` is set.',
             ),
             FormalParameter(
                 name='C',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional tensor added to the product, broadcast to `(M, N)`.',
             ),
         ),
         outputs=(
@@ -48,52 +49,52 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Output matrix of shape `(M, N)`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of the activation applied to the result, such as Relu, LeakyRelu, Sigmoid, Tanh, Clip or HardSigmoid.',
             ),
             'activation_alpha': Attribute(
                 name='activation_alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='First constant of the activation (e.g. the slope of LeakyRelu).',
             ),
             'activation_beta': Attribute(
                 name='activation_beta',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Second constant of the activation (e.g. the offset of HardSigmoid).',
             ),
             'activation_gamma': Attribute(
                 name='activation_gamma',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Third constant of the activation, for activations that take one.',
             ),
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scalar multiplier of the product `op(A) * op(B)`; 1 by default.',
                 default=1.0,
             ),
             'beta': Attribute(
                 name='beta',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scalar multiplier of `C`; 1 by default.',
                 default=1.0,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether `A` is transposed before the product; 0 by default.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether `B` is transposed before the product; 0 by default.',
                 default=0,
             ),
         }),
@@ -101,7 +102,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 'tensor(int64)'),
-                description=DOC,
+                description='Element types shared by the inputs and the output: floating-point and 32- or 64-bit integers.',
             ),
         ),
         min_input=2,
@@ -109,9 +110,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='A general matrix multiplication followed by an activation, in one node.',
+        inference=RuleRef(
+            name='gemm',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/FusedGemm.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Multiplies `A` by `B` as numpy.matmul does and scales the result by `alpha`: vectors are promoted to matrices and the promoted axis is dropped again, and the batch axes in front of the last two broadcast against each other.\nEach operand of rank 2 or more can first be rearranged: `transA` (`transB`) swaps its last two axes; `transBatchA` (`transBatchB`) takes its leading axis as the row axis, behind the remaining batch axes, so an `A` of shape `(M, B1, ..., Bk, K)` is read as `(B1, ..., Bk, M, K)` (and with `transA` also set, `(K, B1, ..., Bk, M)` is read as `(B1, ..., Bk, M, K)`).\nFor example, with `transA` set, `A` of shape `(B, K, M)` and `B` of shape `(K, N)` give `Y` of shape `(B, M, N)`.\nonnxruntime's graph optimizer writes this op when it folds Transpose and Mul or Div nodes around a MatMul into it.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Left operand: a vector or a batch of matrices.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Right operand: a vector or a batch of matrices.',
             ),
         ),
         outputs=(
@@ -40,38 +41,38 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The scaled product, with the broadcast batch dims of both operands.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scalar multiplier of the product; 1 by default.',
                 default=1.0,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the last two axes of `A` are swapped before the product; 0 by default, ignored for a vector.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the last two axes of `B` are swapped before the product; 0 by default, ignored for a vector.',
                 default=0,
             ),
             'transBatchA': Attribute(
                 name='transBatchA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the leading axis of `A` is moved behind its other batch axes to serve as the row axis before the product; 0 by default.',
                 default=0,
             ),
             'transBatchB': Attribute(
                 name='transBatchB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the leading axis of `B` is moved behind its other batch axes to serve as the row axis before the product; 0 by default.',
                 default=0,
             ),
         }),
@@ -79,7 +80,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types shared by both operands and the output.',
             ),
         ),
         min_input=2,
@@ -87,9 +88,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='A batched matrix product with optional transposes of the operands and a scale, in one node.',
+        inference=RuleRef(
+            name='fused_matmul',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/FusedMatMul.yaml',
-        line=6,
+        line=10,
     ),
 )

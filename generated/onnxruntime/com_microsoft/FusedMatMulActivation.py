@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Multiplies `A` by `B` as numpy.matmul does and scales the result by `alpha`: vectors are promoted to matrices and the promoted axis is dropped again, and the batch axes in front of the last two broadcast against each other.\nEach operand of rank 2 or more can first be rearranged: `transA` (`transB`) swaps its last two axes; `transBatchA` (`transBatchB`) takes its leading axis as the row axis, behind the remaining batch axes, as FusedMatMul does.\nFor example, with `transA` set, `A` of shape `(B, K, M)` and `B` of shape `(K, N)` give `Y` of shape `(B, M, N)`.\nThe activation named by `activation` is then applied to the result, its constants taken from `activation_alpha`, `activation_beta` and `activation_gamma` and, for activations that work along one axis, the axis from `activation_axis`; the shape of `Y` is that of the product.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Left operand: a vector or a batch of matrices.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Right operand: a vector or a batch of matrices.',
             ),
         ),
         outputs=(
@@ -40,64 +41,64 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The scaled product, with the broadcast batch dims of both operands.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of the activation applied to the product (required).',
                 required=True,
             ),
             'activation_alpha': Attribute(
                 name='activation_alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='First constant of the activation, for activations that take one.',
             ),
             'activation_axis': Attribute(
                 name='activation_axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis of the product an activation that works along one axis (such as Softmax) uses.',
             ),
             'activation_beta': Attribute(
                 name='activation_beta',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Second constant of the activation, for activations that take one.',
             ),
             'activation_gamma': Attribute(
                 name='activation_gamma',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Third constant of the activation, for activations that take one.',
             ),
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scalar multiplier of the product; 1 by default.',
                 default=1.0,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the last two axes of `A` are swapped before the product; 0 by default, ignored for a vector.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the last two axes of `B` are swapped before the product; 0 by default, ignored for a vector.',
                 default=0,
             ),
             'transBatchA': Attribute(
                 name='transBatchA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the leading axis of `A` is moved behind its other batch axes to serve as the row axis before the product; 0 by default.',
                 default=0,
             ),
             'transBatchB': Attribute(
                 name='transBatchB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether the leading axis of `B` is moved behind its other batch axes to serve as the row axis before the product; 0 by default.',
                 default=0,
             ),
         }),
@@ -105,7 +106,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types shared by both operands and the output.',
             ),
         ),
         min_input=2,
@@ -113,9 +114,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='A FusedMatMul followed by an activation, in one node.',
+        inference=RuleRef(
+            name='fused_matmul',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/FusedMatMulActivation.yaml',
-        line=6,
+        line=10,
     ),
 )

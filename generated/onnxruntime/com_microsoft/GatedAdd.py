@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`output = X + Y * gate`, where `X` and `Y` share one shape `(..., C)` and `gate`, `(..., 1)`, holds one factor per row, repeated along the last axis.\nFor reduced-precision types the product is rounded to the element type before the addition, as separate Mul and Add nodes would round it.\n`output` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,19 +25,19 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Unscaled input `(..., C)`.',
             ),
             FormalParameter(
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input to scale, with the shape of `X`.',
             ),
             FormalParameter(
                 name='gate',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Per-row factor `(..., 1)`: the shape of `X` with a last axis of length 1.',
             ),
         ),
         outputs=(
@@ -44,7 +45,7 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Gated sum with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -52,7 +53,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type shared by the inputs and the output.',
             ),
         ),
         min_input=3,
@@ -60,9 +61,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Adds to one tensor another tensor scaled by a per-row gate.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/GatedAdd.yaml',
-        line=6,
+        line=9,
     ),
 )

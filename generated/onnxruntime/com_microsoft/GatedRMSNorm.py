@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'With C the length of `scale`, the last axis of `X` is cut into consecutive groups of C elements; its length must be a multiple of C, so a packed `(..., heads * C)` tensor is normalized head by head.\nEach group is divided by `sqrt(mean(x^2) + epsilon)` over its C elements, multiplied elementwise by `scale`, and multiplied by `activation(gate)`, where `gate` has the shape of `X` and the activation is SiLU (`z * sigmoid(z)`) or a plain sigmoid.\nAll arithmetic runs in 32-bit float; `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,19 +27,19 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(..., H * C)` whose last axis holds H groups of C elements.',
             ),
             FormalParameter(
                 name='scale',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D weight `(C,)`; its length sets the group size.',
             ),
             FormalParameter(
                 name='gate',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Gate with the shape of `X`, activated before it multiplies the normalized values.',
             ),
         ),
         outputs=(
@@ -46,20 +47,20 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Activation of the gate: `silu` (the default) or its alias `swish` for `z * sigmoid(z)`, or `sigmoid`.',
                 default='silu',
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the mean of squares before the reciprocal square root.',
                 default=9.999999747378752e-06,
             ),
         }),
@@ -67,7 +68,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type shared by the inputs and `Y`.',
             ),
         ),
         min_input=3,
@@ -75,9 +76,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Root-mean-square normalizes groups of the last axis, scales them and multiplies them by an activated gate.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/GatedRMSNorm.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'The gated relative position bias of WavLM-style models. query_layer plus query_bias is split into\nnum_heads heads of head_size; each head vector goes through a linear layer (weight (head_size, D),\nbias (D)), whose D outputs are summed in two halves and passed through a sigmoid to give two\ngates u and r per head and token. The output is rel_pos (1, num_heads, seq_len, seq_len) scaled per\nrow by u * (r * eco_a - 1) + 2, eco_a holding one factor per head (1, num_heads, 1, 1). query_layer\nis (batch, seq_len, num_heads * head_size), or packed (token_count, num_heads * head_size) with\ntoken_offset (batch, seq_len) from RemovePadding telling where each token belongs. The output is\n(batch, num_heads, seq_len, seq_len).\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,44 +28,44 @@ SCHEMAS = (
                 name='query_layer',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Query projection (batch, seq_len, num_heads * head_size), or packed (token_count, num_heads * head_size).',
             ),
             FormalParameter(
                 name='query_bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias added to query_layer, (num_heads * head_size).',
             ),
             FormalParameter(
                 name='rel_pos',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Relative position bias (1, num_heads, seq_len, seq_len).',
             ),
             FormalParameter(
                 name='weight',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Weight of the gate projection, (head_size, D) with D even.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias of the gate projection, (D).',
             ),
             FormalParameter(
                 name='eco_a',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Per-head gate factor (1, num_heads, 1, 1).',
             ),
             FormalParameter(
                 name='token_offset',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional (batch, seq_len) token positions when query_layer is packed without padding.',
             ),
         ),
         outputs=(
@@ -72,14 +73,14 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Gated bias (batch, num_heads, seq_len, seq_len).',
             ),
         ),
         attributes=MappingProxyType({
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of attention heads.',
                 required=True,
             ),
         }),
@@ -87,12 +88,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Float type of the tensors.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='int32 for the token offsets.',
             ),
         ),
         min_input=6,
@@ -100,9 +101,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Scales a relative position bias per query token and head by gates computed from the query.',
+        inference=RuleRef(
+            name='gated_relative_position_bias',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/GatedRelativePositionBias.yaml',
-        line=6,
+        line=14,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Works like `Gather` on `data` along `gather_axis`, then dequantizes the gathered values with the scales (and zero points) of the blocks they belong to.\n`data` is quantized in blocks of `block_size` consecutive values along `quantize_axis`, so `scales` has the rank of `data`, `ceil(values / block_size)` entries along `quantize_axis` and the dims of `data` elsewhere.\nWith uint8 `data`, each byte packs `8 / bits` values (low bits first), the dequantization is `(q - zero_point) * scale` with a default zero point of `2^(bits - 1)`, `gather_axis` must be 0, and packed (`bits` below 8) data needs `quantize_axis` to differ from `gather_axis`; the CPU kernel also needs `quantize_axis` to be the last axis.\nWith int4 or uint4 `data` every element is one value and the default zero point is 0.\nWith FP8 or FP4 `data` (float8 types, float4e2m1) the values are symmetric, so there are no zero points and `bits` is ignored; `block_size` may be 0 (one block per row along `quantize_axis`) and a `scales` dim of 1 on another axis shares the scale along it.\nThe output has rank `rank(indices) + rank(data) - 1`: the dims of `data` with the one at `gather_axis` replaced by the shape of `indices`, and the quantized axis counted in values (its size times `8 / bits` for packed uint8).\nIts element type is that of `scales`. Indices out of range give zeros instead of an error.\n'
 _TYPES_0 = frozenset({'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int4)', 'tensor(uint4)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
@@ -28,26 +29,26 @@ SCHEMAS = (
                 name='data',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Block-quantized table of rank 2 or more; uint8 data packs `8 / bits` values per byte.',
             ),
             FormalParameter(
                 name='indices',
                 type_str='Tind',
                 types=frozenset({'tensor(int32)', 'tensor(int64)'}),
-                description=DOC,
+                description='Indices of any rank selecting entries along `gather_axis`; negative values count from the end.',
             ),
             FormalParameter(
                 name='scales',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='One scale per block: the rank of `data`, `ceil(values / block_size)` along `quantize_axis` and the dims of `data` (or 1, for FP8 and FP4 data) on the other axes.',
             ),
             FormalParameter(
                 name='zero_points',
                 type_str='T1',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero points in the element type of `data`, shaped like `scales` (uint8 ones may also be packed `8 / bits` per byte along `quantize_axis`); not allowed for FP8 or FP4 data.',
             ),
         ),
         outputs=(
@@ -55,32 +56,32 @@ SCHEMAS = (
                 name='output',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='Dequantized gathered values of rank `rank(indices) + rank(data) - 1`, in the element type of `scales`.',
             ),
         ),
         attributes=MappingProxyType({
             'bits': Attribute(
                 name='bits',
                 type=AttrType.INT,
-                description=DOC,
+                description='Bits per quantized value for uint8 data: 2, 4 (the default) or 8; int4 and uint4 data need 4, and FP8 and FP4 data ignore it.',
                 default=4,
             ),
             'block_size': Attribute(
                 name='block_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of consecutive values along `quantize_axis` sharing one scale; a power of two of at least 16 (128 by default), or 0 for FP8 and FP4 data to make the whole axis one block.',
                 default=128,
             ),
             'gather_axis': Attribute(
                 name='gather_axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis of `data` to gather along; negative values count from the back.',
                 default=0,
             ),
             'quantize_axis': Attribute(
                 name='quantize_axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis of `data` along which the blocks run; negative values count from the back.',
                 default=1,
             ),
         }),
@@ -88,17 +89,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(uint4)', 'tensor(int4)', 'tensor(uint8)', 'tensor(float4e2m1)'),
-                description=DOC,
+                description='Element types of `data` and `zero_points`: uint8 (packed), int4, uint4, float8 types and float4e2m1.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `scales` and `output`.',
             ),
             TypeConstraintParam(
                 type_param_str='Tind',
                 allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description=DOC,
+                description='Integer element types of `indices`.',
             ),
         ),
         min_input=3,
@@ -106,9 +107,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Gathers slices of a block-quantized table, such as an embedding table, and returns them dequantized.',
+        inference=RuleRef(
+            name='gather_block_quantized',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/GatherBlockQuantized.yaml',
-        line=6,
+        line=13,
     ),
 )

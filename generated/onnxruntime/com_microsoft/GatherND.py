@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`data` has rank r >= 1 and `indices` rank q >= 1; the last axis of `indices`, of length m <= r, holds index tuples into the first m axes of `data`.\nEach tuple picks the slice `data[i1, ..., im]`, so the output has shape `indices.shape[:-1] + data.shape[m:]` and rank q - 1 + r - m.\nThis is the standard `GatherND` of opset 11, without `batch_dims`.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='data',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Tensor of rank 1 or more to gather from.',
             ),
             FormalParameter(
                 name='indices',
                 type_str='Tind',
                 types=frozenset({'tensor(int32)', 'tensor(int64)'}),
-                description=DOC,
+                description='Tensor of rank 1 or more whose last axis holds index tuples into `data`.',
             ),
         ),
         outputs=(
@@ -38,7 +39,7 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The gathered slices, of shape `indices.shape[:-1] + data.shape[m:]`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,12 +47,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=DOC,
+                description='Element types of `data` and the output.',
             ),
             TypeConstraintParam(
                 type_param_str='Tind',
                 allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description=DOC,
+                description='Integer types of the indices.',
             ),
         ),
         min_input=2,
@@ -59,9 +60,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Gathers slices of a tensor at the multi-dimensional indices listed in another.',
+        inference=RuleRef(
+            name='gather_nd',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/GatherND.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Y = FastGelu(MatMul(X, W) + bias)`, where the product follows MatMul: `X` `(..., M, K)` times `W` `(K, N)`, or batches of matrices whose leading axes broadcast, gives `(..., M, N)`.\n`bias`, when given, is `(N,)`; FastGelu is `0.5 * x * (1 + tanh(0.797885 * x + 0.035677 * x^3))`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -25,20 +26,20 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Left operand `(..., M, K)`.',
             ),
             FormalParameter(
                 name='W',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Right operand `(K, N)`, or a batch of matrices like `X`.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias `(N,)` added to the product before the activation.',
             ),
         ),
         outputs=(
@@ -46,7 +47,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result `(..., M, N)`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -54,7 +55,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type shared by the inputs and the output.',
             ),
         ),
         min_input=2,
@@ -62,9 +63,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies two matrices, adds an optional bias and applies the tanh approximation of GELU: MatMul and FastGelu fused.',
+        inference=RuleRef(
+            name='matmul',
+            args=MappingProxyType({
+                'a': 'X',
+                'b': 'W',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/GemmFastGelu.yaml',
-        line=6,
+        line=8,
     ),
 )

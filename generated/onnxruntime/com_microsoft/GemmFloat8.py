@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "`A'` is `A` or its transpose (`transA`), `B'` is `B` or its transpose (`transB`); both operands are matrices, `A'` of shape (M, K) and `B'` of shape (K, N), and `Y` has shape (M, N).\nThe optional `C` is scaled by `beta` and added to the product; `activation` may apply RELU or GELU to the result.\nFor float8 operands, `scaleA`, `scaleB` and `scaleY` give the scales of `A`, `B` and the output; with float8 inputs only `transA` 0 and `transB` 1 are supported.\nThe element type of `Y` is the one `dtype` names (float by default), whatever the inputs' types.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(float8e5m2)'})
 
 SCHEMAS = (
@@ -27,41 +28,41 @@ SCHEMAS = (
                 name='A',
                 type_str='TA',
                 types=_TYPES_0,
-                description=DOC,
+                description='Left matrix: (M, K), or (K, M) when `transA` is set.',
             ),
             FormalParameter(
                 name='B',
                 type_str='TB',
                 types=_TYPES_0,
-                description=DOC,
+                description='Right matrix: (K, N), or (N, K) when `transB` is set.',
             ),
             FormalParameter(
                 name='C',
                 type_str='TC',
                 types=frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional matrix added to the product after scaling by `beta`.',
             ),
             FormalParameter(
                 name='scaleA',
                 type_str='TS',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scale of `A` when it holds float8 values.',
             ),
             FormalParameter(
                 name='scaleB',
                 type_str='TS',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scale of `B` when it holds float8 values.',
             ),
             FormalParameter(
                 name='scaleY',
                 type_str='TS',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scale of the output when an operand is float8.',
             ),
         ),
         outputs=(
@@ -69,43 +70,43 @@ SCHEMAS = (
                 name='Y',
                 type_str='TR',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result of shape (M, N) in the element type `dtype` names.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Optional activation applied to the result: RELU, GELU or NONE (the default).',
             ),
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description="Multiplier of the product `A' * B'`.",
                 default=1.0,
             ),
             'beta': Attribute(
                 name='beta',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Multiplier of `C`.',
                 default=0.0,
             ),
             'dtype': Attribute(
                 name='dtype',
                 type=AttrType.INT,
-                description=DOC,
+                description="Element type of `Y` as a TensorProto data-type number (as in `Cast`'s `to`); 1 (float) by default.",
                 default=1,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Nonzero to use the transpose of `A`.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Nonzero to use the transpose of `B`.',
                 default=0,
             ),
         }),
@@ -113,27 +114,27 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='TA',
                 allowed_type_strs=('tensor(float8e4m3fn)', 'tensor(float8e5m2)', 'tensor(float16)', 'tensor(bfloat16)', 'tensor(float)'),
-                description=DOC,
+                description='Element types of `A`: float8 types, float16, bfloat16 or float.',
             ),
             TypeConstraintParam(
                 type_param_str='TB',
                 allowed_type_strs=('tensor(float8e4m3fn)', 'tensor(float8e5m2)', 'tensor(float16)', 'tensor(bfloat16)', 'tensor(float)'),
-                description=DOC,
+                description='Element types of `B`: float8 types, float16, bfloat16 or float.',
             ),
             TypeConstraintParam(
                 type_param_str='TC',
                 allowed_type_strs=('tensor(float16)', 'tensor(bfloat16)', 'tensor(float)'),
-                description=DOC,
+                description='Element types of `C`.',
             ),
             TypeConstraintParam(
                 type_param_str='TR',
                 allowed_type_strs=('tensor(float8e4m3fn)', 'tensor(float8e5m2)', 'tensor(float16)', 'tensor(bfloat16)', 'tensor(float)'),
-                description=DOC,
+                description='Element types the output can take.',
             ),
             TypeConstraintParam(
                 type_param_str='TS',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the scales (float).',
             ),
         ),
         min_input=2,
@@ -141,9 +142,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="General matrix product Y = alpha * A' * B' + beta * C for float and float8 operands, with optional scales and activation, in a chosen output type.",
+        inference=RuleRef(
+            name='gemm_float8',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/GemmFloat8.yaml',
-        line=6,
+        line=10,
     ),
 )

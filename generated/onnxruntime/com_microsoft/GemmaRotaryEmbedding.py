@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes `output1 = q * cos(emb) + q_rot * sin(emb)` and `output2 = k * cos(emb) + k_rot * sin(emb)`, where `emb` `(batch, seq, dim)` holds the angles in float, its sine and cosine are converted to float16 and broadcast over the heads, and `q_rot` and `k_rot` are the half-rotated copies of `q` and `k`.\nAll of `q`, `q_rot`, `k` and `k_rot` are `(batch, num_heads, seq, dim)`, and both outputs have `q`'s shape.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -23,31 +24,31 @@ SCHEMAS = (
                 name='emb',
                 type_str='U',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Rotation angles `(batch, seq, dim)` in float.',
             ),
             FormalParameter(
                 name='q',
                 type_str='T',
                 types=frozenset({'tensor(float16)'}),
-                description=DOC,
+                description='Query states `(batch, num_heads, seq, dim)`.',
             ),
             FormalParameter(
                 name='q_rot',
                 type_str='T',
                 types=frozenset({'tensor(float16)'}),
-                description=DOC,
+                description='Half-rotated query states, shaped like `q`.',
             ),
             FormalParameter(
                 name='k',
                 type_str='T',
                 types=frozenset({'tensor(float16)'}),
-                description=DOC,
+                description='Key states, shaped like `q`.',
             ),
             FormalParameter(
                 name='k_rot',
                 type_str='T',
                 types=frozenset({'tensor(float16)'}),
-                description=DOC,
+                description='Half-rotated key states, shaped like `q`.',
             ),
         ),
         outputs=(
@@ -55,13 +56,13 @@ SCHEMAS = (
                 name='output1',
                 type_str='T',
                 types=frozenset({'tensor(float16)'}),
-                description=DOC,
+                description="Rotated queries, of `q`'s shape.",
             ),
             FormalParameter(
                 name='output2',
                 type_str='T',
                 types=frozenset({'tensor(float16)'}),
-                description=DOC,
+                description="Rotated keys, of `q`'s shape.",
             ),
         ),
         attributes=MappingProxyType({}),
@@ -69,12 +70,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)',),
-                description=DOC,
+                description='float16, the type of the states and outputs.',
             ),
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='float, the type of the angles.',
             ),
         ),
         min_input=5,
@@ -82,9 +83,12 @@ SCHEMAS = (
         min_output=2,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='The rotary embedding step of Gemma models: combines queries and keys with their rotated halves using the sine and cosine of an angle table.',
+        inference=RuleRef(
+            name='gemma_rotary_embedding',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/GemmaRotaryEmbedding.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'For `X` of shape (N, C, H, W) and `Grid` of shape (N, H_out, W_out, 2), `Y[n, :, h, w]` is `X[n]` sampled at the point whose x and y coordinates are `Grid[n, h, w]`, normalized so that -1 and 1 are the two borders of the image.\n`mode` picks bilinear or bicubic interpolation or the nearest pixel; `padding_mode` decides what points outside the image read (zeros, the border pixel, or the image reflected at its border); `align_corners` says whether -1 and 1 are the centers of the corner pixels (1) or their outer edges (0).\n`Y` has shape (N, C, H_out, W_out) and the element type of `X`. This is the 4-D predecessor of the standard `GridSample`.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='X',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input of shape (N, C, H, W).',
             ),
             FormalParameter(
                 name='Grid',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Sampling points of shape (N, H_out, W_out, 2), x then y, normalized to [-1, 1]; values outside are handled by `padding_mode`.',
             ),
         ),
         outputs=(
@@ -40,26 +41,26 @@ SCHEMAS = (
                 name='Y',
                 type_str='T2',
                 types=frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'}),
-                description=DOC,
+                description='Sampled output of shape (N, C, H_out, W_out).',
             ),
         ),
         attributes=MappingProxyType({
             'align_corners': Attribute(
                 name='align_corners',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 maps -1 and 1 to the centers of the corner pixels; 0 maps them to the outer edges of those pixels.',
                 default=0,
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Interpolation, one of `bilinear`, `nearest` and `bicubic`.',
                 default='bilinear',
             ),
             'padding_mode': Attribute(
                 name='padding_mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description='What points outside the image read, one of `zeros`, `border` and `reflection`.',
                 default='zeros',
             ),
         }),
@@ -67,12 +68,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=DOC,
+                description='Element types of `X` and `Grid`.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types of `Y`.',
             ),
         ),
         min_input=2,
@@ -80,9 +81,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Samples a 4-D input at the positions a flow-field grid gives, as torch.nn.functional.grid_sample does.',
+        inference=RuleRef(
+            name='ort_grid_sample',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/GridSample.yaml',
-        line=6,
+        line=9,
     ),
 )

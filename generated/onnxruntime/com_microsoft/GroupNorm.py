@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The C channels are split into `groups` groups of `C / groups` consecutive channels; for each image and group, the mean and variance are taken over the group's channels at all spatial positions, and each value becomes `(x - mean) / sqrt(variance + epsilon) * gamma[c] + beta[c]`.\nWith `channels_last` 1 (the default) `X` is `(N, H, W, C)`; with 0 it is `(N, C, H, W)`. `activation` 1 applies SiLU to the result.\n`Y` has the shape and element type of `X`.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,19 +27,19 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(N, H, W, C)` when `channels_last` is 1, `(N, C, H, W)` when it is 0.',
             ),
             FormalParameter(
                 name='gamma',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D per-channel scale `(C,)`.',
             ),
             FormalParameter(
                 name='beta',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D per-channel offset `(C,)`.',
             ),
         ),
         outputs=(
@@ -46,32 +47,32 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.INT,
-                description=DOC,
+                description='Activation applied to the result: 0 for none, 1 for SiLU (`x * sigmoid(x)`).',
                 required=True,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='Layout of `X` and `Y`: 1 (the default) for channels last `(N, H, W, C)`, 0 for channels first `(N, C, H, W)`.',
                 default=1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the variance before the square root.',
                 default=9.999999747378752e-06,
             ),
             'groups': Attribute(
                 name='groups',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of channel groups; it must divide the channel count C.',
                 required=True,
             ),
         }),
@@ -79,12 +80,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) of `X` and of the outputs.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) of `gamma` and `beta`, which may differ from `T`.',
             ),
         ),
         min_input=3,
@@ -92,9 +93,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Normalizes each group of channels of an image batch, then applies a per-channel scale and offset and an optional SiLU.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/GroupNorm.yaml',
-        line=6,
+        line=9,
     ),
 )

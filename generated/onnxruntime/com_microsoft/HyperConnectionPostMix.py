@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `Y[..., k, h] = sum over c of stream_mix[..., c, k] * streams[..., c, h] + post_mix[..., k, h] * block_output[..., h]`, with no activation; without `stream_mix` the streams pass through unmixed.\n`streams` is grouped, (..., C, H), when `num_branches` is 0, or flattened, (..., C * H), when `num_branches` gives C. `block_output` has shape (..., H), `post_mix` the leading axes followed by (C), (C, 1) or (C, H), and `stream_mix` the leading axes followed by (C, C).\n`output` has the shape of `streams`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,26 +28,26 @@ SCHEMAS = (
                 name='streams',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The C streams, (..., C, H), or (..., C * H) when `num_branches` is set.',
             ),
             FormalParameter(
                 name='block_output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Output of the block, (..., H), added into every stream.',
             ),
             FormalParameter(
                 name='post_mix',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='Weight of the block output per stream, the leading axes followed by (C), (C, 1) or (C, H).',
             ),
             FormalParameter(
                 name='stream_mix',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional (..., C, C) matrix mixing the streams; the identity when absent.',
             ),
         ),
         outputs=(
@@ -54,14 +55,14 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The updated streams, shaped like `streams`.',
             ),
         ),
         attributes=MappingProxyType({
             'num_branches': Attribute(
                 name='num_branches',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of streams C of a flattened `streams`; 0 when `streams` is grouped.',
                 default=0,
             ),
         }),
@@ -69,12 +70,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the streams and block output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the mixing weights.',
             ),
         ),
         min_input=3,
@@ -82,9 +83,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Mixes the residual streams of a hyper-connection and adds a block's output into each of them.",
+        inference=RuleRef(
+            name='ort_hyper_connection_post_mix',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/HyperConnectionPostMix.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `Y[..., h] = reduction_scale * sum over c of streams[..., c, h] * pre_mix[..., c, h]`, with no activation.\n`streams` is grouped, (..., C, H), when `num_branches` is 0, or flattened, (..., C * H), when `num_branches` gives C; `Y` has shape (..., H).\n`pre_mix` carries the leading axes of `streams` followed by (C), (C, 1) or (C, H), so one weight may serve a whole stream or each feature have its own.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='streams',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The C streams, (..., C, H), or (..., C * H) when `num_branches` is set.',
             ),
             FormalParameter(
                 name='pre_mix',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='Mixing weights, the leading axes of `streams` followed by (C), (C, 1) or (C, H).',
             ),
         ),
         outputs=(
@@ -40,20 +41,20 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The weighted sum, (..., H).',
             ),
         ),
         attributes=MappingProxyType({
             'num_branches': Attribute(
                 name='num_branches',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of streams C of a flattened `streams`; 0 when `streams` is grouped.',
                 default=0,
             ),
             'reduction_scale': Attribute(
                 name='reduction_scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor applied to the sum.',
                 default=1.0,
             ),
         }),
@@ -61,12 +62,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the streams and result.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the mixing weights.',
             ),
         ),
         min_input=2,
@@ -74,9 +75,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Reduces the C residual streams of a hyper-connection to one feature tensor by a weighted sum.',
+        inference=RuleRef(
+            name='ort_hyper_connection_pre_mix',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/HyperConnectionPreMix.yaml',
-        line=6,
+        line=9,
     ),
 )

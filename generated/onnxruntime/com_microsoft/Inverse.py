@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`X` has shape [*, M, M]: zero or more batch axes followed by square matrices, each of which must be invertible (what a singular matrix gives is not defined).\n`Y` has the shape of `X` and holds the inverse of each matrix.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,7 +25,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Batch of invertible square matrices, of rank 2 or more.',
             ),
         ),
         outputs=(
@@ -32,7 +33,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The inverses, shaped like `X`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -40,7 +41,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types.',
             ),
         ),
         min_input=1,
@@ -48,9 +49,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Inverts each square matrix of a batch.',
+        inference=RuleRef(
+            name='triangle',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Inverse.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -13,7 +13,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`X` holds a one-sided spectrum as `Rfft` writes it: `n / 2 + 1` frequencies along the last signal axis and a last axis of length 2 with the real and imaginary parts.\n`Y` is the real signal of length n along that axis, without the pair axis.\nOnly the unnormalized (`normalized` 0), one-sided (`onesided` 1) form is supported. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Half spectrum, with a last axis of 2 for the real and imaginary parts.',
             ),
         ),
         outputs=(
@@ -34,26 +34,26 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The real signal, n long on the last signal axis.',
             ),
         ),
         attributes=MappingProxyType({
             'normalized': Attribute(
                 name='normalized',
                 type=AttrType.INT,
-                description=DOC,
+                description='Must be 0; scaling the result is not supported.',
                 default=0,
             ),
             'onesided': Attribute(
                 name='onesided',
                 type=AttrType.INT,
-                description=DOC,
+                description='Must be 1; the input holds half a spectrum.',
                 default=1,
             ),
             'signal_ndim': Attribute(
                 name='signal_ndim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of axes that make up the signal.',
                 required=True,
             ),
         }),
@@ -61,7 +61,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types.',
             ),
         ),
         min_input=1,
@@ -69,9 +69,9 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Computes the inverse of Rfft, turning a half spectrum back into a real signal.',
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Irfft.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,11 +11,12 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     SupportType,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Returns a scalar bool that is true when no element of any input is infinite or NaN.\n`isinf_only` restricts the check to positive and negative infinity, `isnan_only` to NaN; setting both is an error.\nThe inputs may have any shapes.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -28,7 +29,7 @@ SCHEMAS = (
                 type_str='V',
                 types=frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'}),
                 option=FormalParameterOption.Variadic,
-                description=DOC,
+                description='Tensors to check, of any shapes.',
             ),
         ),
         outputs=(
@@ -36,20 +37,20 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=frozenset({'tensor(bool)'}),
-                description=DOC,
+                description='Scalar, true when every checked element is finite.',
             ),
         ),
         attributes=MappingProxyType({
             'isinf_only': Attribute(
                 name='isinf_only',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, only infinities make the result false.',
                 default=0,
             ),
             'isnan_only': Attribute(
                 name='isnan_only',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, only NaNs make the result false.',
                 default=0,
             ),
         }),
@@ -57,12 +58,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='V',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the inputs.',
             ),
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(bool)',),
-                description=DOC,
+                description='Boolean type of the result.',
             ),
         ),
         min_input=1,
@@ -70,10 +71,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Tells whether every element of every input is finite.',
+        inference=RuleRef(
+            name='ort_is_all_finite',
+        ),
         support_level=SupportType.EXPERIMENTAL,
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/IsAllFinite.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'query (B, T, q_num_heads * d_k), key (B, T, kv_num_heads * d_k) and value\n(B, T, kv_num_heads * d_v) are packed by head. Each key/value head keeps a (d_k, d_v) state S,\nupdated token by token as update_rule chooses, and each output token is scale times the query\ntimes the updated state:\n\n- linear: S = S + k v^T\n- gated: S = exp(g) S + k v^T\n- delta: S = S + beta k (v - S^T k)^T\n- gated_delta (default): S = exp(g) S + beta k (v - exp(g) S^T k)^T\n\nwhere g is the log-space decay (decay, needed by the gated rules) and beta the update rate (beta,\nneeded by the delta rules). Query heads share key/value heads in groups; with more key/value heads\nthan query heads each key/value head gives an output head. output is\n(B, T, max(q_num_heads, kv_num_heads) * d_v). past_state (zeros when absent) and present_state are\n(B, kv_num_heads, d_k, d_v); a state_window W above 0 adds a leading axis of W slots holding the\nstates after each of the last W tokens, slot W - 1 being the final one and the one read from\npast_state. chunk_size only tunes the computation of long inputs.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,40 +28,40 @@ SCHEMAS = (
                 name='query',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Queries (B, T, q_num_heads * d_k).',
             ),
             FormalParameter(
                 name='key',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Keys (B, T, kv_num_heads * d_k); the delta rules expect them L2-normalized.',
             ),
             FormalParameter(
                 name='value',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Values (B, T, kv_num_heads * d_v).',
             ),
             FormalParameter(
                 name='past_state',
                 type_str='S',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional starting state (B, kv_num_heads, d_k, d_v), or (W, B, kv_num_heads, d_k, d_v) with a state_window W; zeros when absent.',
             ),
             FormalParameter(
                 name='decay',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional log-space decay, (B, T, kv_num_heads * d_k) per key channel or (B, T, kv_num_heads) per head; needed by the gated rules.',
             ),
             FormalParameter(
                 name='beta',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional update rate, (B, T, kv_num_heads) or (B, T, 1); needed by the delta rules.',
             ),
         ),
         outputs=(
@@ -68,50 +69,50 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Attention output (B, T, max(q_num_heads, kv_num_heads) * d_v).',
             ),
             FormalParameter(
                 name='present_state',
                 type_str='S',
                 types=_TYPES_0,
-                description=DOC,
+                description='State after the last token, shaped like past_state: (B, kv_num_heads, d_k, d_v), led by W slots with a state_window.',
             ),
         ),
         attributes=MappingProxyType({
             'chunk_size': Attribute(
                 name='chunk_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Chunk length for computing long inputs in parallel (default 64); a tuning hint that does not change the result.',
                 default=64,
             ),
             'kv_num_heads': Attribute(
                 name='kv_num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of key/value heads.',
                 required=True,
             ),
             'q_num_heads': Attribute(
                 name='q_num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of query heads.',
                 required=True,
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor on the outputs; 0 (the default) means 1/sqrt(d_k).',
                 default=0.0,
             ),
             'state_window': Attribute(
                 name='state_window',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number W of trailing per-token states kept, from 0 (the default, only the final state) to 8.',
                 default=0,
             ),
             'update_rule': Attribute(
                 name='update_rule',
                 type=AttrType.STRING,
-                description=DOC,
+                description='State recurrence: linear, gated, delta or gated_delta (the default).',
                 default='gated_delta',
             ),
         }),
@@ -119,12 +120,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Float type of queries, keys, values, gates and output.',
             ),
             TypeConstraintParam(
                 type_param_str='S',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Float type of the state.',
             ),
         ),
         min_input=3,
@@ -132,9 +133,12 @@ SCHEMAS = (
         min_output=2,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Recurrent linear attention with a matrix state per key/value head, for prefill and decoding.',
+        inference=RuleRef(
+            name='windowed_linear_attention',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/LinearAttention.yaml',
-        line=6,
+        line=23,
     ),
 )

@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "decay = decay_scale * softplus(a + dt_bias) and, when the beta output is asked for,\nbeta = sigmoid(b), computed in float32 and rounded once to the output type. a and b are\n(B, T, H) projections; dt_bias and decay_scale are float32 vectors (H) per head, decay_scale\nusually being -exp(A_log). decay and beta have the shape (B, T, H) of a; b is required for beta\nand must have a's shape.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -25,26 +26,26 @@ SCHEMAS = (
                 name='a',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Decay gate projection (B, T, H).',
             ),
             FormalParameter(
                 name='dt_bias',
                 type_str='TF',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Per-head bias added to a, (H), in float32.',
             ),
             FormalParameter(
                 name='decay_scale',
                 type_str='TF',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Per-head factor applied after the softplus, (H), in float32.',
             ),
             FormalParameter(
                 name='b',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional update-rate projection (B, T, H); required for the beta output.',
             ),
         ),
         outputs=(
@@ -52,14 +53,14 @@ SCHEMAS = (
                 name='decay',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='decay_scale * softplus(a + dt_bias), (B, T, H).',
             ),
             FormalParameter(
                 name='beta',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional sigmoid(b), (B, T, H).',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -67,12 +68,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Float type of the projections and gates.',
             ),
             TypeConstraintParam(
                 type_param_str='TF',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='float32 for the per-head parameters.',
             ),
         ),
         min_input=3,
@@ -80,9 +81,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Computes the decay and update-rate gates of gated-delta linear attention in one step.',
+        inference=RuleRef(
+            name='linear_attention_gate',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/LinearAttentionGate.yaml',
-        line=6,
+        line=11,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The input (batch, sequence_length, hidden_size), hidden_size = num_heads * head_size, is projected\nto queries, keys and values by weight (hidden_size, 3 * hidden_size) and bias (3 * hidden_size).\nEvery token attends to the window tokens before it and the window tokens after it. Tokens whose\nglobal flag is 1 attend to every token, with their own projection global_weight and global_bias.\nmask (batch, sequence_length) is added to the attention scores: 0 keeps a token, a large negative\nvalue such as -10000 masks it. sequence_length must be padded to a multiple of 2 * window. The\noutput has the input's shape (batch, sequence_length, hidden_size).\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,43 +27,43 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Hidden states (batch, sequence_length, hidden_size).',
             ),
             FormalParameter(
                 name='weight',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Projection to queries, keys and values, (hidden_size, 3 * hidden_size).',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias of that projection, (3 * hidden_size).',
             ),
             FormalParameter(
                 name='mask',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Additive mask (batch, sequence_length): 0 for tokens to keep, a large negative value for masked ones.',
             ),
             FormalParameter(
                 name='global_weight',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Projection used for global attention, (hidden_size, 3 * hidden_size).',
             ),
             FormalParameter(
                 name='global_bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias of the global projection, (3 * hidden_size).',
             ),
             FormalParameter(
                 name='global',
                 type_str='G',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Global attention flags (batch, sequence_length): 1 for tokens that attend globally, 0 otherwise.',
             ),
         ),
         outputs=(
@@ -70,20 +71,20 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Attention output (batch, sequence_length, hidden_size).',
             ),
         ),
         attributes=MappingProxyType({
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of attention heads.',
                 required=True,
             ),
             'window': Attribute(
                 name='window',
                 type=AttrType.INT,
-                description=DOC,
+                description='One-sided window length: each token sees this many tokens on either side.',
                 required=True,
             ),
         }),
@@ -91,12 +92,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Float type of the hidden states, weights and mask.',
             ),
             TypeConstraintParam(
                 type_param_str='G',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='int32 for the global flags.',
             ),
         ),
         min_input=7,
@@ -104,9 +105,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Longformer self-attention: each token attends to a window of neighbours, and flagged tokens attend to the whole sequence.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/LongformerAttention.yaml',
-        line=6,
+        line=13,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Works as `RotaryEmbedding`, except that each token has three positions (temporal, height and width) and each rotated channel pair takes its angle from one of them.\n`mrope_section` splits the `rotary_dim / 2` pairs among the three streams: with `mrope_layout` 0 the pairs form three contiguous chunks of those sizes; with 1 the streams interleave, the height and width streams taking every third pair from offsets 1 and 2 up to three times their section size and the temporal stream the rest.\nFor text tokens the three positions coincide and the op is plain rotary embedding.\n`input` is `(batch, seq, hidden)` or `(batch, num_heads, seq, head_size)`, and `output` has its shape.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,25 +27,25 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Queries or keys, `(batch, seq, hidden)` or `(batch, num_heads, seq, head_size)`.',
             ),
             FormalParameter(
                 name='position_ids',
                 type_str='M',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='`(3, batch, seq)` temporal, height and width positions of every token.',
             ),
             FormalParameter(
                 name='cos_cache',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Cosine table `(max_positions, rotary_dim / 2)`, where `rotary_dim` is `rotary_embedding_dim` or else the head size.',
             ),
             FormalParameter(
                 name='sin_cache',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Sine table, shaped like `cos_cache`.',
             ),
         ),
         outputs=(
@@ -52,57 +53,57 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The rotated tensor, of `input`'s shape.",
             ),
         ),
         attributes=MappingProxyType({
             'interleaved': Attribute(
                 name='interleaved',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, each rotated pair is two adjacent channels; 0 (default) pairs channel `i` with channel `i + rotary_dim / 2`.',
             ),
             'is_packed_batching': Attribute(
                 name='is_packed_batching',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, the batch is ragged (sequences packed without padding). Defaults to 0.',
             ),
             'mrope_layout': Attribute(
                 name='mrope_layout',
                 type=AttrType.INT,
-                description=DOC,
+                description='0 (default) for contiguous sections, 1 for interleaved ones.',
             ),
             'mrope_section': Attribute(
                 name='mrope_section',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Three section sizes `[temporal, height, width]` summing to `rotary_dim / 2`.',
                 required=True,
             ),
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of heads of a 3-D `input`; needed with `rotary_embedding_dim` to find the head size.',
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',
                 type=AttrType.INT,
-                description=DOC,
+                description='How many leading channels of each head are rotated; the rest pass unchanged. 0 (default) rotates the whole head.',
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Custom scale factor; 1.0 when not set.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the input, tables and output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='64-bit integer type of the positions.',
             ),
         ),
         min_input=4,
@@ -110,9 +111,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies multimodal rotary position embedding (M-RoPE), with separate temporal, height and width positions, to queries or keys.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/MRotaryEmbedding.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`B` holds the (N, K) weight with two E2M1 values per byte, low half first, so its shape is `(N, K / 2)` and `K` must be even.\nEach weight value is dequantized as `e2m1(B[n, k]) * weight_scale_2 * e4m3(weight_scale[n, k / block_size])` and the op computes `Y = A @ dequantized_weight^T + bias`.\n`A` has shape `(..., K)`, its last dim twice the second dim of `B`; `Y` has shape `(..., N)` with `N` the first dim of `B`, in the element type of `A`.\n`input_scale` is accepted for checkpoints that carry an activation scale; the weight-only computation does not use it.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,39 +28,39 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input activations of shape `(..., K)` in float16 or bfloat16.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T1',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='Packed E2M1 weight of shape `(N, K / 2)`, two 4-bit values per byte with the low half first.',
             ),
             FormalParameter(
                 name='weight_scale',
                 type_str='T2',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='Per-block E4M3 scales of shape `(N, ceil(K / block_size))`, stored as raw bytes.',
             ),
             FormalParameter(
                 name='weight_scale_2',
                 type_str='T3',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Global float32 scale of the weight (a scalar).',
             ),
             FormalParameter(
                 name='input_scale',
                 type_str='T3',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional global float32 activation scale (a scalar), unused by the weight-only computation.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias of shape `(N,)`.',
             ),
         ),
         outputs=(
@@ -67,14 +68,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result of shape `(..., N)` in the element type of `A`.',
             ),
         ),
         attributes=MappingProxyType({
             'block_size': Attribute(
                 name='block_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of consecutive values along K sharing one E4M3 scale; 16 by default.',
                 default=16,
             ),
         }),
@@ -82,22 +83,22 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Element types of `A`, `bias` and `Y` (float16 or bfloat16).',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='Element type of the packed weight `B` (uint8).',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='Element type of `weight_scale` (uint8 bytes holding E4M3 values).',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the global scales (float).',
             ),
         ),
         min_input=4,
@@ -105,9 +106,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies a float16 or bfloat16 tensor by the transpose of a weight stored in the NVFP4 format (4-bit E2M1 values with E4M3 block scales).',
+        inference=RuleRef(
+            name='matmul_block_scaled_weight',
+            args=MappingProxyType({
+                'per_byte': 2,
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulBlockQuantizedFp4Weight.yaml',
-        line=6,
+        line=10,
     ),
 )

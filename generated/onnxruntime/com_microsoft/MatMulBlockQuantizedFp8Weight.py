@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`B` is the (N, K) weight in float8e4m3fn, one value per element, and `b_scale` holds one scale per `block_size` consecutive values along K, shape `(N, ceil(K / block_size))`.\nEach weight value is dequantized as `B[n, k] * b_scale[n, k / block_size]`, and the op computes `Y = A @ dequantized_weight^T + bias`.\nGiven the scalar `a_scale`, `A` is first rounded through FP8 with that scale (`fp8(A / a_scale) * a_scale`); otherwise `A` keeps its precision.\n`A` has shape `(..., K)` with its last dim equal to the second dim of `B`; `Y` has shape `(..., N)` with `N` the first dim of `B`, in the element type of `A`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,33 +28,33 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input activations of shape `(..., K)` in float16 or bfloat16.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T1',
                 types=frozenset({'tensor(float8e4m3fn)'}),
-                description=DOC,
+                description='FP8 E4M3 weight of shape `(N, K)`.',
             ),
             FormalParameter(
                 name='b_scale',
                 type_str='T2',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Per-block float32 weight scales of shape `(N, ceil(K / block_size))`.',
             ),
             FormalParameter(
                 name='a_scale',
                 type_str='T2',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional float32 activation scale (a scalar); when given, `A` is quantized to FP8 with it before the product.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias of shape `(N,)`.',
             ),
         ),
         outputs=(
@@ -61,14 +62,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result of shape `(..., N)` in the element type of `A`.',
             ),
         ),
         attributes=MappingProxyType({
             'block_size': Attribute(
                 name='block_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of consecutive values along K sharing one weight scale; 128 by default.',
                 default=128,
             ),
         }),
@@ -76,17 +77,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Element types of `A`, `bias` and `Y` (float16 or bfloat16).',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float8e4m3fn)',),
-                description=DOC,
+                description='Element type of the weight `B` (float8e4m3fn).',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the scales (float).',
             ),
         ),
         min_input=3,
@@ -94,9 +95,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies a float16 or bfloat16 tensor by the transpose of an FP8 (E4M3) weight with one float32 scale per block along K.',
+        inference=RuleRef(
+            name='matmul_block_scaled_weight',
+            args=MappingProxyType({
+                'per_byte': 1,
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulBlockQuantizedFp8Weight.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'The weight is an (N, K) matrix, flattened, cut into blocks of `block_size` values and quantized to 4-bit FP4 or NF4 codes with one `absmax` scale per block.\n`B` holds `ceil(N * K / 2)` bytes (two codes each) and `absmax` holds `ceil(N * K / block_size)` values.\nWith `transB` 1 (the default) `A` has shape `(..., K)` and `Y = A @ dequantized_weight^T` has shape `(..., N)`; with `transB` 0 `A` has shape `(..., N)` and `Y = A @ dequantized_weight` has shape `(..., K)`.\nThe last dim of `A` must match the attribute it is multiplied against (`K`, or `N` when `transB` is 0).\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,19 +27,19 @@ SCHEMAS = (
                 name='A',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input activations of shape `(..., K)`, or `(..., N)` when `transB` is 0.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T2',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='Flattened 4-bit codes of the (N, K) weight, two per byte: `ceil(N * K / 2)` bytes.',
             ),
             FormalParameter(
                 name='absmax',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='One scale per block of the flattened weight, `ceil(N * K / block_size)` values in the element type of `A`.',
             ),
         ),
         outputs=(
@@ -46,44 +47,44 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result of shape `(..., N)`, or `(..., K)` when `transB` is 0.',
             ),
         ),
         attributes=MappingProxyType({
             'K': Attribute(
                 name='K',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of input features of the weight (its second dim).',
                 required=True,
             ),
             'N': Attribute(
                 name='N',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of output features of the weight (its first dim).',
                 required=True,
             ),
             'block_size': Attribute(
                 name='block_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of consecutive weight values sharing one `absmax` scale; a power of two of at least 16.',
                 required=True,
             ),
             'quant_type': Attribute(
                 name='quant_type',
                 type=AttrType.INT,
-                description=DOC,
+                description='4-bit code book of the weight: 0 for FP4, 1 for NF4.',
                 required=True,
             ),
             'training_mode': Attribute(
                 name='training_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='Nonzero when the op runs as part of training.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 (the default) multiplies by the transpose of the (N, K) weight, mapping K features to N; 0 multiplies by the weight itself, mapping N features to K.',
                 default=1,
             ),
         }),
@@ -91,12 +92,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `A`, `absmax` and `Y`.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='Element type of the packed weight `B` (uint8).',
             ),
         ),
         min_input=3,
@@ -104,9 +105,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies a float tensor by a weight quantized to 4 bits in the bitsandbytes FP4 or NF4 format.',
+        inference=RuleRef(
+            name='matmul_quantized_weight',
+            args=MappingProxyType({
+                'trans_b': 'transB',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulBnb4.yaml',
-        line=6,
+        line=10,
     ),
 )

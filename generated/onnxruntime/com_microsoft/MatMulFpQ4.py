@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The weight is a (K, N) matrix whose columns are cut into blocks along K; each block holds 4-bit integers with a scale and, for some block types, an offset, all packed into the byte blob `B`.\n`B_shape` gives the logical shape (K, N) of the weight, so `A` of shape `(..., K)` gives `Y` of shape `(..., N)`.\n`blk_quant_type` selects the block format: 0 for blocks of 32 without offset, 1 (the default) for blocks of 32 with an offset, 2 for blocks of 64 without offset.\nShape inference needs the values of `B_shape` (a vector of two non-negative values) to know `N`; the size of the blob depends on the machine's packing and is not checked.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -25,19 +26,19 @@ SCHEMAS = (
                 name='A',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Input activations of shape `(..., K)`.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T2',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='The prepacked quantized weight as a 1-D byte blob.',
             ),
             FormalParameter(
                 name='B_shape',
                 type_str='T3',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Vector of two values, the logical shape (K, N) of the weight.',
             ),
         ),
         outputs=(
@@ -45,14 +46,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Result of shape `(..., N)`.',
             ),
         ),
         attributes=MappingProxyType({
             'blk_quant_type': Attribute(
                 name='blk_quant_type',
                 type=AttrType.INT,
-                description=DOC,
+                description='Block format of `B`: 0 for blocks of 32 values without offset, 1 for blocks of 32 with offset, 2 for blocks of 64 without offset.',
                 default=1,
             ),
         }),
@@ -60,17 +61,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of `A` and `Y` (float).',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='Element type of the blob `B` (uint8).',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='Element type of `B_shape` (int64).',
             ),
         ),
         min_input=3,
@@ -78,9 +79,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Multiplies a float tensor by a weight matrix prepacked as blocks of 4-bit integers in onnxruntime's own blob format.",
+        inference=RuleRef(
+            name='matmul_fp_q4',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulFpQ4.yaml',
-        line=6,
+        line=10,
     ),
 )

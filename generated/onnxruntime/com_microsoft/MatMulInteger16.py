@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Multiplies `A` by `B` with numpy matmul semantics (batch axes broadcast, 1-D operands are\npromoted to matrices). Each product of two elements fits in 32 bits; only the sums may\noverflow. `Y` has the matmul shape of `A` and `B`; onnxruntime types it int32.\n'
 _TYPES_0 = frozenset({'tensor(int16)', 'tensor(uint16)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='16-bit left operand.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='16-bit right operand.',
             ),
         ),
         outputs=(
@@ -38,7 +39,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T3',
                 types=frozenset({'tensor(int32)', 'tensor(uint32)'}),
-                description=DOC,
+                description="Products summed in 32 bits, with numpy matmul's shape.",
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,17 +47,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int16)', 'tensor(uint16)'),
-                description=DOC,
+                description='16-bit integer types of `A`.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int16)', 'tensor(uint16)'),
-                description=DOC,
+                description='16-bit integer types of `B`.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(int32)', 'tensor(uint32)'),
-                description=DOC,
+                description="32-bit integer types of the output; onnxruntime's inference gives int32.",
             ),
         ),
         min_input=2,
@@ -64,9 +65,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Matrix product of two 16-bit integer tensors, accumulated in 32 bits.',
+        inference=RuleRef(
+            name='matmul_int32',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulInteger16.yaml',
-        line=6,
+        line=9,
     ),
 )

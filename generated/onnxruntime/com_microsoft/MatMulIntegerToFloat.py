@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Multiplies `A - a_zero_point` by `B - b_zero_point` as integers with numpy matmul semantics\n(batch axes broadcast, 1-D operands are promoted to matrices), multiplies the products by\n`a_scale * b_scale`, and adds the optional `bias`. `Y` has the matmul shape of `A` and `B` and\nthe element type of the scales.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(float)', 'tensor(float16)'})
 
@@ -26,46 +27,46 @@ SCHEMAS = (
                 name='A',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized left operand.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized right operand.',
             ),
             FormalParameter(
                 name='a_scale',
                 type_str='T3',
                 types=_TYPES_1,
-                description=DOC,
+                description='Scale of `A`, usually a scalar.',
             ),
             FormalParameter(
                 name='b_scale',
                 type_str='T3',
                 types=_TYPES_1,
-                description=DOC,
+                description='Scale of `B`: a scalar, or one value per column of `B`.',
             ),
             FormalParameter(
                 name='a_zero_point',
                 type_str='T1',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point of `A`, shaped like `a_scale`; 0 when absent.',
             ),
             FormalParameter(
                 name='b_zero_point',
                 type_str='T2',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point of `B`, shaped like `b_scale`; 0 when absent.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T3',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias with one value per column of `B`, added to the result.',
             ),
         ),
         outputs=(
@@ -73,7 +74,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T3',
                 types=_TYPES_1,
-                description=DOC,
+                description="Floating-point product, with numpy matmul's shape.",
             ),
         ),
         attributes=MappingProxyType({}),
@@ -81,17 +82,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit types of `A` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit types of `B` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point types of the scales, bias and output.',
             ),
         ),
         min_input=4,
@@ -99,9 +100,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Matrix product of two 8-bit tensors, rescaled to floating point with an optional bias.',
+        inference=RuleRef(
+            name='matmul',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulIntegerToFloat.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The weight is a (K, N) matrix stored transposed: each of the N output features owns K quantized values, cut into `k_blocks = ceil(K / block_size)` blocks along K.\nEach value is dequantized as `(q - zero_point) * scale` with its block's scale and zero point, and the op computes `Y = A @ dequantized_weight + bias`.\n`A` has shape `(..., K)` and `Y` has shape `(..., N)`: the leading dims of `A` are kept and its last dim, which must equal the attribute `K`, becomes `N`.\n`B` packs the values of each block along K, lowest bits first, into `blob_size = block_size * bits / 8` bytes, giving the shape `(N, k_blocks, blob_size)`.\nBecause the sizes come from the attributes rather than from `B`, shape inference reads `K` and `N` only; it also requires `bias`, when given, to be a vector of `N` elements.\nonnxruntime's 4-bit weight quantizer writes this op for MatMul nodes whose right-hand side is a constant.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,40 +28,40 @@ SCHEMAS = (
                 name='A',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input activations of shape `(..., K)`, not quantized.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T2',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='Packed quantized weight of shape `(N, k_blocks, blob_size)`: for each output feature, its K values split into blocks along K, `bits` bits per value.',
             ),
             FormalParameter(
                 name='scales',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='One scale per block, `N * k_blocks` values laid out as `(N, k_blocks)`, in the element type of `A`.',
             ),
             FormalParameter(
                 name='zero_points',
                 type_str='T3',
                 types=frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)', 'tensor(uint8)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point per block: either packed uint8 of shape `(N, ceil(k_blocks * bits / 8))`, packed like `B`, or unpacked in the element type of `A` with shape `(N, k_blocks)`. Without it every block uses `2^(bits - 1)` (8 for 4 bits, 128 for 8 bits).',
             ),
             FormalParameter(
                 name='g_idx',
                 type_str='T4',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Deprecated optional int32 input giving the block index of each input feature, for weights quantized with reordered rows.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T1',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias of shape `(N,)` added to the product.',
             ),
         ),
         outputs=(
@@ -68,44 +69,44 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result of shape `(..., N)`: the leading dims of `A` followed by `N`, in the element type of `A`.',
             ),
         ),
         attributes=MappingProxyType({
             'K': Attribute(
                 name='K',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of input features: the last dim of `A` and the rows of the dequantized weight.',
                 required=True,
             ),
             'N': Attribute(
                 name='N',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of output features: the last dim of `Y`.',
                 required=True,
             ),
             'accuracy_level': Attribute(
                 name='accuracy_level',
                 type=AttrType.INT,
-                description=DOC,
+                description='Lowest precision the kernel may use for `A` while computing: 0 unset (keep `A` as it is), 1 float32, 2 float16, 3 bfloat16, 4 int8 (quantize `A` blockwise to int8).',
                 default=0,
             ),
             'bits': Attribute(
                 name='bits',
                 type=AttrType.INT,
-                description=DOC,
+                description='Bit width of each quantized weight value; 4 by default, and the CPU kernel takes 2, 4 or 8.',
                 default=4,
             ),
             'block_size': Attribute(
                 name='block_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of consecutive values along K that share one scale and zero point; a power of two of at least 16.',
                 required=True,
             ),
             'weight_prepacked': Attribute(
                 name='weight_prepacked',
                 type=AttrType.INT,
-                description=DOC,
+                description="Nonzero when `B` is already rearranged into an execution provider's own layout (1 and 2 name CUDA layouts), so the provider skips its own packing; 0 (the default) means `B` is in the layout described above.",
                 default=0,
             ),
         }),
@@ -113,22 +114,22 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `A`, `scales`, `bias` and `Y`.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='Element type of the packed weight `B` (uint8).',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(uint8)', 'tensor(float16)', 'tensor(float)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Element types of `zero_points`: uint8 when packed, or a floating-point type when unpacked.',
             ),
             TypeConstraintParam(
                 type_param_str='T4',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='Element type of `g_idx` (int32).',
             ),
         ),
         min_input=3,
@@ -136,9 +137,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies a float tensor by a weight matrix stored as block-quantized integers of 2, 4 or 8 bits, dequantizing the weight as it goes.',
+        inference=RuleRef(
+            name='matmul_quantized_weight',
+            args=MappingProxyType({
+                'bias': 'bias',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulNBits.yaml',
-        line=6,
+        line=12,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Slides a window of size `kernel_shape` over the spatial axes of `X`, shaped `(N, C, D1, ..., Dn)`, and writes the largest value it finds to `Y`, shaped `(N, C, O1, ..., On)` with the output lengths of the standard MaxPool for the same kernel, pads and strides (no dilations, no ceil mode).\nThe int32 mask `M` covers the spatial positions of the channel planes of `X`; scanning a window stops at the first position whose mask value is 0, so that position and the ones after it in the window do not take part.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,13 +26,13 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Input tensor of shape `(N, C, D1, ..., Dn)`.',
             ),
             FormalParameter(
                 name='M',
                 type_str='tensor(int32)',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Int32 mask over the spatial positions of the channel planes of `X`; a zero ends the scan of every window that reaches it.',
             ),
         ),
         outputs=(
@@ -39,43 +40,43 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Output tensor of shape `(N, C, O1, ..., On)`, one maximum per window position.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Size of the pooling window along each spatial axis; needed for shape inference.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'storage_order': Attribute(
                 name='storage_order',
                 type=AttrType.INT,
-                description=DOC,
+                description='Layout the standard MaxPool uses to number its indices (0 row major, 1 column major); it does not change `Y`.',
                 default=0,
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the window along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of `X` and `Y`.',
             ),
         ),
         min_input=2,
@@ -83,9 +84,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Max pooling over the spatial axes where a mask can cut each window short.',
+        inference=RuleRef(
+            name='pool',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/MaxpoolWithMask.yaml',
-        line=6,
+        line=8,
     ),
 )

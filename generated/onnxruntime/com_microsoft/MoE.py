@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Each token (a row of `input`, which is `(num_tokens, hidden_size)` or `(batch_size, sequence_length, hidden_size)`) is routed to the `k` experts with the highest `router_probs`, and the output is the sum of those experts' results weighted by their routing probabilities (renormalized over the chosen experts when `normalize_routing_weights` is set, or chosen by the sparse mixer when `use_sparse_mixer` is set).\nAn expert is a feed-forward block: `fc2(activation(fc1(x)))`, where `activation_type` is relu, gelu, silu, identity or swiglu.\nWith swiglu the expert computes `G * sigmoid(activation_alpha * G) * (L + activation_beta)`, with the gate `G` clamped from above and the linear part `L` clamped on both sides by `swiglu_limit` (no clamping without it); the two halves come from `fc1` and `fc3` (`swiglu_fusion` 0), or from `fc1` alone with its rows interleaved (1) or concatenated (2).\nTokens are independent, so a 2-D input may pack tokens of several sequences without padding.\nThe output has the shape and element type of `input`.\n\nThe expert weights are float tensors: `fc1_experts_weights` is `(num_experts, fusion_size * inter_size, hidden_size)` (fusion size 2 for fused swiglu, else 1), `fc2_experts_weights` is `(num_experts, hidden_size, inter_size)`.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,53 +28,53 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Tokens to process, `(num_tokens, hidden_size)` or `(batch_size, sequence_length, hidden_size)`.',
             ),
             FormalParameter(
                 name='router_probs',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Routing scores of shape `(num_tokens, num_experts)`, one row per token.',
             ),
             FormalParameter(
                 name='fc1_experts_weights',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='First-layer weights of every expert, `(num_experts, fusion_size * inter_size, hidden_size)`.',
             ),
             FormalParameter(
                 name='fc1_experts_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional first-layer biases, `(num_experts, fusion_size * inter_size)`.',
             ),
             FormalParameter(
                 name='fc2_experts_weights',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Second-layer weights of every expert, `(num_experts, hidden_size, inter_size)`.',
             ),
             FormalParameter(
                 name='fc2_experts_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional second-layer biases, `(num_experts, hidden_size)`.',
             ),
             FormalParameter(
                 name='fc3_experts_weights',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional weights of the separate swiglu linear branch, `(num_experts, inter_size, hidden_size)`.',
             ),
             FormalParameter(
                 name='fc3_experts_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional biases of the swiglu linear branch, `(num_experts, inter_size)`.',
             ),
         ),
         outputs=(
@@ -81,55 +82,55 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Mixed expert results with the shape and element type of `input`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation_alpha': Attribute(
                 name='activation_alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description="Alpha of the activation (the sigmoid's slope for swiglu).",
                 default=1.0,
             ),
             'activation_beta': Attribute(
                 name='activation_beta',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Beta of the activation (added to the linear part for swiglu).',
                 default=0.0,
             ),
             'activation_type': Attribute(
                 name='activation_type',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Expert activation: relu (the default), gelu, silu, identity or swiglu.',
                 default='relu',
             ),
             'k': Attribute(
                 name='k',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of experts each token is routed to.',
                 default=1,
             ),
             'normalize_routing_weights': Attribute(
                 name='normalize_routing_weights',
                 type=AttrType.INT,
-                description=DOC,
+                description="Nonzero to renormalize the chosen experts' routing probabilities to sum to 1.",
                 default=0,
             ),
             'swiglu_fusion': Attribute(
                 name='swiglu_fusion',
                 type=AttrType.INT,
-                description=DOC,
+                description="How swiglu's two branches are stored: 0 in `fc1` and `fc3`, 1 interleaved in `fc1`, 2 concatenated in `fc1`.",
                 default=0,
             ),
             'swiglu_limit': Attribute(
                 name='swiglu_limit',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description="Clamp limit of swiglu's inputs; no clamping when absent.",
             ),
             'use_sparse_mixer': Attribute(
                 name='use_sparse_mixer',
                 type=AttrType.INT,
-                description=DOC,
+                description='Nonzero to pick and weight experts with the sparse mixer instead of plain top-k.',
                 default=0,
             ),
         }),
@@ -137,7 +138,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of every input and the output.',
             ),
         ),
         min_input=5,
@@ -145,9 +146,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Mixture of experts: routes each token to its top-k experts, runs their feed-forward blocks and mixes the results by routing weight.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/MoE.yaml',
-        line=6,
+        line=13,
     ),
 )

@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Subtracts each operand's zero point and multiplies the results with numpy-style broadcasting:\n`C = (A - A_zero_point) * (B - B_zero_point)`, computed and returned in int32 with no\nrescaling. The zero points are scalars. `C` has the broadcast shape of `A` and `B`.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -25,27 +26,27 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='First 8-bit operand.',
             ),
             FormalParameter(
                 name='A_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="A's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Second 8-bit operand, broadcast against `A`.',
             ),
             FormalParameter(
                 name='B_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="B's zero point, a scalar of the quantized type; 0 when absent.",
             ),
         ),
         outputs=(
@@ -53,7 +54,7 @@ SCHEMAS = (
                 name='C',
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='int32 products, shaped as the broadcast of `A` and `B`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -61,12 +62,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the operands and zero points.',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='The output type, int32.',
             ),
         ),
         min_input=3,
@@ -74,9 +75,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies two 8-bit tensors elementwise into exact int32 products.',
+        inference=RuleRef(
+            name='quantized_broadcast',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MulInteger.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Applies the 32-bit x86 variant of MurmurHash3, started from `seed`, to each element of `X` (strings by their UTF-8 bytes), for feature hashing and lookup tables.\n`Y` has the shape of `X`; its element type is uint32 when `positive` is 1 and int32 otherwise.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T1',
                 types=frozenset({'tensor(double)', 'tensor(float)', 'tensor(int32)', 'tensor(int64)', 'tensor(string)', 'tensor(uint32)', 'tensor(uint64)'}),
-                description=DOC,
+                description='Values to hash; strings should be UTF-8.',
             ),
         ),
         outputs=(
@@ -33,20 +34,20 @@ SCHEMAS = (
                 name='Y',
                 type_str='T2',
                 types=frozenset({'tensor(int32)', 'tensor(uint32)'}),
-                description=DOC,
+                description='One hash per element of `X`, with its shape.',
             ),
         ),
         attributes=MappingProxyType({
             'positive': Attribute(
                 name='positive',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 gives unsigned hashes (uint32); any other value gives signed ones (int32).',
                 default=1,
             ),
             'seed': Attribute(
                 name='seed',
                 type=AttrType.INT,
-                description=DOC,
+                description='Initial value of the hash state, read as an unsigned 32-bit integer.',
                 default=0,
             ),
         }),
@@ -54,12 +55,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint32)', 'tensor(int32)', 'tensor(uint64)', 'tensor(int64)', 'tensor(float)', 'tensor(double)', 'tensor(string)'),
-                description=DOC,
+                description='Element types that can be hashed.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint32)', 'tensor(int32)'),
-                description=DOC,
+                description='Element type of the hashes, chosen by `positive`.',
             ),
         ),
         min_input=1,
@@ -67,9 +68,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Hashes every element of a tensor to 32 bits with MurmurHash3.',
+        inference=RuleRef(
+            name='ort_murmur_hash3',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/MurmurHash3.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'For each n from 2 to `max_ngram_size`, the n-gram ending at a token is the token and the n - 1 before it; its hash mixes the tokens as `t_0 * multipliers[0] xor ... xor t_(n-1) * multipliers[n-1]`, and each of the `n_head_per_ngram` heads of that order takes it modulo its entry of `vocab_sizes`, then adds its entry of `head_offsets` when given.\n`hash_ids` has shape (B, S, (max_ngram_size - 1) * n_head_per_ngram), heads of order 2 first.\nTokens before the sequence are taken from `past_ids` (B, max_ngram_size - 1), right-aligned, or are `pad_id` (`eos_token_id` when given); `present_ids` returns the last `max_ngram_size - 1` tokens seen, to pass as `past_ids` to the next chunk, so hashing a sequence in chunks equals hashing it whole.\nWith `reset_on_eos` and `eos_token_id`, tokens up to an end-of-sequence token are replaced by it in later n-grams; `segment_ids` (B, S) likewise cuts the history where the segment id changes.\n'
 _TYPES_0 = frozenset({'tensor(int32)', 'tensor(int64)'})
 
 SCHEMAS = (
@@ -27,47 +28,47 @@ SCHEMAS = (
                 name='input_ids',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='Token ids, (B, S).',
             ),
             FormalParameter(
                 name='multipliers',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='Hash multiplier of each shift, at least `max_ngram_size` of them.',
             ),
             FormalParameter(
                 name='vocab_sizes',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='Table size of each head, ((max_ngram_size - 1) * n_head_per_ngram), all positive.',
             ),
             FormalParameter(
                 name='past_ids',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional tokens preceding this chunk, (B, max_ngram_size - 1), the most recent last.',
             ),
             FormalParameter(
                 name='head_offsets',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="Optional offset added to each head's id after the modulo, ((max_ngram_size - 1) * n_head_per_ngram).",
             ),
             FormalParameter(
                 name='eos_token_id',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar end-of-sequence id; it replaces `pad_id` for missing history and enables `reset_on_eos`.',
             ),
             FormalParameter(
                 name='segment_ids',
                 type_str='tensor(int32)',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional segment of each token, (B, S); the history restarts where it changes.',
             ),
         ),
         outputs=(
@@ -75,39 +76,39 @@ SCHEMAS = (
                 name='hash_ids',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='Hash ids, (B, S, (max_ngram_size - 1) * n_head_per_ngram).',
             ),
             FormalParameter(
                 name='present_ids',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="Optional last `max_ngram_size - 1` tokens, (B, max_ngram_size - 1), for the next call's `past_ids`.",
             ),
         ),
         attributes=MappingProxyType({
             'max_ngram_size': Attribute(
                 name='max_ngram_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Longest n-gram hashed; at least 2.',
                 required=True,
             ),
             'n_head_per_ngram': Attribute(
                 name='n_head_per_ngram',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of hash heads per n-gram order; at least 1.',
                 required=True,
             ),
             'pad_id': Attribute(
                 name='pad_id',
                 type=AttrType.INT,
-                description=DOC,
+                description='Token id assumed before the start of a sequence.',
                 required=True,
             ),
             'reset_on_eos': Attribute(
                 name='reset_on_eos',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1 and `eos_token_id` is given, the history restarts after each end-of-sequence token.',
                 default=0,
             ),
         }),
@@ -115,7 +116,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
-                description=DOC,
+                description='Integer types of token ids, hash parameters and hash ids.',
             ),
         ),
         min_input=3,
@@ -123,9 +124,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Hashes the n-grams ending at each token into ids of several hash tables, for Engram n-gram embeddings.',
+        inference=RuleRef(
+            name='ort_ngram_hash_mapping',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/NGramHashMapping.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'For each batch entry, the last ngram_size - 1 tokens of input_ids (batch, sequence_length) are\nlooked up earlier in the sequence; every token that followed such an earlier occurrence would\ncomplete a repeated n-gram, and its score is set to -infinity. scores_out has the shape of scores\n(batch, vocab_size) and equals it elsewhere.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,13 +26,13 @@ SCHEMAS = (
                 name='input_ids',
                 type_str='Tid',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Tokens generated so far, (batch, sequence_length).',
             ),
             FormalParameter(
                 name='scores',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Next-token scores (batch, vocab_size).',
             ),
         ),
         outputs=(
@@ -39,14 +40,14 @@ SCHEMAS = (
                 name='scores_out',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='scores with the banned tokens set to -infinity, (batch, vocab_size).',
             ),
         ),
         attributes=MappingProxyType({
             'ngram_size': Attribute(
                 name='ngram_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Length of the n-grams that may not repeat.',
                 required=True,
             ),
         }),
@@ -54,12 +55,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='Tid',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='int64 token ids.',
             ),
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='float scores.',
             ),
         ),
         min_input=2,
@@ -67,9 +68,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Bans every next token that would repeat an n-gram already present in the sequence.',
+        inference=RuleRef(
+            name='ngram_repeat_block',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/generation/NGramRepeatBlock.yaml',
-        line=6,
+        line=10,
     ),
 )

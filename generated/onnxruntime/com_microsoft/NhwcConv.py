@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes the convolution of the channels-last `X`, shaped `(N, D1, ..., Dn, C)`, with the filters `W`, shaped `(M, C / group, k1, ..., kn)` as for the standard Conv, and gives `Y` channels-last, shaped `(N, O1, ..., On, M)`.\nThe spatial lengths follow the standard Conv's arithmetic (kernel, pads, strides, dilations, `auto_pad`) on the channels-first view of `X`, and the optional bias `B` adds one value per output channel.\nExecution providers that prefer channels-last data (such as CUDA) have the graph rewritten to use it.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,20 +28,20 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
             FormalParameter(
                 name='W',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Filter tensor of shape `(M, C / group, k1, ..., kn)`, in the standard layout.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias of length M, one value per output channel.',
             ),
         ),
         outputs=(
@@ -48,48 +49,48 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last output tensor of shape `(N, O1, ..., On, M)`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the kernel along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types shared by every input and the output.',
             ),
         ),
         min_input=2,
@@ -97,9 +98,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='A convolution on channels-last data.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/NhwcConv.yaml',
-        line=6,
+        line=9,
     ),
 )

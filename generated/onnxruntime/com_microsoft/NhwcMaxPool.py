@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Takes the largest value inside a window of size `kernel_shape` sliding over the spatial axes of the channels-last `x`, shaped `(N, D1, ..., Dn, C)`, and gives `y` of shape `(N, O1, ..., On, C)`.\nThe output lengths follow the standard MaxPool's arithmetic (kernel, pads, strides, dilations, `auto_pad`, `ceil_mode`) on the channels-first view of `x`.\nonnxruntime's CPU optimizer writes this op for MaxPool nodes between quantized convolutions that it moves to the channels-last layout.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -26,7 +27,7 @@ SCHEMAS = (
                 name='x',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
         ),
         outputs=(
@@ -34,49 +35,49 @@ SCHEMAS = (
                 name='y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last output tensor of shape `(N, O1, ..., On, C)`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether output lengths round up instead of down; 0 by default.',
                 default=0,
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between window taps along each spatial axis; 1 when omitted.',
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Size of the pooling window along each spatial axis.',
                 required=True,
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the window along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='The 8-bit integer element types of `x` and `y`.',
             ),
         ),
         min_input=1,
@@ -84,9 +85,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Max pooling of 8-bit integer data laid out channels-last.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/NhwcMaxPool.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The batch's tokens are concatenated without padding: `input` is `(token_count, input_hidden)`, `token_offset` `(batch, seq)` gives the padded position of each token (real tokens first, then the padding positions), and `cumulative_sequence_length` `(batch + 1)` gives where each sequence starts.\nThe op projects `input` with `weights` `(input_hidden, q_hidden + k_hidden + v_hidden)` and `bias` into Q, K and V, splits them into `num_heads` heads, and lets every token attend to the tokens of its own sequence.\n`output` is `(token_count, v_hidden)`; the three hidden sizes are equal unless `qkv_hidden_sizes` lists them.\nOnly right padding (BERT-style encoders) is supported.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,38 +28,38 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Packed hidden states `(token_count, input_hidden)`.',
             ),
             FormalParameter(
                 name='weights',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Merged projection weights `(input_hidden, q_hidden + k_hidden + v_hidden)`.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Merged projection bias `(q_hidden + k_hidden + v_hidden)`.',
             ),
             FormalParameter(
                 name='token_offset',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='`(batch, seq)` positions of the packed tokens in the padded layout, real tokens first.',
             ),
             FormalParameter(
                 name='cumulative_sequence_length',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='`(batch + 1)` running totals of the sequence lengths, starting at 0.',
             ),
             FormalParameter(
                 name='attention_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias added to the scores, broadcastable as `(batch or 1, num_heads or 1, seq, seq)`.',
             ),
         ),
         outputs=(
@@ -66,37 +67,37 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Attention result `(token_count, v_hidden)`.',
             ),
         ),
         attributes=MappingProxyType({
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of attention heads.',
                 required=True,
             ),
             'qkv_hidden_sizes': Attribute(
                 name='qkv_hidden_sizes',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Hidden sizes of Q, K and V; needed only when they differ, otherwise each is a third of the projection width.',
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor applied to `Q * K^T`; `1 / sqrt(head_size)` when not set.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point element types of the hidden states, weights and output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='32-bit integer type of the offsets and cumulative lengths.',
             ),
         ),
         min_input=5,
@@ -104,9 +105,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Self-attention over a batch packed without padding tokens, projecting its input with merged weights.',
+        inference=RuleRef(
+            name='packed_attention',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/PackedAttention.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The batch's tokens are concatenated without padding: `token_offset` `(batch, seq)` gives the padded position of each token (real tokens first, then the padding positions) and `cumulative_sequence_length` `(batch + 1)` gives where each sequence starts.\n`query`, `key` and `value` are `(token_count, hidden)`, `(token_count, hidden)` and `(token_count, v_hidden)`, or Q, K and V are packed together in `query` as `(token_count, num_heads, 3, head_size)` with `key` and `value` absent.\nAfter adding the optional `bias`, each is split into `num_heads` heads and every token attends to the tokens of its own sequence.\n`output` is `(token_count, v_hidden)`.\nOnly right padding (BERT-style encoders) is supported.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,47 +28,47 @@ SCHEMAS = (
                 name='query',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Packed queries `(token_count, hidden)`, or packed Q, K and V `(token_count, num_heads, 3, head_size)`.',
             ),
             FormalParameter(
                 name='key',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional packed keys `(token_count, hidden)`; absent when packed with the query.',
             ),
             FormalParameter(
                 name='value',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional packed values `(token_count, v_hidden)`; absent when packed with the query.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional projection bias `(hidden + hidden + v_hidden)` added to Q, K and V.',
             ),
             FormalParameter(
                 name='token_offset',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='`(batch, seq)` positions of the packed tokens in the padded layout, real tokens first.',
             ),
             FormalParameter(
                 name='cumulative_sequence_length',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='`(batch + 1)` running totals of the sequence lengths, starting at 0.',
             ),
             FormalParameter(
                 name='attention_bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional bias added to the scores, broadcastable as `(batch or 1, num_heads or 1, seq, seq)`.',
             ),
         ),
         outputs=(
@@ -75,37 +76,37 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Attention result `(token_count, v_hidden)`.',
             ),
         ),
         attributes=MappingProxyType({
             'mask_filter_value': Attribute(
                 name='mask_filter_value',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Score given to masked positions before the softmax; -10000 when not set.',
             ),
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of attention heads.',
                 required=True,
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor applied to `Q * K^T`; `1 / sqrt(head_size)` when not set.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Floating-point element types of the queries, keys, values and output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='32-bit integer type of the offsets and cumulative lengths.',
             ),
         ),
         min_input=6,
@@ -113,9 +114,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multi-head attention over projected queries, keys and values of a batch packed without padding tokens.',
+        inference=RuleRef(
+            name='packed_multi_head_attention',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/PackedMultiHeadAttention.yaml',
-        line=6,
+        line=11,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "onnxruntime's form of padding with the amounts given as an input, which the standard `Pad` adopted in opset 11.\n`pads` lists the begin amounts of all axes, then their end amounts (`[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`), as a vector of `2 * rank` values or a `[1, 2 * rank]` matrix; negative amounts remove elements.\nOutput axis `i` has `dim_i + pads[i] + pads[i + rank]` elements.\n`mode` picks the fill: `constant` writes `value` (0 by default), `reflect` mirrors the data around the first and last element of the axis, `edge` repeats the border element.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,20 +28,20 @@ SCHEMAS = (
                 name='data',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Tensor to pad.',
             ),
             FormalParameter(
                 name='pads',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Begin amounts of all axes followed by their end amounts, shaped `[2 * rank]` or `[1, 2 * rank]`.',
             ),
             FormalParameter(
                 name='value',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar or one-element vector that fills the padding in `constant` mode; 0 when absent.',
             ),
         ),
         outputs=(
@@ -48,14 +49,14 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Padded tensor of the rank of `data`.',
             ),
         ),
         attributes=MappingProxyType({
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description='One of `constant`, `reflect` and `edge`.',
                 default='constant',
             ),
         }),
@@ -63,7 +64,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types of the data.',
             ),
         ),
         min_input=2,
@@ -71,9 +72,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Pads or crops each axis of a tensor by amounts given as an input, filling with a constant, reflection or the edge values.',
+        inference=RuleRef(
+            name='ort_pad',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Pad.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes `alpha * A' * B' + C` on the dequantized matrices, where `A'` is `A` or its transpose\n(`transA`) with shape (M, K), and `B'` is `B` or its transpose (`transB`) with shape (K, N).\n`C` is an int32 bias at the scale of the product (`alpha * a_scale * b_scale`) with zero point 0;\nit broadcasts in one direction to (M, N). `Y` has shape (M, N). Without `y_zero_point`, `Y` is\nfloat; with it, the result is quantized with `y_scale` and `y_zero_point` into the zero point's\ntype.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,58 +28,58 @@ SCHEMAS = (
                 name='A',
                 type_str='TA',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized matrix, (M, K), or (K, M) with `transA`.',
             ),
             FormalParameter(
                 name='a_scale',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="A's scale, a float scalar.",
             ),
             FormalParameter(
                 name='a_zero_point',
                 type_str='TA',
                 types=_TYPES_0,
-                description=DOC,
+                description="A's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='B',
                 type_str='TB',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized matrix, (K, N), or (N, K) with `transB`.',
             ),
             FormalParameter(
                 name='b_scale',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `B`: a scalar, or one value per column of the product (N values).',
             ),
             FormalParameter(
                 name='b_zero_point',
                 type_str='TB',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of `B`, shaped like `b_scale`.',
             ),
             FormalParameter(
                 name='C',
                 type_str='TC',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="Optional int32 bias, broadcastable to (M, N); quantized with zero point 0 at the product's scale.",
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scale of the output, a scalar.',
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='TYZ',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point of the output, a scalar; when given, `Y` is quantized into its type.',
             ),
         ),
         outputs=(
@@ -86,26 +87,26 @@ SCHEMAS = (
                 name='Y',
                 type_str='TY',
                 types=frozenset({'tensor(float)', 'tensor(int8)', 'tensor(uint8)'}),
-                description=DOC,
+                description='Result of shape (M, N): float, or quantized like `y_zero_point`.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description="Multiplier of the product `A' * B'`.",
                 default=1.0,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 transposes `A` before multiplying.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 transposes `B` before multiplying.',
                 default=0,
             ),
         }),
@@ -113,32 +114,32 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description="The scales' type, float.",
             ),
             TypeConstraintParam(
                 type_param_str='TA',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit types of `A` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='TB',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit types of `B` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='TC',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='The bias type, int32.',
             ),
             TypeConstraintParam(
                 type_param_str='TYZ',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit types of the output zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='TY',
                 allowed_type_strs=('tensor(float)', 'tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description="Types of the output: float without an output zero point, else the zero point's type.",
             ),
         ),
         min_input=6,
@@ -146,9 +147,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Matrix product of two quantized matrices with an optional int32 bias, giving a float or requantized result.',
+        inference=RuleRef(
+            name='quantized_gemm',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QGemm.yaml',
-        line=6,
+        line=12,
     ),
 )

@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `A` and `B` with their scales and zero points, adds them with numpy-style\nbroadcasting, and quantizes the sum with `C_scale` and `C_zero_point`:\n`C = quantize(A_scale * (A - A_zero_point) + B_scale * (B - B_zero_point))`.\nEvery scale and zero point is a scalar. `C` has the broadcast shape of `A` and `B` and their\nelement type.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -25,52 +26,52 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='First quantized operand.',
             ),
             FormalParameter(
                 name='A_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="A's scale, a float scalar.",
             ),
             FormalParameter(
                 name='A_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="A's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Second quantized operand, broadcast against `A`.',
             ),
             FormalParameter(
                 name='B_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="B's scale, a float scalar.",
             ),
             FormalParameter(
                 name='B_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="B's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='C_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='C_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type; 0 when absent.",
             ),
         ),
         outputs=(
@@ -78,7 +79,7 @@ SCHEMAS = (
                 name='C',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized sum, shaped as the broadcast of `A` and `B`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -86,7 +87,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=7,
@@ -94,9 +95,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Adds two quantized tensors elementwise and requantizes the sum.',
+        inference=RuleRef(
+            name='quantized_broadcast',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearAdd.yaml',
-        line=6,
+        line=11,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `X`, averages it over windows as the standard AveragePool does, and quantizes the\nmeans with `y_scale` and `y_zero_point`. `X` is laid out (N, C, D1, ..., Dn), or\n(N, D1, ..., Dn, C) when `channels_last` is 1, and `Y` keeps that layout. Each output spatial\nlength is `floor((in + pad_begin + pad_end - kernel) / stride) + 1` (`ceil` with `ceil_mode`),\nor follows `auto_pad`; N and C are unchanged.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,33 +28,33 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input, (N, C, D1, ..., Dn) or, with `channels_last`, (N, D1, ..., Dn, C).',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="X's scale, a float scalar.",
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="X's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type; 0 when absent.",
             ),
         ),
         outputs=(
@@ -61,56 +62,56 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized window means, in the layout of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding: NOTSET uses `pads`; VALID pads nothing; SAME_UPPER and SAME_LOWER pad so that each output length is the input length divided by the stride, rounded up, putting an odd extra cell at the end or the beginning.',
                 default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 rounds output lengths up instead of down.',
                 default=0,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 when the channel axis is the last one rather than the second.',
                 default=0,
             ),
             'count_include_pad': Attribute(
                 name='count_include_pad',
                 type=AttrType.INT,
-                description=DOC,
+                description="1 counts padded cells in each window's divisor; 0 counts only real cells.",
                 default=0,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Window size along each spatial axis.',
                 required=True,
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Cells added at the beginning and end of each spatial axis, all beginnings first; zeros when absent.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the window along each spatial axis; 1 when absent.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=4,
@@ -118,9 +119,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Average pooling of a quantized tensor, requantizing the window means.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+                'switch': 'channels_last',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearAveragePool.yaml',
-        line=6,
+        line=11,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "After the output's scale and zero point come the inputs as triples: a quantized tensor, its\nscale and its zero point. Each tensor is dequantized with its own parameters, the tensors are\njoined along `axis`, and the result is quantized with `Y_scale` and `Y_zero_point`. All tensors\nhave one rank and agree on every dimension but `axis`, whose sizes add up in `Y`.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,13 +28,13 @@ SCHEMAS = (
                 name='Y_scale',
                 type_str='TF',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='Y_zero_point',
                 type_str='T8',
                 types=_TYPES_0,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='inputs',
@@ -41,7 +42,7 @@ SCHEMAS = (
                 types=frozenset({'tensor(float)', 'tensor(int8)', 'tensor(uint8)'}),
                 option=FormalParameterOption.Variadic,
                 is_homogeneous=False,
-                description=DOC,
+                description='(tensor, scale, zero point) triples, one per tensor to join; each tensor is quantized with the scale and zero point that follow it.',
             ),
         ),
         outputs=(
@@ -49,14 +50,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T8',
                 types=_TYPES_0,
-                description=DOC,
+                description="Joined tensor in the output's quantization, with the summed size along `axis`.",
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis to join along; negative values count from the back.',
                 required=True,
             ),
         }),
@@ -64,17 +65,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T8',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
             TypeConstraintParam(
                 type_param_str='TF',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description="The scales' type, float.",
             ),
             TypeConstraintParam(
                 type_param_str='TV',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)', 'tensor(float)'),
-                description=DOC,
+                description='Types within the triples: the 8-bit tensors and zero points, and the float scales.',
             ),
         ),
         min_input=3,
@@ -82,9 +83,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Concatenates quantized tensors, each with its own scale and zero point, into one requantized tensor.',
+        inference=RuleRef(
+            name='quantized_concat',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearConcat.yaml',
-        line=6,
+        line=10,
     ),
 )

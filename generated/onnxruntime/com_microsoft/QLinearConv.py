@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes the input and weights with their scales and zero points, convolves them as the\nstandard Conv does, adds the optional int32 bias, and quantizes the result with `y_scale` and\n`y_zero_point`. `x` is laid out (N, C, D1, ..., Dn), or (N, D1, ..., Dn, C) when `channels_last`\nis 1; `w` is always (M, C/group, k1, ..., kn). `y` has M channels in the layout of `x`, with the\nspatial lengths Conv gives.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,56 +28,56 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input, (N, C, D1, ..., Dn) or, with `channels_last`, (N, D1, ..., Dn, C).',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The input's scale, a float scalar.",
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description="The input's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='w',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized weights, (M, C/group, k1, ..., kn).',
             ),
             FormalParameter(
                 name='w_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of the weights: a scalar, or one value per output channel.',
             ),
             FormalParameter(
                 name='w_zero_point',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the weights, shaped like `w_scale`.',
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T3',
                 types=_TYPES_0,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='B',
                 type_str='T4',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional int32 bias of M values, at the scale `x_scale * w_scale` with zero point 0.',
             ),
         ),
         outputs=(
@@ -84,69 +85,69 @@ SCHEMAS = (
                 name='y',
                 type_str='T3',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized result with M channels, in the layout of `x`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding: NOTSET uses `pads`; VALID pads nothing; SAME_UPPER and SAME_LOWER pad so that each output length is the input length divided by the stride, rounded up, putting an odd extra cell at the end or the beginning.',
                 default='NOTSET',
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 when the channel axis of `x` and `y` is the last one rather than the second.',
                 default=0,
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when absent.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the input and output channels are split into.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Kernel size along each spatial axis; taken from `w` when absent.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Cells added at the beginning and end of each spatial axis, all beginnings first; zeros when absent.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the window along each spatial axis; 1 when absent.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit types of the input and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit types of the weights and their zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit types of the output and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T4',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='The bias type, int32.',
             ),
         ),
         min_input=8,
@@ -154,9 +155,19 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Convolution of quantized tensors, producing a quantized result, with an optional channels-last layout.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv',
+                'switch': 'channels_last',
+                'x': 'x',
+                'w': 'w',
+                'bias': 'B',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearConv.yaml',
-        line=6,
+        line=11,
     ),
 )

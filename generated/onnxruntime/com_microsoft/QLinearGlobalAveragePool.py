@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `X`, averages each channel over every spatial axis, and quantizes the means with\n`y_scale` and `y_zero_point`. `X` is laid out (N, C, D1, ..., Dn), or (N, D1, ..., Dn, C) when\n`channels_last` is 1. `Y` keeps the rank and layout of `X` with every spatial axis of length 1:\n(N, C, 1, ..., 1), or (N, 1, ..., 1, C).\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -26,31 +27,31 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input, (N, C, D1, ..., Dn) or, with `channels_last`, (N, D1, ..., Dn, C).',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="X's scale, a float scalar.",
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="X's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type.",
             ),
         ),
         outputs=(
@@ -58,14 +59,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized channel means, shaped like `X` with every spatial axis of length 1.',
             ),
         ),
         attributes=MappingProxyType({
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 when the channel axis is the last one rather than the second.',
                 default=0,
             ),
         }),
@@ -73,7 +74,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=5,
@@ -81,9 +82,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Averages a quantized tensor over all its spatial axes and requantizes the means.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'global_pool',
+                'switch': 'channels_last',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearGlobalAveragePool.yaml',
-        line=6,
+        line=10,
     ),
 )

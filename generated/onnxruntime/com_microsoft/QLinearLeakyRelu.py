@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `X`, multiplies its negative values by `alpha` and keeps the others, then quantizes\nthe result with `Y_scale` and `Y_zero_point`. `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,33 +28,33 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input.',
             ),
             FormalParameter(
                 name='X_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="X's scale, a float scalar.",
             ),
             FormalParameter(
                 name='X_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="X's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='Y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='Y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type; 0 when absent.",
             ),
         ),
         outputs=(
@@ -61,14 +62,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized result, shaped like `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Slope applied to negative values.',
                 default=0.009999999776482582,
             ),
         }),
@@ -76,7 +77,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=4,
@@ -84,9 +85,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies LeakyRelu to a quantized tensor and requantizes the result.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearLeakyRelu.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `data`, averages it over the axes listed in `axes` (over every axis when the list\nis empty) and quantizes the result with `reduced_scale` and `reduced_zero_point`. With\n`keepdims` 1 each reduced axis stays with length 1; with 0 it is removed. Scales and zero points\nare scalars.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,33 +28,33 @@ SCHEMAS = (
                 name='data',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input.',
             ),
             FormalParameter(
                 name='data_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The input's scale, a float scalar.",
             ),
             FormalParameter(
                 name='data_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="The input's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='reduced_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='reduced_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type; 0 when absent.",
             ),
         ),
         outputs=(
@@ -61,20 +62,20 @@ SCHEMAS = (
                 name='reduced',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized means, in the element type of `data`.',
             ),
         ),
         attributes=MappingProxyType({
             'axes': Attribute(
                 name='axes',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Axes to average over; negative values count from the back, and an empty list means all axes.',
                 required=True,
             ),
             'keepdims': Attribute(
                 name='keepdims',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 keeps every reduced axis with length 1; 0 drops it.',
                 required=True,
             ),
         }),
@@ -82,7 +83,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=4,
@@ -90,9 +91,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Averages a quantized tensor over some axes and requantizes the mean.',
+        inference=RuleRef(
+            name='quantized_reduce',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearReduceMean.yaml',
-        line=6,
+        line=10,
     ),
 )

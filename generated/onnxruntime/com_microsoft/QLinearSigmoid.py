@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `X`, computes `1 / (1 + exp(-x))` for every element, and quantizes the result with\n`Y_scale` and `Y_zero_point`. `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -25,33 +26,33 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input.',
             ),
             FormalParameter(
                 name='X_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="X's scale, a float scalar.",
             ),
             FormalParameter(
                 name='X_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="X's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='Y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='Y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type; 0 when absent.",
             ),
         ),
         outputs=(
@@ -59,7 +60,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized result, shaped like `X`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -67,7 +68,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=4,
@@ -75,9 +76,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies the logistic sigmoid to a quantized tensor and requantizes the result.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearSigmoid.yaml',
-        line=6,
+        line=8,
     ),
 )

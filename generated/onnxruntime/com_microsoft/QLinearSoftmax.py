@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Dequantizes `X`, normalizes exponentials the way the standard Softmax of version `opset`\ndoes, and quantizes the result with `y_scale` and `y_zero_point`. For `opset` 13 and later the\nnormalization runs along the single axis `axis`; before 13, `X` is viewed as a matrix whose rows\nare the axes before `axis` and whose columns are `axis` and every axis after it, and each row is\nnormalized. `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,32 +28,32 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized input.',
             ),
             FormalParameter(
                 name='X_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="X's scale, a float scalar.",
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="X's zero point, a scalar of the quantized type; 0 when absent.",
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type.",
             ),
         ),
         outputs=(
@@ -60,20 +61,20 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized probabilities, shaped like `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis of the normalization (from `opset` 13), or the first column axis (before 13); negative values count from the back.',
                 default=-1,
             ),
             'opset': Attribute(
                 name='opset',
                 type=AttrType.INT,
-                description=DOC,
+                description='Version of the standard Softmax whose meaning of `axis` applies.',
                 required=True,
             ),
         }),
@@ -81,7 +82,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=5,
@@ -89,9 +90,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies Softmax to a quantized tensor and requantizes the result.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearSoftmax.yaml',
-        line=6,
+        line=11,
     ),
 )

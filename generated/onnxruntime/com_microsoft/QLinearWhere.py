@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Where `condition` is true the output takes the element of `X`, elsewhere the element of `Y`;\nboth are dequantized with their own scale and zero point and the choice is quantized with\n`z_scale` and `z_zero_point`. `condition`, `X` and `Y` broadcast numpy-style, and `Z` has their\nbroadcast shape.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -24,55 +25,55 @@ SCHEMAS = (
                 name='condition',
                 type_str='B',
                 types=frozenset({'tensor(bool)'}),
-                description=DOC,
+                description='Boolean selector: true takes `X`, false takes `Y`.',
             ),
             FormalParameter(
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized values chosen where `condition` is true.',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='TF',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="X's scale, a float scalar.",
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="X's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized values chosen where `condition` is false.',
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='TF',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="Y's scale, a float scalar.",
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="Y's zero point, a scalar of the quantized type.",
             ),
             FormalParameter(
                 name='z_scale',
                 type_str='TF',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="The output's scale, a float scalar.",
             ),
             FormalParameter(
                 name='z_zero_point',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The output's zero point, a scalar of the quantized type.",
             ),
         ),
         outputs=(
@@ -80,7 +81,7 @@ SCHEMAS = (
                 name='Z',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized result, shaped as the broadcast of `condition`, `X` and `Y`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -88,17 +89,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='B',
                 allowed_type_strs=('tensor(bool)',),
-                description=DOC,
+                description="The condition's type, bool.",
             ),
             TypeConstraintParam(
                 type_param_str='TF',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description="The scales' type, float.",
             ),
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer types of the quantized tensors and their zero points.',
             ),
         ),
         min_input=9,
@@ -106,9 +107,17 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Picks elements from two quantized tensors by a condition and requantizes them.',
+        inference=RuleRef(
+            name='quantized_broadcast',
+            args=MappingProxyType({
+                'a': 'X',
+                'b': 'Y',
+                'condition': 'condition',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearWhere.yaml',
-        line=6,
+        line=10,
     ),
 )

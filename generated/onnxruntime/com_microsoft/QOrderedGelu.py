@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `Y = quantize(Gelu(X * scale_X), scale_Y)` elementwise; `Y` has the shape of `X`.\n`order_X` and `order_Y` name the layouts of `X` and `Y` and must agree when both are given.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,19 +26,19 @@ SCHEMAS = (
                 name='X',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 input.',
             ),
             FormalParameter(
                 name='scale_X',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `X` (a scalar).',
             ),
             FormalParameter(
                 name='scale_Y',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `Y` (a scalar).',
             ),
         ),
         outputs=(
@@ -45,31 +46,31 @@ SCHEMAS = (
                 name='Y',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 result with the shape of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'order_X': Attribute(
                 name='order_X',
                 type=AttrType.INT,
-                description=DOC,
+                description='Optional cuBLASLt layout of `X`.',
             ),
             'order_Y': Attribute(
                 name='order_Y',
                 type=AttrType.INT,
-                description=DOC,
+                description='Optional cuBLASLt layout of `Y`, equal to `order_X` when both are given.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='Q',
                 allowed_type_strs=('tensor(int8)',),
-                description=DOC,
+                description='Element type of the quantized tensors (int8).',
             ),
             TypeConstraintParam(
                 type_param_str='S',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the scales (float).',
             ),
         ),
         min_input=3,
@@ -77,9 +78,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies Gelu to an int8 tensor in a cuBLASLt layout, dequantizing and requantizing with per-tensor scales.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QOrderedGelu.yaml',
-        line=6,
+        line=9,
     ),
 )

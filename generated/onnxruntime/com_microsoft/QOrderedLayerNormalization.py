@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`X * scale_X` is standardized over the axes from `axis` to the last, multiplied by `scale` and shifted by `B`, then quantized with `scale_Y`.\n`Y` has the shape of `X`. `order_X` and `order_Y` name the layouts of `X` and `Y` and must be equal (row-major by default).\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,32 +28,32 @@ SCHEMAS = (
                 name='X',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 input.',
             ),
             FormalParameter(
                 name='scale_X',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `X` (a scalar).',
             ),
             FormalParameter(
                 name='scale',
                 type_str='F',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalization scale (gamma) over the normalized axes.',
             ),
             FormalParameter(
                 name='B',
                 type_str='F',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional normalization bias (beta).',
             ),
             FormalParameter(
                 name='scale_Y',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `Y` (a scalar).',
             ),
         ),
         outputs=(
@@ -60,32 +61,32 @@ SCHEMAS = (
                 name='Y',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 result with the shape of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='First normalized axis; it and all later axes are normalized together. Negative values count from the back.',
                 default=-1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the variance to avoid dividing by zero.',
                 default=9.999999747378752e-06,
             ),
             'order_X': Attribute(
                 name='order_X',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `X`; 1 (row-major) by default.',
                 default=1,
             ),
             'order_Y': Attribute(
                 name='order_Y',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `Y`; it must equal `order_X`.',
                 default=1,
             ),
         }),
@@ -93,17 +94,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='F',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element types of `scale` and `B`.',
             ),
             TypeConstraintParam(
                 type_param_str='S',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the quantization scales (float).',
             ),
             TypeConstraintParam(
                 type_param_str='Q',
                 allowed_type_strs=('tensor(int8)',),
-                description=DOC,
+                description='Element type of the quantized tensors (int8).',
             ),
         ),
         min_input=5,
@@ -111,9 +112,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Layer normalization of an int8 tensor in a cuBLASLt layout, with the input dequantized and the output requantized by per-tensor scales.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QOrderedLayerNormalization.yaml',
-        line=6,
+        line=9,
     ),
 )

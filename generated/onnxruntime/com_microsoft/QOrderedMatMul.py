@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Dequantizing with the given scales, computes `A @ B`, adds the float `bias` (a vector over the columns of `Y`) and the int8 matrix `C` (scaled by `scale_C`), and quantizes the result with `scale_Y`.\n`A` is a matrix or a batch of them and `B` a matrix (stored transposed when `order_B` is column-major); `Y` has the shape numpy's `matmul` gives for `A` and `B`.\n`scale_B` may be a scalar or hold one scale per column of `B`. `C` is 2-D or 3-D with a batch of 1 or that of `A`, and is laid out like `Y`.\nTwo layout combinations are supported: row-major `A` with column-major `B`, or COL32 `A` with `B` in COL4_4R2_8C or COL32_2R_4R4 (then without `bias`).\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -26,52 +27,52 @@ SCHEMAS = (
                 name='A',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 left operand, a matrix or a batch of matrices.',
             ),
             FormalParameter(
                 name='scale_A',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `A` (a scalar).',
             ),
             FormalParameter(
                 name='B',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 right matrix.',
             ),
             FormalParameter(
                 name='scale_B',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `B`: a scalar, or one value per column of `B`.',
             ),
             FormalParameter(
                 name='scale_Y',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Scale of `Y` (a scalar).',
             ),
             FormalParameter(
                 name='bias',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional float bias with one value per column of `Y`, added before quantization.',
             ),
             FormalParameter(
                 name='C',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional int8 matrix added to the product, 2-D or 3-D (batch 1 or that of `A`).',
             ),
             FormalParameter(
                 name='scale_C',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Scale of `C` (a scalar).',
             ),
         ),
         outputs=(
@@ -79,26 +80,26 @@ SCHEMAS = (
                 name='Y',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description="Quantized int8 product with numpy `matmul`'s shape for `A` and `B`.",
             ),
         ),
         attributes=MappingProxyType({
             'order_A': Attribute(
                 name='order_A',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `A`.',
                 required=True,
             ),
             'order_B': Attribute(
                 name='order_B',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `B`.',
                 required=True,
             ),
             'order_Y': Attribute(
                 name='order_Y',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `Y` and `C`.',
                 required=True,
             ),
         }),
@@ -106,12 +107,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='Q',
                 allowed_type_strs=('tensor(int8)',),
-                description=DOC,
+                description='Element type of the quantized tensors (int8).',
             ),
             TypeConstraintParam(
                 type_param_str='S',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the scales and bias (float).',
             ),
         ),
         min_input=5,
@@ -119,9 +120,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Int8 matrix product in cuBLASLt layouts: Y = quantize(A * B * scales + bias + C), with optional bias and added matrix.',
+        inference=RuleRef(
+            name='matmul',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QOrderedMatMul.yaml',
-        line=6,
+        line=11,
     ),
 )

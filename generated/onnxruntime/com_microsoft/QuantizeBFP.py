@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Splits `x` into blocks along `block_dim` and encodes each block in the block floating-point\nformat `bfp_type` (elements of a block share one exponent). `y` holds the encoded bytes as a\n1-D uint8 tensor whose length depends on the format; `shape` and `strides` describe the layout\nof `x`, one int64 per axis, so that DequantizeBFP can restore it.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'}),
-                description=DOC,
+                description='Tensor to encode.',
             ),
         ),
         outputs=(
@@ -33,32 +34,32 @@ SCHEMAS = (
                 name='y',
                 type_str='T2',
                 types=frozenset({'tensor(uint8)'}),
-                description=DOC,
+                description='Encoded bytes, 1-D uint8.',
             ),
             FormalParameter(
                 name='shape',
                 type_str='T3',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='The shape of `x`, one int64 per axis.',
             ),
             FormalParameter(
                 name='strides',
                 type_str='T3',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='The strides of `x`, one int64 per axis.',
             ),
         ),
         attributes=MappingProxyType({
             'bfp_type': Attribute(
                 name='bfp_type',
                 type=AttrType.INT,
-                description=DOC,
+                description="Number of the block floating-point format (onnxruntime's BFPType enumeration).",
                 required=True,
             ),
             'block_dim': Attribute(
                 name='block_dim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis that each block spans, usually the reduction axis of the matrix product that consumes the data; the last axis by default.',
                 default=-1,
             ),
         }),
@@ -66,17 +67,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point types of the input.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint8)',),
-                description=DOC,
+                description='The type of the encoded bytes: uint8.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='The type of `shape` and `strides`: int64.',
             ),
         ),
         min_input=1,
@@ -84,9 +85,12 @@ SCHEMAS = (
         min_output=3,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary='Encodes a tensor in a block floating-point format.',
+        inference=RuleRef(
+            name='quantize_bfp',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QuantizeBFP.yaml',
-        line=6,
+        line=10,
     ),
 )

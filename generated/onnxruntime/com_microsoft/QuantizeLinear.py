@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `y = saturate(round(x / y_scale) + y_zero_point)`, rounding halves to even and\nsaturating to the range of the output type. The scale and zero point are either scalars for the\nwhole tensor, or 1-D with one value per index of the axis `axis`. `y` has the shape of `x` and\nthe element type of `y_zero_point`, or uint8 when no zero point is given.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(int16)', 'tensor(int4)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint4)', 'tensor(uint8)'})
 
@@ -28,20 +29,20 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Real values to quantize.',
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Scale: a scalar, or a vector with one value per index of `axis`.',
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T2',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point shaped like `y_scale`; its type is the output type (uint8 when absent).',
             ),
         ),
         outputs=(
@@ -49,26 +50,26 @@ SCHEMAS = (
                 name='y',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='Quantized values, shaped like `x`.',
             ),
         ),
         attributes=MappingProxyType({
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis that a 1-D scale and zero point run along (per-axis quantization); negative values count from the back.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point types of the input and scale.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(uint4)', 'tensor(int4)', 'tensor(int8)', 'tensor(uint8)', 'tensor(int16)', 'tensor(uint16)'),
-                description=DOC,
+                description='Integer types of the zero point and output (4, 8 and 16 bits).',
             ),
         ),
         min_input=2,
@@ -76,9 +77,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Maps real values to integers with a scale and zero point.',
+        inference=RuleRef(
+            name='quantize_linear',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QuantizeLinear.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Each element becomes `saturate(round(input / scale_input))` in int8, and the values are laid out in the order `order_output` names (reading `input` in the order `order_input` names).\n`input` is a matrix (ROWS, COLS) or a batch of them (B, ROWS, COLS); the output has the same shape, in int8.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,13 +26,13 @@ SCHEMAS = (
                 name='input',
                 type_str='F',
                 types=frozenset({'tensor(float)', 'tensor(float16)'}),
-                description=DOC,
+                description='Float matrix or batch of matrices to quantize.',
             ),
             FormalParameter(
                 name='scale_input',
                 type_str='S',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Quantization scale (a scalar).',
             ),
         ),
         outputs=(
@@ -39,20 +40,20 @@ SCHEMAS = (
                 name='output',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description=DOC,
+                description='Quantized int8 values with the shape of `input`, in the `order_output` layout.',
             ),
         ),
         attributes=MappingProxyType({
             'order_input': Attribute(
                 name='order_input',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `input`.',
                 required=True,
             ),
             'order_output': Attribute(
                 name='order_output',
                 type=AttrType.INT,
-                description=DOC,
+                description='cuBLASLt layout of `output`.',
                 required=True,
             ),
         }),
@@ -60,17 +61,17 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='Q',
                 allowed_type_strs=('tensor(int8)',),
-                description=DOC,
+                description='Element type of the output (int8).',
             ),
             TypeConstraintParam(
                 type_param_str='F',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element types of `input`.',
             ),
             TypeConstraintParam(
                 type_param_str='S',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type of the scale (float).',
             ),
         ),
         min_input=2,
@@ -78,9 +79,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Quantizes a float matrix to int8 with one scale and writes it in a chosen cuBLASLt memory layout.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QuantizeWithOrder.yaml',
-        line=6,
+        line=9,
     ),
 )

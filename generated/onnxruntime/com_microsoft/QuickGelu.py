@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Y = X * sigmoid(alpha * X)`; with the default `alpha` of 1.702 this approximates GELU.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,7 +27,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
         ),
         outputs=(
@@ -34,14 +35,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor applied to the input inside the sigmoid. Default 1.702.',
                 default=1.7020000219345093,
             ),
         }),
@@ -49,7 +50,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `X` and `Y`.',
             ),
         ),
         min_input=1,
@@ -57,9 +58,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies the sigmoid approximation of GELU, `x * sigmoid(alpha * x)`, to every element.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/QuickGelu.yaml',
-        line=6,
+        line=8,
     ),
 )

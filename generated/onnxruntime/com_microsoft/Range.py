@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Produces `start, start + delta, start + 2 * delta, ...` while the values stay below `limit` (above it for a negative `delta`).\n`Y` is 1-D with `max(ceil((limit - start) / delta), 0)` elements; `delta` is 1 when absent and must not be zero.\nThe three inputs are scalars or one-element vectors of one type. Unlike the standard `Range`, `delta` is optional.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)'})
 
 SCHEMAS = (
@@ -25,20 +26,20 @@ SCHEMAS = (
                 name='start',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='First value of the sequence, a scalar or one-element vector.',
             ),
             FormalParameter(
                 name='limit',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Exclusive bound of the sequence, a scalar or one-element vector.',
             ),
             FormalParameter(
                 name='delta',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional step between values, a scalar or one-element vector; 1 when absent.',
             ),
         ),
         outputs=(
@@ -46,7 +47,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The 1-D sequence.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -54,7 +55,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(double)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)'),
-                description=DOC,
+                description='Numeric element types of the inputs and the output.',
             ),
         ),
         min_input=2,
@@ -62,9 +63,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Creates the 1-D sequence from start up to, not including, limit in steps of delta.',
+        inference=RuleRef(
+            name='range',
+            args=MappingProxyType({
+                'default_delta': 1,
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Range.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Adds the elements of `data` over the axes listed in `axes` (over every axis when the list is\nempty), accumulating in 32 bits. With `keepdims` 1 each reduced axis stays with length 1; with 0\nit is removed. onnxruntime infers neither type nor shape for this op; opspec infers the shape\nfrom `axes` and `keepdims` and leaves the element type to the model.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='data',
                 type_str='T1',
                 types=frozenset({'tensor(int8)', 'tensor(uint8)'}),
-                description=DOC,
+                description='8-bit integer input.',
             ),
         ),
         outputs=(
@@ -33,20 +34,20 @@ SCHEMAS = (
                 name='reduced',
                 type_str='T2',
                 types=frozenset({'tensor(int32)', 'tensor(uint32)'}),
-                description=DOC,
+                description='32-bit sums.',
             ),
         ),
         attributes=MappingProxyType({
             'axes': Attribute(
                 name='axes',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Axes to sum over; negative values count from the back, and an empty list means all axes.',
                 required=True,
             ),
             'keepdims': Attribute(
                 name='keepdims',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 keeps every reduced axis with length 1; 0 drops it.',
                 required=True,
             ),
         }),
@@ -54,12 +55,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer types of the input.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int32)', 'tensor(uint32)'),
-                description=DOC,
+                description='32-bit integer types of the output: uint32 for uint8 input, int32 for int8 input.',
             ),
         ),
         min_input=1,
@@ -67,9 +68,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Sums an 8-bit integer tensor over some axes into 32-bit integers.',
+        inference=RuleRef(
+            name='quantized_reduce',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/ReduceSumInteger.yaml',
-        line=6,
+        line=10,
     ),
 )

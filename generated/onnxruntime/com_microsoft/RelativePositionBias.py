@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Each pair of query position i and key position j gets the bias_table row of the bucket that the\nrelative distance j - i falls in: small distances have a bucket each, larger ones share buckets on\na logarithmic scale up to max_distance. With is_bidirectional, positive and negative distances use\nseparate halves of the buckets; otherwise only the distance to earlier keys counts. bias_table is\n(num_buckets, num_heads); the output is (1, num_heads, query_length, key_length), the lengths\nbeing the values of the scalar inputs.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,19 +27,19 @@ SCHEMAS = (
                 name='bias_table',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Learned bias per bucket and head, (num_buckets, num_heads).',
             ),
             FormalParameter(
                 name='query_length',
                 type_str='U',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Number of query positions, a scalar; equal to key_length for self-attention.',
             ),
             FormalParameter(
                 name='key_length',
                 type_str='U',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Number of key positions, a scalar.',
             ),
         ),
         outputs=(
@@ -46,20 +47,20 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Bias (1, num_heads, query_length, key_length).',
             ),
         ),
         attributes=MappingProxyType({
             'is_bidirectional': Attribute(
                 name='is_bidirectional',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 gives positive and negative distances separate buckets; 0 (the default) counts only distances to earlier keys.',
                 default=0,
             ),
             'max_distance': Attribute(
                 name='max_distance',
                 type=AttrType.INT,
-                description=DOC,
+                description='Distance beyond which all relative positions share the last bucket.',
                 required=True,
             ),
         }),
@@ -67,12 +68,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Float type of the bias.',
             ),
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='int64 for the lengths.',
             ),
         ),
         min_input=3,
@@ -80,9 +81,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Builds T5's bucketed relative position bias for every query and key position pair.",
+        inference=RuleRef(
+            name='relative_position_bias',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/RelativePositionBias.yaml',
-        line=6,
+        line=12,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'input (batch, sequence_length, hidden_size) holds sequences padded on the right;\nsequence_token_count (batch) gives how many tokens of each are real. output (total_tokens,\nhidden_size) stacks the real tokens of all sequences in order, where total_tokens, the sum of the\ncounts, is known only from the data. token_offset (batch, sequence_length) lists the flat position\n(batch index * sequence_length + position) of every real token first, then those of the padding\ntokens, which is what RestorePadding needs to undo the packing. cumulated_seq_len (batch + 1)\nholds the running sum of the counts starting at 0, and max_seq_len (1) the largest count.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Right-padded hidden states (batch, sequence_length, hidden_size).',
             ),
             FormalParameter(
                 name='sequence_token_count',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Number of real (non-padding) tokens of each sequence, (batch).',
             ),
         ),
         outputs=(
@@ -38,25 +39,25 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The real tokens' hidden states (total_tokens, hidden_size).",
             ),
             FormalParameter(
                 name='token_offset',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Flat positions of the real tokens followed by those of the padding tokens, (batch, sequence_length).',
             ),
             FormalParameter(
                 name='cumulated_seq_len',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Running sums of the token counts, starting at 0, (batch + 1).',
             ),
             FormalParameter(
                 name='max_seq_len',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='The largest token count, (1).',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -64,12 +65,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Float type of the hidden states.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='int32 for counts and offsets.',
             ),
         ),
         min_input=2,
@@ -77,9 +78,12 @@ SCHEMAS = (
         min_output=4,
         max_output=4,
         doc=DOC,
-        summary=DOC,
+        summary='Packs a right-padded batch of sequences into rows of real tokens only.',
+        inference=RuleRef(
+            name='remove_padding',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/RemovePadding.yaml',
-        line=6,
+        line=13,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'The inverse of RemovePadding: input (total_tokens, hidden_size) holds the real tokens of every\nsequence and token_offset (batch, sequence_length) their flat positions, as RemovePadding produced\nthem. output (batch, sequence_length, hidden_size) places every row at its position and fills the\npadding positions with zeros.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -24,13 +25,13 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Packed hidden states of the real tokens, (total_tokens, hidden_size).',
             ),
             FormalParameter(
                 name='token_offset',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Flat positions of the real tokens followed by those of the padding, (batch, sequence_length).',
             ),
         ),
         outputs=(
@@ -38,7 +39,7 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Padded hidden states (batch, sequence_length, hidden_size), zero at padding positions.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -46,12 +47,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)'),
-                description=DOC,
+                description='Float type of the hidden states.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='int32 for the offsets.',
             ),
         ),
         min_input=2,
@@ -59,9 +60,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Scatters packed token rows back into a padded batch, filling the padding with zeros.',
+        inference=RuleRef(
+            name='restore_padding',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/RestorePadding.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -13,7 +13,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'The last `signal_ndim` axes of `X` form the signal, whose length n along the transformed axis is even.\nAs the input is real, only the first `n / 2 + 1` frequencies are kept along the last signal axis, and a new last axis of length 2 holds the real and imaginary part of each.\nOnly the unnormalized (`normalized` 0), one-sided (`onesided` 1) transform is supported. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Real signal; its last `signal_ndim` axes are transformed.',
             ),
         ),
         outputs=(
@@ -34,26 +34,26 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The spectrum, `n / 2 + 1` long on the last signal axis, with a last axis of 2 for the real and imaginary parts.',
             ),
         ),
         attributes=MappingProxyType({
             'normalized': Attribute(
                 name='normalized',
                 type=AttrType.INT,
-                description=DOC,
+                description='Must be 0; scaling the result is not supported.',
                 default=0,
             ),
             'onesided': Attribute(
                 name='onesided',
                 type=AttrType.INT,
-                description=DOC,
+                description='Must be 1; only the half spectrum is produced.',
                 default=1,
             ),
             'signal_ndim': Attribute(
                 name='signal_ndim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of trailing axes that make up the signal.',
                 default=1,
             ),
         }),
@@ -61,7 +61,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types.',
             ),
         ),
         min_input=1,
@@ -69,9 +69,9 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Computes the discrete Fourier transform of a real signal, keeping the non-redundant half of the spectrum.',
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Rfft.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Each head's channels are taken in pairs, and each pair is rotated by an angle that depends on the token's position: the pair `(x1, x2)` becomes `(x1 * cos - x2 * sin, x2 * cos + x1 * sin)`, with `cos` and `sin` read from `cos_cache` and `sin_cache` at the position.\n`input` is `(batch, seq, hidden)`, heads packed on the last axis, or `(batch, num_heads, seq, head_size)`; `output` has `input`'s shape.\n`position_ids` is `(batch, seq)` with each token's position, or a single start position for tokens that follow it in order.\nOnly the first `rotary_embedding_dim` channels of each head are rotated when that attribute is set.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,25 +27,25 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Queries or keys, `(batch, seq, hidden)` or `(batch, num_heads, seq, head_size)`.',
             ),
             FormalParameter(
                 name='position_ids',
                 type_str='M',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Positions of the tokens: `(batch, seq)`, or `(1)` holding the position of the first token.',
             ),
             FormalParameter(
                 name='cos_cache',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Cosine table `(max_positions, rotary_dim / 2)`, where `rotary_dim` is `rotary_embedding_dim` or else the head size.',
             ),
             FormalParameter(
                 name='sin_cache',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Sine table, shaped like `cos_cache`.',
             ),
         ),
         outputs=(
@@ -52,46 +53,46 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The rotated tensor, of `input`'s shape.",
             ),
         ),
         attributes=MappingProxyType({
             'interleaved': Attribute(
                 name='interleaved',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, each rotated pair is two adjacent channels; 0 (default) pairs channel `i` with channel `i + rotary_dim / 2`.',
             ),
             'is_packed_batching': Attribute(
                 name='is_packed_batching',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, the batch is ragged (sequences packed without padding). Defaults to 0.',
             ),
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of heads of a 3-D `input`; needed with `rotary_embedding_dim` to find the head size.',
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',
                 type=AttrType.INT,
-                description=DOC,
+                description='How many leading channels of each head are rotated; the rest pass unchanged. 0 (default) rotates the whole head.',
             ),
             'scale': Attribute(
                 name='scale',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Custom scale factor; 1.0 when not set.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the input, tables and output.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int64)',),
-                description=DOC,
+                description='64-bit integer type of the positions.',
             ),
         ),
         min_input=4,
@@ -99,9 +100,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Applies rotary position embedding (RoPE) to queries or keys.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/RotaryEmbedding.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'With `s` the scalar `scale` input when given and the `alpha` attribute otherwise, the op computes `z = s * X` and `Y = z * sigmoid(z)`, rounding `z`, the sigmoid and the product to the element type after each step.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,14 +28,14 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input tensor.',
             ),
             FormalParameter(
                 name='scale',
                 type_str='M',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar factor; when present it replaces `alpha`.',
             ),
         ),
         outputs=(
@@ -42,14 +43,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Result with the shape and element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Factor used when the `scale` input is absent. Default 1.0.',
                 default=1.0,
             ),
         }),
@@ -57,12 +58,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `X` and `Y`.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element type of `scale`, which may differ from `T`.',
             ),
         ),
         min_input=1,
@@ -70,9 +71,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Scales the input by a factor and applies SiLU to the result.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/ScaledSiLU.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'The op forms `S = X + skip + bias`, where `skip` is either shaped like `X` or holds one vector per image, `(N, 1, 1, C)` or `(N, C)`, added at every position, and `bias` `(C,)` is added at every position.\n`S` is then normalized as GroupNorm does: per image and per group of `C / groups` channels, `(s - mean) / sqrt(variance + epsilon) * gamma[c] + beta[c]`, followed by SiLU when `activation` is 1.\n`X` is `(N, H, W, C)` in the default channels-last layout; `Y` and the optional output `S` have its shape and element type.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,32 +28,32 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(N, H, W, C)` (channels last, the default) or `(N, C, H, W)` when `channels_last` is 0.',
             ),
             FormalParameter(
                 name='gamma',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D per-channel scale `(C,)`.',
             ),
             FormalParameter(
                 name='beta',
                 type_str='M',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D per-channel offset `(C,)`.',
             ),
             FormalParameter(
                 name='skip',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Residual added to `X`: shaped like `X`, or `(N, 1, 1, C)` or `(N, C)` added at every position.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias `(C,)` added at every position; nothing is added when it is absent.',
             ),
         ),
         outputs=(
@@ -60,39 +61,39 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized result with the shape and element type of `X`.',
             ),
             FormalParameter(
                 name='S',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional sum `X + skip + bias` before normalization, shaped like `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.INT,
-                description=DOC,
+                description='Activation applied to the result: 0 for none, 1 for SiLU (`x * sigmoid(x)`).',
                 required=True,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='Layout of `X` and `Y`: 1 (the default) for channels last `(N, H, W, C)`, 0 for channels first `(N, C, H, W)`.',
                 default=1,
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the variance before the square root.',
                 default=9.999999747378752e-06,
             ),
             'groups': Attribute(
                 name='groups',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of channel groups; it must divide the channel count C.',
                 required=True,
             ),
         }),
@@ -100,12 +101,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) of `X`, `skip`, `bias` and the outputs.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)'),
-                description=DOC,
+                description='Floating-point element type (float or float16) of `gamma` and `beta`, which may differ from `T`.',
             ),
         ),
         min_input=4,
@@ -113,9 +114,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Adds a residual and an optional bias to an image batch, then group-normalizes the sum as GroupNorm does.',
+        inference=RuleRef(
+            name='elementwise',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/SkipGroupNorm.yaml',
-        line=6,
+        line=9,
     ),
 )

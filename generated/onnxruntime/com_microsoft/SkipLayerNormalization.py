@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The op forms `s = input + skip + bias` and normalizes each vector along the last (hidden) axis: `(s - mean) / sqrt(variance + epsilon) * gamma + beta`, with no offset when `beta` is absent.\n`input` is 3-D `(batch, sequence, hidden)` or 2-D `(tokens, hidden)`. With a 3-D input, `skip` is `(batch, sequence, hidden)`, `(1, sequence, hidden)` or `(sequence, hidden)`, the smaller forms reused for every batch item; with a 2-D input it has the input's shape. `gamma`, `beta` and `bias` are `(hidden,)`.\n`output` and the optional `input_skip_bias_sum` (the sum `s`) have the input's shape and element type; the optional `mean` and `inv_std_var` hold each vector's mean and `1 / sqrt(variance + epsilon)` in 32-bit float, shaped like `input` with the last axis of length 1.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,33 +28,33 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(batch, sequence, hidden)` or `(tokens, hidden)`.',
             ),
             FormalParameter(
                 name='skip',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="Residual added to `input`: for a 3-D input `(batch, sequence, hidden)`, `(1, sequence, hidden)` or `(sequence, hidden)`; for a 2-D input, the input's shape.",
             ),
             FormalParameter(
                 name='gamma',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D scale `(hidden,)` applied after normalization.',
             ),
             FormalParameter(
                 name='beta',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D offset `(hidden,)` added after scaling; no offset is added when it is absent.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias `(hidden,)` added to the sum before normalization; nothing is added when it is absent.',
             ),
         ),
         outputs=(
@@ -61,35 +62,35 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized result with the shape and element type of `input`.',
             ),
             FormalParameter(
                 name='mean',
                 type_str='U',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional mean of each normalized vector, in float, shaped like `input` with the last axis of length 1.',
             ),
             FormalParameter(
                 name='inv_std_var',
                 type_str='U',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional `1 / sqrt(variance + epsilon)` of each normalized vector, in float, shaped like `mean`.',
             ),
             FormalParameter(
                 name='input_skip_bias_sum',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional sum `input + skip + bias` before normalization, shaped like `input`.',
             ),
         ),
         attributes=MappingProxyType({
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added under the square root to avoid dividing by zero.',
                 default=9.999999960041972e-13,
             ),
         }),
@@ -97,12 +98,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the inputs, `output` and `input_skip_bias_sum`.',
             ),
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type (float) of `mean` and `inv_std_var`.',
             ),
         ),
         min_input=3,
@@ -110,9 +111,12 @@ SCHEMAS = (
         min_output=1,
         max_output=4,
         doc=DOC,
-        summary=DOC,
+        summary='Adds the input, a residual and an optional bias, then layer-normalizes the sum over its last axis.',
+        inference=RuleRef(
+            name='skip_layer_norm',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/SkipLayerNormalization.yaml',
-        line=6,
+        line=9,
     ),
 )

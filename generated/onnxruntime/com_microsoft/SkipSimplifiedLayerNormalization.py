@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The op forms `s = input + skip + bias` and scales each vector along the last (hidden) axis by `1 / sqrt(mean(s^2) + epsilon)` and then by `gamma`; no mean is subtracted and no offset is added.\n`input` is 3-D `(batch, sequence, hidden)` or 2-D `(tokens, hidden)`. With a 3-D input, `skip` is `(batch, sequence, hidden)`, `(1, sequence, hidden)` or `(sequence, hidden)`, the smaller forms reused for every batch item; with a 2-D input it has the input's shape. `gamma` and `bias` are `(hidden,)`.\n`output` and the optional `input_skip_bias_sum` (the sum `s`) have the input's shape and element type; the optional `inv_std_var` holds each vector's `1 / sqrt(mean(s^2) + epsilon)` in 32-bit float, shaped like `input` with the last axis of length 1, as is the optional `mean`.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,26 +28,26 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Input `(batch, sequence, hidden)` or `(tokens, hidden)`.',
             ),
             FormalParameter(
                 name='skip',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="Residual added to `input`: for a 3-D input `(batch, sequence, hidden)`, `(1, sequence, hidden)` or `(sequence, hidden)`; for a 2-D input, the input's shape.",
             ),
             FormalParameter(
                 name='gamma',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D scale `(hidden,)` applied after normalization.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias `(hidden,)` added to the sum before normalization; nothing is added when it is absent.',
             ),
         ),
         outputs=(
@@ -54,35 +55,35 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized result with the shape and element type of `input`.',
             ),
             FormalParameter(
                 name='mean',
                 type_str='U',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description="Optional float output shaped like `input` with the last axis of length 1; this normalization computes no mean, and onnxruntime's CPU kernel fills it with zeros.",
             ),
             FormalParameter(
                 name='inv_std_var',
                 type_str='U',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional `1 / sqrt(mean(s^2) + epsilon)` of each normalized vector, in float, shaped like `mean`.',
             ),
             FormalParameter(
                 name='input_skip_bias_sum',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional sum `input + skip + bias` before normalization, shaped like `input`.',
             ),
         ),
         attributes=MappingProxyType({
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added under the square root to avoid dividing by zero.',
                 default=9.999999960041972e-13,
             ),
         }),
@@ -90,12 +91,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the inputs, `output` and `input_skip_bias_sum`.',
             ),
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Element type (float) of `mean` and `inv_std_var`.',
             ),
         ),
         min_input=3,
@@ -103,9 +104,12 @@ SCHEMAS = (
         min_output=1,
         max_output=4,
         doc=DOC,
-        summary=DOC,
+        summary='Adds the input, a residual and an optional bias, then root-mean-square normalizes the sum over its last axis.',
+        inference=RuleRef(
+            name='skip_layer_norm',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/SkipSimplifiedLayerNormalization.yaml',
-        line=6,
+        line=9,
     ),
 )

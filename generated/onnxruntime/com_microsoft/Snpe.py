@@ -7,14 +7,16 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DifferentiationCategory,
     FormalParameter,
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "The `DLC` attribute holds a whole model in SNPE's DLC format; the SNPE execution provider runs it on the device `target_device` names, feeding the node's inputs and returning its outputs in order.\nThe outputs' shapes come from the embedded model, which opspec does not read: inference gives the outputs the element type the schema makes them share with the inputs, and no shapes.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(uint16)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -28,7 +30,8 @@ SCHEMAS = (
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Variadic,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Inputs of the embedded model, in its order.',
             ),
         ),
         outputs=(
@@ -37,37 +40,38 @@ SCHEMAS = (
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Variadic,
-                description=DOC,
+                differentiation_category=DifferentiationCategory.NonDifferentiable,
+                description='Outputs of the embedded model, in its order.',
             ),
         ),
         attributes=MappingProxyType({
             'DLC': Attribute(
                 name='DLC',
                 type=AttrType.STRING,
-                description=DOC,
+                description='The model, as the contents of an SNPE DLC file.',
                 required=True,
             ),
             'notes': Attribute(
                 name='notes',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Free-form notes about the model.',
             ),
             'snpe_version': Attribute(
                 name='snpe_version',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Version of the SNPE tools that converted the model.',
             ),
             'target_device': Attribute(
                 name='target_device',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Device to run on, such as CPU or DSP.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(float)'),
-                description=DOC,
+                description='Element types of the inputs and outputs.',
             ),
         ),
         min_input=1,
@@ -75,9 +79,12 @@ SCHEMAS = (
         min_output=1,
         max_output=2147483647,
         doc=DOC,
-        summary=DOC,
+        summary="Runs a model compiled for Qualcomm's Snapdragon Neural Processing Engine, embedded in the node.",
+        inference=RuleRef(
+            name='ort_first_output_type',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Snpe.yaml',
-        line=6,
+        line=8,
     ),
 )

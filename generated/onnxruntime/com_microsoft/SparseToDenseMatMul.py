@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Computes `Y = alpha * op(A) * op(B)` where `A` is a sparse matrix (COO or CSR) and `B` a dense one, and `op` transposes its matrix when `transA` or `transB` is set; `op(A)` is `(M, K)`, `op(B)` is `(K, N)` and the dense `Y` is `(M, N)`.\nBoth operands are 2-D and share one element type.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
 SCHEMAS = (
@@ -26,13 +27,13 @@ SCHEMAS = (
                 name='A',
                 type_str='T',
                 types=frozenset({'sparse_tensor(double)', 'sparse_tensor(float)', 'sparse_tensor(int32)', 'sparse_tensor(int64)', 'sparse_tensor(uint32)', 'sparse_tensor(uint64)'}),
-                description=DOC,
+                description='Sparse matrix of shape `(M, K)`, or `(K, M)` when `transA` is set.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Dense matrix of shape `(K, N)`, or `(N, K)` when `transB` is set.',
             ),
         ),
         outputs=(
@@ -40,26 +41,26 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Dense output matrix of shape `(M, N)`.',
             ),
         ),
         attributes=MappingProxyType({
             'alpha': Attribute(
                 name='alpha',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Scalar multiplier of the product; 1 by default.',
                 default=1.0,
             ),
             'transA': Attribute(
                 name='transA',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether `A` is transposed before the product; 0 by default.',
                 default=0,
             ),
             'transB': Attribute(
                 name='transB',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether `B` is transposed before the product; 0 by default.',
                 default=0,
             ),
         }),
@@ -67,12 +68,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('sparse_tensor(float)', 'sparse_tensor(double)', 'sparse_tensor(int64)', 'sparse_tensor(int32)', 'sparse_tensor(uint64)', 'sparse_tensor(uint32)'),
-                description=DOC,
+                description='Sparse element types of `A`.',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)', 'tensor(double)', 'tensor(int64)', 'tensor(int32)', 'tensor(uint64)', 'tensor(uint32)'),
-                description=DOC,
+                description='Dense element types of `B` and `Y`, matching the element type of `A`.',
             ),
         ),
         min_input=2,
@@ -80,9 +81,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Multiplies a sparse matrix by a dense one, giving a dense matrix.',
+        inference=RuleRef(
+            name='sparse_dense_matmul',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/nn/SparseToDenseMatMul.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`X` has shape [C] or [N, C]; `Y` has shape [C, D] or [N, C, D], where `D` is the largest number of tokens any string yields, and rows with fewer tokens are filled with `pad_value`.\nExactly one of two modes is used. With `separators`, a list of regular expressions, each string is cut where a separator matches and the separators are dropped; a single empty separator splits into single characters. With `tokenexp`, a regular expression, tokens are its longest matches found from left to right, skipping characters where nothing matches.\nTokens shorter than `mincharnum` characters are dropped. When `mark` is 1, each row starts with the start-of-text character (0x02) and ends with the end-of-text character (0x03), which adds 2 to `D`; padding comes after the markers.\nWhen no token is left at all, `D` is 0. An `X` without strings gives `Y` of shape [0], or [N, 0] for a rank-2 `X`, without the token axis.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(string)'}),
-                description=DOC,
+                description='Strings to split, of shape [C] or [N, C].',
             ),
         ),
         outputs=(
@@ -33,44 +34,44 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(string)'}),
-                description=DOC,
+                description='Tokens, of shape [C, D] or [N, C, D].',
             ),
         ),
         attributes=MappingProxyType({
             'mark': Attribute(
                 name='mark',
                 type=AttrType.INT,
-                description=DOC,
+                description='When 1, every row is framed by the characters 0x02 and 0x03.',
                 required=True,
             ),
             'mincharnum': Attribute(
                 name='mincharnum',
                 type=AttrType.INT,
-                description=DOC,
+                description='Smallest number of characters a token must have to be kept.',
                 required=True,
             ),
             'pad_value': Attribute(
                 name='pad_value',
                 type=AttrType.STRING,
-                description=DOC,
+                description='String that fills rows holding fewer than `D` tokens.',
                 required=True,
             ),
             'separators': Attribute(
                 name='separators',
                 type=AttrType.STRINGS,
-                description=DOC,
+                description='Regular expressions that separate tokens; set either this or `tokenexp`.',
             ),
             'tokenexp': Attribute(
                 name='tokenexp',
                 type=AttrType.STRING,
-                description=DOC,
+                description='POSIX regular expression that tokens match; set either this or `separators`.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(string)',),
-                description=DOC,
+                description='String type of the input and output.',
             ),
         ),
         min_input=1,
@@ -78,9 +79,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Splits each string of a tensor into tokens along a new last axis, padding shorter rows.',
+        inference=RuleRef(
+            name='ort_tokenizer',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Tokenizer.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -9,10 +9,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`weight` is a table of shape (N, M) with one embedding of size M per index below N. For `indices` of any shape, `Y[..., :] = weight[indices[...], :]`, so `Y` has the shape of `indices` followed by M.\n`padding_idx` and `scale_grad_by_freq` change only the gradient used in training, not the lookup.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -25,27 +26,27 @@ SCHEMAS = (
                 name='weight',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Embedding table of shape (N, M), N being the largest index plus one and M the embedding size.',
             ),
             FormalParameter(
                 name='indices',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='Indices into the table, of any shape.',
             ),
             FormalParameter(
                 name='padding_idx',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar index whose embedding receives no gradient, so it stays fixed during training.',
             ),
             FormalParameter(
                 name='scale_grad_by_freq',
                 type_str='tensor(bool)',
                 types=frozenset({'tensor(bool)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar; when true, gradients are divided by how often each index occurs in the batch.',
             ),
         ),
         outputs=(
@@ -53,7 +54,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The embeddings, of shape `indices.shape + (M,)`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -61,7 +62,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Numeric element types of the table and the result.',
             ),
         ),
         min_input=2,
@@ -69,9 +70,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Looks up embedding vectors by index in a table, as torch.nn.functional.embedding does.',
+        inference=RuleRef(
+            name='gather',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/TorchEmbedding.yaml',
-        line=6,
+        line=8,
     ),
 )

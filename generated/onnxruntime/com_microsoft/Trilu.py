@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`X` has shape [*, N, M]: a batch (possibly empty) of N x M matrices. With `upper` 1 the op keeps the elements on and above diagonal `k` of each matrix, with `upper` 0 those on and below it, and sets every other element to zero.\nDiagonal 0 is the main diagonal, positive `k` lies above it and negative `k` below. `Y` has the shape of `X`. This is the operator ONNX later standardized as `Trilu`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,14 +28,14 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Batch of matrices, of rank 2 or more.',
             ),
             FormalParameter(
                 name='k',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional scalar offset of the diagonal that bounds the kept triangle; 0 when absent.',
             ),
         ),
         outputs=(
@@ -42,14 +43,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The masked matrices, shaped like `X`.',
             ),
         ),
         attributes=MappingProxyType({
             'upper': Attribute(
                 name='upper',
                 type=AttrType.INT,
-                description=DOC,
+                description='1 keeps the upper triangle, 0 the lower one.',
                 default=1,
             ),
         }),
@@ -57,7 +58,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)', 'tensor(bool)'),
-                description=DOC,
+                description='Element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -65,9 +66,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Keeps the upper or lower triangle of each matrix of a batch and zeroes the rest.',
+        inference=RuleRef(
+            name='triangle',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Trilu.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'Slides a window of `size` elements along axis `dim`, moving it `step` elements at a time.\nIf that axis has `d` elements, the output replaces it by the `(d - size) / step + 1` window positions (rounded down) and appends a new last axis of `size` elements holding each window.\nFor example, an input of shape (2, 10, 3) with `dim` 1, `size` 4 and `step` 3 gives (2, 3, 3, 4). `size` must be positive and no larger than `d`, and `step` positive.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -26,7 +27,7 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Tensor to take windows from.',
             ),
         ),
         outputs=(
@@ -34,26 +35,26 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The windows, with axis `dim` counting window positions and a new last axis of `size` elements.',
             ),
         ),
         attributes=MappingProxyType({
             'dim': Attribute(
                 name='dim',
                 type=AttrType.INT,
-                description=DOC,
+                description='Axis to slide along; negative values count from the back.',
                 default=-1,
             ),
             'size': Attribute(
                 name='size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of elements in each window.',
                 required=True,
             ),
             'step': Attribute(
                 name='step',
                 type=AttrType.INT,
-                description=DOC,
+                description='Distance between the starts of consecutive windows.',
                 default=1,
             ),
         }),
@@ -61,7 +62,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -69,9 +70,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Extracts sliding windows of a fixed size along one axis, as torch.Tensor.unfold does.',
+        inference=RuleRef(
+            name='ort_unfold_tensor',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/UnfoldTensor.yaml',
-        line=6,
+        line=9,
     ),
 )

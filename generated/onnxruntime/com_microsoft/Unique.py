@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = 'For a 1-D input `x`, `y` holds each distinct value once, in the order it first occurs in `x` (not sorted).\n`idx` has the shape of `x` and gives, for each element of `x`, the position of its value in `y`; `counts` has the length of `y` and gives how often each value occurs.\nThe number of distinct values depends on the data. Unlike the standard `Unique`, there is no axis, no sorting and no output of first positions.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -24,7 +25,7 @@ SCHEMAS = (
                 name='x',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D tensor whose distinct values are collected.',
             ),
         ),
         outputs=(
@@ -32,19 +33,19 @@ SCHEMAS = (
                 name='y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='1-D tensor of the distinct values, in order of first appearance.',
             ),
             FormalParameter(
                 name='idx',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='For each element of `x`, the index of its value in `y`; shaped like `x`.',
             ),
             FormalParameter(
                 name='counts',
                 type_str='tensor(int64)',
                 types=frozenset({'tensor(int64)'}),
-                description=DOC,
+                description='For each value in `y`, how many times it occurs in `x`.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -52,7 +53,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=DOC,
+                description='Element types of `x` and `y`.',
             ),
         ),
         min_input=1,
@@ -60,9 +61,12 @@ SCHEMAS = (
         min_output=3,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary='Lists the distinct values of a 1-D tensor in order of first appearance, with an inverse index and counts.',
+        inference=RuleRef(
+            name='ort_unique',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/Unique.yaml',
-        line=6,
+        line=9,
     ),
 )

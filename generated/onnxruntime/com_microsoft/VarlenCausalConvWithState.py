@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "`input` is (T, C): the tokens of all requests one after another, request i occupying rows `cumulative_sequence_length[i]` up to `cumulative_sequence_length[i + 1]`, so the batch has B = len(cumulative_sequence_length) - 1 requests of at least one token.\nEach channel is convolved causally with its kernel of `weight` (C, 1, k), taps `dilation` apart, never across a request boundary; the positions before a request's first token come from its row of `initial_state` (B, C, (k - 1) * dilation). An optional SiLU (`silu` or `swish`) follows.\n`output` has the shape of `input`; `final_state` has the shape of `initial_state` and holds each request's raw inputs after its last token.\nWith `state_update_capacity` N > 0, `capture_count` (B) is required and `state_update` (B, N, C) holds the first `min(capture_count[b], N, length of request b)` input tokens of each request, zero after them.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -27,39 +28,39 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Packed tokens of all requests, (T, C).',
             ),
             FormalParameter(
                 name='weight',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Depthwise kernels, (C, 1, k).',
             ),
             FormalParameter(
                 name='cumulative_sequence_length',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Offsets of the requests in `input`, (B + 1), starting at 0 and ending at T.',
             ),
             FormalParameter(
                 name='bias',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional per-channel bias, (C); an empty name keeps `initial_state` in its place when it is absent.',
             ),
             FormalParameter(
                 name='initial_state',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='The carried raw inputs before each request, (B, C, (k - 1) * dilation).',
             ),
             FormalParameter(
                 name='capture_count',
                 type_str='M',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Number of leading tokens to capture per request, (B); given exactly when `state_update_capacity` is positive.',
             ),
         ),
         outputs=(
@@ -67,39 +68,39 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Convolution result, shaped like `input`.',
             ),
             FormalParameter(
                 name='final_state',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description="The carried raw inputs after each request's last token, shaped like `initial_state`.",
             ),
             FormalParameter(
                 name='state_update',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional captured input tokens, (B, state_update_capacity, C).',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Activation fused after the convolution, `none`, `silu` or `swish`.',
                 default='none',
             ),
             'dilation': Attribute(
                 name='dilation',
                 type=AttrType.INT,
-                description=DOC,
+                description='Spacing of the kernel taps; at least 1.',
                 default=1,
             ),
             'state_update_capacity': Attribute(
                 name='state_update_capacity',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of tokens `state_update` holds per request, in [0, 8].',
                 default=0,
             ),
         }),
@@ -107,12 +108,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)', 'tensor(float16)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of activations, kernels and states.',
             ),
             TypeConstraintParam(
                 type_param_str='M',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='Integer type of the offsets and capture counts.',
             ),
         ),
         min_input=5,
@@ -120,9 +121,12 @@ SCHEMAS = (
         min_output=2,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary='Applies a stateful causal depthwise convolution to a packed batch of variable-length sequences.',
+        inference=RuleRef(
+            name='ort_varlen_causal_conv_with_state',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/VarlenCausalConvWithState.yaml',
-        line=6,
+        line=10,
     ),
 )

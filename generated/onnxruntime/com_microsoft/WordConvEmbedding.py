@@ -13,7 +13,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = '`Sequence` holds words as sequences of character ids. Each character is looked up in the character embedding table `C`, and a convolution with weights `W` and bias `B` slides over the characters of each word with a window of `conv_window_size` characters and stride 1, for example over "ex", "xa", "am", ... of "example" with a window of 2.\nThe convolution\'s responses are reduced to one vector of `embedding_size` values per word.\nThe sizes default to those of the weights when the attributes are absent. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
 
 SCHEMAS = (
     OpSchema(
@@ -25,25 +25,25 @@ SCHEMAS = (
                 name='Sequence',
                 type_str='T',
                 types=frozenset({'tensor(int32)'}),
-                description=DOC,
+                description='Batches of words, each a sequence of character ids.',
             ),
             FormalParameter(
                 name='W',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Weights of the convolution.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Bias of the convolution.',
             ),
             FormalParameter(
                 name='C',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Character embedding table, one vector per character id.',
             ),
         ),
         outputs=(
@@ -51,36 +51,36 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='One embedding vector per word.',
             ),
         ),
         attributes=MappingProxyType({
             'char_embedding_size': Attribute(
                 name='char_embedding_size',
                 type=AttrType.INT,
-                description=DOC,
+                description="Size of each character's embedding; taken from `C` when absent.",
             ),
             'conv_window_size': Attribute(
                 name='conv_window_size',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of characters the convolution sees at once; taken from the kernel shape of `W` when absent.',
             ),
             'embedding_size': Attribute(
                 name='embedding_size',
                 type=AttrType.INT,
-                description=DOC,
+                description="Size of each word's embedding; taken from the filter count of `W` when absent.",
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='Integer type of the character ids.',
             ),
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='Floating-point type of the weights and the result.',
             ),
         ),
         min_input=4,
@@ -88,9 +88,9 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Embeds each word of a batch of character sequences with a character-level convolution.',
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/WordConvEmbedding.yaml',
-        line=6,
+        line=9,
     ),
 )

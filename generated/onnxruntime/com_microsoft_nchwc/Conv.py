@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Convolves `X` with the filters `W` as the standard Conv does, then adds the optional bias `B` and the optional tensor `Sum` (shaped like `Y`) and applies the activation named by `activation`, if any, with the constants in `activation_params`.\n`X` is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, or, for a first layer with few input channels, in the plain `(N, C, D1, ..., Dn)` layout; `Y`, shaped `(N, M, O1, ..., On)`, is in the blocked layout.\n`W` holds the filters already rearranged and padded for the blocked kernels, so its leading dim `M` is the padded number of output channels; spatial lengths follow the standard Conv's arithmetic (kernel, pads, strides, dilations, `auto_pad`).\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op, with its rearranged filters, in place of a standard Conv or FusedConv.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -26,27 +27,27 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Input tensor of shape `(N, C, D1, ..., Dn)`, blocked (channels padded) or, for few channels, plain.',
             ),
             FormalParameter(
                 name='W',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Filters rearranged for the blocked kernels, of shape `(M, C / group, k1, ..., kn)` with the padded channel counts.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional 1-D bias of length M, one value per (padded) output channel.',
             ),
             FormalParameter(
                 name='Sum',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional tensor shaped like `Y`, added to the convolution result before the activation.',
             ),
         ),
         outputs=(
@@ -54,58 +55,58 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Output tensor of shape `(N, M, O1, ..., On)` in the blocked layout.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of the activation applied to the result, such as Relu, LeakyRelu, Sigmoid, Tanh, Clip or HardSigmoid.',
             ),
             'activation_params': Attribute(
                 name='activation_params',
                 type=AttrType.FLOATS,
-                description=DOC,
+                description='Constants of the activation in the order it takes them, e.g. alpha for LeakyRelu or min and max for Clip.',
             ),
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the (padded) channels are split into; 1 by default.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the kernel along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of every input and the output.',
             ),
         ),
         min_input=2,
@@ -113,9 +114,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="A convolution, with optional bias, sum and activation, on data in onnxruntime's blocked channel layout.",
+        inference=RuleRef(
+            name='conv',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft.nchwc/nchwc/Conv.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -8,10 +8,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Takes the largest value over all spatial positions of each channel of `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, giving `Y` of shape `(N, Cp, 1, ..., 1)` in the same layout.\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard GlobalMaxPool.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -23,7 +24,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="Input tensor in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, of shape `(N, Cp, D1, ..., Dn)` with `Cp` the padded channel count.",
             ),
         ),
         outputs=(
@@ -31,7 +32,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor of shape `(N, Cp, 1, ..., 1)`, one value per channel, in the same blocked layout.',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -39,7 +40,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of the input and output.',
             ),
         ),
         min_input=1,
@@ -47,9 +48,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Takes the maximum of each channel of data in onnxruntime's blocked channel layout.",
+        inference=RuleRef(
+            name='global_pool',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft.nchwc/nchwc/GlobalMaxPool.yaml',
-        line=6,
+        line=8,
     ),
 )

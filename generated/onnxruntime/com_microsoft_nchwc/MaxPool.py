@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Takes the largest value inside a sliding window over the spatial axes of `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels; the output `Y` stays in that layout, shaped `(N, Cp, O1, ..., On)`.\nOutput lengths follow the standard MaxPool's arithmetic (kernel, pads, strides, dilations, `auto_pad`, `ceil_mode`).\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard MaxPool.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description="Input tensor in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, of shape `(N, Cp, D1, ..., Dn)` with `Cp` the padded channel count.",
             ),
         ),
         outputs=(
@@ -33,55 +34,55 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Pooled tensor of shape `(N, Cp, O1, ..., On)`, in the same blocked layout.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether output lengths round up instead of down; 0 by default.',
                 default=0,
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between window taps along each spatial axis; 1 when omitted.',
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Size of the pooling window along each spatial axis.',
                 required=True,
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'storage_order': Attribute(
                 name='storage_order',
                 type=AttrType.INT,
-                description=DOC,
+                description='Kept from the standard MaxPool, whose indices it orders; it does not change `Y`.',
                 default=0,
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the window along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of the input and output.',
             ),
         ),
         min_input=1,
@@ -89,9 +90,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Max pooling on data in onnxruntime's blocked channel layout.",
+        inference=RuleRef(
+            name='pool',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft.nchwc/nchwc/MaxPool.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Rearranges `X`, shaped `(N, C, D1, ..., Dn)` or, with `channels_last`, `(N, D1, ..., Dn, C)`, into the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, giving `Y` of shape `(N, Cp, D1, ..., Dn)` where `Cp` is `C` rounded up to a multiple of the block size.\nBecause the block size depends on the machine (8 with AVX2, 16 with AVX-512 and on ARM64), so does `Cp` unless `C` is a multiple of 16; opspec states `Cp` only then.\nonnxruntime's CPU kernel handles 4-D tensors whose channel count is a multiple of 4.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor of shape `(N, C, D1, ..., Dn)`, or `(N, D1, ..., Dn, C)` when `channels_last` is set.',
             ),
         ),
         outputs=(
@@ -33,14 +34,14 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor of shape `(N, Cp, D1, ..., Dn)` in the blocked layout, `Cp` being `C` rounded up to a multiple of the block size.',
             ),
         ),
         attributes=MappingProxyType({
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether `X` has its channels on the last axis; 0 (channels first) by default.',
                 default=0,
             ),
         }),
@@ -48,7 +49,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of the input and output.',
             ),
         ),
         min_input=1,
@@ -56,9 +57,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Moves a tensor into onnxruntime's blocked channel layout.",
+        inference=RuleRef(
+            name='reorder_input',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft.nchwc/nchwc/ReorderInput.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Rearranges `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels and shaped `(N, Cp, D1, ..., Dn)`, back into a plain tensor, dropping the padding channels: `Y` has the `channels` first channels, shaped `(N, channels, D1, ..., Dn)`, or `(N, D1, ..., Dn, channels)` when `channels_last` is set.\n`channels` must be positive, and `Cp` must be `channels` rounded up to a multiple of the block size.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor of shape `(N, Cp, D1, ..., Dn)` in the blocked layout.',
             ),
         ),
         outputs=(
@@ -33,20 +34,20 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor of shape `(N, channels, D1, ..., Dn)`, or `(N, D1, ..., Dn, channels)` when `channels_last` is set.',
             ),
         ),
         attributes=MappingProxyType({
             'channels': Attribute(
                 name='channels',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of channels to keep, the channel count before padding; it must be positive.',
                 default=0,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether `Y` has its channels on the last axis; 0 (channels first) by default.',
                 default=0,
             ),
         }),
@@ -54,7 +55,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of the input and output.',
             ),
         ),
         min_input=1,
@@ -62,9 +63,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Moves a tensor out of onnxruntime's blocked channel layout.",
+        inference=RuleRef(
+            name='reorder_output',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft.nchwc/nchwc/ReorderOutput.yaml',
-        line=6,
+        line=8,
     ),
 )

@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Enlarges `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, by the integer factor in `scales` along every axis, so each output dim is the input dim times its scale.\n`mode` chooses how new positions get their values (nearest copies the closest input, linear interpolates between neighbours) and `coordinate_transformation_mode` how output coordinates map back to input ones, as in the standard Resize; neither changes the shape.\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard Resize or Upsample with such factors.\n"
 
 SCHEMAS = (
     OpSchema(
@@ -25,7 +26,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor of shape `(N, Cp, D1, ..., Dn)` in the blocked layout.',
             ),
         ),
         outputs=(
@@ -33,33 +34,33 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Tensor whose every dim is the matching dim of `X` times its scale, in the same layout.',
             ),
         ),
         attributes=MappingProxyType({
             'coordinate_transformation_mode': Attribute(
                 name='coordinate_transformation_mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description='How an output coordinate maps to an input coordinate, as in Resize; asymmetric by default.',
                 default='asymmetric',
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Interpolation mode: nearest (default) or linear.',
                 default='nearest',
             ),
             'scales': Attribute(
                 name='scales',
                 type=AttrType.INTS,
-                description=DOC,
+                description='One positive integer factor per axis of `X`.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float)',),
-                description=DOC,
+                description='The float element type of the input and output.',
             ),
         ),
         min_input=1,
@@ -67,9 +68,12 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Upsamples data in onnxruntime's blocked channel layout by integer factors.",
+        inference=RuleRef(
+            name='scale_dims',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft.nchwc/nchwc/Upsample.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -10,70 +10,77 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Averages the values inside a window sliding over the spatial axes, as the standard AveragePool does.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Name of an activation fused into the op and applied to its result, if any.'
+_TEXT_1 = 'Constants of the fused activation, in the order it takes them.'
+_TEXT_2 = 'Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).'
+_TEXT_3 = 'Whether padded positions count in the divisor of each average; 0 by default.'
+_TEXT_4 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.'
+_TEXT_5 = 'Whether output lengths round up instead of down; 0 by default.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last pooled tensor of shape `(N, O1, ..., On, C)`.',
 )
 _ATTR_0 = Attribute(
     name='activation',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_0,
 )
 _ATTR_1 = Attribute(
     name='activation_params',
     type=AttrType.FLOATS,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_2 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_2,
     default='NOTSET',
 )
 _ATTR_3 = Attribute(
     name='count_include_pad',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_3,
     default=0,
 )
 _ATTR_4 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description='Size of the window along each spatial axis.',
     required=True,
 )
 _ATTR_5 = Attribute(
     name='pads',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_4,
 )
 _ATTR_6 = Attribute(
     name='strides',
     type=AttrType.INTS,
-    description=DOC,
+    description='Step of the window along each spatial axis; 1 when omitted.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of the input and output.',
 )
 _ATTR_7 = Attribute(
     name='ceil_mode',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_5,
     default=0,
 )
 
@@ -105,10 +112,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of AveragePool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=6,
+        line=10,
     ),
     OpSchema(
         name='AveragePool',
@@ -138,11 +151,17 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of AveragePool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=22,
+        line=27,
     ),
     OpSchema(
         name='AveragePool',
@@ -172,11 +191,17 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of AveragePool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=25,
+        line=30,
     ),
     OpSchema(
         name='AveragePool',
@@ -200,7 +225,7 @@ SCHEMAS = (
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between window taps along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
@@ -211,10 +236,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of AveragePool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=27,
+        line=32,
     ),
 )

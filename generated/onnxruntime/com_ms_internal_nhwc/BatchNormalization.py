@@ -11,125 +11,135 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Normalizes every channel with its mean and variance and applies a per-channel scale and offset, as the standard BatchNormalization does; `Y` has the shape of `X`, and every statistic is a 1-D tensor of length C.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Per-channel mean of length C: an input before version 14, and an optional updated output in training.'
+_TEXT_1 = 'Per-channel variance of length C: an input before version 14, and an optional updated output in training.'
+_TEXT_2 = 'Optional training output: the variance statistic of the current batch.'
+_TEXT_3 = 'Name of an activation fused into the op and applied to its result, if any.'
+_TEXT_4 = 'Constants of the fused activation, in the order it takes them.'
+_TEXT_5 = 'Small constant added to the variance before its square root.'
+_TEXT_6 = 'Weight of the previous running statistic when it is updated in training.'
+_TEXT_7 = 'Floating-point element types of the data (and, in earlier versions, of the other operands).'
+_TEXT_8 = 'Whether to normalize with statistics of the current batch and update the running ones; 0 by default.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='scale',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Per-channel multiplier of length C.',
 )
 _PARAM_2 = FormalParameter(
     name='B',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Per-channel offset of length C.',
 )
 _PARAM_3 = FormalParameter(
     name='mean',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_4 = FormalParameter(
     name='var',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_1,
 )
 _PARAM_5 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Normalized channels-last tensor with the shape of `X`.',
 )
 _PARAM_6 = FormalParameter(
     name='mean',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_7 = FormalParameter(
     name='var',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_1,
 )
 _PARAM_8 = FormalParameter(
     name='saved_mean',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description='Optional training output: the mean of the current batch.',
 )
 _PARAM_9 = FormalParameter(
     name='saved_var',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_2,
 )
 _ATTR_0 = Attribute(
     name='activation',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_3,
 )
 _ATTR_1 = Attribute(
     name='activation_params',
     type=AttrType.FLOATS,
-    description=DOC,
+    description=_TEXT_4,
 )
 _ATTR_2 = Attribute(
     name='epsilon',
     type=AttrType.FLOAT,
-    description=DOC,
+    description=_TEXT_5,
     default=9.999999747378752e-06,
 )
 _ATTR_3 = Attribute(
     name='momentum',
     type=AttrType.FLOAT,
-    description=DOC,
+    description=_TEXT_6,
     default=0.8999999761581421,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_7,
 )
 _PARAM_10 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_1,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_11 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_1,
-    description=DOC,
+    description='Normalized channels-last tensor with the shape of `X`.',
 )
 _ATTR_4 = Attribute(
     name='training_mode',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_8,
     default=0,
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-    description=DOC,
+    description=_TEXT_7,
 )
 
 SCHEMAS = (
@@ -159,7 +169,7 @@ SCHEMAS = (
             'spatial': Attribute(
                 name='spatial',
                 type=AttrType.INT,
-                description=DOC,
+                description='Version 7 only: 1 (default) shares statistics across the spatial positions of a channel, 0 keeps them per position.',
                 default=1,
             ),
         }),
@@ -171,10 +181,16 @@ SCHEMAS = (
         min_output=1,
         max_output=5,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of BatchNormalization, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'batch_norm',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=6,
+        line=10,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -208,11 +224,17 @@ SCHEMAS = (
         min_output=1,
         max_output=5,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of BatchNormalization, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'batch_norm',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='narrowing',
         file='onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=28,
+        line=33,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -224,25 +246,25 @@ SCHEMAS = (
                 name='scale',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel multiplier of length C.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel offset of length C.',
             ),
             FormalParameter(
                 name='input_mean',
                 type_str='U',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel running mean of length C.',
             ),
             FormalParameter(
                 name='input_var',
                 type_str='U',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel running variance of length C.',
             ),
         ),
         outputs=(
@@ -252,14 +274,14 @@ SCHEMAS = (
                 type_str='U',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional training output: the updated running mean.',
             ),
             FormalParameter(
                 name='running_var',
                 type_str='U',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional training output: the updated running variance.',
             ),
         ),
         attributes=MappingProxyType({
@@ -274,7 +296,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='U',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the statistics in version 14.',
             ),
         ),
         min_input=5,
@@ -282,11 +304,17 @@ SCHEMAS = (
         min_output=1,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of BatchNormalization, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'batch_norm',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=31,
+        line=36,
     ),
     OpSchema(
         name='BatchNormalization',
@@ -298,25 +326,25 @@ SCHEMAS = (
                 name='scale',
                 type_str='T1',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel multiplier of length C.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T1',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel offset of length C.',
             ),
             FormalParameter(
                 name='input_mean',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel running mean of length C.',
             ),
             FormalParameter(
                 name='input_var',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description='Per-channel running variance of length C.',
             ),
         ),
         outputs=(
@@ -326,14 +354,14 @@ SCHEMAS = (
                 type_str='T2',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional training output: the updated running mean.',
             ),
             FormalParameter(
                 name='running_var',
                 type_str='T2',
                 types=_TYPES_1,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional training output: the updated running variance.',
             ),
         ),
         attributes=MappingProxyType({
@@ -348,12 +376,12 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of `scale` and `B` from version 15.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the statistics from version 15.',
             ),
         ),
         min_input=5,
@@ -361,10 +389,16 @@ SCHEMAS = (
         min_output=1,
         max_output=3,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of BatchNormalization, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'batch_norm',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=47,
+        line=52,
     ),
 )

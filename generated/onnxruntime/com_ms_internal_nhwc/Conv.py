@@ -11,82 +11,91 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Convolves the data with a bank of filters and adds an optional bias, as the standard Conv does; the filters `W` keep the standard `(M, C / group, k1, ..., kn)` layout and `Y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Filter tensor of shape `(M, C / group, k1, ..., kn)`, in the standard layout.'
+_TEXT_1 = 'Name of an activation fused into the op and applied to its result, if any.'
+_TEXT_2 = 'Constants of the fused activation, in the order it takes them.'
+_TEXT_3 = 'Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).'
+_TEXT_4 = 'Spacing between kernel taps along each spatial axis; 1 when omitted.'
+_TEXT_5 = 'Number of groups the input and output channels are split into; 1 by default.'
+_TEXT_6 = 'Spatial size of the kernel; taken from the trailing dims of the weights when omitted.'
+_TEXT_7 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='W',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_2 = FormalParameter(
     name='B',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description='Optional 1-D bias of length M.',
 )
 _PARAM_3 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last output tensor of shape `(N, O1, ..., On, M)`.',
 )
 _ATTR_0 = Attribute(
     name='activation',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_1 = Attribute(
     name='activation_params',
     type=AttrType.FLOATS,
-    description=DOC,
+    description=_TEXT_2,
 )
 _ATTR_2 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_3,
     default='NOTSET',
 )
 _ATTR_3 = Attribute(
     name='dilations',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_4,
 )
 _ATTR_4 = Attribute(
     name='group',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_5,
     default=1,
 )
 _ATTR_5 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_6,
 )
 _ATTR_6 = Attribute(
     name='pads',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_7,
 )
 _ATTR_7 = Attribute(
     name='strides',
     type=AttrType.INTS,
-    description=DOC,
+    description='Step of the kernel along each spatial axis; 1 when omitted.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of every input and the output.',
 )
 
 SCHEMAS = (
@@ -120,10 +129,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of Conv, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/Conv.yaml',
-        line=6,
+        line=10,
     ),
     OpSchema(
         name='Conv',
@@ -155,10 +170,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of Conv, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/Conv.yaml',
-        line=25,
+        line=30,
     ),
 )

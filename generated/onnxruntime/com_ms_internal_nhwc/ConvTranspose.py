@@ -11,92 +11,104 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes a transposed convolution, as the standard ConvTranspose does; the weights `W` keep the standard `(C, M / group, k1, ..., kn)` layout and `Y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Weight tensor of shape `(C, M / group, k1, ..., kn)`, in the standard layout.'
+_TEXT_1 = 'Name of an activation fused into the op and applied to its result, if any.'
+_TEXT_2 = 'Constants of the fused activation, in the order it takes them.'
+_TEXT_3 = 'Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).'
+_TEXT_4 = 'Spacing between kernel taps along each spatial axis; 1 when omitted.'
+_TEXT_5 = 'Number of groups the input and output channels are split into; 1 by default.'
+_TEXT_6 = 'Spatial size of the kernel; taken from the trailing dims of the weights when omitted.'
+_TEXT_7 = 'Extra length added at the end of each spatial axis of the output; zero when omitted.'
+_TEXT_8 = 'Spatial lengths of the output; the pads are derived from it when given.'
+_TEXT_9 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.'
+_TEXT_10 = 'Step between the positions of the kernel in the output; 1 when omitted.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='W',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_2 = FormalParameter(
     name='B',
     type_str='T',
     types=_TYPES_0,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description='Optional 1-D bias of length M.',
 )
 _PARAM_3 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last output tensor of shape `(N, O1, ..., On, M)`.',
 )
 _ATTR_0 = Attribute(
     name='activation',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_1 = Attribute(
     name='activation_params',
     type=AttrType.FLOATS,
-    description=DOC,
+    description=_TEXT_2,
 )
 _ATTR_2 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_3,
     default='NOTSET',
 )
 _ATTR_3 = Attribute(
     name='dilations',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_4,
 )
 _ATTR_4 = Attribute(
     name='group',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_5,
     default=1,
 )
 _ATTR_5 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_6,
 )
 _ATTR_6 = Attribute(
     name='output_padding',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_7,
 )
 _ATTR_7 = Attribute(
     name='output_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_8,
 )
 _ATTR_8 = Attribute(
     name='pads',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_9,
 )
 _ATTR_9 = Attribute(
     name='strides',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_10,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of every input and the output.',
 )
 
 SCHEMAS = (
@@ -132,10 +144,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of ConvTranspose, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv_transpose',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/ConvTranspose.yaml',
-        line=6,
+        line=10,
     ),
     OpSchema(
         name='ConvTranspose',
@@ -169,10 +187,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of ConvTranspose, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv_transpose',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/ConvTranspose.yaml',
-        line=27,
+        line=32,
     ),
 )

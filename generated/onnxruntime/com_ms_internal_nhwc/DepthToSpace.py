@@ -10,39 +10,43 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Moves blocks of channels into `blocksize` x `blocksize` blocks of spatial positions, as the standard DepthToSpace does: `(N, H, W, C)` becomes `(N, H * blocksize, W * blocksize, C / blocksize^2)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Channels-last 4-D tensor of shape `(N, H * blocksize, W * blocksize, C / blocksize^2)`.'
+_TEXT_1 = 'Side of the square block of positions each group of channels becomes.'
+_TEXT_2 = 'Channel order: DCR (default, block position outermost) or CRD (block position innermost).'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _PARAM_0 = FormalParameter(
     name='input',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last 4-D tensor of shape `(N, H, W, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='output',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_0,
 )
 _ATTR_0 = Attribute(
     name='blocksize',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_1,
     required=True,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-    description=DOC,
+    description='Element types of the input and output.',
 )
 _ATTR_1 = Attribute(
     name='mode',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_2,
     default='DCR',
 )
 
@@ -68,10 +72,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of DepthToSpace, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'depth_to_space',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/DepthToSpace.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='DepthToSpace',
@@ -95,11 +105,17 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of DepthToSpace, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'depth_to_space',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/DepthToSpace.yaml',
-        line=16,
+        line=20,
     ),
     OpSchema(
         name='DepthToSpace',
@@ -110,7 +126,7 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Channels-last 4-D tensor of shape `(N, H, W, C)`.',
             ),
         ),
         outputs=(
@@ -118,7 +134,7 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description=_TEXT_0,
             ),
         ),
         attributes=MappingProxyType({
@@ -129,7 +145,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -137,10 +153,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of DepthToSpace, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'depth_to_space',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/DepthToSpace.yaml',
-        line=19,
+        line=23,
     ),
 )

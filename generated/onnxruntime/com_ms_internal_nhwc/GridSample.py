@@ -10,51 +10,57 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Samples the data at the normalized coordinates of `grid`, as the standard GridSample does: `X` of shape `(N, H, W, C)` and `grid` of shape `(N, Ho, Wo, 2)` give `Y` of shape `(N, Ho, Wo, C)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Sampling coordinates of shape `(N, Ho1, ..., Hon, n)`, in the standard layout.'
+_TEXT_1 = 'Channels-last sampled tensor of shape `(N, Ho1, ..., Hon, C)`.'
+_TEXT_2 = 'Whether -1 and 1 refer to the centres of the corner pixels instead of their outer edges; 0 by default.'
+_TEXT_3 = 'Interpolation: bilinear (linear from version 20), nearest, or bicubic (cubic).'
+_TEXT_4 = 'Values used outside the input: zeros (default), border or reflection.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T1',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='grid',
     type_str='T2',
     types=_TYPES_1,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_2 = FormalParameter(
     name='Y',
     type_str='T1',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_0 = Attribute(
     name='align_corners',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_2,
     default=0,
 )
 _ATTR_1 = Attribute(
     name='padding_mode',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_4,
     default='zeros',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-    description=DOC,
+    description='Element types of `X` and `Y`.',
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T2',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of `grid`.',
 )
 
 SCHEMAS = (
@@ -74,7 +80,7 @@ SCHEMAS = (
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description=_TEXT_3,
                 default='bilinear',
             ),
             'padding_mode': _ATTR_1,
@@ -88,10 +94,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of GridSample, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'grid_sample',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/GridSample.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='GridSample',
@@ -109,7 +121,7 @@ SCHEMAS = (
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
-                description=DOC,
+                description=_TEXT_3,
                 default='linear',
             ),
             'padding_mode': _ATTR_1,
@@ -123,10 +135,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of GridSample, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'grid_sample',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='onnxruntime/com.ms.internal.nhwc/nn/GridSample.yaml',
-        line=20,
+        line=24,
     ),
 )

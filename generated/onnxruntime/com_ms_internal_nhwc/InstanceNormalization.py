@@ -10,10 +10,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Normalizes every channel of every batch item over its spatial positions and applies a per-channel scale and offset, as the standard InstanceNormalization does; `output` has the shape of `input`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -26,19 +27,19 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
             FormalParameter(
                 name='scale',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Per-channel multiplier of length C.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Per-channel offset of length C.',
             ),
         ),
         outputs=(
@@ -46,24 +47,24 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Normalized channels-last tensor with the shape of `input`.',
             ),
         ),
         attributes=MappingProxyType({
             'activation': Attribute(
                 name='activation',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Name of an activation fused into the op and applied to its result, if any.',
             ),
             'activation_params': Attribute(
                 name='activation_params',
                 type=AttrType.FLOATS,
-                description=DOC,
+                description='Constants of the fused activation, in the order it takes them.',
             ),
             'epsilon': Attribute(
                 name='epsilon',
                 type=AttrType.FLOAT,
-                description=DOC,
+                description='Small constant added to the variance before its square root.',
                 default=9.999999747378752e-06,
             ),
         }),
@@ -71,7 +72,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types of every input and the output.',
             ),
         ),
         min_input=3,
@@ -79,9 +80,15 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of InstanceNormalization, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'elementwise',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/InstanceNormalization.yaml',
-        line=6,
+        line=10,
     ),
 )

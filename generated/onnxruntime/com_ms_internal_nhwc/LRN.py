@@ -10,34 +10,35 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Divides every value by a power of the sum of squares over a window of neighbouring channels, as the standard LRN does; `Y` has the shape of `X`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _ATTR_0 = Attribute(
     name='alpha',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Scaling of the sum of squares; 0.0001 by default.',
     default=9.999999747378752e-05,
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Exponent of the divisor; 0.75 by default.',
     default=0.75,
 )
 _ATTR_2 = Attribute(
     name='bias',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Constant added inside the divisor; 1 by default.',
     default=1.0,
 )
 _ATTR_3 = Attribute(
     name='size',
     type=AttrType.INT,
-    description=DOC,
+    description='Number of channels in the window.',
     required=True,
 )
 
@@ -51,7 +52,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
         ),
         outputs=(
@@ -59,7 +60,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last tensor with the shape of `X`.',
             ),
         ),
         attributes=MappingProxyType({
@@ -72,7 +73,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-                description=DOC,
+                description='Floating-point element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -80,10 +81,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of LRN, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'elementwise',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/LRN.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='LRN',
@@ -94,7 +101,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
         ),
         outputs=(
@@ -102,7 +109,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Channels-last tensor with the shape of `X`.',
             ),
         ),
         attributes=MappingProxyType({
@@ -115,7 +122,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Floating-point element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -123,10 +130,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of LRN, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'elementwise',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/LRN.yaml',
-        line=19,
+        line=23,
     ),
 )

@@ -10,55 +10,58 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes the p-norm of the values inside a window sliding over the spatial axes, as the standard LpPool does.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).'
+_TEXT_1 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last pooled tensor of shape `(N, O1, ..., On, C)`.',
 )
 _ATTR_0 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_0,
     default='NOTSET',
 )
 _ATTR_1 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description='Size of the window along each spatial axis.',
     required=True,
 )
 _ATTR_2 = Attribute(
     name='p',
     type=AttrType.INT,
-    description=DOC,
+    description='Order of the norm; 2 by default.',
     default=2,
 )
 _ATTR_3 = Attribute(
     name='pads',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_4 = Attribute(
     name='strides',
     type=AttrType.INTS,
-    description=DOC,
+    description='Step of the window along each spatial axis; 1 when omitted.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of the input and output.',
 )
 
 SCHEMAS = (
@@ -87,10 +90,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of LpPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/LpPool.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='LpPool',
@@ -111,13 +120,13 @@ SCHEMAS = (
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether output lengths round up instead of down; 0 by default.',
                 default=0,
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between window taps along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
@@ -128,10 +137,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of LpPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/LpPool.yaml',
-        line=20,
+        line=24,
     ),
 )

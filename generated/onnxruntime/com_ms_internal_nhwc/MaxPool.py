@@ -11,89 +11,99 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Takes the largest value inside a window sliding over the spatial axes, as the standard MaxPool does.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nThe optional `Indices` output keeps the standard op's meaning; its layout is not stated.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Name of an activation fused into the op and applied to its result, if any.'
+_TEXT_1 = 'Constants of the fused activation, in the order it takes them.'
+_TEXT_2 = 'Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).'
+_TEXT_3 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.'
+_TEXT_4 = 'Element types of the input and output: floating-point types, and from version 12 also 8-bit integers.'
+_TEXT_5 = 'Optional int64 positions of the selected maxima, as the standard MaxPool numbers them.'
+_TEXT_6 = 'Order used to number `Indices`: 0 (default) row major, 1 column major.'
+_TEXT_7 = 'Whether output lengths round up instead of down; 0 by default.'
+_TEXT_8 = 'Spacing between window taps along each spatial axis; 1 when omitted.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int8)', 'tensor(uint8)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='Y',
     type_str='T',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last pooled tensor of shape `(N, O1, ..., On, C)`.',
 )
 _ATTR_0 = Attribute(
     name='activation',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_0,
 )
 _ATTR_1 = Attribute(
     name='activation_params',
     type=AttrType.FLOATS,
-    description=DOC,
+    description=_TEXT_1,
 )
 _ATTR_2 = Attribute(
     name='auto_pad',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_2,
     default='NOTSET',
 )
 _ATTR_3 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description='Size of the window along each spatial axis.',
     required=True,
 )
 _ATTR_4 = Attribute(
     name='pads',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_3,
 )
 _ATTR_5 = Attribute(
     name='strides',
     type=AttrType.INTS,
-    description=DOC,
+    description='Step of the window along each spatial axis; 1 when omitted.',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description=_TEXT_4,
 )
 _PARAM_2 = FormalParameter(
     name='Indices',
     type_str='I',
     types=frozenset({'tensor(int64)'}),
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_5,
 )
 _ATTR_6 = Attribute(
     name='storage_order',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_6,
     default=0,
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='I',
     allowed_type_strs=('tensor(int64)',),
-    description=DOC,
+    description='The int64 element type of `Indices`.',
 )
 _ATTR_7 = Attribute(
     name='ceil_mode',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_7,
     default=0,
 )
 _ATTR_8 = Attribute(
     name='dilations',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_8,
 )
 
 SCHEMAS = (
@@ -123,10 +133,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=6,
+        line=11,
     ),
     OpSchema(
         name='MaxPool',
@@ -157,11 +173,17 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=21,
+        line=27,
     ),
     OpSchema(
         name='MaxPool',
@@ -194,11 +216,17 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=31,
+        line=37,
     ),
     OpSchema(
         name='MaxPool',
@@ -231,11 +259,17 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=35,
+        line=41,
     ),
     OpSchema(
         name='MaxPool',
@@ -246,7 +280,7 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
         ),
         outputs=(
@@ -254,7 +288,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description='Channels-last pooled tensor of shape `(N, O1, ..., On, C)`.',
             ),
             _PARAM_2,
         ),
@@ -273,7 +307,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description=_TEXT_4,
             ),
             _TYPE_PARAM_1,
         ),
@@ -282,10 +316,16 @@ SCHEMAS = (
         min_output=1,
         max_output=2,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxPool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=37,
+        line=43,
     ),
 )

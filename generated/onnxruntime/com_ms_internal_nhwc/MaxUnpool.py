@@ -11,71 +11,79 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Writes every value of `X` into a zero tensor at the position MaxPool recorded for it in `I`, as the standard MaxUnpool does; the output size follows from the kernel, strides and pads, or from `output_shape`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = "Int64 positions of the values, as MaxPool's indices give them."
+_TEXT_1 = 'Optional int64 shape of the output, for sizes pooling made ambiguous.'
+_TEXT_2 = 'Unpooled channels-last tensor, zero except at the recorded positions.'
+_TEXT_3 = 'Name of an activation fused into the op and applied to its result, if any.'
+_TEXT_4 = 'Constants of the fused activation, in the order it takes them.'
+_TEXT_5 = 'Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.'
+_TEXT_6 = 'Step of the pooling window along each spatial axis; 1 when omitted.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _PARAM_0 = FormalParameter(
     name='X',
     type_str='T1',
     types=_TYPES_0,
-    description=DOC,
+    description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
 )
 _PARAM_1 = FormalParameter(
     name='I',
     type_str='T2',
     types=frozenset({'tensor(int64)'}),
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_2 = FormalParameter(
     name='output_shape',
     type_str='T2',
     types=frozenset({'tensor(int64)'}),
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_1,
 )
 _PARAM_3 = FormalParameter(
     name='output',
     type_str='T1',
     types=_TYPES_0,
-    description=DOC,
+    description=_TEXT_2,
 )
 _ATTR_0 = Attribute(
     name='activation',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_3,
 )
 _ATTR_1 = Attribute(
     name='activation_params',
     type=AttrType.FLOATS,
-    description=DOC,
+    description=_TEXT_4,
 )
 _ATTR_2 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
-    description=DOC,
+    description='Size of the pooling window along each spatial axis.',
     required=True,
 )
 _ATTR_3 = Attribute(
     name='pads',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_5,
 )
 _ATTR_4 = Attribute(
     name='strides',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_6,
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of `X` and `output`.',
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T2',
     allowed_type_strs=('tensor(int64)',),
-    description=DOC,
+    description='The int64 type of `I` and `output_shape`.',
 )
 
 SCHEMAS = (
@@ -107,10 +115,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxUnpool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'max_unpool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxUnpool.yaml',
-        line=6,
+        line=10,
     ),
     OpSchema(
         name='MaxUnpool',
@@ -140,10 +154,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of MaxUnpool, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'max_unpool',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/MaxUnpool.yaml',
-        line=23,
+        line=28,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Averages quantized values inside a window sliding over the spatial axes: the input is read as `(X - x_zero_point) * x_scale`, averaged as by AveragePool, and requantized with `y_scale` and `y_zero_point`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps its usual layout, and the shapes are those of the com.microsoft op of the same name computed on the channels-first view of the data.\nThe op also keeps the `channels_last` attribute of the com.microsoft op it comes from; a node of this domain that sets it has its layout in doubt, and opspec then states only its rank and batch size.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,33 +28,33 @@ SCHEMAS = (
                 name='X',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the input, a scalar.',
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point of the input, a scalar of its element type; 0 when absent.',
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the output, a scalar.',
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T',
                 types=_TYPES_0,
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional zero point of the output, a scalar of its element type; 0 when absent.',
             ),
         ),
         outputs=(
@@ -61,56 +62,56 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized channels-last output of shape `(N, O1, ..., On, C)`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether output lengths round up instead of down; 0 by default.',
                 default=0,
             ),
             'channels_last': Attribute(
                 name='channels_last',
                 type=AttrType.INT,
-                description=DOC,
+                description='Flag kept from the com.microsoft op, where 1 marks channels-last data; 0 by default.',
                 default=0,
             ),
             'count_include_pad': Attribute(
                 name='count_include_pad',
                 type=AttrType.INT,
-                description=DOC,
+                description='Whether padded positions count in the divisor of each average; 0 by default.',
                 default=0,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Size of the window along each spatial axis.',
                 required=True,
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the window along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(int8)'),
-                description=DOC,
+                description='8-bit integer element types of the data and zero points.',
             ),
         ),
         min_input=4,
@@ -118,9 +119,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Channels-last version of onnxruntime's QLinearAveragePool, used inside onnxruntime.",
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'pool',
+                'layout_flag': 'channels_last',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/QLinearAveragePool.yaml',
-        line=6,
+        line=10,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Convolves quantized data with quantized filters, as the standard QLinearConv does: each operand is read as `(value - zero_point) * scale`, the result is requantized with `y_scale` and `y_zero_point`; the filters `w` keep the standard `(M, C / group, k1, ..., kn)` layout and `y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,56 +28,56 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the input, a scalar.',
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the input, of its element type.',
             ),
             FormalParameter(
                 name='w',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized filters of shape `(M, C / group, k1, ..., kn)`, in the standard layout.',
             ),
             FormalParameter(
                 name='w_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the filters, a scalar or one per output channel.',
             ),
             FormalParameter(
                 name='w_zero_point',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the filters, a scalar or one per output channel.',
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the output, a scalar.',
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T3',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the output, of its element type.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T4',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional int32 bias of length M, quantized with scale `x_scale * w_scale` and zero point 0.',
             ),
         ),
         outputs=(
@@ -84,63 +85,63 @@ SCHEMAS = (
                 name='y',
                 type_str='T3',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized channels-last output of shape `(N, O1, ..., On, M)`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial size of the kernel; taken from the trailing dims of the weights when omitted.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step of the kernel along each spatial axis; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer element types of `x` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer element types of `w` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer element types of `y` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T4',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='The int32 element type of `B`.',
             ),
         ),
         min_input=8,
@@ -148,9 +149,18 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of QLinearConv, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv',
+                'x': 'x',
+                'w': 'w',
+                'bias': 'B',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/QLinearConv.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,11 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Computes a transposed convolution of quantized data with quantized weights: each operand is read as `(value - zero_point) * scale`, the result is requantized with `y_scale` and `y_zero_point`; the weights `w` keep the `(C, M / group, k1, ..., kn)` layout of ConvTranspose and `y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps its usual layout, and the shapes are those of the standard ConvTranspose computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
 SCHEMAS = (
@@ -27,56 +28,56 @@ SCHEMAS = (
                 name='x',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Channels-last input tensor of shape `(N, D1, ..., Dn, C)`.',
             ),
             FormalParameter(
                 name='x_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the input, a scalar.',
             ),
             FormalParameter(
                 name='x_zero_point',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the input, of its element type.',
             ),
             FormalParameter(
                 name='w',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized weights of shape `(C, M / group, k1, ..., kn)`, in the standard layout.',
             ),
             FormalParameter(
                 name='w_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the weights.',
             ),
             FormalParameter(
                 name='w_zero_point',
                 type_str='T2',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the weights, of their element type.',
             ),
             FormalParameter(
                 name='y_scale',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale of the output, a scalar.',
             ),
             FormalParameter(
                 name='y_zero_point',
                 type_str='T3',
                 types=_TYPES_0,
-                description=DOC,
+                description='Zero point of the output, of its element type.',
             ),
             FormalParameter(
                 name='B',
                 type_str='T4',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description=DOC,
+                description='Optional int32 bias of length M.',
             ),
         ),
         outputs=(
@@ -84,73 +85,73 @@ SCHEMAS = (
                 name='y',
                 type_str='T3',
                 types=_TYPES_0,
-                description=DOC,
+                description='Quantized channels-last output of shape `(N, O1, ..., On, M)`.',
             ),
         ),
         attributes=MappingProxyType({
             'auto_pad': Attribute(
                 name='auto_pad',
                 type=AttrType.STRING,
-                description=DOC,
+                description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
-                description=DOC,
+                description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial size of the kernel; taken from the trailing dims of the weights when omitted.',
             ),
             'output_padding': Attribute(
                 name='output_padding',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Extra length added at the end of each spatial axis of the output; zero when omitted.',
             ),
             'output_shape': Attribute(
                 name='output_shape',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Spatial lengths of the output; the pads are derived from it when given.',
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Explicit padding `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`; zero when omitted.',
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
-                description=DOC,
+                description='Step between the positions of the kernel in the output; 1 when omitted.',
             ),
         }),
         type_constraints=(
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer element types of `x` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T2',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer element types of `w` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T3',
                 allowed_type_strs=('tensor(int8)', 'tensor(uint8)'),
-                description=DOC,
+                description='8-bit integer element types of `y` and its zero point.',
             ),
             TypeConstraintParam(
                 type_param_str='T4',
                 allowed_type_strs=('tensor(int32)',),
-                description=DOC,
+                description='The int32 element type of `B`.',
             ),
         ),
         min_input=8,
@@ -158,9 +159,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Channels-last version of onnxruntime's QLinearConvTranspose, used inside onnxruntime.",
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'conv_transpose',
+                'operands': 'x,w,B',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/QLinearConvTranspose.yaml',
-        line=6,
+        line=9,
     ),
 )

@@ -11,10 +11,18 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Resizes `X` as the standard Resize does: each output dim is the input dim times its scale (rounded down) or the size `sizes` gives, and values are sampled by nearest neighbour, linear or cubic interpolation.\nonnxruntime's layout transformation moves Resize into this domain for execution providers that prefer channels-last data; unlike the other ops of the domain, `scales`, `sizes` and `axes` apply to the axes of `X` as it is, so the shapes are exactly the standard op's.\n"
+_TEXT_0 = 'Region of interest, as begins then ends in normalized coordinates; used by the tf_crop_and_resize mode.'
+_TEXT_1 = 'How output coordinates map to input ones, as in the standard Resize; half_pixel by default.'
+_TEXT_2 = '1 to give zero weight to samples outside the tensor and renormalize; 0 by default.'
+_TEXT_3 = 'Value for points outside the input in tf_crop_and_resize mode; 0 by default.'
+_TEXT_4 = 'How nearest mode rounds: round_prefer_floor (default), round_prefer_ceil, floor or ceil.'
+_TEXT_5 = '1 to filter while downscaling in linear or cubic mode; 0 by default.'
+_TEXT_6 = 'Axes that `scales` or `sizes` refer to; all axes when omitted.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
@@ -23,95 +31,95 @@ _PARAM_0 = FormalParameter(
     type_str='tensor(int64)',
     types=frozenset({'tensor(int64)'}),
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description='Optional int64 output size per axis (or per listed axis).',
 )
 _ATTR_0 = Attribute(
     name='coordinate_transformation_mode',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_1,
     default='half_pixel',
 )
 _ATTR_1 = Attribute(
     name='cubic_coeff_a',
     type=AttrType.FLOAT,
-    description=DOC,
+    description='Coefficient of cubic interpolation; -0.75 by default.',
     default=-0.75,
 )
 _ATTR_2 = Attribute(
     name='exclude_outside',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_2,
     default=0,
 )
 _ATTR_3 = Attribute(
     name='extrapolation_value',
     type=AttrType.FLOAT,
-    description=DOC,
+    description=_TEXT_3,
     default=0.0,
 )
 _ATTR_4 = Attribute(
     name='mode',
     type=AttrType.STRING,
-    description=DOC,
+    description='nearest (default), linear, or cubic.',
     default='nearest',
 )
 _ATTR_5 = Attribute(
     name='nearest_mode',
     type=AttrType.STRING,
-    description=DOC,
+    description=_TEXT_4,
     default='round_prefer_floor',
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T2',
     allowed_type_strs=('tensor(float16)', 'tensor(float)', 'tensor(double)'),
-    description=DOC,
+    description='Floating-point element types of `roi`.',
 )
 _PARAM_1 = FormalParameter(
     name='X',
     type_str='T1',
     types=_TYPES_2,
-    description=DOC,
+    description='Tensor to resize.',
 )
 _PARAM_2 = FormalParameter(
     name='roi',
     type_str='T2',
     types=_TYPES_1,
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description=_TEXT_0,
 )
 _PARAM_3 = FormalParameter(
     name='scales',
     type_str='tensor(float)',
     types=frozenset({'tensor(float)'}),
     option=FormalParameterOption.Optional,
-    description=DOC,
+    description='Float scale per axis (or per listed axis).',
 )
 _PARAM_4 = FormalParameter(
     name='Y',
     type_str='T1',
     types=_TYPES_2,
-    description=DOC,
+    description='Resized tensor of the element type of `X`.',
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T1',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-    description=DOC,
+    description='Element types of `X` and `Y`.',
 )
 _ATTR_6 = Attribute(
     name='antialias',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_5,
     default=0,
 )
 _ATTR_7 = Attribute(
     name='axes',
     type=AttrType.INTS,
-    description=DOC,
+    description=_TEXT_6,
 )
 _ATTR_8 = Attribute(
     name='keep_aspect_ratio_policy',
     type=AttrType.STRING,
-    description=DOC,
+    description='With `sizes`: stretch (default), not_larger or not_smaller.',
     default='stretch',
 )
 
@@ -125,19 +133,19 @@ SCHEMAS = (
                 name='X',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Tensor to resize.',
             ),
             FormalParameter(
                 name='roi',
                 type_str='T2',
                 types=_TYPES_1,
-                description=DOC,
+                description=_TEXT_0,
             ),
             FormalParameter(
                 name='scales',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description=DOC,
+                description='Float scale per axis (or per listed axis).',
             ),
             _PARAM_0,
         ),
@@ -146,7 +154,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T1',
                 types=_TYPES_0,
-                description=DOC,
+                description='Resized tensor of the element type of `X`.',
             ),
         ),
         attributes=MappingProxyType({
@@ -161,7 +169,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T1',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=DOC,
+                description='Element types of `X` and `Y`.',
             ),
             _TYPE_PARAM_0,
         ),
@@ -170,10 +178,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Resize in onnxruntime's channels-last domain, with the standard op's shapes.",
+        inference=RuleRef(
+            name='resize',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/Resize.yaml',
-        line=6,
+        line=8,
     ),
     OpSchema(
         name='Resize',
@@ -205,11 +216,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Resize in onnxruntime's channels-last domain, with the standard op's shapes.",
+        inference=RuleRef(
+            name='resize',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/Resize.yaml',
-        line=25,
+        line=28,
     ),
     OpSchema(
         name='Resize',
@@ -244,11 +258,14 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Resize in onnxruntime's channels-last domain, with the standard op's shapes.",
+        inference=RuleRef(
+            name='resize',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/Resize.yaml',
-        line=35,
+        line=38,
     ),
     OpSchema(
         name='Resize',
@@ -283,10 +300,13 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary="Resize in onnxruntime's channels-last domain, with the standard op's shapes.",
+        inference=RuleRef(
+            name='resize',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='onnxruntime/com.ms.internal.nhwc/nn/Resize.yaml',
-        line=40,
+        line=43,
     ),
 )

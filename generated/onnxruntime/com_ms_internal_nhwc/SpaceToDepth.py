@@ -10,16 +10,20 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = 'TODO'
+DOC = "Moves `blocksize` x `blocksize` blocks of spatial positions into the channel axis, as the standard SpaceToDepth does: `(N, H, W, C)` becomes `(N, H / blocksize, W / blocksize, C * blocksize^2)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
+_TEXT_0 = 'Channels-last 4-D tensor of shape `(N, H, W, C)`, H and W multiples of `blocksize`.'
+_TEXT_1 = 'Channels-last 4-D tensor of shape `(N, H / blocksize, W / blocksize, C * blocksize^2)`.'
+_TEXT_2 = 'Side of the square block of positions moved into the channels.'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 _ATTR_0 = Attribute(
     name='blocksize',
     type=AttrType.INT,
-    description=DOC,
+    description=_TEXT_2,
     required=True,
 )
 
@@ -33,7 +37,7 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description=_TEXT_0,
             ),
         ),
         outputs=(
@@ -41,7 +45,7 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_0,
-                description=DOC,
+                description=_TEXT_1,
             ),
         ),
         attributes=MappingProxyType({
@@ -51,7 +55,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)'),
-                description=DOC,
+                description='Element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -59,10 +63,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of SpaceToDepth, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'space_to_depth',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.ms.internal.nhwc/nn/SpaceToDepth.yaml',
-        line=6,
+        line=9,
     ),
     OpSchema(
         name='SpaceToDepth',
@@ -73,7 +83,7 @@ SCHEMAS = (
                 name='input',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description=_TEXT_0,
             ),
         ),
         outputs=(
@@ -81,7 +91,7 @@ SCHEMAS = (
                 name='output',
                 type_str='T',
                 types=_TYPES_1,
-                description=DOC,
+                description=_TEXT_1,
             ),
         ),
         attributes=MappingProxyType({
@@ -91,7 +101,7 @@ SCHEMAS = (
             TypeConstraintParam(
                 type_param_str='T',
                 allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
-                description=DOC,
+                description='Element types of the input and output.',
             ),
         ),
         min_input=1,
@@ -99,10 +109,16 @@ SCHEMAS = (
         min_output=1,
         max_output=1,
         doc=DOC,
-        summary=DOC,
+        summary='Channels-last version of SpaceToDepth, used inside onnxruntime.',
+        inference=RuleRef(
+            name='channels_last',
+            args=MappingProxyType({
+                'standard': 'space_to_depth',
+            }),
+        ),
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='onnxruntime/com.ms.internal.nhwc/nn/SpaceToDepth.yaml',
-        line=16,
+        line=20,
     ),
 )
