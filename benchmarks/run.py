@@ -34,6 +34,7 @@ def bench_import(runs: int = 40) -> list[str]:
     programs = {
         "baseline": "pass",
         "opspec": "import opspec; opspec.get_schema('Add')",
+        "opspec.onnxruntime": "import opspec.onnxruntime as o; o.get_schema('FastGelu', domain='com.microsoft')",
         "onnx": "import onnx.defs; onnx.defs.get_schema('Add')",
     }
     # Byte-compile the source tree as an installer would (an editable install does not, and
@@ -58,11 +59,14 @@ def bench_lookup() -> list[str]:
     import onnx.defs
 
     import opspec
+    import opspec.onnxruntime
 
     rows = ["| call | ns per call |", "|---|---:|"]
     for label, call in (
         ("opspec.get_schema('Add')", lambda: opspec.get_schema("Add")),
         ("opspec.get_schema('Add', 13)", lambda: opspec.get_schema("Add", 13)),
+        ("opspec.onnxruntime.get_schema('FastGelu', domain='com.microsoft')",
+         lambda: opspec.onnxruntime.get_schema("FastGelu", domain="com.microsoft")),
         ("onnx.defs.get_schema('Add')", lambda: onnx.defs.get_schema("Add")),
         ("onnx.defs.get_schema('Add', 13)", lambda: onnx.defs.get_schema("Add", 13)),
     ):

@@ -29,12 +29,15 @@ def _registry() -> Registry:
 
 def __getattr__(name: str) -> Any:
     if name == "REGISTRY":
-        return _registry()
-    if name == "has":
-        return _registry().has_schema
-    if name in _FUNCTIONS:
-        return getattr(_registry(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value: Any = _registry()
+    elif name == "has":
+        value = _registry().has_schema
+    elif name in _FUNCTIONS:
+        value = getattr(_registry(), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
 
 
 def __dir__() -> list[str]:
