@@ -28,7 +28,7 @@ IMPLIED_DOMAINS = frozenset(info.node_domain for info in INFERENCE.domains()) - 
     info.node_domain for info in REGISTRY.domains())
 from opspec.runtime.inference.checks import check_node, check_outputs, formal_positions
 from opspec.runtime.inference.convert import DimReader, attribute_values, type_from_string
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred, type_only
 from opspec.runtime.registry import SchemaError
 from opspec.runtime.rulebook import RULES
 from opspec.runtime.schema import OpSchema
@@ -249,6 +249,10 @@ class Engine:
         self._active: set = set()
         #: Infers the graph attributes of a node (set by the graph module: it owns subgraphs).
         self.subgraphs: Callable | None = None
+        #: Symbols the main graph declares for values but no input carries (inferred dims of
+        #: ``input_symbols`` replace them), and the symbols of its inputs and initializers.
+        self.loose_symbols: frozenset[str] = frozenset()
+        self.input_symbols: frozenset[str] = frozenset()
 
     # -- lookups ------------------------------------------------------------------------
 
@@ -430,7 +434,9 @@ class Engine:
                 previous = get_declared(name)
                 if previous is not None:
                     try:
-                        value = merge_types(previous, value)
+                        merged = merge_types(previous, value)
+                        value = (prefer_inferred(merged, value, self.loose_symbols, self.input_symbols)
+                                 if self.loose_symbols else merged)
                     except TypeConflict as conflict:
                         self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} "
                                   f"conflicts with the declared {describe(previous)} ({conflict})", strict)

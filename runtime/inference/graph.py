@@ -21,7 +21,7 @@ from opspec.runtime.inference.typeops import TypeConflict, merge_types
 from opspec.runtime.inference.write_back import write_graph, write_subgraphs
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
-from opspec.runtime.shape import SymbolTable
+from opspec.runtime.shape import Sym, SymbolTable
 
 INPUT, INITIALIZER = "(input)", "(initializer)"
 
@@ -186,6 +186,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         origins.setdefault(name, INITIALIZER)
         types.setdefault(name, TensorType(sparse.values.data_type, tuple(sparse.dims)))
 
+    input_types = list(types.values())  # inputs and initializers, before value_info joins them
     value_info_types: dict[str, Any] = {}
     for value_info in graph.value_info:
         value = reader.value_info(value_info)
@@ -209,6 +210,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
     engine = Engine(symbols, functions, check_type=check_type, data_prop=data_prop)
     engine.subgraphs = SubgraphInference(engine, reader)
+    engine.input_symbols = frozenset(_symbol_names(input_types))
+    engine.loose_symbols = _loose_symbols(value_info_types, engine.input_symbols, output_types)
     nodes = graph.node
     outcome.node_count = len(nodes)
     try:
@@ -248,3 +251,18 @@ def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict, outpu
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]
+
+
+def _symbol_names(values: Iterable[Any]) -> set[str]:
+    """The names of the single-symbol dims of tensor types."""
+    names: set[str] = set()
+    for value in values:
+        if type(value) is TensorType and value.shape is not None:
+            names.update(dim.name for dim in value.shape if type(dim) is Sym and dim.name is not None)
+    return names
+
+
+def _loose_symbols(value_info_types: dict[str, Any], inputs: frozenset[str], outputs: dict[str, Any]) -> frozenset[str]:
+    """Symbols that value_info or the graph's outputs name and no input or initializer carries."""
+    named = _symbol_names(value_info_types.values()) | _symbol_names(outputs.values())
+    return frozenset(named - inputs) if named else frozenset()

@@ -11,7 +11,7 @@ from opspec.runtime.contract.values import (
     TensorType,
     type_string,
 )
-from opspec.runtime.shape import ShapeError, format_shape, merge_shapes
+from opspec.runtime.shape import ShapeError, Sym, format_shape, merge_shapes
 from opspec.runtime.contract.elements import element_name
 
 
@@ -52,6 +52,28 @@ def merge_types(declared: Any, inferred: Any) -> Any:
     if declared != inferred:
         raise TypeConflict(f"{describe(declared)} is not {describe(inferred)}")
     return declared
+
+
+def prefer_inferred(merged: Any, inferred: Any, loose: frozenset[str], inputs: frozenset[str]) -> Any:
+    """``merged`` with each dim that keeps a declared symbol named in ``loose`` replaced by the
+    inferred dim, where inference states it as a number or an expression of ``inputs``' symbols.
+
+    A symbol that no graph input carries (like the ``unk__N`` dims an earlier inference run
+    wrote into ``value_info`` and the outputs) says only "some size"; a number or an
+    expression of the inputs' symbols names the same size and says more. A fresh symbol of
+    inference's own says no more, so the declared name stays.
+    """
+    if type(merged) is not TensorType or type(inferred) is not TensorType:
+        return merged
+    shape, known = merged.shape, inferred.shape
+    if shape is None or known is None or len(shape) != len(known):
+        return merged
+    dims = tuple(k if type(d) is Sym and d.name in loose and _of_inputs(k, inputs) else d for d, k in zip(shape, known))
+    return merged if dims == shape else TensorType(merged.elem, dims)
+
+
+def _of_inputs(dim: Any, inputs: frozenset[str]) -> bool:
+    return type(dim) is int or (type(dim) is Sym and dim.names() <= inputs)
 
 
 def elem_name(elem: int) -> str:
