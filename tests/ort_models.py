@@ -1,25 +1,39 @@
 """Models as onnxruntime's own tools write them, built from graphs made with onnx.helper.
 
-Each builder returns ``(model, settings)``: an ``onnx.ModelProto`` with symbolic input dims
-and the concrete symbol values to run it at. The tools used are onnxruntime's: the
-transformer optimizer (``optimize_model``), the quantizers (``quantize_dynamic``,
-``quantize_static`` in QOperator and QDQ form, the 4-bit ``MatMulNBitsQuantizer``) and a
-session that saves its optimized graph (extended and all levels). Where a tool needs a model
-source it cannot be given here (the generative-AI model builder reads Hugging Face weights),
-the graph is written as that tool writes it, op for op.
+Each catalogue entry gives a builder returning an ``onnx.ModelProto`` with symbolic input dims,
+the concrete symbol values to run it at, and how to make its inputs. The tools are
+onnxruntime's (``ort_models_tools``): the transformer optimizer, ``quantize_dynamic``,
+``quantize_static`` in QOperator and QDQ form, the 4-bit ``MatMulNBitsQuantizer`` and a session
+that saves its optimized graph (extended and all levels). The source graphs are written as
+torch.onnx exports them, so that the tools' fusions match: BERT and GPT-2 in
+``ort_models_transformers``, LLaMA in ``ort_models_llama``, a CNN, a ViT and an LSTM in
+``ort_models_vision``. Where a tool needs a model source it cannot be given here (the
+generative-AI model builder reads Hugging Face weights), the graph is written as that tool
+writes it, op for op (``ort_models_llm``).
 """
 from __future__ import annotations
 
-import logging
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 import models
+import ort_models_llama as llama
+import ort_models_llm as llm
+import ort_models_transformers as transformers
+import ort_models_vision as vision
+from ort_models_tools import (
+    Feed,
+    dynamic_quantized,
+    nbits_quantized,
+    quiet,
+    session_optimized,
+    static_quantized,
+    transformer_optimized,
+)
 
 #: onnxruntime 1.31 reads models up to this IR version.
 IR_VERSION = 10
@@ -43,11 +57,6 @@ ENCODER_SETTINGS: Settings = [{"B": 2, "S": 7}, {"B": 1, "S": 12}]
 CNN_SETTINGS: Settings = [{"N": 2}, {"N": 1}]
 
 
-def _quiet() -> None:
-    for name in ("onnxruntime", "root"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-
-
 def optimized_encoder(saved: bool = False) -> onnx.ModelProto:
     """The transformer optimizer at opt_level 0: SkipLayerNormalization.
 
@@ -56,7 +65,7 @@ def optimized_encoder(saved: bool = False) -> onnx.ModelProto:
     """
     from onnxruntime.transformers.optimizer import optimize_model
 
-    _quiet()
+    quiet()
     with tempfile.TemporaryDirectory() as folder:
         path, target = Path(folder, "encoder.onnx"), Path(folder, "optimized.onnx")
         onnx.save(encoder(), path)
@@ -67,141 +76,24 @@ def optimized_encoder(saved: bool = False) -> onnx.ModelProto:
         return onnx.load(target)
 
 
-def dynamic_quantized(source: Callable[[], onnx.ModelProto]) -> onnx.ModelProto:
-    """``quantize_dynamic``: DynamicQuantizeLinear and MatMulInteger around every weight MatMul."""
-    from onnxruntime.quantization import quantize_dynamic
-
-    _quiet()
-    with tempfile.TemporaryDirectory() as folder:
-        source_path, target = Path(folder, "in.onnx"), Path(folder, "out.onnx")
-        onnx.save(source(), source_path)
-        quantize_dynamic(source_path, target, extra_options={"DefaultTensorType": TensorProto.FLOAT})
-        return onnx.load(target)
+def _cnn_images() -> list[Feed]:
+    rng = np.random.default_rng(0)
+    return [{"image": rng.random((1, 3, 32, 32), dtype=np.float32)} for _ in range(2)]
 
 
 def static_quantized_cnn(qdq: bool) -> onnx.ModelProto:
     """``quantize_static`` on the CNN, in QOperator form (QLinearConv, ...) or QDQ form."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
-
-    class Images(CalibrationDataReader):
-        def __init__(self) -> None:
-            rng = np.random.default_rng(0)
-            self.batches = iter([{"image": rng.random((1, 3, 32, 32), dtype=np.float32)} for _ in range(2)])
-
-        def get_next(self):  # noqa: ANN201 - onnxruntime's interface
-            return next(self.batches, None)
-
-    _quiet()
-    with tempfile.TemporaryDirectory() as folder:
-        source_path, target = Path(folder, "in.onnx"), Path(folder, "out.onnx")
-        onnx.save(cnn(), source_path)
-        quantize_static(source_path, target, Images(),
-                        quant_format=QuantFormat.QDQ if qdq else QuantFormat.QOperator)
-        return onnx.load(target)
+    return static_quantized(cnn, _cnn_images, qdq)
 
 
 def nbits_encoder() -> onnx.ModelProto:
     """The 4-bit weight quantizer: MatMulNBits for every MatMul with a constant weight."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-    _quiet()
+    quiet()
     quantizer = MatMulNBitsQuantizer(encoder(), block_size=32, is_symmetric=True)
     quantizer.process()
     return quantizer.model.model
-
-
-def session_optimized(source: Callable[[], onnx.ModelProto], level: str) -> onnx.ModelProto:
-    """The graph an onnxruntime session saves after optimizing at ``level`` ("extended" or "all")."""
-    import onnxruntime
-
-    levels = {"extended": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-              "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL}
-    with tempfile.TemporaryDirectory() as folder:
-        source_path, target = Path(folder, "in.onnx"), Path(folder, "out.onnx")
-        onnx.save(source(), source_path)
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = levels[level]
-        options.optimized_model_filepath = str(target)
-        options.log_severity_level = 3
-        onnxruntime.InferenceSession(str(source_path), options, providers=["CPUExecutionProvider"])
-        return onnx.load(target)
-
-
-def llm_decoder_step(hidden: int = 64, heads: int = 4, kv_heads: int = 2, vocab: int = 128) -> onnx.ModelProto:
-    """One decoder layer as the generative-AI model builder writes it, with a KV cache.
-
-    Embedding by GatherBlockQuantized-free Gather, SimplifiedLayerNormalization, MatMulNBits
-    projections (4-bit, block 32), GroupQueryAttention with fused rotary embedding and
-    past/present KV of a buffer separate from the new tokens, SkipSimplifiedLayerNormalization,
-    a SiLU-gated MLP, and the logits. Symbols: batch B, new tokens S, past length P.
-    """
-    head = hidden // heads
-    rng = np.random.default_rng(0)
-    nodes, inits = [], []
-
-    def weight(name: str, shape: tuple[int, ...], dtype=np.float32) -> str:
-        inits.append(numpy_helper.from_array(rng.standard_normal(shape).astype(dtype) * 0.1, name))
-        return name
-
-    def nbits(name: str, x: str, k: int, n: int) -> str:
-        blocks = (k + 31) // 32
-        inits.append(numpy_helper.from_array(rng.integers(0, 255, (n, blocks, 16)).astype(np.uint8), name + "_q"))
-        inits.append(numpy_helper.from_array((rng.random((n * blocks,)) * 0.01).astype(np.float32), name + "_s"))
-        nodes.append(helper.make_node("MatMulNBits", [x, name + "_q", name + "_s"], [name], domain="com.microsoft",
-                                      K=k, N=n, bits=4, block_size=32, name=name))
-        return name
-
-    nodes.append(helper.make_node("Gather", [weight("embed", (vocab, hidden)), "input_ids"], ["embedded"], axis=0))
-    nodes.append(helper.make_node("SimplifiedLayerNormalization", ["embedded", weight("ln1", (hidden,))], ["normed"],
-                                  axis=-1, epsilon=1e-6))
-    qkv = nbits("qkv_proj", "normed", hidden, (heads + 2 * kv_heads) * head)
-    cache = weight("cos_cache", (256, head // 2)), weight("sin_cache", (256, head // 2))
-    inits.append(numpy_helper.from_array(np.array(256, dtype=np.int32), "max_length_unused"))
-    nodes.append(helper.make_node(
-        "GroupQueryAttention", [qkv, "", "", "past_key", "past_value", "seqlens_k", "total_sequence_length",
-                                cache[0], cache[1]],
-        ["attn", "present_key", "present_value"], domain="com.microsoft", num_heads=heads, kv_num_heads=kv_heads,
-        do_rotary=1, name="gqa"))
-    out = nbits("o_proj", "attn", heads * head, hidden)
-    nodes.append(helper.make_node("SkipSimplifiedLayerNormalization", [out, "embedded", weight("ln2", (hidden,))],
-                                  ["normed2", "", "", "residual"], domain="com.microsoft", epsilon=1e-6))
-    gate = nbits("gate_proj", "normed2", hidden, 2 * hidden)
-    up = nbits("up_proj", "normed2", hidden, 2 * hidden)
-    nodes.append(helper.make_node("Sigmoid", [gate], ["gate_sig"]))
-    nodes.append(helper.make_node("Mul", [gate, "gate_sig"], ["silu"]))
-    nodes.append(helper.make_node("Mul", ["silu", up], ["mlp"]))
-    down = nbits("down_proj", "mlp", 2 * hidden, hidden)
-    nodes.append(helper.make_node("Add", [down, "residual"], ["block_out"]))
-    nodes.append(helper.make_node("SimplifiedLayerNormalization", ["block_out", weight("ln_f", (hidden,))],
-                                  ["final"], axis=-1, epsilon=1e-6))
-    logits = nbits("lm_head", "final", hidden, vocab)
-    nodes.append(helper.make_node("Identity", [logits], ["logits"]))
-    inputs = [
-        helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", "S"]),
-        helper.make_tensor_value_info("past_key", TensorProto.FLOAT, ["B", kv_heads, "P", head]),
-        helper.make_tensor_value_info("past_value", TensorProto.FLOAT, ["B", kv_heads, "P", head]),
-        helper.make_tensor_value_info("seqlens_k", TensorProto.INT32, ["B"]),
-        helper.make_tensor_value_info("total_sequence_length", TensorProto.INT32, []),
-    ]
-    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
-               for name in ("logits", "present_key", "present_value")]
-    graph = helper.make_graph(nodes, "decoder_step", inputs, outputs, inits)
-    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", 21),
-                                                                           helper.make_opsetid("com.microsoft", 1)])
-
-
-def _decoder_feeds(setting: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
-    batch, new, past = setting["B"], setting["S"], setting["P"]
-    return {
-        "input_ids": rng.integers(0, 128, (batch, new)).astype(np.int64),
-        "past_key": rng.standard_normal((batch, 2, past, 16)).astype(np.float32),
-        "past_value": rng.standard_normal((batch, 2, past, 16)).astype(np.float32),
-        "seqlens_k": np.full((batch,), past + new - 1, dtype=np.int32),
-        "total_sequence_length": np.array(past + new, dtype=np.int32),
-    }
-
-
-DECODER_SETTINGS: Settings = [{"B": 1, "S": 3, "P": 5}, {"B": 2, "S": 1, "P": 9}]
 
 
 def _token_feeds(setting: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -215,7 +107,127 @@ def _image_feeds(setting: dict[str, int], rng: np.random.Generator) -> dict[str,
 Feeds = Callable[[dict[str, int], np.random.Generator], dict[str, np.ndarray]]
 
 
-def catalogue() -> dict[str, tuple[Callable[[], onnx.ModelProto], Settings, Feeds]]:
+def bert_optimized(**options: object) -> onnx.ModelProto:
+    return transformer_optimized(transformers.bert(), "bert", options=options)
+
+
+def gpt2_optimized() -> onnx.ModelProto:
+    return transformer_optimized(transformers.gpt2(), "gpt2")
+
+
+def llama_optimized() -> onnx.ModelProto:
+    return transformer_optimized(llama.llama(), "gpt2")
+
+
+def vit_optimized() -> onnx.ModelProto:
+    return transformer_optimized(vision.vit(), "vit")
+
+
+def _bert_calibration() -> list[Feed]:
+    return [transformers.bert_feeds({"B": 1, "S": 8}, np.random.default_rng(seed)) for seed in range(2)]
+
+
+Entry = tuple[Callable[[], onnx.ModelProto], Settings, Feeds]
+
+
+def _transformer_models() -> dict[str, Entry]:
+    """BERT and GPT-2 through the transformer optimizer, the quantizers and sessions."""
+    from onnxruntime.transformers.fusion_options import AttentionMaskFormat
+
+    berts = (transformers.BERT_SETTINGS, transformers.bert_feeds)
+    gpts = (transformers.GPT2_SETTINGS, transformers.gpt2_feeds)
+    tokens = (transformers.GPT2_NO_PAST_SETTINGS, transformers.gpt2_tokens)
+    return {
+        "BERT export": (transformers.bert, *berts),
+        "BERT export, session extended (BiasGelu, FusedGemm, FusedMatMul)": (
+            lambda: session_optimized(transformers.bert, "extended"), *berts),
+        "BERT export, quantize_dynamic, session extended (MatMulIntegerToFloat, DynamicQuantizeMatMul)": (
+            lambda: session_optimized(lambda: dynamic_quantized(transformers.bert), "extended"), *berts),
+        "BERT optimized (EmbedLayerNormalization, Attention with mask index, BiasGelu)": (bert_optimized, *berts),
+        "BERT optimized (Attention with a raw 2-D mask)": (
+            lambda: bert_optimized(attention_mask_format=AttentionMaskFormat.AttentionMask), *berts),
+        "BERT optimized (MultiHeadAttention, raw mask)": (
+            lambda: bert_optimized(use_multi_head_attention=True,
+                                   attention_mask_format=AttentionMaskFormat.AttentionMask), *berts),
+        "BERT optimized, quantize_dynamic (QAttention, QEmbedLayerNormalization)": (
+            lambda: dynamic_quantized(bert_optimized), *berts),
+        "BERT optimized, quantize_dynamic, session all (DynamicQuantizeMatMul)": (
+            lambda: session_optimized(lambda: dynamic_quantized(bert_optimized), "all"), *berts),
+        "BERT quantize_static QOperator (QLinearMatMul, QLinearSoftmax, QGemm)": (
+            lambda: static_quantized(transformers.bert, _bert_calibration), *berts),
+        "BERT quantize_static QDQ, session extended (QLinearMatMul, QLinearAdd, QLinearSoftmax, QGemm)": (
+            lambda: session_optimized(lambda: static_quantized(transformers.bert, _bert_calibration, qdq=True),
+                                      "extended"), *berts),
+        "GPT-2 optimized (Attention with past, FastGelu, EmbedLayerNormalization)": (gpt2_optimized, *gpts),
+        "GPT-2 export without past": (transformers.gpt2_no_past, *tokens),
+        "GPT-2 without past optimized (unidirectional Attention without mask)": (
+            lambda: transformer_optimized(transformers.gpt2_no_past(), "gpt2"), *tokens),
+        "GPT-2 optimized, quantize_dynamic (QAttention with past)": (
+            lambda: dynamic_quantized(gpt2_optimized), *gpts),
+        "GPT-2 optimized, quantize_dynamic, session all": (
+            lambda: session_optimized(lambda: dynamic_quantized(gpt2_optimized), "all"), *gpts),
+    }
+
+
+def _llm_models() -> dict[str, Entry]:
+    """LLaMA through the optimizer and the 4-bit quantizer; decoders as the generative-AI builder writes them."""
+    llamas = (llama.LLAMA_SETTINGS, llama.llama_feeds)
+    return {
+        "LLaMA export with past": (llama.llama, *llamas),
+        "LLaMA optimized (RotaryEmbedding, MultiHeadAttention with past, SkipSimplifiedLayerNormalization)": (
+            llama_optimized, *llamas),
+        "LLaMA optimized, 4-bit (MatMulNBits, GatherBlockQuantized)": (
+            lambda: nbits_quantized(llama_optimized), *llamas),
+        "LLaMA optimized, 4-bit, session all": (
+            lambda: session_optimized(lambda: nbits_quantized(llama_optimized), "all"), *llamas),
+        "LLaMA optimized, 4-bit QDQ (blockwise int4 DequantizeLinear)": (
+            lambda: nbits_quantized(llama_optimized, qdq=True), *llamas),
+        "LLaMA optimized, 4-bit QDQ, session extended (DequantizeLinear and MatMul to MatMulNBits)": (
+            lambda: session_optimized(lambda: nbits_quantized(llama_optimized, qdq=True), "extended"), *llamas),
+        "LLM decoder step (GroupQueryAttention, MatMulNBits)": (llm.llm_decoder_step, llm.DECODER_SETTINGS,
+                                                                llm.decoder_feeds),
+        "GenAI decoder (GatherBlockQuantized, GroupQueryAttention over a shared KV buffer)": (
+            llm.gqa_decoder, llm.GQA_SETTINGS, llm.gqa_feeds),
+        "GenAI decoder (GroupQueryAttention), session all (QuickGelu)": (
+            lambda: session_optimized(llm.gqa_decoder, "all"), llm.GQA_SETTINGS, llm.gqa_feeds),
+        "GenAI decoder (RotaryEmbedding, MultiHeadAttention with past)": (
+            llm.mha_decoder, llm.MHA_SETTINGS, llm.mha_feeds),
+    }
+
+
+def _vision_and_recurrent_models() -> dict[str, Entry]:
+    """The branching CNN through quantize_static and sessions, ViT through the transformer optimizer, the LSTM
+    tagger through quantize_dynamic."""
+    cnns = (vision.CNN_SETTINGS, vision.image_feeds)
+    lstms = (vision.LSTM_SETTINGS, vision.token_feeds)
+
+    def qoperator() -> onnx.ModelProto:
+        return static_quantized(vision.branching_cnn, vision.calibration_images)
+
+    def qdq() -> onnx.ModelProto:
+        return static_quantized(vision.branching_cnn, vision.calibration_images, qdq=True)
+
+    return {
+        "branching CNN, quantize_static QOperator (QLinearConcat, QLinearSigmoid, QLinearLeakyRelu)": (
+            qoperator, *cnns),
+        "branching CNN, quantize_static QDQ": (qdq, *cnns),
+        "branching CNN, session extended (FusedConv, QuickGelu)": (
+            lambda: session_optimized(vision.branching_cnn, "extended"), *cnns),
+        "branching CNN, session all (NCHWc Conv with fused Sum, ReorderOutput)": (
+            lambda: session_optimized(vision.branching_cnn, "all"), *cnns),
+        "branching CNN, QOperator, session all (NHWC QLinearConv, NhwcMaxPool)": (
+            lambda: session_optimized(qoperator, "all"), *cnns),
+        "branching CNN, QDQ, session all (QDQ groups to QLinearConcat, QLinearLeakyRelu, QGemm)": (
+            lambda: session_optimized(qdq, "all"), *cnns),
+        "ViT optimized (Attention without mask, pre-norm SkipLayerNormalization, BiasGelu)": (vit_optimized, *cnns),
+        "ViT optimized, quantize_dynamic (QAttention without mask)": (lambda: dynamic_quantized(vit_optimized), *cnns),
+        "LSTM tagger, quantize_dynamic (DynamicQuantizeLSTM)": (lambda: dynamic_quantized(vision.lstm_tagger), *lstms),
+        "LSTM tagger, quantize_dynamic, session all (DynamicQuantizeMatMul)": (
+            lambda: session_optimized(lambda: dynamic_quantized(vision.lstm_tagger), "all"), *lstms),
+    }
+
+
+def catalogue() -> dict[str, Entry]:
     """Every model: its builder, the symbol settings to run it at, and how to make its inputs."""
     encoders = (ENCODER_SETTINGS, _token_feeds)
     cnns = (CNN_SETTINGS, _image_feeds)
@@ -236,5 +248,7 @@ def catalogue() -> dict[str, tuple[Callable[[], onnx.ModelProto], Settings, Feed
         "session all: quantize_dynamic encoder": (lambda: session_optimized(lambda: dynamic_quantized(encoder), "all"),
                                                   *encoders),
         "session all: MatMulNBits encoder": (lambda: session_optimized(nbits_encoder, "all"), *encoders),
-        "LLM decoder step (GroupQueryAttention, MatMulNBits)": (llm_decoder_step, DECODER_SETTINGS, _decoder_feeds),
+        **_transformer_models(),
+        **_vision_and_recurrent_models(),
+        **_llm_models(),
     }
