@@ -14,7 +14,11 @@ from onnx import FunctionProto, helper
 
 def _default(attribute: Any) -> Any:
     """onnx's default as a plain value (None when unset), lists as tuples, bytes decoded."""
-    proto = attribute.default_value
+    return plain_default(attribute.default_value)
+
+
+def plain_default(proto: Any) -> Any:
+    """An ``AttributeProto`` default as a plain value (None when unset), lists as tuples, bytes decoded."""
     if proto is None or proto.type == 0:
         return None
     value = helper.get_attribute_value(proto)

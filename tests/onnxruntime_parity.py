@@ -17,20 +17,11 @@ Key = tuple[str, str, int]
 
 
 def _default(attribute: Any) -> Any:
-    """onnxruntime's exported default as a plain value (None when unset), lists as tuples."""
-    from onnx import AttributeProto, helper
+    """onnxruntime's exported default (a serialized ``AttributeProto``) as a plain value."""
+    from onnx import AttributeProto
+    from onnx_parity import plain_default
 
-    if not attribute._default_value:
-        return None
-    proto = AttributeProto.FromString(attribute._default_value)
-    if proto.type == 0:
-        return None
-    value = helper.get_attribute_value(proto)
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, list):
-        return tuple(v.decode("utf-8") if isinstance(v, bytes) else v for v in value)
-    return value
+    return plain_default(AttributeProto.FromString(attribute._default_value)) if attribute._default_value else None
 
 
 def _params(params: Any, ours: bool) -> list[tuple[Any, ...]]:

@@ -152,15 +152,19 @@ def gqa_decoder(layers: int = 2) -> onnx.ModelProto:
     return _model(b, inputs, outputs, "gqa_decoder")
 
 
+def _with_caches(feeds: dict[str, np.ndarray], shape: tuple[int, ...], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """``feeds`` with every layer's past key and value cache, random, of ``shape``."""
+    for layer in range(2):
+        for kind in ("key", "value"):
+            feeds[f"past_key_values.{layer}.{kind}"] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
 def gqa_feeds(setting: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
     batch, new, total, buffer = setting["B"], setting["S"], setting["T"], setting["M"]
     feeds = {"input_ids": rng.integers(0, VOCAB, (batch, new)).astype(np.int64),
              "attention_mask": np.ones((batch, total), dtype=np.int64)}
-    for layer in range(2):
-        for kind in ("key", "value"):
-            feeds[f"past_key_values.{layer}.{kind}"] = rng.standard_normal(
-                (batch, KV_HEADS, buffer, HEAD)).astype(np.float32)
-    return feeds
+    return _with_caches(feeds, (batch, KV_HEADS, buffer, HEAD), rng)
 
 
 GQA_SETTINGS = [{"B": 1, "S": 3, "T": 8, "M": 16}, {"B": 2, "S": 1, "T": 10, "M": 12}]
@@ -206,11 +210,7 @@ def mha_feeds(setting: dict[str, int], rng: np.random.Generator) -> dict[str, np
     feeds = {"input_ids": rng.integers(0, VOCAB, (batch, new)).astype(np.int64),
              "position_ids": np.arange(past, past + new, dtype=np.int64)[None, :].repeat(batch, 0),
              "attention_mask": np.ones((batch, past + new), dtype=np.int64)}
-    for layer in range(2):
-        for kind in ("key", "value"):
-            feeds[f"past_key_values.{layer}.{kind}"] = rng.standard_normal(
-                (batch, HEADS, past, HEAD)).astype(np.float32)
-    return feeds
+    return _with_caches(feeds, (batch, HEADS, past, HEAD), rng)
 
 
 MHA_SETTINGS = [{"B": 1, "S": 3, "P": 5, "T": 8}, {"B": 2, "S": 1, "P": 9, "T": 10}]
