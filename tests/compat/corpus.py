@@ -2,7 +2,8 @@
 
 Run in the development environment (it needs onnx): ``python tests/compat/corpus.py DIR``
 writes ``DIR/<name>.onnx`` for every node-suite case (``node__<case>``), every exporter-style
-model (``exporter__<name>``), every ML pipeline and the benchmark-shaped models. The files
+model (``exporter__<name>``), every model onnxruntime's tools write (``ort__<n>``: its own
+operators), every ML pipeline and the benchmark-shaped models. The files
 are then inferred by ``answers.py`` in each environment under test.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ import exporter_models  # noqa: E402
 import ml_pipelines  # noqa: E402
 import models  # noqa: E402
 import onnx  # noqa: E402
+import ort_models  # noqa: E402
 from conformance.harness import cases  # noqa: E402
 
 
@@ -39,6 +41,8 @@ def _built() -> dict[str, onnx.ModelProto]:
         "model__transformer": models.transformer(layers=2),
         "model__chain": models.elementwise_chain(200),
     }
+    for number, (build, _, _) in enumerate(ort_models.catalogue().values()):
+        found[f"ort__{number:02d}"] = build()
     return found
 
 
