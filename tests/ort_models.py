@@ -174,6 +174,8 @@ def _llm_models() -> dict[str, Entry]:
     llamas = (llama.LLAMA_SETTINGS, llama.llama_feeds)
     return {
         "LLaMA export with past": (llama.llama, *llamas),
+        "LLaMA export, quantize_dynamic, session extended (MatMulIntegerToFloat, QuickGelu)": (
+            lambda: session_optimized(lambda: dynamic_quantized(llama.llama), "extended"), *llamas),
         "LLaMA optimized (RotaryEmbedding, MultiHeadAttention with past, SkipSimplifiedLayerNormalization)": (
             llama_optimized, *llamas),
         "LLaMA optimized, 4-bit (MatMulNBits, GatherBlockQuantized)": (

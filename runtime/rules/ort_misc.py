@@ -135,16 +135,18 @@ def ort_unfold_tensor(ctx: InferenceContext) -> None:
     size, step = ctx.int_attr("size", 0), ctx.int_attr("step", 1)
     if step <= 0:
         ctx.fail(f"step {step} must be positive")
-    if size <= 0:
-        ctx.fail(f"size {size} must be positive")
+    if size < 0:
+        ctx.fail(f"size {size} must not be negative")
     source = ctx.input_shape(0)
     if source is None:
         ctx.set_output_shape(0, None)
         return
     axis = ctx.normalize_axis(ctx.int_attr("dim", -1), len(source), "dim")
     length = source[axis]
-    if type(length) is int and size > length:
-        ctx.fail(f"size {size} is larger than axis {axis} of {format_shape(source)}")
+    # a size of 0 is refused where the axis length is known; where it is not, the kernel runs
+    # and gives length // step + 1 empty windows
+    if type(length) is int and not 0 < size <= length:
+        ctx.fail(f"size {size} must be positive and at most axis {axis} of {format_shape(source)}")
     try:
         windows = add_dim(div_dim(sub_dim(length, size), step, evenly=False), 1) if length is not None else None
     except ShapeError:

@@ -13,7 +13,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = '`Y = 0.5 * x * (1 + tanh(0.797885 * x + 0.035677 * x^3))` with `x = X + bias` when `bias` is given and `x = X` otherwise.\n`bias` is normally 1-D with the length of the last axis of `X`; `Y` has the shape and element type of `X`.\n'
+DOC = '`Y = 0.5 * x * (1 + tanh(0.797885 * x + 0.035677 * x^3))` with `x = X + bias` when `bias` is given and `x = X` otherwise.\n`bias` is normally 1-D with the length of the last axis of `X`, and `Y` then has the shape and element type of `X`.\nWhere onnxruntime runs the op through its function body instead of a kernel (float16 on its CPU provider), `X` and `bias` broadcast as in `Add`, so `Y` has their broadcast shape.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS = (
@@ -41,7 +41,7 @@ SCHEMAS = (
                 name='Y',
                 type_str='T',
                 types=_TYPES_0,
-                description='Result with the shape and element type of `X`.',
+                description='Result with the element type of `X` and the broadcast shape of `X` and `bias` (the shape of `X` for a bias of its last axis).',
             ),
         ),
         attributes=MappingProxyType({}),
@@ -59,10 +59,10 @@ SCHEMAS = (
         doc=DOC,
         summary='Applies the tanh approximation of GELU, optionally after adding a bias.',
         inference=RuleRef(
-            name='elementwise',
+            name='broadcast',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/FastGelu.yaml',
-        line=8,
+        line=9,
     ),
 )

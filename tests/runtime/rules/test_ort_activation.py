@@ -94,3 +94,10 @@ def test_gemm_fast_gelu_refuses_mismatched_inner_dims():
 def test_gemm_fast_gelu_output_type_is_x_type():
     assert run("GemmFastGelu", 1, [t(2, 8, elem=10), t(8, 4, elem=10)], domain=MS).output_type(0) == t(2, 4, elem=10)
     assert run("GemmFastGelu", 1, [t(2, 8), t(8, 4)], domain=MS).output_type(0).elem == FLOAT
+
+
+@pytest.mark.parametrize("x, bias", [((), (4, 3, "N", 3)), ((1, 3, 1), ("B", 4, 3, 8))])
+def test_fast_gelu_broadcasts_where_onnxruntime_runs_its_function_body(x, bias):
+    # float16 FastGelu runs through the function body on the CPU provider: X + bias broadcast
+    verdict = check(Case("FastGelu", MS, [In(F16, x), In(F16, bias)]), [{"N": 4, "B": 2}, {"N": 1, "B": 1}])
+    assert verdict.problems == [] and verdict.exact

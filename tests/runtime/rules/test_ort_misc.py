@@ -203,9 +203,21 @@ def test_unfold_tensor_against_onnxruntime(attributes, shape):
         assert inferred[0][1][1:] == (10, 2)
 
 
+@pytest.mark.parametrize("step", [1, 2])
+def test_unfold_tensor_of_size_0_runs_where_the_axis_is_unknown(step):
+    # onnxruntime refuses size 0 only where it knows the axis length; otherwise the kernel gives
+    # length // step + 1 empty windows
+    inferred = sound(Case("UnfoldTensor", MS, [In(F, ("A", 4))], {"dim": 0, "size": 0, "step": step}))
+    assert inferred[0][1][1:] == (4, 0)
+
+
 def test_unfold_tensor_errors():
-    with pytest.raises(InferenceError, match="larger than axis"):
+    with pytest.raises(InferenceError, match="at most axis"):
         outputs("UnfoldTensor", [t(2, 3)], {"size": 4})
+    with pytest.raises(InferenceError, match="must be positive"):
+        outputs("UnfoldTensor", [t(2, 3)], {"size": 0})
+    with pytest.raises(InferenceError, match="must not be negative"):
+        outputs("UnfoldTensor", [t(None, 3)], {"size": -1})
     with pytest.raises(InferenceError, match="step 0 must be positive"):
         outputs("UnfoldTensor", [t(2, 3)], {"size": 2, "step": 0})
     assert outputs("UnfoldTensor", [t(None)], {"size": 2}) == [t(None)]
