@@ -158,6 +158,7 @@ def _transformer_models() -> dict[str, Entry]:
         "BERT quantize_static QDQ, session extended (QLinearMatMul, QLinearAdd, QLinearSoftmax, QGemm)": (
             lambda: session_optimized(lambda: static_quantized(transformers.bert, _bert_calibration, qdq=True),
                                       "extended"), *berts),
+        "GPT-2 export with past (causal mask sliced from its buffer)": (transformers.gpt2, *gpts),
         "GPT-2 optimized (Attention with past, FastGelu, EmbedLayerNormalization)": (gpt2_optimized, *gpts),
         "GPT-2 export without past": (transformers.gpt2_no_past, *tokens),
         "GPT-2 without past optimized (unidirectional Attention without mask)": (

@@ -14,3 +14,24 @@ def merged(ctx: InferenceContext, what: str, *dims):
         except ShapeError:
             ctx.fail(f"{what} disagree: {', '.join(str(d) for d in dims if d is not None)}")
     return result
+
+
+def named_where_undecided(ctx: InferenceContext, shape, *operands):
+    """``shape``, the broadcast of ``operands``, with a fresh symbol for each axis that every operand
+    having it gives a dim (a number or a symbol) but the broadcast leaves unknown.
+
+    Two different symbols broadcast to one of them, which one depending on which is 1 at run
+    time; the axis has some size all the same, and a symbol of its own lets later nodes carry
+    it (as onnx's ``unk__N`` do).
+    """
+    if shape is None or None not in shape or any(operand is None for operand in operands):
+        return shape
+    rank = len(shape)
+    dims = list(shape)
+    for axis in range(rank):
+        if dims[axis] is not None:
+            continue
+        offset = rank - axis
+        if all(len(operand) < offset or operand[-offset] is not None for operand in operands):
+            dims[axis] = ctx.fresh_dim()
+    return tuple(dims)

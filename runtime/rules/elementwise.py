@@ -8,6 +8,7 @@ from __future__ import annotations
 from opspec.runtime.contract import InferenceContext, TensorType, attribute, option, rule
 from opspec.runtime.contract.elements import ELEMENT_BITS, element_name
 from opspec.runtime.rules._binarydata import binary_data
+from opspec.runtime.rules._dims import named_where_undecided
 from opspec.runtime.rules._elementdata import unary_data
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, merge_shapes
 
@@ -50,9 +51,13 @@ def broadcast(ctx: InferenceContext) -> None:
     """Outputs take the multidirectional broadcast of every input's shape."""
     count = ctx.input_count
     if count == 2:
-        shape = broadcast_shapes(ctx.input_shape(0), ctx.input_shape(1))
+        operands = (ctx.input_shape(0), ctx.input_shape(1))
+        shape = broadcast_shapes(*operands)
     else:
-        shape = broadcast_shapes(*[ctx.input_shape(i) for i in range(count)])
+        operands = tuple(ctx.input_shape(i) for i in range(count))
+        shape = broadcast_shapes(*operands)
+    if shape is not None and None in shape:
+        shape = named_where_undecided(ctx, shape, *operands)
     for index in range(ctx.output_count):
         ctx.set_output_shape(index, shape)
     compute = ctx.option("compute")

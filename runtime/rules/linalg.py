@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
+from opspec.runtime.rules._dims import named_where_undecided
 from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
 
 
@@ -39,6 +40,8 @@ def matmul(ctx: InferenceContext) -> None:
         except ShapeError as e:
             ctx.fail(f"cannot multiply {format_shape(a)} by {format_shape(b)}: "
                      f"batch dims do not broadcast ({e})")
+        if None in batch:
+            batch = named_where_undecided(ctx, batch, a[:-2], b[:-2])
     out = batch + (a[-2:-1] if ra > 1 else ()) + (b[-1:] if rb > 1 else ())
     ctx.set_output_shape(0, out)
 

@@ -7,6 +7,7 @@ which reads the data as (N, D1, ..., Dn, C) when the op's ``channels_last`` attr
 from __future__ import annotations
 
 from opspec.runtime.contract import FLOAT, InferenceContext, attribute, input, rule
+from opspec.runtime.rules._dims import named_where_undecided
 from opspec.runtime.shape import (
     ShapeError,
     add_dim,
@@ -34,7 +35,7 @@ def quantized_broadcast(ctx: InferenceContext) -> None:
         shape = broadcast_shapes(*shapes)
     except ShapeError as error:
         ctx.fail(f"operands {', '.join(format_shape(s) for s in shapes)} do not broadcast: {error}")
-    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape(0, named_where_undecided(ctx, shape, *shapes))
 
 
 # ---------------------------------------------------------------------------------- gemm

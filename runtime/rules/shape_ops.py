@@ -10,6 +10,7 @@ from typing import Sequence
 
 from opspec.runtime.contract import INT64, Data, InferenceContext, attribute, input, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, pass_data, refuse_negative, shape_of
+from opspec.runtime.rules._dims import named_where_undecided
 from opspec.runtime.shape import broadcast_shapes, div_dim, format_dim, format_shape, num_elements, ShapeError
 
 
@@ -141,7 +142,7 @@ def expand(ctx: InferenceContext) -> None:
     else:
         ctx.set_output_shape(0, None)
         return
-    ctx.set_output_shape(0, broadcast_shapes(source, requested))
+    ctx.set_output_shape(0, named_where_undecided(ctx, broadcast_shapes(source, requested), source, requested))
 
 
 @rule("shape", "A 1-D int64 tensor holding (a slice of) the input's shape.", start=attribute(), end=attribute())

@@ -9,7 +9,7 @@ import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import BOOL, Data, SequenceType, TensorType
 from ruletest import apply_rule, make_context
-from opspec.runtime.shape import ShapeError, Sym
+from opspec.runtime.shape import ShapeError, Sym, SymbolTable
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 
 N, M = Sym("N"), Sym("M")
@@ -158,6 +158,18 @@ def test_unary_without_data_sets_none():
 ])
 def test_broadcast_shapes(a, b, out):
     assert infer("Add", 14, [t(*a), t(*b)]).output_type(0) == t(*out)
+
+
+def test_two_symbols_that_may_be_1_broadcast_to_a_fresh_symbol():
+    # N and M broadcast to N, to M, or to both when equal: the axis has a size all the same
+    symbols = SymbolTable(["N", "M"])
+    for op, version, inputs, rest in (("Add", 14, [t(N, 3), t(M, 3)], (3,)),
+                                      ("MatMul", 13, [t(N, 2, 3), t(M, 3, 4)], (2, 4)),
+                                      ("Where", 16, [t(N, elem=BOOL), t(M), t(1)], ())):
+        shape = infer(op, version, inputs, symbols=symbols).output_type(0).shape
+        assert type(shape[0]) is Sym and shape[0].name.startswith("unk__") and shape[1:] == rest
+    # where an operand's dim is unknown, the axis stays unknown
+    assert infer("Add", 14, [t(N, 3), t(None, 3)], symbols=symbols).output_type(0) == t(None, 3)
 
 
 def test_broadcast_unknown_rank():
