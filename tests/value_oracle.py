@@ -100,6 +100,8 @@ def _dim(dim: Any, symbols: set[str]) -> tuple[str, Any]:
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) - {"floor", "ceil", "min", "max", "Min", "Max"}
     if parsed is None or not names <= symbols:
         return "fresh", None
+    if type(parsed) is not int and not parsed.names() <= symbols:  # text opspec reads as one opaque name
+        return "fresh", None
     return "expr", parsed
 
 
