@@ -129,7 +129,7 @@ def ort_grid_sample(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (batch, x[1], grid[1], grid[2]), ctx.input_elem(0) or None)
 
 
-@rule("ort_unfold_tensor", "Axis 'dim' becomes the (size - window) // step + 1 windows, each of 'size' elements "
+@rule("ort_unfold_tensor", "Axis 'dim', of length L, becomes (L - size) // step + 1 windows, each of 'size' elements "
       "along a new last axis.", dim=attribute(), size=attribute(required=True), step=attribute())
 def ort_unfold_tensor(ctx: InferenceContext) -> None:
     size, step = ctx.int_attr("size", 0), ctx.int_attr("step", 1)
