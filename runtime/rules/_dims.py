@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext
+from opspec.runtime.contract.arguments import element
 from opspec.runtime.shape import ShapeError, merge_dim
 
 
@@ -14,6 +15,13 @@ def merged(ctx: InferenceContext, what: str, *dims):
         except ShapeError:
             ctx.fail(f"{what} disagree: {', '.join(str(d) for d in dims if d is not None)}")
     return result
+
+
+def one_value(ctx: InferenceContext, index: int):
+    """The value a known one-element input holds, as a dim (an int or a ``Sym``); None when the
+    input is absent, unknown, longer, or holds something else."""
+    values = ctx.input_values(index)
+    return element(values[0]) if values is not None and len(values) == 1 else None
 
 
 def named_where_undecided(ctx: InferenceContext, shape, *operands):

@@ -10,7 +10,6 @@ when past and present share one buffer.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.contract.arguments import element
 from opspec.runtime.rules._dims import merged
 from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape
 
@@ -25,14 +24,6 @@ def divide_or_none(whole, parts):
         return div_dim(whole, parts)
     except ShapeError:
         return None
-
-
-def scalar_data(ctx: InferenceContext, index: int):
-    """The single element of a known one-element input (int, Sym or None)."""
-    values = ctx.input_values(index)
-    if values is None or len(values) != 1:
-        return None
-    return element(values[0])
 
 
 def projection_width(ctx: InferenceContext):
@@ -58,11 +49,11 @@ def v_hidden_size(ctx: InferenceContext, width):
     return sizes[2]
 
 
-def num_heads(ctx: InferenceContext) -> int | None:
-    """The num_heads attribute: positive when set, None when the node leaves it out."""
-    heads = ctx.attribute("num_heads")
+def head_count(ctx: InferenceContext, name: str = "num_heads") -> int | None:
+    """A head-count attribute: positive when set, None when the node leaves it out."""
+    heads = ctx.attribute(name)
     if heads is not None and (type(heads) is not int or heads <= 0):
-        ctx.fail(f"num_heads must be a positive integer, got {heads!r}")
+        ctx.fail(f"{name} must be a positive integer, got {heads!r}")
     return heads
 
 
@@ -77,7 +68,7 @@ def ort_attention(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (batch, seq, v_hidden))
     if ctx.output_count < 2:
         return
-    heads = num_heads(ctx)
+    heads = head_count(ctx)
     # kernels differ on the present's head size (V's or Q's) when the hidden sizes differ
     sizes = ctx.ints_attr("qkv_hidden_sizes")
     head_size = divide_or_none(v_hidden, heads) if not sizes or len(set(sizes)) == 1 else None

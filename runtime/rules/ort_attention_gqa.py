@@ -11,21 +11,13 @@ Without a cache T must equal seq, so the present cache is seq long.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.rules._dims import merged
+from opspec.runtime.rules._dims import merged, one_value
 from opspec.runtime.rules.attention import check_groups
-from opspec.runtime.rules.ort_attention import scalar_data
+from opspec.runtime.rules.ort_attention import head_count
 from opspec.runtime.shape import ShapeError, Sym, div_dim, max_dim, mul_dim
 
 _QUERY, _KEY, _VALUE, _PAST_KEY, _PAST_VALUE, _TOTAL = 0, 1, 2, 3, 4, 6
 _PRESENT_KEY, _PRESENT_VALUE, _OUTPUT_QK = 1, 2, 3
-
-
-def head_count(ctx: InferenceContext, key: str) -> int | None:
-    """The head count attribute argument ``key`` names: positive when set, None when the node leaves it out."""
-    value = ctx.attr(key)
-    if value is not None and (type(value) is not int or value <= 0):
-        ctx.fail(f"{ctx.named(key)} must be a positive integer, got {value!r}")
-    return value
 
 
 def known_max(a, b):
@@ -74,7 +66,7 @@ def group_query_attention(ctx: InferenceContext) -> None:
     head_size = _head_size(hidden, heads, packed, kv_heads)
     ctx.set_output_shape(0, (batch, seq, mul_dim(heads, head_size) if packed else hidden))
 
-    total = scalar_data(ctx, _TOTAL)
+    total = one_value(ctx, _TOTAL)
     if ctx.has_input(_PAST_KEY):
         key, value, total = _present_with_cache(ctx, batch, kv_heads, seq, total)
         elem = None  # the cache's own element type, bound by the engine

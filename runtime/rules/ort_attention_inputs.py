@@ -8,6 +8,7 @@ tokens, a count only the data tells; RestorePadding scatters them back. The posi
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.rules._dims import one_value
 from opspec.runtime.shape import add_dim, format_shape
 
 
@@ -60,10 +61,8 @@ def gated_relative_position_bias(ctx: InferenceContext) -> None:
 
 def length_value(ctx: InferenceContext, index: int):
     """The sequence length a scalar input holds, when known."""
-    values = ctx.input_values(index)
-    if values is None or len(values) != 1 or type(values[0]) is not int or values[0] < 0:
-        return None
-    return values[0]
+    value = one_value(ctx, index)
+    return value if type(value) is int and value >= 0 else None
 
 
 @rule("relative_position_bias", "output (1, num_heads, query_length, key_length), num_heads from the bias "

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
-from opspec.runtime.rules._dims import merged
-from opspec.runtime.rules.ort_attention import divide_or_none, num_heads, scalar_data
+from opspec.runtime.rules._dims import merged, one_value
+from opspec.runtime.rules.ort_attention import divide_or_none, head_count
 from opspec.runtime.shape import add_dim, format_shape, mul_dim
 
 _QUERY, _KEY, _VALUE = 0, 1, 2
@@ -74,7 +74,7 @@ def _key_value(ctx: InferenceContext, heads):
 
 def layout(ctx: InferenceContext) -> Layout:
     """The sizes the query, key and value give, in whichever packing they use."""
-    heads = num_heads(ctx)
+    heads = head_count(ctx)
     query = ctx.input_shape(_QUERY)
     if query is not None and len(query) not in (3, 5):
         ctx.fail(f"query {format_shape(query)} must be 3-D (batch, seq, hidden) or 5-D packed "
@@ -135,7 +135,7 @@ def multi_head_attention(ctx: InferenceContext) -> None:
             ctx.set_output_shape(index, shape)
     if ctx.output_count > _QK:
         if shared:
-            past = scalar_data(ctx, past_length_index) if past_length_index is not None else None
+            past = one_value(ctx, past_length_index) if past_length_index is not None else None
         ctx.set_output_shape(_QK, (batch, heads, view.seq, add_dim(past, view.kv_seq)))
 
 
@@ -151,7 +151,7 @@ def packed_multi_head_attention(ctx: InferenceContext) -> None:
         tokens, heads, three, size = query
         if type(three) is int and three != 3:
             ctx.fail(f"packed query {format_shape(query)} must be (token_count, num_heads, 3, head_size)")
-        heads = merged(ctx, "num_heads and the packed query's head axis", num_heads(ctx), heads)
+        heads = merged(ctx, "num_heads and the packed query's head axis", head_count(ctx), heads)
         ctx.set_output_shape(0, (tokens, mul_dim(heads, size)))
         return
     if len(query) != 2:
@@ -174,7 +174,7 @@ def decoder_attention(ctx: InferenceContext) -> None:
     if ctx.output_count < 2:
         return
     if query is not None and len(query) == 3:
-        heads = num_heads(ctx)
+        heads = head_count(ctx)
         cache = (query[1], heads, None, divide_or_none(query[2], heads))
     else:
         cache = (None, None, None, None)

@@ -8,25 +8,17 @@ whose values are only known when the graph holds them (initializers, constants, 
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, element, rule
-from opspec.runtime.shape import ShapeError, Sym, format_shape, sub_dim
+from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.rules._dims import one_value
+from opspec.runtime.shape import ShapeError, format_shape, sub_dim
 
 #: model_type of Whisper: input_ids holds (batch, mel bins, frames) audio features.
 WHISPER = 2
 
 
-def scalar_value(ctx: InferenceContext, index: int):
-    """The count a one-element input holds (an int or a symbolic dim), when known; else None."""
-    if not ctx.has_input(index):
-        return None
-    values = ctx.input_values(index)
-    value = element(values[0]) if values is not None and len(values) == 1 else None
-    return value if type(value) is int or type(value) is Sym else None
-
-
 def positive_scalar(ctx: InferenceContext, index: int, strict: bool):
     """A count input's known value; with ``strict``, a value below 1 is a node error."""
-    value = scalar_value(ctx, index)
+    value = one_value(ctx, index)
     if type(value) is int and value <= 0:
         if strict:
             ctx.fail(f"{ctx.input_name(index)} must be a positive scalar, got {value}")
@@ -66,7 +58,7 @@ def beam_search(ctx: InferenceContext) -> None:
     kind = model_type(ctx)
     batch, prompt = prompt_shape(ctx, kind == WHISPER)
     # onnxruntime checks the counts only once all three are known
-    strict = all(type(scalar_value(ctx, index)) is int for index in (1, 3, 4))
+    strict = all(type(one_value(ctx, index)) is int for index in (1, 3, 4))
     max_length = positive_scalar(ctx, 1, strict)
     beams = positive_scalar(ctx, 3, strict)
     returned = positive_scalar(ctx, 4, strict)

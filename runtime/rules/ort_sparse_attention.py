@@ -8,7 +8,8 @@ past cache's shape.
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, element, rule
+from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.rules._dims import one_value
 from opspec.runtime.shape import ShapeError, Sym, add_dim, div_dim, format_shape, merge_dim, mul_dim
 
 _POLICIES = ("qsa", "csa")
@@ -86,8 +87,7 @@ def dynamic_sparse_attention(ctx: InferenceContext) -> None:
         pass_cache(ctx, 2, 4)
         return
     batch, size = (query[0], head_size(ctx, query, not ctx.has_input(2))) if query is not None else (None, None)
-    total = ctx.input_values(10)
-    length = element(total[0]) if total is not None and len(total) == 1 else None
+    length = one_value(ctx, 10)
     if not (type(length) is Sym or type(length) is int and length >= 0):
         length = None
     kv_heads = int_attribute(ctx, "kv_num_heads")
