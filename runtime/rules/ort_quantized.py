@@ -103,23 +103,3 @@ def quantized_concat(ctx: InferenceContext) -> None:
                          f"which is not the concatenation axis {axis}")
     out[axis] = total
     ctx.set_output_shape(0, tuple(out))
-
-
-# ---------------------------------------------------------------------------------- reduce
-
-@rule("quantized_reduce", "Reduce the axes listed in 'axes' (all when empty), keeping them as 1 if keepdims.",
-      axes=attribute(), keepdims=attribute())
-def quantized_reduce(ctx: InferenceContext) -> None:
-    """Axes may repeat (a repeat changes nothing); negative axes count from the back."""
-    shape = ctx.input_shape(0)
-    keepdims = ctx.int_attr("keepdims", 1)
-    axes = ctx.ints_attr("axes") or ()
-    if shape is None:
-        ctx.set_output_shape(0, None if axes or keepdims else ())
-        return
-    reduced = {ctx.normalize_axis(axis, len(shape), "axes value") for axis in axes} or set(range(len(shape)))
-    if keepdims:
-        out = tuple(1 if i in reduced else d for i, d in enumerate(shape))
-    else:
-        out = tuple(d for i, d in enumerate(shape) if i not in reduced)
-    ctx.set_output_shape(0, out)

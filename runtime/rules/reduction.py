@@ -25,7 +25,9 @@ def _reduce_axes(ctx: InferenceContext) -> tuple | IntList:
 @rule("reduce", "Reduce the listed axes (all when none), keeping them as 1 if keepdims.",
       axes=input_or_attribute(), keepdims=attribute(), noop_with_empty_axes=attribute(),
       compute=option("string", choices=REDUCE_COMPUTE,
-                     doc="how known input data folds into output data, for data propagation"))
+                     doc="how known input data folds into output data, for data propagation"),
+      repeated_axes=option("bool", False, doc="an axis listed twice is reduced once (onnxruntime's quantized "
+                           "reductions accept that), not a node error"))
 def reduce(ctx: InferenceContext) -> None:
     """Reduce the given axes (all when none, or nothing with ``noop_with_empty_axes``)."""
     _reduce_shape(ctx)
@@ -60,7 +62,7 @@ def _reduce_shape(ctx: InferenceContext) -> None:
     reduced = set()
     for axis in axes:
         axis = ctx.normalize_axis(axis, rank, "axes value")
-        if axis in reduced:
+        if axis in reduced and not ctx.option("repeated_axes"):
             ctx.fail(f"axis {axis} is reduced twice in axes {list(axes)}")
         reduced.add(axis)
     if keepdims:

@@ -93,7 +93,10 @@ SCHEMAS = (
         doc=DOC,
         summary='Averages a quantized tensor over some axes and requantizes the mean.',
         inference=RuleRef(
-            name='quantized_reduce',
+            name='reduce',
+            args=MappingProxyType({
+                'repeated_axes': True,
+            }),
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QLinearReduceMean.yaml',

@@ -70,7 +70,10 @@ SCHEMAS = (
         doc=DOC,
         summary='Sums an 8-bit integer tensor over some axes into 32-bit integers.',
         inference=RuleRef(
-            name='quantized_reduce',
+            name='reduce',
+            args=MappingProxyType({
+                'repeated_axes': True,
+            }),
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/ReduceSumInteger.yaml',
