@@ -7,10 +7,21 @@ import sys
 from typing import Any
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
-from opspec.cli_report import declared_types, print_table, problem_json, value_json, value_rows, write_json
+from opspec.cli_report import (
+    declared_types,
+    print_summary,
+    print_table,
+    problem_json,
+    value_json,
+    value_rows,
+    write_json,
+)
+
+#: Models with more values than this get a summary in place of the table (unless ``--values``).
+TABLE_LIMIT = 1000
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``infer`` and ``check`` subcommands."""
     infer = commands.add_parser("infer", help="infer the type and shape of every value in a model")
     infer.add_argument("model", help="an ONNX model file")
@@ -18,6 +29,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     infer.add_argument("--strict", action="store_true", help="stop at the first node error")
     infer.add_argument("--check-type", action="store_true", help="also check inputs and attributes against schemas")
     infer.add_argument("--no-data-prop", action="store_true", help="do not propagate shape values through nodes")
+    infer.add_argument("--values", action="store_true",
+                       help=f"list every value even when the model has more than {TABLE_LIMIT:,} "
+                            "(text output; JSON always lists them)")
     infer.set_defaults(run=_infer)
 
     check = commands.add_parser("check", help="validate the graph and every node against its schema")
@@ -74,7 +88,10 @@ def _infer(args: argparse.Namespace) -> int:
         else:
             print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
-    rows = value_rows(result.values, declared)
+
+    def rows() -> Any:
+        return value_rows(result.iter_values(), declared)
+
     if args.output:
         from opspec.runtime.ir import save_model
 
@@ -85,7 +102,7 @@ def _infer(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_json({
             "ok": not result.errors, "nodes": result.node_count,
-            "values": [value_json(row) for row in rows],
+            "values": map(value_json, rows()),
             "errors": [problem_json(error) for error in result.errors],
             "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
                             for (domain, op_type), reason in sorted(result.unknown_reasons.items())],
@@ -97,11 +114,15 @@ def _infer(args: argparse.Namespace) -> int:
             "output": args.output,
         }, sys.stdout)
         return EXIT_FAILED if result.errors else EXIT_OK
-    print_table(rows, sys.stdout)
+    value_count = result.value_count
+    if args.values or value_count <= TABLE_LIMIT:
+        print_table(rows, sys.stdout)
+    else:
+        print_summary(rows(), sys.stdout)
     if result.errors:
         print(f"\n{plural(len(result.errors), 'error')}:")
-        for error in result.errors:
-            print(f"  {error}")
+        for problem in result.errors:
+            print(f"  {problem}")
     if result.unknown_reasons:
         print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):")
         for (domain, op_type), reason in sorted(result.unknown_reasons.items()):
@@ -121,7 +142,7 @@ def _infer(args: argparse.Namespace) -> int:
             print(f"  {refusal}")
     if args.output:
         print(f"\nwrote {args.output}")
-    print(f"\n{result.node_count} nodes, {len(rows)} values; {plural(len(result.errors), 'error')}, "
+    print(f"\n{result.node_count} nodes, {value_count} values; {plural(len(result.errors), 'error')}, "
           f"{plural(len(result.unknown_reasons), 'unknown op')}")
     return EXIT_FAILED if result.errors else EXIT_OK
 
@@ -134,7 +155,7 @@ def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
 
     opsets = normalize_opsets(model.opset_import)
     found: set[tuple[str, str, int]] = set()
-    for node in model.graph.node:
+    for node in {(node.domain, node.op_type): node for node in model.graph.node}.values():
         try:
             domain = INFERENCE.canonical_domain(node.domain)
             schema = INFERENCE.get_schema(node.op_type, opsets.get(domain), domain)

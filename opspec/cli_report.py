@@ -1,9 +1,15 @@
-"""What ``opspec infer`` and ``opspec check`` report: rows of values, as a table or as JSON."""
+"""What ``opspec infer`` and ``opspec check`` report: rows of values, as a table or as JSON.
+
+Rows are produced one at a time and written as they come: a report never holds every
+value of a model at once.
+"""
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 #: How a value's type came about: given by the model, given and then made more precise
 #: by inference, or found by inference alone.
@@ -45,10 +51,9 @@ def _informative(value: Any) -> bool:
     return is_informative(value)
 
 
-def value_rows(values: dict, declared: dict[str, Any]) -> list[ValueRow]:
-    """Rows for ``InferenceResult.values``, each marked by how its type came about."""
-    rows = []
-    for name, (value, producer) in values.items():
+def value_rows(values: Iterable[tuple[str, Any, str]], declared: dict[str, Any]) -> Iterator[ValueRow]:
+    """Rows for ``InferenceResult.iter_values()``, each marked by how its type came about."""
+    for name, value, producer in values:
         name = _text(name)
         given = declared.get(name)
         if given is None:
@@ -56,29 +61,50 @@ def value_rows(values: dict, declared: dict[str, Any]) -> list[ValueRow]:
         else:
             origin = DECLARED if value is None or value == given else REFINED
             value = given if value is None else value
-        rows.append(ValueRow(name, _text(producer), origin, value))
-    return rows
+        yield ValueRow(name, _text(producer), origin, value)
 
 
-def print_table(rows: Iterable[ValueRow], out: TextIO) -> None:
-    """One line per value: name, producer, how its type is known, element type, shape."""
+_HEADER = ("NAME", "PRODUCER", "FROM", "TYPE", "SHAPE")
+
+
+def print_table(rows: Callable[[], Iterable[ValueRow]], out: TextIO) -> None:
+    """One line per value: name, producer, how its type is known, element type, shape.
+
+    ``rows`` gives the rows afresh on each call: one pass measures the columns, the next
+    writes the lines as they come."""
+    widths = [len(title) for title in _HEADER[:4]]
+    for row in rows():
+        for column, text in enumerate(_line(row)[:4]):
+            if len(text) > widths[column]:
+                widths[column] = len(text)
+    template = "{:<%d}  {:<%d}  {:<%d}  {:<%d}  {}" % tuple(widths)
+    out.write(template.format(*_HEADER).rstrip() + "\n")
+    for row in rows():
+        out.write(template.format(*_line(row)).rstrip() + "\n")
+
+
+def _line(row: ValueRow) -> tuple[str, str, str, str, str]:
     from opspec.runtime.contract.values import type_string
 
-    lines = []
-    for row in rows:
-        elem, dims = _tensor_parts(row.type)
-        if elem is not None:
-            shape = _shape_text(dims)
-        elif row.type is None:
-            elem, shape = "?", "?"
-        else:
-            elem, shape = type_string(row.type), ""
-        lines.append((row.name, row.producer, row.origin or "-", elem, shape))
-    header = ("NAME", "PRODUCER", "FROM", "TYPE", "SHAPE")
-    widths = [max([len(header[i])] + [len(line[i]) for line in lines]) for i in range(4)]
-    template = "{:<%d}  {:<%d}  {:<%d}  {:<%d}  {}" % tuple(widths)
-    out.write(template.format(*header).rstrip() + "\n")
-    out.write("".join(template.format(*line).rstrip() + "\n" for line in lines))
+    elem, dims = _tensor_parts(row.type)
+    if elem is not None:
+        shape = _shape_text(dims)
+    elif row.type is None:
+        elem, shape = "?", "?"
+    else:
+        elem, shape = type_string(row.type), ""
+    return row.name, row.producer, row.origin or "-", elem, shape
+
+
+def print_summary(rows: Iterable[ValueRow], out: TextIO) -> int:
+    """How many values are known and how (in place of the table for large models); the value count."""
+    counts = Counter(row.origin for row in rows)
+    total = sum(counts.values())
+    parts = [f"{counts[origin]:,} {origin}" for origin in (INFERRED, REFINED, DECLARED) if counts[origin]]
+    if counts[""]:
+        parts.append(f"{counts['']:,} unknown")
+    out.write(f"{total:,} values: {', '.join(parts) or 'none'} (--values lists every value)\n")
+    return total
 
 
 def _tensor_parts(value: Any) -> tuple[str | None, Any]:
@@ -125,9 +151,21 @@ def problem_json(problem: Any) -> dict[str, Any]:
 
 
 def write_json(document: dict[str, Any], out: TextIO) -> None:
-    """One JSON document on one line, for scripts (``jq`` makes it readable)."""
-    json.dump(document, out, ensure_ascii=False)
-    out.write("\n")
+    """One JSON document on one line, for scripts (``jq`` makes it readable).
+
+    A member whose value is an iterator is written as a list, item by item as it comes."""
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    out.write("{")
+    for position, (key, value) in enumerate(document.items()):
+        out.write(f"{', ' if position else ''}{dumps(key)}: ")
+        if isinstance(value, Iterator):
+            out.write("[")
+            for index, item in enumerate(value):
+                out.write(f", {dumps(item)}" if index else dumps(item))
+            out.write("]")
+        else:
+            out.write(dumps(value))
+    out.write("}\n")
 
 
 def _text(value: Any) -> str:
@@ -135,5 +173,5 @@ def _text(value: Any) -> str:
     return value if type(value) is str else bytes(value).decode("utf-8", "replace")
 
 
-__all__ = ["DECLARED", "INFERRED", "REFINED", "ValueRow", "declared_types", "print_table", "problem_json",
-           "value_json", "value_rows", "write_json"]
+__all__ = ["DECLARED", "INFERRED", "REFINED", "ValueRow", "declared_types", "print_summary", "print_table",
+           "problem_json", "value_json", "value_rows", "write_json"]

@@ -153,3 +153,39 @@ def test_real_process_has_no_traceback(tmp_path):
         done = subprocess.run([sys.executable, "-m", "opspec", *args], capture_output=True, text=True)
         assert done.returncode == code, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def _chain(length):
+    nodes = [helper.make_node("Relu", ["X" if i == 0 else f"v{i - 1}"], [f"v{i}" if i < length - 1 else "Y"])
+             for i in range(length)]
+    return nodes
+
+
+def test_a_large_model_gets_a_summary_unless_every_value_is_asked_for(tmp_path, capsys):
+    from opspec.cli_infer import TABLE_LIMIT
+
+    path = save(tmp_path, _chain(TABLE_LIMIT + 5))
+    assert main(["infer", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "NAME" not in out
+    assert f"{TABLE_LIMIT + 6:,} values: {TABLE_LIMIT + 5:,} inferred, 1 declared (--values lists every value)" in out
+    assert f"{TABLE_LIMIT + 5} nodes, {TABLE_LIMIT + 6} values" in out
+    assert main(["infer", str(path), "--values"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "PRODUCER", "FROM", "TYPE", "SHAPE"]
+    assert lines[1].split() == ["X", "(input)", "declared", "float", "(N,", "3)"]
+    assert lines[TABLE_LIMIT + 6].split() == ["Y", "Relu", "inferred", "float", "(N,", "3)"]
+
+
+def test_json_lists_every_value_of_a_large_model_as_one_document(tmp_path, capsys):
+    import json
+
+    from opspec.cli_infer import TABLE_LIMIT
+
+    assert main(["infer", str(save(tmp_path, _chain(TABLE_LIMIT + 5))), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    document = json.loads(out)
+    assert len(document["values"]) == TABLE_LIMIT + 6
+    assert document["values"][-1] == {"name": "Y", "producer": "Relu", "from": "inferred", "type": "tensor(float)",
+                                      "kind": "tensor", "elem_type": "float", "shape": ["N", 3]}
+    assert out == json.dumps(document, ensure_ascii=False) + "\n"  # the layout of a document written whole

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import Any, Iterator
 
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.node_errors import NodeError
@@ -47,6 +47,15 @@ class InferenceResult:
         if self._values is None:
             self._values = self._outcome.values()
         return self._values
+
+    @property
+    def value_count(self) -> int:
+        """How many values there are (``len(values)``, without building them)."""
+        return self._outcome.value_count()
+
+    def iter_values(self) -> Iterator[tuple[str, Any, str]]:
+        """``values`` one at a time, as ``(name, type, producer)``, without building the mapping."""
+        return self._outcome.iter_values()
 
     @property
     def ok(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from opspec.runtime.contract.values import TensorValue
 from opspec.runtime.inference.read_tensors import sparse_tensor_value, tensor_value
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.ir.codes import AttrType
@@ -76,4 +77,45 @@ def attribute_values(attributes: Any) -> dict[str, Any]:
     return {attribute.name: attribute_value(attribute) for attribute in attributes}
 
 
-__all__ = ["attribute_kind", "attribute_value", "attribute_values"]
+def freeze(attributes: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Attributes as a hashable key (lists become tuples, values tagged with their type), or
+    None when one holds a graph or another message."""
+    items = []
+    for name, value in attributes.items():
+        kind = type(value)
+        if kind is list:
+            value = tuple(value)
+        elif kind is not int and kind is not float and kind is not str and kind is not TensorValue:
+            return None  # graphs and other messages: not worth keying on
+        items.append((name, kind, value))
+    return tuple(items)
+
+
+class AttributeReader:
+    """Reads a node's attributes into values and a hashable key (:func:`freeze`), each distinct
+    set once: models repeat the same attributes (and the same small constants) many times."""
+
+    __slots__ = ("_seen",)
+
+    #: Attribute sets whose serialized form is longer than this are read every time, not kept.
+    LARGEST_KEPT = 4096
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None]] = {}
+
+    def read(self, attributes: Any) -> tuple[dict[str, Any], tuple[Any, ...] | None]:
+        """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, and their key.
+
+        The values are shared between nodes: callers must not change them."""
+        key = tuple([attribute.SerializeToString() for attribute in attributes])
+        found = self._seen.get(key)
+        if found is None:
+            values = attribute_values(attributes)
+            frozen = freeze(values) if values else ()
+            found = (values, frozen)
+            if frozen is not None and sum(map(len, key)) <= self.LARGEST_KEPT:  # never graphs: each is its own
+                self._seen[key] = found
+        return found
+
+
+__all__ = ["AttributeReader", "attribute_kind", "attribute_value", "attribute_values", "freeze"]

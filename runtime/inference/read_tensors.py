@@ -7,6 +7,7 @@ outside the model is never read here.
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 from typing import Any
 
 from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as FLOAT_ELEMS
@@ -28,18 +29,21 @@ def tensor_type(tensor: Any) -> TensorType:
     return TensorType(tensor.data_type, tuple(tensor.dims))
 
 
-def initializer_data(tensor: Any) -> Data | None:
+def initializer_data(tensor: Any, dims: tuple[int, ...] | None = None) -> Data | None:
     """The data an initializer carries into inference: small integer tensors (shapes, axes,
-    sizes) and very small floating-point ones (scales); None for anything else."""
+    sizes) and very small floating-point ones (scales); None for anything else.
+
+    ``dims`` are the tensor's dims when the caller has read them already."""
     elem = tensor.data_type
     if elem in INT_ELEMS:
-        return tensor_data(tensor, INT_ELEMS)
+        return tensor_data(tensor, INT_ELEMS, DATA_LIMIT, dims)
     if elem in FLOAT_ELEMS:
-        return tensor_data(tensor, FLOAT_ELEMS, FLOAT_DATA_LIMIT)
+        return tensor_data(tensor, FLOAT_ELEMS, FLOAT_DATA_LIMIT, dims)
     return None
 
 
-def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = DATA_LIMIT) -> Data | None:
+def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = DATA_LIMIT,
+                dims: tuple[int, ...] | None = None) -> Data | None:
     """A small tensor's contents as :class:`Data` (None when too big, external or unreadable).
 
     ``elems`` restricts the element types read (default: integers and floats).
@@ -49,29 +53,43 @@ def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = D
         return None
     if elem not in INT_ELEMS and elem not in FLOAT_ELEMS:
         return None
-    dims = tuple(tensor.dims)
+    if dims is None:
+        dims = tuple(tensor.dims)
     count = 1
     for dim in dims:
         count *= dim
     if count > limit or count < 0 or tensor.data_location == _EXTERNAL:
         return None
-    values = _values(tensor, elem, count)
-    if values is None or len(values) != count:
+    raw = tensor.raw_data
+    if raw:  # models repeat the same small constants many times: each distinct one is decoded once
+        return _raw_data(elem, dims, raw)
+    values = _typed_values(tensor, elem)
+    return _data(elem, dims, values) if len(values) == count else None
+
+
+@lru_cache(maxsize=4096)
+def _raw_data(elem: int, dims: tuple[int, ...], raw: bytes) -> Data | None:
+    """:class:`Data` from little-endian ``raw_data`` (None when its length does not fit ``dims``)."""
+    code = _RAW_FORMATS.get(elem)  # type: ignore[call-overload]
+    count = 1
+    for dim in dims:
+        count *= dim
+    if code is None or len(raw) != count * struct.calcsize(code):
         return None
+    values = struct.unpack(f"<{count}{code}", raw)
+    if elem == ElemType.BFLOAT16:
+        values = tuple([_bfloat16(bits) for bits in values])
+    return _data(elem, dims, values)
+
+
+def _data(elem: int, dims: tuple[int, ...], values: tuple[Any, ...]) -> Data:
     if elem == ElemType.BOOL:
         values = tuple(int(bool(v)) for v in values)
     return Data(dims, values)
 
 
-def _values(tensor: Any, elem: int, count: int) -> tuple[Any, ...] | None:
-    """The elements of a tensor, from ``raw_data`` or the typed field its element type uses."""
-    raw = tensor.raw_data
-    if raw:
-        code = _RAW_FORMATS.get(elem)  # type: ignore[call-overload]
-        if code is None or len(raw) != count * struct.calcsize(code):
-            return None
-        values = struct.unpack(f"<{count}{code}", raw)
-        return tuple([_bfloat16(bits) for bits in values]) if elem == ElemType.BFLOAT16 else values
+def _typed_values(tensor: Any, elem: int) -> tuple[Any, ...]:
+    """The elements of a tensor from the typed field its element type uses."""
     if elem == ElemType.INT64:
         return tuple(tensor.int64_data)
     if elem == ElemType.UINT32 or elem == ElemType.UINT64:

@@ -33,10 +33,12 @@ _MISSING = object()
 class DimReader:
     """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
 
-    __slots__ = ("_cache", "names")
+    __slots__ = ("_cache", "_types", "names")
 
     def __init__(self) -> None:
         self._cache: dict[str | bytes, Any] = {}
+        #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
+        self._types: dict[bytes, Any] = {}
         self.names: set[str] = set()
 
     def param(self, text: str | bytes) -> Any:
@@ -97,7 +99,14 @@ class DimReader:
 
     def value_info(self, value_info: Any) -> Any:
         """The type a ``ValueInfoProto`` declares, or None."""
-        return self.type(value_info.type) if value_info.HasField("type") else None
+        if not value_info.HasField("type"):
+            return None
+        type_proto = value_info.type
+        key = type_proto.SerializeToString()
+        value = self._types.get(key, _MISSING)
+        if value is _MISSING:
+            value = self._types[key] = self.type(type_proto)
+        return value
 
 
 def type_from_string(text: str) -> Any:

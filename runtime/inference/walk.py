@@ -19,35 +19,21 @@ from opspec.runtime.contract import (
     SequenceType,
     SparseTensorType,
     TensorType,
-    TensorValue,
 )
 from opspec.runtime.inference import node_errors
 from opspec.runtime.inference.checks import check_node, check_outputs
 from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, rule_failure
-from opspec.runtime.inference.read_attributes import attribute_values
+from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import ELEM_ONLY, EntryKind, OpEntry, bind_output, resolve
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred
+from opspec.runtime.inference.typeops import TypeConflict, describe, dim_out_of_range, merge_types, prefer_inferred
 from opspec.runtime.shape import SymbolTable
 
-_EMPTY: dict[str, Any] = {}
+_NONE: tuple[dict[str, Any], tuple[Any, ...]] = ({}, ())  # a node without attributes: values, key
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
 _SCHEMA = EntryKind.SCHEMA
 #: How many distinct results each op remembers for reuse by identical later nodes
 #: (0 turns reuse off; the benchmarks measure both ways).
 MEMO_LIMIT = 4096
-
-
-def _freeze(attributes: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Attributes as a hashable key (lists become tuples, values tagged with their type), or None."""
-    items = []
-    for name, value in attributes.items():
-        kind = type(value)
-        if kind is list:
-            value = tuple(value)
-        elif kind is not int and kind is not float and kind is not str and kind is not TensorValue:
-            return None  # graphs and other messages: not worth keying on
-        items.append((name, kind, value))
-    return tuple(items)
 
 
 class Walker:
@@ -77,6 +63,10 @@ class Walker:
         #: ``input_symbols`` replace them), and the symbols of its inputs and initializers.
         self.loose_symbols: frozenset[str] = frozenset()
         self.input_symbols: frozenset[str] = frozenset()
+        #: Whether some rule gave a dim that no model can hold (beyond int64): every type
+        #: is made by a rule, so the whole-model driver looks for such dims only then.
+        self.unwritable = False
+        self.attributes = AttributeReader()
 
     def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool) -> None:
         """Record a problem at ``node``; with ``strict``, raise it as an :class:`InferenceError`."""
@@ -100,56 +90,52 @@ class Walker:
         get_type = types.get
         get_data = datas.get
         get_declared = declared.get
-        symbols = self.symbols
-        record_data = self.data_prop
+        keep_all_data = self.data_prop
         check_type = self.check_type
-        context = InferenceContext
-        elem_only = ELEM_ONLY
-        tensor = TensorType
-        fail = self.fail
-        freeze = _freeze
+        read_attributes = self.attributes.read
         store = self._store
+        reuse = MEMO_LIMIT > 0
         for index, node in enumerate(nodes):
-            op_type = node.op_type
-            domain = node.domain
-            entry = get_entry((domain, op_type))
+            entry = get_entry((node.domain, node.op_type))
             if entry is None:
-                entry = entries[domain, op_type] = resolve(domain, op_type, opsets, self.functions, self.implied)
-            if entry.kind != _SCHEMA:
+                entry = entries[node.domain, node.op_type] = resolve(node.domain, node.op_type, opsets,
+                                                                     self.functions, self.implied)
+            if entry.kind is not _SCHEMA:
                 self._other(entry, index, node, types, datas, declared, producers, errors, strict)
                 continue
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
-            inputs = list(map(get_type, in_names))
-            data = list(map(get_data, in_names)) if datas else None
+            inputs = tuple(map(get_type, in_names))
+            data = tuple(map(get_data, in_names)) if datas else None
             attribute_protos = node.attribute
-            attributes = attribute_values(attribute_protos) if attribute_protos else _EMPTY
-            output_count = len(out_names)
-            schema = entry.schema
-            assert schema is not None  # a schema entry has one
-            keep_data = record_data or entry.constant_output
-            conforms = True
+            if not attribute_protos:
+                attributes, frozen = _NONE
+            elif entry.has_graphs:  # graphs are read as the messages they are, never shared
+                attributes, frozen = attribute_values(attribute_protos), None
+            else:
+                attributes, frozen = read_attributes(attribute_protos)
+            keep_data = keep_all_data or entry.constant_output
             if check_type:
-                for problem in check_node(schema, in_names, output_count, inputs, attribute_protos, attributes):
-                    conforms = False
-                    fail(errors, index, node, problem, strict)
+                conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
+                                          attributes, errors, strict)
+            else:
+                conforms = True
 
             # Reuse the results of an identical earlier node when there is one.
-            memo = entry.memo if MEMO_LIMIT else None
+            memo = entry.memo if reuse else None
             key = None
             if memo is not None:
-                frozen = freeze(attributes) if attributes else ()
                 if frozen is not None:
                     # An omitted input and a supplied but unknown one both read None: tell them apart.
                     omitted = tuple([not name for name in in_names]) if None in inputs else None
-                    key = (tuple(inputs), tuple(data) if data else None, frozen, output_count, omitted)
+                    key = (inputs, data, frozen, len(out_names), omitted)
                     try:
                         found = memo.get(key)
                     except TypeError:  # something unhashable (a float NaN is fine; a message is not)
                         key = found = None
                     if found is not None:
                         outputs, output_data = found
-                        if output_count == 1 and output_data[0] is None:  # the common case, stored inline
+                        if len(out_names) == 1 and output_data[0] is None:  # the common case, stored inline
                             name = out_names[0]
                             if name and get_declared(name) is None:
                                 if outputs[0] is not None:
@@ -159,40 +145,66 @@ class Walker:
                         store(out_names, outputs, output_data, keep_data, index, node, types, datas, get_declared,
                               producers, errors, strict)
                         continue
+            outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
+                                                    attributes, opsets, types, datas, errors, strict, conforms, key)
+            store(out_names, outputs, output_data, keep_data, index, node, types, datas, get_declared, producers,
+                  errors, strict)
 
-            subgraphs = infer_subgraphs = None
-            if entry.has_graphs and self.subgraphs is not None:
-                subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
-            ctx = context(schema, inputs, attributes, args=entry.args, data=data, names=in_names, symbols=symbols,
-                          node_name=node.name, opset=entry.opset, output_count=output_count,
-                          subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
-            outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
-            n_in = len(inputs)
-            plan = entry.plans.get((n_in, output_count)) or entry.plan(n_in, output_count)
-            position = 0
-            for sources, fixed in plan:
-                if sources:
-                    value = inputs[sources[0]]
-                    if type(value) is tensor and value.elem:
-                        outputs[position] = elem_only.get(value.elem) or bind_output(inputs, sources, fixed)
-                    else:
-                        outputs[position] = bind_output(inputs, sources, fixed)
+    def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
+                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any],
+                  errors: list[NodeError], strict: bool) -> bool:
+        """Check the node against its schema (``check_type``); whether it conforms."""
+        assert entry.schema is not None
+        conforms = True
+        for problem in check_node(entry.schema, in_names, output_count, inputs, attribute_protos, attributes):
+            conforms = False
+            self.fail(errors, index, node, problem, strict)
+        return conforms
+
+    def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
+                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any],
+                    opsets: dict[str, int], types: dict[str, Any], datas: dict[str, Any], errors: list[NodeError],
+                    strict: bool, conforms: bool, key: Any) -> tuple[list[Any], list[Any]]:
+        """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
+        the outputs and their data. A clean result is remembered under ``key`` for reuse."""
+        schema = entry.schema
+        assert schema is not None  # a schema entry has one
+        subgraphs = infer_subgraphs = None
+        if entry.has_graphs and self.subgraphs is not None:
+            subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
+        symbols = self.symbols
+        ctx = InferenceContext(schema, list(inputs), attributes, args=entry.args,
+                               data=list(data) if data is not None else None, names=in_names, symbols=symbols,
+                               node_name=node.name, opset=entry.opset, output_count=output_count,
+                               subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
+        outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
+        plan = entry.plans.get((len(inputs), output_count)) or entry.plan(len(inputs), output_count)
+        position = 0
+        for sources, fixed in plan:
+            if sources:
+                value = inputs[sources[0]]
+                if type(value) is TensorType and value.elem:
+                    outputs[position] = ELEM_ONLY.get(value.elem) or bind_output(inputs, sources, fixed)
                 else:
-                    outputs[position] = fixed
-                position += 1
-            rule = entry.rule
-            if rule is not None:
-                fresh_before = symbols.issued
-                failed = self._apply(rule, ctx, index, node, errors, strict)
-                if check_type and conforms and not failed:  # a result memoized below has passed this
-                    for problem in check_outputs(schema, outputs):
-                        failed = True
-                        fail(errors, index, node, problem, strict)
-                if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
-                        and len(memo) < MEMO_LIMIT:
-                    memo[key] = (tuple(outputs), tuple(ctx._output_data))
-            store(out_names, outputs, ctx._output_data, keep_data, index, node, types, datas, get_declared,
-                  producers, errors, strict)
+                    outputs[position] = bind_output(inputs, sources, fixed)
+            else:
+                outputs[position] = fixed
+            position += 1
+        rule = entry.rule
+        if rule is not None:
+            fresh_before = symbols.issued
+            failed = self._apply(rule, ctx, index, node, errors, strict)
+            if not self.unwritable:
+                self.unwritable = any(value is not None and dim_out_of_range(value) is not None for value in outputs)
+            if self.check_type and conforms and not failed:  # a result memoized below has passed this
+                for problem in check_outputs(schema, outputs):
+                    failed = True
+                    self.fail(errors, index, node, problem, strict)
+            memo = entry.memo
+            if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
+                    and len(memo) < MEMO_LIMIT:
+                memo[key] = (tuple(outputs), tuple(ctx._output_data))
+        return outputs, ctx._output_data
 
     def _apply(self, rule: Callable[..., Any], ctx: InferenceContext, index: int, node: Any,
                errors: list[NodeError], strict: bool) -> bool:

@@ -129,8 +129,17 @@ def graph_value_infos(encoder: TypeEncoder, entries: Iterable[tuple[str | bytes,
     return bytes(out)
 
 
+#: The keys of ``TypeProto.denotation`` (field 6) and ``Dimension.denotation`` (field 3): a
+#: serialized type without either byte has no denotation to keep.
+_DENOTATION_KEYS = (bytes((_tag(6),)), bytes((_tag(3),)))
+
+
 def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
     """Replace ``type_proto``'s content with ``value``, keeping its denotations where they still fit."""
+    old = type_proto.SerializeToString()
+    if _DENOTATION_KEYS[0] not in old and _DENOTATION_KEYS[1] not in old:  # nothing to keep: the common case
+        type_proto.ParseFromString(encoder(value))
+        return
     denotation = type_proto.denotation
     old_dims = None
     if TypeCase.of(type_proto) is TypeCase.TENSOR and type_proto.tensor_type.HasField("shape"):
