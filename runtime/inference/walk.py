@@ -114,7 +114,6 @@ class Walker:
                 attributes, frozen = attribute_values(attribute_protos), None
             else:
                 attributes, frozen = read_attributes(attribute_protos)
-            keep_data = keep_all_data or entry.constant_output
             if check_type:
                 conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
                                           attributes, errors, strict)
@@ -142,13 +141,13 @@ class Walker:
                                     types[name] = outputs[0]
                                 producers[name] = index
                                 continue
-                        store(out_names, outputs, output_data, keep_data, index, node, types, datas, get_declared,
-                              producers, errors, strict)
+                        store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
+                              types, datas, get_declared, producers, errors, strict)
                         continue
             outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
                                                     attributes, opsets, types, datas, errors, strict, conforms, key)
-            store(out_names, outputs, output_data, keep_data, index, node, types, datas, get_declared, producers,
-                  errors, strict)
+            store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types, datas,
+                  get_declared, producers, errors, strict)
 
     def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
                   inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any],

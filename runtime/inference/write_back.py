@@ -36,11 +36,12 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
             write_type(value_info.type, value, encoder)
     skip.update(value_info.name for value_info in graph.output)
     tensor = TensorType
-    new = [(name, value) for name in produced  # is_informative, inlined
+    new = ((name, value) for name in produced  # is_informative, inlined
            if name not in skip and (value := get(name)) is not None
-           and (type(value) is not tensor or value.elem or value.shape is not None)]
-    if new:
-        graph.MergeFromString(graph_value_infos(encoder, new))
+           and (type(value) is not tensor or value.elem or value.shape is not None))
+    written = graph_value_infos(encoder, new)
+    if written:
+        graph.MergeFromString(written)
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,21 +108,23 @@ class TypeEncoder:
 def graph_value_infos(encoder: TypeEncoder, entries: Iterable[tuple[str | bytes, Any]]) -> bytes:
     """Serialized ``GraphProto`` bytes holding only ``value_info`` entries (to merge into a graph)."""
     out = bytearray()
-    type_fields: dict[Any, bytes] = {}  # value type -> its serialized ``type`` field
-    by_id: dict[int, bytes] = {}  # the same, by object: values mostly share type objects
+    type_fields: dict[Any, tuple[bytes, int]] = {}  # value type -> its ``type`` field, and the field's size + 2
+    by_id: dict[int, tuple[bytes, int]] = {}  # the same, by object: values mostly share type objects
     head = bytes((_GRAPH_VALUE_INFO,))
+    small = head + b"%c" + bytes((_VALUE_INFO_NAME,)) + b"%c%b%b"
     for name, value in entries:
-        type_field = by_id.get(id(value))
-        if type_field is None:
-            type_field = type_fields.get(value)
-            if type_field is None:
-                type_field = type_fields[value] = _field(_VALUE_INFO_TYPE, encoder(value))
-            by_id[id(value)] = type_field
-        name_bytes = name.encode("utf-8") if isinstance(name, str) else name  # invalid UTF-8 arrives as bytes
+        known = by_id.get(id(value))
+        if known is None:
+            known = type_fields.get(value)
+            if known is None:
+                type_field = _field(_VALUE_INFO_TYPE, encoder(value))
+                known = type_fields[value] = (type_field, len(type_field) + 2)
+            by_id[id(value)] = known
+        type_field, extra = known
+        name_bytes = name.encode() if isinstance(name, str) else name  # invalid UTF-8 arrives as bytes
         size = len(name_bytes)
-        body_size = size + 2 + len(type_field)
-        if body_size < 0x80:  # every length fits in one byte: the common case
-            out += b"%b%c%c%c%b%b" % (head, body_size, _VALUE_INFO_NAME, size, name_bytes, type_field)
+        if size + extra < 0x80:  # every length fits in one byte: the common case
+            out += small % (size + extra, size, name_bytes, type_field)
         else:
             body = _field(_VALUE_INFO_NAME, name_bytes) + type_field
             out += head + _varint(len(body)) + body
