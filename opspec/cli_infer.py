@@ -13,6 +13,7 @@ from opspec.cli_report import (
     print_table,
     problem_json,
     value_json,
+    value_origins,
     value_rows,
     write_json,
 )
@@ -118,7 +119,7 @@ def _infer(args: argparse.Namespace) -> int:
     if args.values or value_count <= TABLE_LIMIT:
         print_table(rows, sys.stdout)
     else:
-        print_summary(rows(), sys.stdout)
+        print_summary(value_origins(result.iter_values(), declared), sys.stdout)
     if result.errors:
         print(f"\n{plural(len(result.errors), 'error')}:")
         for problem in result.errors:
@@ -155,10 +156,10 @@ def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
 
     opsets = normalize_opsets(model.opset_import)
     found: set[tuple[str, str, int]] = set()
-    for node in {(node.domain, node.op_type): node for node in model.graph.node}.values():
+    for node_domain, op_type in {(node.domain, node.op_type) for node in model.graph.node}:
         try:
-            domain = INFERENCE.canonical_domain(node.domain)
-            schema = INFERENCE.get_schema(node.op_type, opsets.get(domain), domain)
+            domain = INFERENCE.canonical_domain(node_domain)
+            schema = INFERENCE.get_schema(op_type, opsets.get(domain), domain)
         except SchemaError:
             continue
         if schema.inference is None:

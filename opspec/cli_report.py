@@ -96,9 +96,20 @@ def _line(row: ValueRow) -> tuple[str, str, str, str, str]:
     return row.name, row.producer, row.origin or "-", elem, shape
 
 
-def print_summary(rows: Iterable[ValueRow], out: TextIO) -> int:
+def value_origins(values: Iterable[tuple[str, Any, str]], declared: dict[str, Any]) -> Iterator[str]:
+    """The ``origin`` of each row :func:`value_rows` would give, without building the rows."""
+    get = declared.get
+    for name, value, _ in values:
+        given = get(name if type(name) is str else _text(name))
+        if given is None:
+            yield INFERRED if value is not None and _informative(value) else ""
+        else:
+            yield DECLARED if value is None or value == given else REFINED
+
+
+def print_summary(origins: Iterable[str], out: TextIO) -> int:
     """How many values are known and how (in place of the table for large models); the value count."""
-    counts = Counter(row.origin for row in rows)
+    counts = Counter(origins)
     total = sum(counts.values())
     parts = [f"{counts[origin]:,} {origin}" for origin in (INFERRED, REFINED, DECLARED) if counts[origin]]
     if counts[""]:
@@ -174,4 +185,4 @@ def _text(value: Any) -> str:
 
 
 __all__ = ["DECLARED", "INFERRED", "REFINED", "ValueRow", "declared_types", "print_summary", "print_table",
-           "problem_json", "value_json", "value_rows", "write_json"]
+           "problem_json", "value_json", "value_origins", "value_rows", "write_json"]

@@ -29,14 +29,15 @@ INPUT, INITIALIZER = "(input)", "(initializer)"
 class GraphOutcome:
     """What inference learned about a graph: every value's type and who produced it."""
 
-    __slots__ = ("types", "origins", "producers", "op_labels", "errors", "unknown", "unknown_nodes", "node_count",
-                 "implied")
+    __slots__ = ("types", "origins", "producers", "nodes", "_labels", "errors", "unknown", "unknown_nodes",
+                 "node_count", "implied")
 
     def __init__(self) -> None:
         self.types: dict[str, Any] = {}
         self.origins: dict[str, str] = {}  # graph inputs and initializers
         self.producers: dict[str, int] = {}  # node outputs -> node index, in node order
-        self.op_labels: list[str] = []  # per node: op type, with the domain unless it is ai.onnx
+        self.nodes: Any = ()  # the graph's nodes, kept (with ``report``) to name producers when asked
+        self._labels: list[str] | None = None
         self.errors: list[NodeError] = []
         self.unknown: dict[tuple[str, str], str] = {}
         self.unknown_nodes: list[NodeError] = []
@@ -47,6 +48,13 @@ class GraphOutcome:
     def values(self) -> dict[str, tuple[Any, str]]:
         """Every value by name: (type or None, producer), inputs and initializers first."""
         return {name: (value, producer) for name, value, producer in self.iter_values()}
+
+    @property
+    def op_labels(self) -> list[str]:
+        """Per node: its op type, with the domain unless it is ai.onnx (worked out on first use)."""
+        if self._labels is None:
+            self._labels = _op_labels(self.nodes)
+        return self._labels
 
     def value_count(self) -> int:
         """How many values :meth:`iter_values` gives."""
@@ -216,7 +224,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         output_types[name] = value
         if value is not None and name not in origins:
             try:
-                declared[name] = merge_types(declared.get(name), value)
+                previous = declared.get(name)
+                declared[name] = value if previous is None else merge_types(previous, value)
             except TypeConflict:
                 declared[name] = value
 
@@ -240,7 +249,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             outcome.unknown_nodes = engine.unknown_nodes
             outcome.implied = engine.implied
         if report:
-            outcome.op_labels = _op_labels(nodes)
+            outcome.nodes = nodes
         _write_back(graph, outcome, value_info_types, output_types)
         write_subgraphs(graph, engine.subgraphs.records)
     return outcome
@@ -300,7 +309,7 @@ __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]
 def _symbol_names(values: Iterable[Any]) -> set[str]:
     """The names of the single-symbol dims of tensor types."""
     names: set[str] = set()
-    for value in values:
+    for value in {id(value): value for value in values}.values():  # values share their type objects
         if type(value) is TensorType and value.shape is not None:
             names.update(dim.name for dim in value.shape if type(dim) is Sym and dim.name is not None)
     return names

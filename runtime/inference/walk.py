@@ -67,6 +67,7 @@ class Walker:
         #: is made by a rule, so the whole-model driver looks for such dims only then.
         self.unwritable = False
         self.attributes = AttributeReader()
+        self._merged: dict[tuple[Any, Any], Any] = {}
 
     def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool) -> None:
         """Record a problem at ``node``; with ``strict``, raise it as an :class:`InferenceError`."""
@@ -241,9 +242,7 @@ class Walker:
                 previous = get_declared(name)
                 if previous is not None:
                     try:
-                        merged = merge_types(previous, value)
-                        value = (prefer_inferred(merged, value, self.loose_symbols, self.input_symbols)
-                                 if self.loose_symbols else merged)
+                        value = self._with_declared(previous, value)
                     except TypeConflict as conflict:
                         self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} "
                                   f"conflicts with the declared {describe(previous)} ({conflict})", strict)
@@ -259,6 +258,22 @@ class Walker:
                     if value is not None:
                         datas[name] = value
             position += 1
+
+    def _with_declared(self, declared: Any, inferred: Any) -> Any:
+        """What a value is, given its declared and inferred types (:class:`TypeConflict` when they
+        contradict); graphs declare many values alike, so each distinct pair is worked out once."""
+        key = (declared, inferred)
+        try:
+            known = self._merged.get(key)
+        except TypeError:  # something unhashable: not a type, the caller reports it
+            known = key = None
+        if known is None:
+            known = merge_types(declared, inferred)
+            if self.loose_symbols:
+                known = prefer_inferred(known, inferred, self.loose_symbols, self.input_symbols)
+            if key is not None:
+                self._merged[key] = known
+        return known
 
     def _other(self, entry: OpEntry, index: int, node: Any, types: dict[str, Any], datas: dict[str, Any],
                declared: dict[str, Any], producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:

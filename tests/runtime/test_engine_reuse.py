@@ -1,0 +1,68 @@
+"""What the walk reads once and reuses (constants, attribute sets, declared types) never mixes nodes up."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import opspec
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+def test_identical_branches_of_two_nodes_are_each_written_into_their_own_graph():
+    def branch(tag):
+        return helper.make_graph([helper.make_node("Relu", ["x"], ["r"])], tag, [],
+                                 [helper.make_tensor_value_info("r", F, None)])
+
+    nodes = [helper.make_node("If", ["c"], [f"y{i}"], then_branch=branch("b"), else_branch=branch("b"))
+             for i in range(2)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                           helper.make_tensor_value_info("x", F, ["N", 2])],
+                              [helper.make_tensor_value_info(f"y{i}", F, None) for i in range(2)])
+    out = opspec.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    for node in out.graph.node:
+        for attribute in node.attribute:
+            assert _dims(attribute.g.output[0]) == ["N", 2]
+
+
+def test_repeated_constants_and_attribute_sets_give_each_node_its_own_result():
+    nodes = []
+    for i, target in enumerate([[3, 2], [6], [3, 2], [2, 3], [6]]):
+        shape = numpy_helper.from_array(np.array(target, np.int64))
+        nodes += [helper.make_node("Constant", [], [f"s{i}"], value=shape),
+                  helper.make_node("Reshape", ["x", f"s{i}"], [f"y{i}"]),
+                  helper.make_node("Transpose", [f"y{i}"], [f"t{i}"], perm=list(range(len(target)))[::-1])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info(f"t{i}", F, None) for i in range(5)])
+    out = opspec.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert [_dims(v) for v in out.graph.output] == [[2, 3], [6], [2, 3], [3, 2], [6]]
+
+
+def test_a_type_declared_many_times_is_read_alike_each_time():
+    inputs = [helper.make_tensor_value_info(f"x{i}", F, ["N", 4]) for i in range(3)]
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"]) for i in range(3)]
+    outputs = [helper.make_tensor_value_info(f"y{i}", F, None) for i in range(3)]
+    model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    assert [_dims(v) for v in opspec.infer_shapes(model).graph.output] == [["N", 4]] * 3
+
+
+def test_the_cycle_collector_is_left_as_it_was():
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", F, [1])], [helper.make_tensor_value_info("y", F, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert gc.isenabled()
+    opspec.infer_shapes(model)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        opspec.infer_shapes(model)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
