@@ -1,8 +1,9 @@
 """Profiles of inference on the speed benchmark's models, kept as text in benchmarks/profiles/.
 
 ``.venv/bin/python benchmarks/profile_infer.py TAG`` writes ``profiles/TAG-<model>.txt``: the
-best-of-3 time of opspec and of onnx (interleaved, same run), then cProfile's top 30 by
-total time of one opspec run.
+best-of-3 time of opspec and of onnx (interleaved, same process: a quick reading, not the
+benchmark), then cProfile's top 30 by total time of one opspec run. The ``before-*`` profiles
+were taken before the speed work, on the weight-heavy transformer and the chain only.
 """
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import pstats
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
 
 
-def _best(function, model, rounds: int = 3) -> float:
+def _best(function: Any, model: Any, rounds: int = 3) -> float:
     best = float("inf")
     for _ in range(rounds):
         started = time.perf_counter()
@@ -29,11 +31,13 @@ def _best(function, model, rounds: int = 3) -> float:
 def main() -> None:
     import onnx.shape_inference
 
-    import models
     import opspec
+    import workloads
 
     tag = sys.argv[1] if len(sys.argv) > 1 else "current"
-    cases = {"transformer": models.transformer(486), "chain": models.elementwise_chain(100_000)}
+    heavy = workloads.models.transformer(486)
+    cases = {"transformer": heavy, "transformer-light": workloads.weight_light(heavy),
+             "chain": workloads.models.elementwise_chain(100_000)}
     ours = lambda m: opspec.infer_shapes(m, data_prop=True)  # noqa: E731
     theirs = lambda m: onnx.shape_inference.infer_shapes(m, data_prop=True)  # noqa: E731
     for name, model in cases.items():

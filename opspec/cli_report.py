@@ -98,11 +98,13 @@ def _line(row: ValueRow) -> tuple[str, str, str, str, str]:
 
 def value_origins(values: Iterable[tuple[str, Any, str]], declared: dict[str, Any]) -> Iterator[str]:
     """The ``origin`` of each row :func:`value_rows` would give, without building the rows."""
+    from opspec.runtime.inference.typeops import is_informative
+
     get = declared.get
     for name, value, _ in values:
         given = get(name if type(name) is str else _text(name))
         if given is None:
-            yield INFERRED if value is not None and _informative(value) else ""
+            yield INFERRED if is_informative(value) else ""
         else:
             yield DECLARED if value is None or value == given else REFINED
 
