@@ -37,10 +37,11 @@ class OutputError(Exception):
         self.problems = problems
 
 
-def _inside(out: Path, relative: str) -> Path:
-    """``out / relative``, refused unless it stays inside ``out`` (also through symlinks)."""
+def _inside(out: Path, relative: str, root: Path | None = None) -> Path:
+    """``out / relative``, refused unless it stays inside ``out`` (also through symlinks);
+    ``root`` is ``out`` resolved, when the caller has it already."""
     target = out / relative
-    root = out.resolve()
+    root = root or out.resolve()
     parts = Path(relative).parts
     if Path(relative).is_absolute() or ".." in parts or not target.resolve().is_relative_to(root):
         raise OutputError([f"{target}: refusing to write outside the output folder {out}"])
@@ -187,7 +188,8 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     files = built.files
     result = Result(built.domains, files, 0.0, layers=built.layers)
     extra = [path for path in _owned(out) if path not in files]
-    targets = {path: _inside(out, path) for path in files}
+    root = out.resolve()
+    targets = {path: _inside(out, path, root) for path in files}
     changed = [path for path, target in sorted(targets.items())
                if not (target.is_file() and target.read_bytes() == files[path])]
     foreign = [f"{targets[path]}: refusing to replace a file that `opspec generate` did not write "

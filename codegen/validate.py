@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from opspec.codegen.names import name_errors
+from opspec.codegen.schema_check import Check, UnsupportedSchema, compile_check
 from opspec.codegen.source import Location, Map, Seq
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "opdefs" / "schema"
@@ -20,6 +21,15 @@ def _validator(kind: str) -> Any:
 
     schema = json.loads((SCHEMA_DIR / SCHEMA_FILES[kind]).read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
+
+
+@lru_cache(maxsize=None)
+def _quick_check(kind: str) -> Check | None:
+    """The compiled yes/no check of the ``kind`` schema (None: only the full validator applies)."""
+    try:
+        return compile_check(_validator(kind).schema)
+    except UnsupportedSchema:
+        return None
 
 
 def _plain(value: Any) -> Any:
@@ -65,8 +75,11 @@ def _describe(value: Any) -> str:
 def schema_errors(document: Any, kind: str) -> Iterator[tuple[Location, str]]:
     """Yield (location, message) for every way ``document`` breaks the ``kind`` schema."""
     validator = _validator(kind)
-    for error in validator.iter_errors(_plain(document)):
-        yield from _explain(error, document, validator.schema)
+    plain = _plain(document)
+    quick = _quick_check(kind)
+    if quick is None or not quick(plain):
+        for error in validator.iter_errors(plain):
+            yield from _explain(error, document, validator.schema)
     yield from name_errors(document, kind)
 
 
