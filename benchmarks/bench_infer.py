@@ -23,14 +23,14 @@ def _rate(function, model, repeat: int = 3) -> float:
 
 def _without_reuse(function):
     """Run ``function`` with the engine's reuse of results from identical nodes turned off."""
-    from opspec.runtime.inference import engine
+    from opspec.runtime.inference import walk
 
     def run(model):
-        saved, engine.MEMO_LIMIT = engine.MEMO_LIMIT, 0
+        saved, walk.MEMO_LIMIT = walk.MEMO_LIMIT, 0
         try:
             return function(model)
         finally:
-            engine.MEMO_LIMIT = saved
+            walk.MEMO_LIMIT = saved
 
     return run
 

@@ -5,16 +5,13 @@ from typing import Any
 
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.source import Location
-from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string
+from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string, split_type_string
 
 
 def wrapped_set(item: str) -> tuple[str, str] | None:
     """``("seq", "numeric_types")`` for ``seq(numeric_types)``: a container of every type of a set."""
-    head, _, rest = item.partition("(")
-    if head in ("seq", "optional") and rest.endswith(")"):
-        inner = rest[:-1]
-        return head, inner
-    return None
+    split = split_type_string(item)
+    return split if split is not None and split[0] in ("seq", "optional") else None
 
 
 class TypeSets:

@@ -129,7 +129,7 @@ def _infer(args: argparse.Namespace) -> int:
 def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
     """``(domain, op type, schema version)`` of the main graph's ops whose schema has no rule."""
     from opspec.runtime.defs import INFERENCE
-    from opspec.runtime.inference.engine import normalize_opsets
+    from opspec.runtime.inference.resolve import normalize_opsets
     from opspec.runtime.registry import SchemaError
 
     opsets = normalize_opsets(model.opset_import)
@@ -174,7 +174,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _no_schema(node: Any) -> Any:
-    from opspec.runtime.inference.engine import NodeError
+    from opspec.runtime.inference.node_errors import NodeError
 
     return NodeError(node.index, node.name, node.op_type, node.domain, f"cannot be checked: {node.message}")
 

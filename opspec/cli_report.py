@@ -23,7 +23,8 @@ class ValueRow:
 def declared_types(model: Any) -> dict[str, Any]:
     """The types the model itself states for its main graph's values (inputs, initializers,
     value_info and outputs), read before inference."""
-    from opspec.runtime.inference.convert import DimReader, tensor_type
+    from opspec.runtime.inference.read_tensors import tensor_type
+    from opspec.runtime.inference.read_types import DimReader
 
     reader = DimReader()
     found: dict[str, Any] = {}
@@ -39,7 +40,7 @@ def declared_types(model: Any) -> dict[str, Any]:
 
 
 def _informative(value: Any) -> bool:
-    from opspec.runtime.inference.convert import is_informative
+    from opspec.runtime.inference.typeops import is_informative
 
     return is_informative(value)
 

@@ -39,10 +39,10 @@ _missing = {name for name in TEST_ONLY if importlib.util.find_spec(name) is None
 if _missing:
     sys.meta_path.insert(0, _SkipTestsNeeding(_missing))
 
-from opspec.runtime.inference import engine as _engine  # noqa: E402
+from opspec.runtime.inference import node_errors  # noqa: E402
 
 # A Python exception inside a rule is a bug: the suite sees it instead of a node error.
-_engine.RAISE_RULE_BUGS = True
+node_errors.RAISE_RULE_BUGS = True
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,6 +15,11 @@ constructors must therefore be literals, or names bound to literals at module le
 A parameter of kind *input*, *attribute* or *input_or_attribute* names a part of the op;
 its default is the parameter's own name unless given (``attribute(None)``: no default).
 A plain parameter (``option``) carries a value of kind ``int``, ``bool`` or ``string``.
+
+A rule states what it needs of the engine beyond the plain contract by flags, keyword
+arguments of ``rule`` that are not parameters (:data:`RULE_FLAGS`), each ``True`` or
+``False``: ``constant_output=True`` says the data the rule gives its outputs is a constant
+of the node itself, kept even when data propagation is off (``Constant``'s rule).
 """
 from __future__ import annotations
 
@@ -29,6 +34,10 @@ PLAIN_KINDS: dict[str, type] = {"int": int, "bool": bool, "string": str}
 #: The attribute on a decorated function that holds its :class:`RuleSpec`.
 SPEC_ATTRIBUTE = "opspec_rule"
 _OWN_NAME = "\0own name"
+#: Keyword arguments of :func:`rule` that are flags of the rule, not parameters, with their meaning.
+RULE_FLAGS: dict[str, str] = {
+    "constant_output": "the data it gives is the node's own constant, kept without data propagation",
+}
 
 
 class DeclarationError(ValueError):
@@ -58,6 +67,8 @@ class RuleSpec:
     name: str
     summary: str
     params: tuple[RuleParam, ...] = ()
+    #: The data the rule gives its outputs is the node's own constant (see :data:`RULE_FLAGS`).
+    constant_output: bool = False
 
     def param(self, name: str) -> RuleParam | None:
         return next((p for p in self.params if p.name == name), None)
@@ -101,19 +112,25 @@ def option(kind: str, default: Any = None, *, choices: tuple | list | None = Non
 
 
 def make_spec(name: str, summary: str, params: dict[str, Any]) -> RuleSpec:
-    """The :class:`RuleSpec` that ``rule(name, summary, **params)`` declares."""
+    """The :class:`RuleSpec` that ``rule(name, summary, **params)`` declares (flags among ``params``)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise DeclarationError(f"rule name {name!r} is not an identifier")
     if not isinstance(summary, str) or not summary.strip() or "\n" in summary:
         raise DeclarationError(f"rule {name!r} needs a one-line summary")
+    flags: dict[str, bool] = {}
     built = []
     for key, pending in params.items():
+        if key in RULE_FLAGS:
+            if type(pending) is not bool:
+                raise DeclarationError(f"rule {name!r}: flag {key!r} must be True or False")
+            flags[key] = pending
+            continue
         if not isinstance(pending, _Pending):
             raise DeclarationError(f"rule {name!r}: parameter {key!r} must be declared with attribute(), "
                                    "input(), input_or_attribute() or option()")
         default = key if pending.default == _OWN_NAME else pending.default
         built.append(RuleParam(key, pending.kind, default, pending.required, pending.choices, pending.doc))
-    return RuleSpec(name, summary.strip(), tuple(built))
+    return RuleSpec(name, summary.strip(), tuple(built), **flags)
 
 
 def rule(name: str, summary: str, **params: Any) -> Callable[[Callable], Callable]:

@@ -4,6 +4,8 @@ Every module that needs an element type number takes it from here.
 """
 from __future__ import annotations
 
+import enum
+
 #: Element type name (as written in type strings) -> TensorProto.DataType number.
 ELEMENT_TYPES: dict[str, int] = {
     "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
@@ -15,6 +17,42 @@ ELEMENT_TYPES: dict[str, int] = {
 }
 #: TensorProto.DataType number -> element type name.
 ELEMENT_NAMES: dict[int, str] = {number: name for name, number in ELEMENT_TYPES.items()}
+
+
+
+class ElemType(enum.IntEnum):
+    """Element types by their TensorProto.DataType number (0: not known)."""
+
+    UNDEFINED = 0
+    FLOAT = 1
+    UINT8 = 2
+    INT8 = 3
+    UINT16 = 4
+    INT16 = 5
+    INT32 = 6
+    INT64 = 7
+    STRING = 8
+    BOOL = 9
+    FLOAT16 = 10
+    DOUBLE = 11
+    UINT32 = 12
+    UINT64 = 13
+    COMPLEX64 = 14
+    COMPLEX128 = 15
+    BFLOAT16 = 16
+    FLOAT8E4M3FN = 17
+    FLOAT8E4M3FNUZ = 18
+    FLOAT8E5M2 = 19
+    FLOAT8E5M2FNUZ = 20
+    UINT4 = 21
+    INT4 = 22
+    FLOAT4E2M1 = 23
+    FLOAT8E8M0 = 24
+    UINT2 = 25
+    INT2 = 26
+    FLOAT6E2M3 = 27
+    FLOAT6E3M2 = 28
+
 
 UNDEFINED = 0
 FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL = 1, 2, 3, 4, 5, 6, 7, 8, 9

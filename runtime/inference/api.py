@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from opspec.runtime.contract.context import InferenceError
-from opspec.runtime.inference.engine import NodeError
+from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model
 from opspec.runtime.ir import ModelSource, is_onnx_model, load_model, save_model
 
@@ -36,7 +36,7 @@ class InferenceResult:
         self.external_refusals: list[str] = []
         self.implied_opsets: dict[str, int] = outcome.implied
         self._outcome = outcome
-        self._values: dict | None = None
+        self._values: dict[str, tuple[Any, str]] | None = None
 
     @property
     def unknown_ops(self) -> set[tuple[str, str]]:
@@ -90,7 +90,7 @@ def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool
     return _onnx_message(inferred) if isinstance(model, (str, os.PathLike)) else inferred
 
 
-def infer_shapes_path(model_path: str | os.PathLike, output_path: str | os.PathLike = "", check_type: bool = False,
+def infer_shapes_path(model_path: str | os.PathLike[str], output_path: str | os.PathLike[str] = "", check_type: bool = False,
                       strict_mode: bool = False, data_prop: bool = False) -> None:
     """Like ``onnx.shape_inference.infer_shapes_path``: infer the model file, write the result.
 
@@ -114,8 +114,9 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     if is_onnx_model(model):
         # A same-type copy is far cheaper than a round trip through bytes for models with
         # big weights; the engine only uses field names both message classes share.
-        copy = type(model)()
-        copy.CopyFrom(model)
+        message: Any = model
+        copy = type(message)()
+        copy.CopyFrom(message)
         finish = None
     else:
         loaded = load_model(model)
@@ -128,7 +129,7 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     return result
 
 
-def infer_in_place(model: Any, path: str | os.PathLike | None = None, **options: Any) -> InferenceResult:
+def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None, **options: Any) -> InferenceResult:
     """Infer a model message that the caller owns, writing results into it.
 
     ``path`` is the file it was read from, if any: small tensor data stored beside it is

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from opspec.runtime.contract.context import bind_formals
-from opspec.runtime.inference.convert import attribute_kind
+from opspec.runtime.inference.read_attributes import attribute_kind
 from opspec.runtime.contract.values import type_string
 from opspec.runtime.schema import UNBOUNDED, AttrType, FormalParameterOption, OpSchema
 from opspec.runtime.types import is_type_string
@@ -47,7 +47,7 @@ def _kind_name(kind: int) -> str:
 
 
 def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
-               attributes: Sequence[Any], values: dict) -> list[str]:
+               attributes: Sequence[Any], values: dict[str, Any]) -> list[str]:
     """Every way the node breaks ``schema``, one message each (empty when it conforms).
 
     ``inputs`` are the known input types (None when unknown or absent); ``attributes`` the

@@ -6,28 +6,22 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from opspec.runtime.inference.convert import (
-    DATA_LIMIT,
-    INT_ELEMS,
-    MAX_TYPE_DEPTH,
-    DimReader,
-    dim_out_of_range,
-    initializer_data,
-    without_bad_dims,
-)
-from opspec.runtime.inference.engine import Engine, FunctionInfo, NodeError, normalize_opsets
+from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
+from opspec.runtime.inference.node_errors import NodeError
+from opspec.runtime.inference.read_tensors import DATA_LIMIT, INT_ELEMS, initializer_data
+from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
+from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
-from opspec.runtime.inference.typeops import TypeConflict, merge_types
+from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
+from opspec.runtime.inference.walk import Walker
 from opspec.runtime.inference.write_back import write_graph, write_subgraphs
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
+from opspec.runtime.ir.codes import AttrType, DataLocation, TypeCase
 from opspec.runtime.shape import Sym, SymbolTable
 
 INPUT, INITIALIZER = "(input)", "(initializer)"
 
-# AttributeProto.AttributeType numbers that hold graphs or types.
-_GRAPH, _GRAPHS, _TYPE_PROTO, _TYPE_PROTOS = 5, 10, 13, 14
-_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
 
 class GraphOutcome:
@@ -76,7 +70,11 @@ class _LazySymbols(SymbolTable):
 
 def _text(name: str | bytes) -> str:
     """A dim_param as text (invalid UTF-8 arrives as bytes and is read with replacements)."""
-    return name if type(name) is str else bytes(name).decode("utf-8", "replace")
+    return name if isinstance(name, str) else name.decode("utf-8", "replace")
+
+
+_TENSOR_CASES = (TypeCase.TENSOR.field, TypeCase.SPARSE_TENSOR.field)
+_CONTAINER_CASES = (TypeCase.SEQUENCE.field, TypeCase.OPTIONAL.field)
 
 
 def dim_params(model: Any) -> set[str]:
@@ -97,11 +95,11 @@ def dim_params(model: Any) -> set[str]:
             raise ModelLoadError(f"cannot read the model: types or graphs are nested deeper than {MAX_TYPE_DEPTH} levels")
         if kind == "type":
             which = item.WhichOneof("value")
-            if which in ("tensor_type", "sparse_tensor_type"):
+            if which in _TENSOR_CASES:
                 found.update(_text(dim.dim_param) for dim in getattr(item, which).shape.dim if dim.dim_param)
-            elif which in ("sequence_type", "optional_type"):
+            elif which in _CONTAINER_CASES:
                 pending.append(("type", getattr(item, which).elem_type, depth + 1))
-            elif which == "map_type":
+            elif which == TypeCase.MAP.field:
                 pending.append(("type", item.map_type.value_type, depth + 1))
         elif kind == "graph":
             for group in (item.input, item.output, item.value_info):
@@ -111,13 +109,13 @@ def dim_params(model: Any) -> set[str]:
             for node in item:
                 for attribute in node.attribute:
                     code = attribute.type
-                    if code == _GRAPH:
+                    if code == AttrType.GRAPH:
                         pending.append(("graph", attribute.g, depth + 1))
-                    elif code == _GRAPHS:
+                    elif code == AttrType.GRAPHS:
                         pending += [("graph", graph, depth + 1) for graph in attribute.graphs]
-                    elif code == _TYPE_PROTO:
+                    elif code == AttrType.TYPE_PROTO:
                         pending.append(("type", attribute.tp, depth))
-                    elif code == _TYPE_PROTOS:
+                    elif code == AttrType.TYPE_PROTOS:
                         pending += [("type", type_proto, depth) for type_proto in attribute.type_protos]
     return found
 
@@ -169,7 +167,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             if name not in types:  # an override may have other dims, not another element type
                 types[name] = TensorType(elem, None)
             continue
-        if external is not None and tensor.data_location == _EXTERNAL and elem in INT_ELEMS:
+        if external is not None and tensor.data_location == DataLocation.EXTERNAL and elem in INT_ELEMS:
             inlined = external.inlined(tensor, DATA_LIMIT * 8)
             tensor = tensor if inlined is None else inlined
         data = initializer_data(tensor)  # small integer tensors (shapes, axes) and tiny float ones (scales)
@@ -208,8 +206,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     opsets = normalize_opsets(model.opset_import)
     symbols = _LazySymbols(reader.names, lambda: dim_params(model))
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
-    engine = Engine(symbols, functions, check_type=check_type, data_prop=data_prop)
+    engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
     engine.subgraphs = SubgraphInference(engine, reader)
+    engine.call_function = FunctionCalls(engine)
     engine.input_symbols = frozenset(_symbol_names(input_types))
     engine.loose_symbols = _loose_symbols(value_info_types, engine.input_symbols, output_types)
     nodes = graph.node
@@ -230,7 +229,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     return outcome
 
 
-def _refuse_unwritable_dims(engine: Engine, nodes: Any, outcome: GraphOutcome, strict: bool) -> None:
+def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, strict: bool) -> None:
     """A dim no model can hold (beyond int64) is its producer's error, and becomes unknown."""
     types = outcome.types
     # Values share their type objects (nodes alike give alike results): check each type once.
@@ -245,7 +244,8 @@ def _refuse_unwritable_dims(engine: Engine, nodes: Any, outcome: GraphOutcome, s
                         f"output '{name}': dim {dim} does not fit in a model (dims are int64)", strict)
 
 
-def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict, output_types: dict) -> None:
+def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, Any],
+                output_types: dict[str, Any]) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
     write_graph(graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types)
 

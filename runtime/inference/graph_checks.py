@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-# AttributeProto.AttributeType numbers that hold graphs.
-_GRAPH, _GRAPHS = 5, 10
+from opspec.runtime.ir.codes import AttrType
+
 _ONNX_DOMAINS = ("", "ai.onnx")
 
 
@@ -36,9 +36,9 @@ def node_label(node: Any, index: int, graph: str) -> str:
 def subgraphs(node: Any) -> Iterator[Any]:
     """The graphs held by a node's attributes (If branches, Loop and Scan bodies)."""
     for attribute in node.attribute:
-        if attribute.type == _GRAPH:
+        if attribute.type == AttrType.GRAPH:
             yield attribute.g
-        elif attribute.type == _GRAPHS:
+        elif attribute.type == AttrType.GRAPHS:
             yield from attribute.graphs
 
 

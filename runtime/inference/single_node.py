@@ -4,7 +4,10 @@ from __future__ import annotations
 import sys
 from typing import Any, Mapping, Sequence
 
-from opspec.generated import opspec_ir_pb2 as ir
+from opspec.generated import opspec_ir_pb2
+
+#: The IR message classes (built at import time from a descriptor, so typed loosely).
+ir: Any = opspec_ir_pb2
 from opspec.runtime.inference.graph import infer_model
 
 #: The IR version onnx 1.23 writes, which ``infer_node_outputs`` assumes by default.
@@ -51,7 +54,7 @@ def _import(domain: str, version: int) -> Any:
     return ir.OperatorSetIdProto(domain=domain, version=version)
 
 
-def _as(cls: type, message: Any) -> Any:
+def _as(cls: Any, message: Any) -> Any:
     """``message`` as an instance of ``cls`` (a wire-identical class of the other family)."""
     return message if isinstance(message, cls) else cls.FromString(message.SerializeToString())
 

@@ -12,44 +12,44 @@ from collections import ChainMap
 from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
-from opspec.runtime.inference.convert import DimReader, initializer_data
+from opspec.runtime.inference.read_tensors import initializer_data
+from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
-
-_GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
+from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
 
 
 class SubgraphInference:
-    """The engine's subgraph hook (``Engine.subgraphs``) for one model."""
+    """The walk's subgraph hook (``Walker.subgraphs``) for one model."""
 
     def __init__(self, engine: Any, reader: DimReader | None = None) -> None:
         self.engine = engine
         self.reader = reader or DimReader()
-        self.entries: dict = {}
+        self.entries: dict[Any, Any] = {}
         #: The last inference of each graph, by id, for writing the results into the model.
         self.records: dict[int, SubgraphRecord] = {}
         #: Nesting depth, bounded so that a hostile model cannot recurse without end.
         self.depth = 0
 
-    def __call__(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list,
-                 strict: bool) -> tuple[dict | None, Callable | None]:
-        graphs = {a.name: a for a in node.attribute if a.type == _GRAPH or a.type == _GRAPHS}
+    def __call__(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
+                 strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
+        graphs = {a.name: a for a in node.attribute if a.type in GRAPH_KINDS}
         if not graphs:
             return None, None
 
-        def infer(name: str, input_types: tuple | None = None) -> Any:
+        def infer(name: str, input_types: tuple[Any, ...] | None = None) -> Any:
             attribute = graphs.get(name)
             if attribute is None:
                 return None
-            if attribute.type == _GRAPH:
+            if attribute.type == AttrType.GRAPH:
                 return self._infer(attribute.g, input_types, types, datas, opsets, (index, node, errors, strict))
             return tuple(self._infer(g, input_types, types, datas, opsets, (index, node, errors, strict))
                          for g in attribute.graphs)
 
         return {name: infer(name) for name in graphs}, infer
 
-    def _infer(self, graph: Any, input_types: tuple | None, outer_types: Any, outer_datas: Any,
-               opsets: dict[str, int], owner: tuple) -> Subgraph:
+    def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
+               opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
         index, node, errors, strict = owner
         if self.depth >= _MAX_DEPTH:
             self.engine.fail(errors, index, node, f"subgraphs nested deeper than {_MAX_DEPTH}", strict)
@@ -80,7 +80,7 @@ class SubgraphInference:
             if value is not None:
                 declared[value_info.name] = value
         outputs_declared = [reader.value_info(v) for v in graph.output]
-        inner: list = []
+        inner: list[Any] = []
         producers: dict[str, int] = {}
         value_info_types = dict(declared)
         self.depth += 1
@@ -97,7 +97,7 @@ class SubgraphInference:
                         for v, given in zip(graph.output, outputs_declared))
         return Subgraph(graph.name, tuple(inputs), outputs)
 
-    def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple) -> Any:
+    def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple[Any, ...]) -> Any:
         """A subgraph output's type for the owner's rule: what inference found, refined by the
         declaration (a conflict is the owner's error). A declared sequence gives only its
         element type: its elements may differ among themselves (a loop's body that grows the

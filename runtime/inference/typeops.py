@@ -11,8 +11,9 @@ from opspec.runtime.contract.values import (
     TensorType,
     type_string,
 )
-from opspec.runtime.shape import ShapeError, Sym, format_shape, merge_shapes
 from opspec.runtime.contract.elements import element_name
+from opspec.runtime.contract.limits import MAX_DIM
+from opspec.runtime.shape import ShapeError, Sym, format_shape, merge_shapes
 
 
 class TypeConflict(ValueError):
@@ -92,7 +93,8 @@ def describe(value: Any) -> str:
     return type_string(value)
 
 
-__all__ = ["TypeConflict", "describe", "elem_name", "merge_types", "type_only"]
+__all__ = ["TypeConflict", "describe", "dim_out_of_range", "elem_name", "is_informative", "merge_types", "type_only",
+           "without_bad_dims"]
 
 
 def type_only(value: Any) -> Any:
@@ -105,3 +107,41 @@ def type_only(value: Any) -> Any:
     if kind is MapType:
         return MapType(value.key, type_only(value.value) if value.value is not None else None)
     return value
+
+
+def dim_out_of_range(value: Any) -> int | None:
+    """The first known dim of ``value`` (a type) that no model can hold (not in 0..2**63-1), if any."""
+    while value is not None:
+        kind = type(value)
+        if kind is TensorType or kind is SparseTensorType:
+            for dim in value.shape or ():
+                if type(dim) is int and not 0 <= dim <= MAX_DIM:
+                    return dim
+            return None
+        value = value.value if kind is MapType else getattr(value, "elem", None) if kind in (
+            SequenceType, OptionalType) else None
+    return None
+
+
+def without_bad_dims(value: Any) -> Any:
+    """``value`` with every dim that :func:`dim_out_of_range` would report made unknown."""
+    kind = type(value)
+    if kind is TensorType or kind is SparseTensorType:
+        if value.shape is None:
+            return value
+        return kind(value.elem, tuple(None if type(d) is int and not 0 <= d <= MAX_DIM else d
+                                      for d in value.shape))
+    if kind is SequenceType or kind is OptionalType:
+        return kind(without_bad_dims(value.elem))
+    if kind is MapType:
+        return MapType(value.key, without_bad_dims(value.value))
+    return value
+
+
+def is_informative(value: Any) -> bool:
+    """False for a type that says nothing (unknown element type and rank)."""
+    if value is None:
+        return False
+    if type(value) is TensorType:
+        return bool(value.elem) or value.shape is not None
+    return True

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
-from opspec.runtime.inference.convert import TypeEncoder, graph_value_infos, is_informative, write_type
-from opspec.runtime.inference.typeops import TypeConflict, merge_types
-
-_GRAPH, _GRAPHS = 5, 10  # AttributeProto.AttributeType
+from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
+from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
+from opspec.runtime.ir.codes import AttrType
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
@@ -51,10 +50,10 @@ class SubgraphRecord:
     ``graph`` is held so that the id the record is filed under stays its own."""
 
     graph: Any
-    types: dict
-    producers: dict
-    value_info_types: dict
-    output_types: dict
+    types: dict[str, Any]
+    producers: dict[str, int]
+    value_info_types: dict[str, Any]
+    output_types: dict[str, Any]
 
     def write(self, encoder: TypeEncoder) -> None:
         """Write into the graph; an output keeps what it declares, refined where inference agrees."""
@@ -78,9 +77,9 @@ def write_subgraphs(graph: Any, records: Mapping[int, SubgraphRecord]) -> None:
     while pending:
         for node in pending.pop().node:
             for attribute in node.attribute:
-                if attribute.type == _GRAPH:
+                if attribute.type == AttrType.GRAPH:
                     nested: Iterable[Any] = (attribute.g,)
-                elif attribute.type == _GRAPHS:
+                elif attribute.type == AttrType.GRAPHS:
                     nested = attribute.graphs
                 else:
                     continue

@@ -51,7 +51,7 @@ _VALUE_ATTRIBUTES = ("value", "sparse_value", "value_float", "value_floats", "va
                      "value_ints", "value_string", "value_strings")
 
 
-@rule("constant", "The type and shape of whichever value attribute is set.")
+@rule("constant", "The type and shape of whichever value attribute is set.", constant_output=True)
 def constant(ctx: InferenceContext) -> None:
     """Type, shape and (small numeric) data of whichever value attribute the node sets."""
     offered = [name for name in _VALUE_ATTRIBUTES if name in ctx.schema.attributes]

@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import opspec  # noqa: E402
 from opspec.generated import opspec_ir_pb2 as ir  # noqa: E402
-from opspec.runtime.inference import engine as engine_module  # noqa: E402
+from opspec.runtime.inference import node_errors  # noqa: E402
 from opspec.runtime.rulebook import RULES  # noqa: E402
 from opspec.runtime.defs import INFERENCE  # noqa: E402
 from opspec.runtime.inference.api import InferenceError, infer, infer_shapes  # noqa: E402
@@ -193,7 +193,7 @@ def test_rule_errors_strict_raise_naming_the_node(fake_rules):
     lambda ctx: 1 / 0,
 ])
 def test_buggy_rules_become_node_errors(fake_rules, bug, monkeypatch):
-    monkeypatch.setattr(engine_module, "RAISE_RULE_BUGS", False)
+    monkeypatch.setattr(node_errors, "RAISE_RULE_BUGS", False)
     fake_rules["broadcast"] = bug
     source = chain_model(value_info=[tensor("b", F, ["N", 3])])
     result = infer(source)
@@ -204,7 +204,7 @@ def test_buggy_rules_become_node_errors(fake_rules, bug, monkeypatch):
 @pytest.mark.parametrize("bug", [lambda ctx: [][1], lambda ctx: ctx.set_output(0, "not a type")])
 def test_buggy_rules_raise_under_the_debug_flag(fake_rules, bug):
     """The suite runs with the flag set (see conftest), so a rule bug fails the test that meets it."""
-    assert engine_module.RAISE_RULE_BUGS
+    assert node_errors.RAISE_RULE_BUGS
     fake_rules["broadcast"] = bug
     with pytest.raises((IndexError, TypeError)):
         infer(chain_model(value_info=[tensor("b", F, ["N", 3])]))
@@ -562,14 +562,16 @@ def test_nodes_differing_in_attributes_or_data_are_inferred_separately(fake_rule
     TensorType(F, (parse_dim("2*N+1"), 2**40)),
 ])
 def test_types_round_trip_through_protobuf(value):
-    from opspec.runtime.inference.convert import DimReader, TypeEncoder
+    from opspec.runtime.inference.read_types import DimReader
+    from opspec.runtime.inference.write_types import TypeEncoder
 
     proto = ir.TypeProto.FromString(TypeEncoder()(value))
     assert DimReader().type(proto) == value
 
 
 def test_container_types_round_trip_through_protobuf():
-    from opspec.runtime.inference.convert import DimReader, TypeEncoder
+    from opspec.runtime.inference.read_types import DimReader
+    from opspec.runtime.inference.write_types import TypeEncoder
     from opspec.runtime.contract import MapType, OptionalType, SequenceType, SparseTensorType
 
     for value in (SequenceType(TensorType(F, (2,))), OptionalType(SequenceType(TensorType(I64, None))),
@@ -587,7 +589,7 @@ def test_long_names_and_many_dims_are_encoded(fake_rules):
 
 
 def test_tensor_data_reads_raw_and_typed_fields_within_the_limit():
-    from opspec.runtime.inference.convert import tensor_data
+    from opspec.runtime.inference.read_tensors import tensor_data
 
     assert tensor_data(numpy_helper.from_array(np.array([1, -2], np.int32))) == Data((2,), (1, -2))
     assert tensor_data(helper.make_tensor("t", I64, [3], [4, 5, 6])) == Data((3,), (4, 5, 6))

@@ -14,7 +14,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper
 from ort_oracle import Case, Const, check, model_of
-from ruletest import run
+from opspec.runtime.testing import run_rule
 
 MS = "com.microsoft"
 
@@ -48,7 +48,7 @@ def scalar(value: Any, elem: int) -> Const:
 def outputs(op: str, inputs: list, attributes: dict | None = None, count: int | None = None, *, domain: str = MS,
             **kwargs: Any) -> list:
     """The output types ``op``'s rule (version 1 of ``domain``) gives, ``count`` of them (default: all)."""
-    ctx = run(op, 1, inputs, attributes, domain=domain, output_count=count, **kwargs)
+    ctx = run_rule(op, 1, inputs, attributes, domain=domain, output_count=count, **kwargs)
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 
 

@@ -3,10 +3,10 @@ RotaryEmbedding."""
 from __future__ import annotations
 
 import pytest
-from ruletest import FLOAT, INT64, run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import ShapeError, Sym
+from opspec.runtime.testing import FLOAT, INT64, run_rule, t
 
 B, S, P, H, K = Sym("B"), Sym("S"), Sym("P"), Sym("H"), Sym("K")
 F16 = 10
@@ -14,7 +14,7 @@ HEADS = {"q_num_heads": 4, "kv_num_heads": 2}
 
 
 def attention(version, inputs, attributes=None, outputs=4, names=None):
-    ctx = run("Attention", version, inputs, attributes, output_count=outputs, names=names)
+    ctx = run_rule("Attention", version, inputs, attributes, output_count=outputs, names=names)
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 
 
@@ -89,16 +89,16 @@ def test_attention_25_refuses_what_it_newly_forbids(attributes, outputs, message
 
 
 def test_flex_attention():
-    ctx = run("FlexAttention", 1, [t(B, 4, S, 8), t(B, 2, P, 8), t(B, 2, P, 16)], domain="ai.onnx.preview")
+    ctx = run_rule("FlexAttention", 1, [t(B, 4, S, 8), t(B, 2, P, 8), t(B, 2, P, 16)], domain="ai.onnx.preview")
     assert ctx.output_type(0) == t(B, 4, S, 16)
     with pytest.raises(InferenceError, match="rank"):
-        run("FlexAttention", 1, [t(B, S, 8), t(B, 2, P, 8), t(B, 2, P, 16)], domain="ai.onnx.preview")
+        run_rule("FlexAttention", 1, [t(B, S, 8), t(B, 2, P, 8), t(B, 2, P, 16)], domain="ai.onnx.preview")
     with pytest.raises(InferenceError, match="sequence lengths"):
-        run("FlexAttention", 1, [t(1, 4, 3, 8), t(1, 2, 5, 8), t(1, 2, 6, 8)], domain="ai.onnx.preview")
+        run_rule("FlexAttention", 1, [t(1, 4, 3, 8), t(1, 2, 5, 8), t(1, 2, 6, 8)], domain="ai.onnx.preview")
 
 
 def linear(inputs, attributes=None, names=None):
-    ctx = run("LinearAttention", 27, inputs, {**HEADS, **(attributes or {})}, output_count=2, names=names)
+    ctx = run_rule("LinearAttention", 27, inputs, {**HEADS, **(attributes or {})}, output_count=2, names=names)
     return ctx.output_type(0), ctx.output_type(1)
 
 
@@ -124,7 +124,7 @@ def test_linear_attention_refuses_invalid_nodes(inputs, attributes, message):
 
 
 def causal_conv(inputs, attributes=None, names=None):
-    ctx = run("CausalConvWithState", 27, inputs, attributes, output_count=2, names=names)
+    ctx = run_rule("CausalConvWithState", 27, inputs, attributes, output_count=2, names=names)
     return ctx.output_type(0), ctx.output_type(1)
 
 
@@ -151,22 +151,22 @@ def test_causal_conv_refuses_invalid_nodes(inputs, attributes, message):
 def test_rotary_embedding_keeps_the_input_shape():
     cache = t(S, 4)
     ids = t(B, S, elem=INT64)
-    assert run("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids], {"num_heads": 8}).output_type(0) == \
+    assert run_rule("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids], {"num_heads": 8}).output_type(0) == \
         t(B, S, 64)
-    assert run("RotaryEmbedding", 23, [t(B, 8, S, 8), cache, cache, ids]).output_type(0) == t(B, 8, S, 8)
+    assert run_rule("RotaryEmbedding", 23, [t(B, 8, S, 8), cache, cache, ids]).output_type(0) == t(B, 8, S, 8)
     with pytest.raises(InferenceError, match="3-D"):
-        run("RotaryEmbedding", 23, [t(S, 64), cache, cache, ids], {"num_heads": 8})
+        run_rule("RotaryEmbedding", 23, [t(S, 64), cache, cache, ids], {"num_heads": 8})
     with pytest.raises(InferenceError, match="num_heads"):
-        run("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids])
+        run_rule("RotaryEmbedding", 23, [t(B, S, 64), cache, cache, ids])
 
 
 def test_rms_normalization_keeps_the_input_shape():
-    assert run("RMSNormalization", 23, [t(B, S, 64), t(64)]).output_type(0) == t(B, S, 64, elem=FLOAT)
-    assert run("RMSNormalization", 23, [t(B, S, 64), t(S, 64)], {"axis": 1}).output_type(0) == t(B, S, 64)
+    assert run_rule("RMSNormalization", 23, [t(B, S, 64), t(64)]).output_type(0) == t(B, S, 64, elem=FLOAT)
+    assert run_rule("RMSNormalization", 23, [t(B, S, 64), t(S, 64)], {"axis": 1}).output_type(0) == t(B, S, 64)
     with pytest.raises(InferenceError, match="out of range"):
-        run("RMSNormalization", 23, [t(B, S, 64), t(64)], {"axis": 3})
+        run_rule("RMSNormalization", 23, [t(B, S, 64), t(64)], {"axis": 3})
     with pytest.raises(ShapeError, match="broadcast"):
-        run("RMSNormalization", 23, [t(B, S, 64), t(32)])
+        run_rule("RMSNormalization", 23, [t(B, S, 64), t(32)])
 
 
 def test_decoder_step_with_rotary_embedding_and_a_cache_every_value():

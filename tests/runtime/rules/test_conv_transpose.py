@@ -4,10 +4,10 @@ from __future__ import annotations
 import onnx.shape_inference
 import pytest
 from onnx import TensorProto, helper
-from ruletest import run, t
 
 import opspec
 from opspec.runtime.shape import Sym, parse_dim
+from opspec.runtime.testing import run_rule, t
 
 F = TensorProto.FLOAT
 CASES = [
@@ -34,5 +34,5 @@ def test_concrete_shapes_match_onnx(x, w, attributes):
 
 def test_symbolic_sizes_give_formulas():
     H = Sym("H")
-    out = run("ConvTranspose", 22, [t(Sym("N"), 8, H, 16), t(8, 4, 2, 2)], {"strides": [2, 2]}).output_type(0)
+    out = run_rule("ConvTranspose", 22, [t(Sym("N"), 8, H, 16), t(8, 4, 2, 2)], {"strides": [2, 2]}).output_type(0)
     assert out.shape == (Sym("N"), 4, parse_dim("2*H"), 32)

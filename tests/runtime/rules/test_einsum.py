@@ -5,11 +5,11 @@ import numpy as np
 import onnx.shape_inference
 import pytest
 from onnx import TensorProto, helper
-from ruletest import run, t
 
 import opspec
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t
 
 CASES = [
     ("ij,jk->ik", [(2, 3), (3, 4)]),
@@ -42,6 +42,6 @@ def test_matches_numpy_and_onnx(equation, shapes):
 
 def test_symbols_and_unknowns():
     N = Sym("N")
-    assert run("Einsum", 12, [t(N, 3), t(3, None)], {"equation": "ij,jk->ik"}).output_type(0) == t(N, None)
+    assert run_rule("Einsum", 12, [t(N, 3), t(3, None)], {"equation": "ij,jk->ik"}).output_type(0) == t(N, None)
     with pytest.raises(InferenceError, match="sizes 3 and 4"):
-        run("Einsum", 12, [t(2, 3), t(4, 5)], {"equation": "ij,jk->ik"})
+        run_rule("Einsum", 12, [t(2, 3), t(4, 5)], {"equation": "ij,jk->ik"})

@@ -8,9 +8,9 @@ import pytest
 import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import BOOL, Data, SequenceType, TensorType
-from ruletest import apply_rule, make_context
 from opspec.runtime.shape import ShapeError, Sym, SymbolTable
 from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.testing import apply_rule, make_context
 
 N, M = Sym("N"), Sym("M")
 FLOAT, INT32, INT64 = 1, 6, 7

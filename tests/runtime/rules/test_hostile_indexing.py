@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from ruletest import INT64, run, t, vec
 
 import opspec
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym, SymbolTable
+from opspec.runtime.testing import INT64, run_rule, t, vec
 
 N = Sym("N")
 OPS = [("GatherElements", 13), ("GatherND", 11), ("GatherND", 13), ("ScatterElements", 18), ("Scatter", 9),
@@ -52,7 +52,7 @@ def test_random_nodes_give_a_result_or_a_node_error(seed):
         count = len(schema.inputs)
         attributes = {**REQUIRED.get(op, {}), **REQUIRED.get((op, version), {}), **rng.choice(ATTRIBUTES)}
         try:
-            run(op, version, [_type(rng) for _ in range(count)], attributes, data=[_data(rng) for _ in range(count)],
+            run_rule(op, version, [_type(rng) for _ in range(count)], attributes, data=[_data(rng) for _ in range(count)],
                 names=[f"in{i}" for i in range(count)], output_count=len(schema.outputs), symbols=SymbolTable(()))
         except InferenceError:
             pass

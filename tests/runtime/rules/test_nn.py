@@ -8,8 +8,8 @@ import pytest
 import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import TensorType
-from ruletest import apply_rule, make_context
 from opspec.runtime.shape import ShapeError, Sym, parse_dim
+from opspec.runtime.testing import apply_rule, make_context
 
 F, F16, BF16, I64 = 1, 10, 16, 7
 N, H, W = Sym("N"), Sym("H"), Sym("W")
@@ -19,7 +19,7 @@ def t(*dims):
     return TensorType(F, None if dims == (None,) else tuple(dims))
 
 
-def run(op, version, inputs, attributes=None, outputs=None):
+def run_nn(op, version, inputs, attributes=None, outputs=None):
     schema = opspec.get_schema(op, version)
     ctx = make_context(schema, list(inputs), dict(attributes or {}), output_count=outputs)
     apply_rule(ctx)
@@ -75,21 +75,21 @@ def evaluate(dim, **values):
 ])
 def test_conv(x, w, attributes, expected):
     inputs = [t(None) if x is None else t(*x), t(None) if w is None else t(*w)]
-    assert shape(run("Conv", 11, inputs, attributes)) == expected
+    assert shape(run_nn("Conv", 11, inputs, attributes)) == expected
 
 
 def test_conv_symbolic_strided_output_is_exact():
-    dim = shape(run("Conv", 11, [t(1, 3, H), t(8, 3, 3)], {"strides": [2], "pads": [1, 0]}))[2]
+    dim = shape(run_nn("Conv", 11, [t(1, 3, H), t(8, 3, 3)], {"strides": [2], "pads": [1, 0]}))[2]
     for h in range(3, 40):
         assert evaluate(dim, H=h) == window_length(h, 3, 2, begin=1)
 
 
 def test_conv_bias():
-    assert shape(run("Conv", 11, [t(1, 3, 5), t(None, 3, 3), t(8)])) == (1, 8, 3)
+    assert shape(run_nn("Conv", 11, [t(1, 3, 5), t(None, 3, 3), t(8)])) == (1, 8, 3)
     with pytest.raises(InferenceError, match="B \\(7,\\) must be 1-D"):
-        run("Conv", 11, [t(1, 3, 5), t(8, 3, 3), t(7)])
+        run_nn("Conv", 11, [t(1, 3, 5), t(8, 3, 3), t(7)])
     with pytest.raises(InferenceError, match="must be 1-D"):
-        run("Conv", 11, [t(1, 3, 5), t(8, 3, 3), t(8, 1)])
+        run_nn("Conv", 11, [t(1, 3, 5), t(8, 3, 3), t(8, 1)])
 
 
 @pytest.mark.parametrize("x, w, attributes, message", [
@@ -112,11 +112,11 @@ def test_conv_bias():
 ])
 def test_conv_errors(x, w, attributes, message):
     with pytest.raises(InferenceError, match=message):
-        run("Conv", 11, [t(*x), t(*w)], attributes)
+        run_nn("Conv", 11, [t(*x), t(*w)], attributes)
 
 
 def test_conv_accepts_zero_pads_with_auto_pad():
-    ctx = run("Conv", 11, [t(1, 3, 10), t(8, 3, 3)], {"auto_pad": "SAME_UPPER", "pads": [0, 0]})
+    ctx = run_nn("Conv", 11, [t(1, 3, 10), t(8, 3, 3)], {"auto_pad": "SAME_UPPER", "pads": [0, 0]})
     assert shape(ctx) == (1, 8, 10)
 
 
@@ -140,12 +140,12 @@ def test_conv_matches_formula():
         inputs = [t(2, 3, *sizes), t(5, 3, *kernel)]
         if min(expected) < 1:
             with pytest.raises(InferenceError):
-                run("Conv", 11, inputs, attributes)
+                run_nn("Conv", 11, inputs, attributes)
             continue
-        assert shape(run("Conv", 11, inputs, attributes)) == (2, 5, *expected)
+        assert shape(run_nn("Conv", 11, inputs, attributes)) == (2, 5, *expected)
         # The same with symbolic spatial dims, evaluated back.
         symbols = [Sym(f"D{i}") for i in range(count)]
-        dims = shape(run("Conv", 11, [t(2, 3, *symbols), t(5, 3, *kernel)], attributes))[2:]
+        dims = shape(run_nn("Conv", 11, [t(2, 3, *symbols), t(5, 3, *kernel)], attributes))[2:]
         values = {f"D{i}": d for i, d in enumerate(sizes)}
         assert [evaluate(d, **values) for d in dims] == expected
 
@@ -165,42 +165,42 @@ def test_conv_matches_formula():
     ("AveragePool", 11, {"kernel_shape": [2, 2], "auto_pad": "VALID"}, (1, 3, 4, 5)),
 ])
 def test_pool(op, version, attributes, expected):
-    assert shape(run(op, version, [t(1, 3, 5, 6)], attributes)) == expected
+    assert shape(run_nn(op, version, [t(1, 3, 5, 6)], attributes)) == expected
 
 
 def test_pool_attributes_a_version_lacks_are_ignored():
     # Dilations arrive with MaxPool 10 and AveragePool 19; ceil_mode with version 10.
-    assert shape(run("AveragePool", 11, [t(1, 3, 6)], {"kernel_shape": [2], "dilations": [3]})) == (1, 3, 5)
-    assert shape(run("MaxPool", 8, [t(1, 3, 5)], {"kernel_shape": [2], "strides": [2], "ceil_mode": 1})) == (1, 3, 2)
+    assert shape(run_nn("AveragePool", 11, [t(1, 3, 6)], {"kernel_shape": [2], "dilations": [3]})) == (1, 3, 5)
+    assert shape(run_nn("MaxPool", 8, [t(1, 3, 5)], {"kernel_shape": [2], "strides": [2], "ceil_mode": 1})) == (1, 3, 2)
 
 
 def test_pool_ceil_mode_drops_a_window_starting_in_the_end_padding():
     # (5 + 1 - 2) / 2 rounds up to 2, but the third window would start at 4 + ... = the end pad.
-    ctx = run("MaxPool", 12, [t(1, 1, 4)], {"kernel_shape": [2], "strides": [2], "pads": [0, 1], "ceil_mode": 1})
+    ctx = run_nn("MaxPool", 12, [t(1, 1, 4)], {"kernel_shape": [2], "strides": [2], "pads": [0, 1], "ceil_mode": 1})
     assert shape(ctx) == (1, 1, 2)
     assert window_length(4, 2, 2, end=1, ceil_mode=True) == 2
 
 
 def test_pool_ceil_mode_keeps_one_window_overhanging_the_padding():
     attributes = {"kernel_shape": [4], "strides": [2], "dilations": [2], "pads": [1, 1]}
-    assert shape(run("MaxPool", 12, [t(1, 1, 4)], {**attributes, "ceil_mode": 1})) == (1, 1, 1)
+    assert shape(run_nn("MaxPool", 12, [t(1, 1, 4)], {**attributes, "ceil_mode": 1})) == (1, 1, 1)
     with pytest.raises(InferenceError, match="covers 7 positions"):
-        run("MaxPool", 12, [t(1, 1, 4)], attributes)
+        run_nn("MaxPool", 12, [t(1, 1, 4)], attributes)
 
 
 def test_max_pool_indices():
-    ctx = run("MaxPool", 12, [t(N, 3, 8, 8)], {"kernel_shape": [2, 2], "strides": [2, 2]}, outputs=2)
+    ctx = run_nn("MaxPool", 12, [t(N, 3, 8, 8)], {"kernel_shape": [2, 2], "strides": [2, 2]}, outputs=2)
     assert shape(ctx, 0) == (N, 3, 4, 4)
     assert ctx.output_type(1) == TensorType(I64, (N, 3, 4, 4))
-    ctx = run("MaxPool", 12, [t(N, 3, 8, 8)], {"kernel_shape": [2, 2]}, outputs=1)
+    ctx = run_nn("MaxPool", 12, [t(N, 3, 8, 8)], {"kernel_shape": [2, 2]}, outputs=1)
     assert ctx.output_count == 1
 
 
 def test_pool_unknown_and_symbolic():
-    assert shape(run("MaxPool", 12, [t(None)], {"kernel_shape": [2, 2]})) == (None,) * 4
-    assert shape(run("MaxPool", 12, [t(N, 3, None, H)], {"kernel_shape": [2, 2], "strides": [2, 2]})) == \
+    assert shape(run_nn("MaxPool", 12, [t(None)], {"kernel_shape": [2, 2]})) == (None,) * 4
+    assert shape(run_nn("MaxPool", 12, [t(N, 3, None, H)], {"kernel_shape": [2, 2], "strides": [2, 2]})) == \
         (N, 3, None, H // 2)
-    ctx = run("MaxPool", 12, [t(1, 3, H)], {"kernel_shape": [3], "strides": [2], "ceil_mode": 1})
+    ctx = run_nn("MaxPool", 12, [t(1, 3, H)], {"kernel_shape": [3], "strides": [2], "ceil_mode": 1})
     assert shape(ctx) == (1, 3, parse_dim("ceil((H-3)/2)+1"))
 
 
@@ -210,8 +210,8 @@ def test_symbolic_ceil_mode_is_exact_or_unknown():
         k, s, d = rng.randint(1, 4), rng.randint(1, 4), rng.randint(1, 2)
         begin, end = rng.randint(0, k - 1), rng.randint(0, k - 1)
         attributes = {"kernel_shape": [k], "strides": [s], "dilations": [d], "pads": [begin, end], "ceil_mode": 1}
-        dim = shape(run("MaxPool", 12, [t(1, 1, H)], attributes))[2]
-        scaled = shape(run("MaxPool", 12, [t(1, 1, s * H + 5)], attributes))[2]
+        dim = shape(run_nn("MaxPool", 12, [t(1, 1, H)], attributes))[2]
+        scaled = shape(run_nn("MaxPool", 12, [t(1, 1, s * H + 5)], attributes))[2]
         for h in range(k * d, 30):
             if dim is not None:
                 assert evaluate(dim, H=h) == window_length(h, k, s, d, begin, end, ceil_mode=True)
@@ -231,7 +231,7 @@ def test_symbolic_ceil_mode_is_exact_or_unknown():
 ])
 def test_pool_errors(x, attributes, message):
     with pytest.raises(InferenceError, match=message):
-        run("MaxPool", 12, [t(*x)], attributes)
+        run_nn("MaxPool", 12, [t(*x)], attributes)
 
 
 def test_pool_matches_formula_and_reference():
@@ -254,9 +254,9 @@ def test_pool_matches_formula_and_reference():
                     for i, (d, k, s, dl) in enumerate(zip(sizes, kernel, strides, dilations))]
         if min(expected) < 1:
             with pytest.raises(InferenceError):
-                run(op, 19, [t(1, 2, *sizes)], attributes)
+                run_nn(op, 19, [t(1, 2, *sizes)], attributes)
             continue
-        assert shape(run(op, 19, [t(1, 2, *sizes)], attributes)) == (1, 2, *expected)
+        assert shape(run_nn(op, 19, [t(1, 2, *sizes)], attributes)) == (1, 2, *expected)
         if trial % 5 == 0:  # the onnx reference implementation agrees
             node = helper.make_node(op, ["x"], ["y"], **attributes)
             graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
@@ -267,12 +267,12 @@ def test_pool_matches_formula_and_reference():
 
 
 def test_global_pool():
-    assert shape(run("GlobalAveragePool", 1, [t(N, 3, H, W)])) == (N, 3, 1, 1)
-    assert shape(run("GlobalAveragePool", 22, [t(2, 3, 4)])) == (2, 3, 1)
-    assert shape(run("GlobalAveragePool", 1, [t(2, 3)])) == (2, 3)
-    assert shape(run("GlobalAveragePool", 1, [t(None)])) is None
+    assert shape(run_nn("GlobalAveragePool", 1, [t(N, 3, H, W)])) == (N, 3, 1, 1)
+    assert shape(run_nn("GlobalAveragePool", 22, [t(2, 3, 4)])) == (2, 3, 1)
+    assert shape(run_nn("GlobalAveragePool", 1, [t(2, 3)])) == (2, 3)
+    assert shape(run_nn("GlobalAveragePool", 1, [t(None)])) is None
     with pytest.raises(InferenceError, match=r"X: shape \(3,\) must have rank at least 2"):
-        run("GlobalAveragePool", 1, [t(3)])
+        run_nn("GlobalAveragePool", 1, [t(3)])
 
 
 # ----------------------------------------------------------------------------- batch normalization
@@ -283,47 +283,47 @@ def bn_inputs(x, c=3, stats=None):
 
 
 def test_batch_norm_inference():
-    ctx = run("BatchNormalization", 15, bn_inputs((N, 3, H, W)), outputs=1)
+    ctx = run_nn("BatchNormalization", 15, bn_inputs((N, 3, H, W)), outputs=1)
     assert shape(ctx) == (N, 3, H, W)
 
 
 def test_batch_norm_training_outputs():
-    ctx = run("BatchNormalization", 15, bn_inputs((N, 3, H, W)), {"training_mode": 1}, outputs=3)
+    ctx = run_nn("BatchNormalization", 15, bn_inputs((N, 3, H, W)), {"training_mode": 1}, outputs=3)
     assert [shape(ctx, i) for i in range(3)] == [(N, 3, H, W), (3,), (3,)]
-    ctx = run("BatchNormalization", 14, bn_inputs((N, None, H), stats=(C := Sym("C"),)), {"training_mode": 1},
+    ctx = run_nn("BatchNormalization", 14, bn_inputs((N, None, H), stats=(C := Sym("C"),)), {"training_mode": 1},
               outputs=3)
     assert [shape(ctx, i) for i in range(3)] == [(N, None, H), (C,), (C,)]
 
 
 def test_batch_norm_training_mode_off_allows_only_y():
     with pytest.raises(InferenceError, match="training_mode=1"):
-        run("BatchNormalization", 15, bn_inputs((2, 3, 4)), {}, outputs=3)
+        run_nn("BatchNormalization", 15, bn_inputs((2, 3, 4)), {}, outputs=3)
 
 
 def test_batch_norm_old_versions():
-    ctx = run("BatchNormalization", 9, bn_inputs((2, 3, 4)), {}, outputs=5)
+    ctx = run_nn("BatchNormalization", 9, bn_inputs((2, 3, 4)), {}, outputs=5)
     assert [shape(ctx, i) for i in range(5)] == [(2, 3, 4)] + [(3,)] * 4
-    ctx = run("BatchNormalization", 6, bn_inputs((2, 3, 4)), {"is_test": 1}, outputs=1)
+    ctx = run_nn("BatchNormalization", 6, bn_inputs((2, 3, 4)), {"is_test": 1}, outputs=1)
     assert shape(ctx) == (2, 3, 4)
     # spatial=0 keeps one statistic per feature: X.shape[1:].
-    ctx = run("BatchNormalization", 7, bn_inputs((2, 3, 4), stats=(3, 4)), {"spatial": 0}, outputs=3)
+    ctx = run_nn("BatchNormalization", 7, bn_inputs((2, 3, 4), stats=(3, 4)), {"spatial": 0}, outputs=3)
     assert [shape(ctx, i) for i in range(3)] == [(2, 3, 4), (3, 4), (3, 4)]
 
 
 def test_batch_norm_unknown_and_rank_1():
-    ctx = run("BatchNormalization", 15, bn_inputs(None, 5), {"training_mode": 1}, outputs=3)
+    ctx = run_nn("BatchNormalization", 15, bn_inputs(None, 5), {"training_mode": 1}, outputs=3)
     assert [shape(ctx, i) for i in range(3)] == [None, (5,), (5,)]
-    ctx = run("BatchNormalization", 15, bn_inputs((7,), 1), {"training_mode": 1}, outputs=2)
+    ctx = run_nn("BatchNormalization", 15, bn_inputs((7,), 1), {"training_mode": 1}, outputs=2)
     assert shape(ctx, 1) == (1,)
 
 
 def test_batch_norm_errors():
     with pytest.raises(InferenceError, match="does not match 3 channels"):
-        run("BatchNormalization", 15, bn_inputs((2, 3, 4), 4), outputs=1)
+        run_nn("BatchNormalization", 15, bn_inputs((2, 3, 4), 4), outputs=1)
     with pytest.raises(InferenceError, match="must be 1-D"):
-        run("BatchNormalization", 15, bn_inputs((2, 3, 4), stats=(3, 1)), outputs=1)
+        run_nn("BatchNormalization", 15, bn_inputs((2, 3, 4), stats=(3, 1)), outputs=1)
     with pytest.raises(InferenceError, match=r"X: shape \(\) must have rank at least 1"):
-        run("BatchNormalization", 15, bn_inputs(()), outputs=1)
+        run_nn("BatchNormalization", 15, bn_inputs(()), outputs=1)
 
 
 # ----------------------------------------------------------------------------- layer normalization
@@ -337,25 +337,25 @@ def test_batch_norm_errors():
 ])
 def test_layer_norm(x, axis, expected):
     attributes = {} if axis is None else {"axis": axis}
-    ctx = run("LayerNormalization", 17, [t(*x), t(x[-1])], attributes, outputs=3)
+    ctx = run_nn("LayerNormalization", 17, [t(*x), t(x[-1])], attributes, outputs=3)
     assert shape(ctx) == x
     assert ctx.output_type(1) == TensorType(F, expected)
     assert ctx.output_type(2) == TensorType(F, expected)
 
 
 def test_layer_norm_stash_type_and_unknown_rank():
-    ctx = run("LayerNormalization", 17, [TensorType(F16, (2, 4)), TensorType(F16, (4,))],
+    ctx = run_nn("LayerNormalization", 17, [TensorType(F16, (2, 4)), TensorType(F16, (4,))],
               {"stash_type": BF16}, outputs=2)
     assert ctx.output_type(1) == TensorType(BF16, (2, 1))
-    ctx = run("LayerNormalization", 17, [t(None), t(4)], {}, outputs=3)
+    ctx = run_nn("LayerNormalization", 17, [t(None), t(4)], {}, outputs=3)
     assert shape(ctx) is None
     assert ctx.output_type(1) == TensorType(F, None)
 
 
 def test_layer_norm_errors():
     with pytest.raises(InferenceError, match="out of range"):
-        run("LayerNormalization", 17, [t(2, 3), t(3)], {"axis": 2})
+        run_nn("LayerNormalization", 17, [t(2, 3), t(3)], {"axis": 2})
     with pytest.raises(ShapeError, match="cannot broadcast"):
-        run("LayerNormalization", 17, [t(2, 3), t(4)])
+        run_nn("LayerNormalization", 17, [t(2, 3), t(4)])
     with pytest.raises(ShapeError, match="cannot broadcast"):
-        run("LayerNormalization", 17, [t(2, 3), t(3), t(2, 2, 3)])
+        run_nn("LayerNormalization", 17, [t(2, 3), t(3), t(2, 2, 3)])

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from ort_oracle import F, F16, Case, In, check
-from ruletest import FLOAT, run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, run_rule, t
 
 MS = "com.microsoft"
 B, S, D, K = Sym("B"), Sym("S"), Sym("D"), Sym("K")
@@ -38,7 +38,7 @@ def test_shape_keeping_activations_against_onnxruntime(op, inputs, attributes):
     ("BiasSoftmax", [t(B, 12, S, S), t(B, 1, 1, S)], {"axis": 3, "is_inner_broadcast": 0}),
 ])
 def test_shape_keeping_ops_without_a_cpu_kernel(op, inputs, attributes):
-    assert run(op, 1, inputs, attributes, domain=MS).output_type(0) == inputs[0]
+    assert run_rule(op, 1, inputs, attributes, domain=MS).output_type(0) == inputs[0]
 
 
 # ---------------------------------------------------------------------------------- BiasSplitGelu
@@ -52,13 +52,13 @@ def test_shape_keeping_ops_without_a_cpu_kernel(op, inputs, attributes):
     (t(B, S, 7), t(7), t(B, S, 3)),  # halved rounding down, as onnxruntime computes it
 ])
 def test_bias_split_gelu_halves_the_last_dim(x, bias, y):
-    ctx = run("BiasSplitGelu", 1, [x, bias], domain=MS, names=["x", "bias"])
+    ctx = run_rule("BiasSplitGelu", 1, [x, bias], domain=MS, names=["x", "bias"])
     assert ctx.output_type(0) == y
 
 
 def test_bias_split_gelu_unknown_bias_is_not_absent():
-    present = run("BiasSplitGelu", 1, [t(B, S, D), None], domain=MS, names=["x", "bias"])
-    known = run("BiasSplitGelu", 1, [t(B, S, None), t(640)], domain=MS)
+    present = run_rule("BiasSplitGelu", 1, [t(B, S, D), None], domain=MS, names=["x", "bias"])
+    known = run_rule("BiasSplitGelu", 1, [t(B, S, None), t(640)], domain=MS)
     assert present.output_type(0) == t(B, S, D // 2)
     assert known.output_type(0) == t(B, S, 320)
 
@@ -70,7 +70,7 @@ def test_bias_split_gelu_unknown_bias_is_not_absent():
 ])
 def test_bias_split_gelu_refusals(x, bias, message):
     with pytest.raises(InferenceError, match=message):
-        run("BiasSplitGelu", 1, [x, bias], domain=MS)
+        run_rule("BiasSplitGelu", 1, [x, bias], domain=MS)
 
 
 # ---------------------------------------------------------------------------------- GemmFastGelu
@@ -82,18 +82,18 @@ def test_bias_split_gelu_refusals(x, bias, message):
     (t(64), t(64, 256), t(256)),
 ])
 def test_gemm_fast_gelu_multiplies_as_matmul(x, w, y):
-    assert run("GemmFastGelu", 1, [x, w, t(256)], domain=MS).output_type(0) == y
-    assert run("GemmFastGelu", 1, [x, w], domain=MS).output_type(0) == y
+    assert run_rule("GemmFastGelu", 1, [x, w, t(256)], domain=MS).output_type(0) == y
+    assert run_rule("GemmFastGelu", 1, [x, w], domain=MS).output_type(0) == y
 
 
 def test_gemm_fast_gelu_refuses_mismatched_inner_dims():
     with pytest.raises(InferenceError, match="inner dims 64 and 32 differ"):
-        run("GemmFastGelu", 1, [t(B, S, 64), t(32, 256)], domain=MS)
+        run_rule("GemmFastGelu", 1, [t(B, S, 64), t(32, 256)], domain=MS)
 
 
 def test_gemm_fast_gelu_output_type_is_x_type():
-    assert run("GemmFastGelu", 1, [t(2, 8, elem=10), t(8, 4, elem=10)], domain=MS).output_type(0) == t(2, 4, elem=10)
-    assert run("GemmFastGelu", 1, [t(2, 8), t(8, 4)], domain=MS).output_type(0).elem == FLOAT
+    assert run_rule("GemmFastGelu", 1, [t(2, 8, elem=10), t(8, 4, elem=10)], domain=MS).output_type(0) == t(2, 4, elem=10)
+    assert run_rule("GemmFastGelu", 1, [t(2, 8), t(8, 4)], domain=MS).output_type(0).elem == FLOAT
 
 
 @pytest.mark.parametrize("x, bias", [((), (4, 3, "N", 3)), ((1, 3, 1), ("B", 4, 3, 8))])

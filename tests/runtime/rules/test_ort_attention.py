@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from ort_oracle import F, I32, I64, Case, Const, In, check
-from ruletest import INT32, INT64, run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT32, INT64, run_rule, t
 
 MS = "com.microsoft"
 B, S, P, T, D, M = Sym("B"), Sym("S"), Sym("P"), Sym("T"), Sym("D"), Sym("M")
@@ -53,7 +53,7 @@ def test_attention_with_mask_and_past_sequence_length_that_does_not_share():
 
 
 def ort_attention(inputs, attributes=None, outputs=2, op="Attention", names=None):
-    ctx = run(op, 1, inputs, {"num_heads": 2, **(attributes or {})}, domain=MS, output_count=outputs, names=names)
+    ctx = run_rule(op, 1, inputs, {"num_heads": 2, **(attributes or {})}, domain=MS, output_count=outputs, names=names)
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 
 
@@ -104,7 +104,7 @@ def test_attention_invalid_nodes(inputs, attributes, message):
 
 
 def test_packed_attention_rule():
-    run_packed = lambda inputs, attributes=None: run(  # noqa: E731
+    run_packed = lambda inputs, attributes=None: run_rule(  # noqa: E731
         "PackedAttention", 1, inputs, {"num_heads": 2, **(attributes or {})}, domain=MS).output_type(0)
     tokens = [t(B, S, elem=INT32), t(B + 1, elem=INT32)]
     assert run_packed([t(T, 10), t(10, 48), t(48), *tokens]) == t(T, 16)
@@ -134,7 +134,7 @@ def test_rotary_embeddings_keep_the_input_shape(case):
 
 
 def gemma(inputs):
-    ctx = run("GemmaRotaryEmbedding", 1, inputs, domain=MS)
+    ctx = run_rule("GemmaRotaryEmbedding", 1, inputs, domain=MS)
     return [ctx.output_type(i) for i in range(2)]
 
 
@@ -151,10 +151,10 @@ def test_gemma_rotary_embedding_outputs_take_q_shape():
 
 
 def test_rotary_embedding_unknown_input_is_sound():
-    ctx = run("RotaryEmbedding", 1, [t(None, elem=F16), t(B, S, elem=INT64), t(16, 4, elem=F16),
+    ctx = run_rule("RotaryEmbedding", 1, [t(None, elem=F16), t(B, S, elem=INT64), t(16, 4, elem=F16),
                                      t(16, 4, elem=F16)], domain=MS)
     assert ctx.output_type(0) == t(None, elem=F16)
-    ctx = run("RotaryEmbedding", 1, [t(B, 2, S, 8, elem=F16), t(1, elem=INT64), t(16, 4, elem=F16),
+    ctx = run_rule("RotaryEmbedding", 1, [t(B, 2, S, 8, elem=F16), t(1, elem=INT64), t(16, 4, elem=F16),
                                      t(16, 4, elem=F16)], domain=MS)
     assert ctx.output_type(0) == t(B, 2, S, 8, elem=F16)
 
@@ -164,5 +164,5 @@ def test_rotary_embedding_unknown_input_is_sound():
 def test_longformer_attention_keeps_the_input_shape():
     # a CUDA kernel only: held to onnxruntime's inference function
     inputs = [t(B, S, 64), t(64, 192), t(192), t(B, S), t(64, 192), t(192), t(B, S, elem=INT32)]
-    ctx = run("LongformerAttention", 1, inputs, {"num_heads": 4, "window": 2}, domain=MS)
+    ctx = run_rule("LongformerAttention", 1, inputs, {"num_heads": 4, "window": 2}, domain=MS)
     assert ctx.output_type(0) == t(B, S, 64)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 from ort_oracle import F, I32, Case, Const, In, check, check_model
-from ruletest import INT32, run, t, vec
 
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT32, run_rule, t, vec
 
 MS = "com.microsoft"
 HEADS = {"num_heads": 4, "kv_num_heads": 2}
@@ -136,7 +136,7 @@ def test_unknown_total_leaves_the_present_length_unknown():
 
 
 def gqa(inputs, attributes=None, outputs=3, data=None, names=None):
-    ctx = run("GroupQueryAttention", 1, inputs, {**HEADS, **(attributes or {})}, domain=MS, output_count=outputs,
+    ctx = run_rule("GroupQueryAttention", 1, inputs, {**HEADS, **(attributes or {})}, domain=MS, output_count=outputs,
               data=data, names=names)
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from ort_cases import outputs
-from ruletest import INT32, INT64, t, vec
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT32, INT64, t, vec
 
 B, S, N = Sym("B"), Sym("S"), Sym("N")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from ort_oracle import F, I32, Case, Const, In, check
-from ruletest import INT32, run, t, vec
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT32, run_rule, t, vec
 
 MS = "com.microsoft"
 B, S, L, P, M = Sym("B"), Sym("S"), Sym("L"), Sym("P"), Sym("M")
@@ -79,7 +79,7 @@ def test_decoder_masked_cross_attention():
 
 
 def mha_rule(inputs, attributes=None, outputs=3, op="MultiHeadAttention", names=None, data=None):
-    ctx = run(op, 1, inputs, {**HEADS, **(attributes or {})}, domain=MS, output_count=outputs, names=names, data=data)
+    ctx = run_rule(op, 1, inputs, {**HEADS, **(attributes or {})}, domain=MS, output_count=outputs, names=names, data=data)
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 
 
@@ -128,7 +128,7 @@ def test_invalid_nodes(inputs, message):
 
 
 def packed_mha(inputs, names=None):
-    return run("PackedMultiHeadAttention", 1, inputs, HEADS, domain=MS, names=names).output_type(0)
+    return run_rule("PackedMultiHeadAttention", 1, inputs, HEADS, domain=MS, names=names).output_type(0)
 
 
 def test_packed_multi_head_attention():
@@ -142,7 +142,7 @@ def test_packed_multi_head_attention():
 
 
 def decoder_attention(inputs, outputs=3, names=None):
-    ctx = run("DecoderAttention", 1, inputs, HEADS, domain=MS, output_count=outputs, names=names)
+    ctx = run_rule("DecoderAttention", 1, inputs, HEADS, domain=MS, output_count=outputs, names=names)
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 
 

@@ -8,10 +8,10 @@ import onnxruntime
 import pytest
 from onnx import helper
 from ort_oracle import F, F16, I32, I64, U8, Case, Const, In, check, inferred_outputs, model_of
-from ruletest import run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t
 
 MS = "com.microsoft"
 B, S, V, H = Sym("B"), Sym("S"), Sym("V"), Sym("H")
@@ -105,7 +105,7 @@ def test_fp_tables_share_scales_and_take_one_block_per_row(elem):
 
 
 def ms(inputs, attributes=None, **kwargs):
-    return run("GatherBlockQuantized", 1, inputs, attributes, domain=MS, **kwargs)
+    return run_rule("GatherBlockQuantized", 1, inputs, attributes, domain=MS, **kwargs)
 
 
 def test_symbolic_tables_multiply_the_packed_axis():

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ort_oracle import F, F16, I32, I64, U8, Case, Const, In, check
-from ruletest import run, t, vec
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t, vec
 
 MS = "com.microsoft"
 B, S, M, L = Sym("B"), Sym("S"), Sym("M"), Sym("L")
@@ -19,7 +19,7 @@ UINT8, FLOAT16, BFLOAT16, E4M3 = 2, 10, 16, 17
 
 
 def ms(op, inputs, attributes=None, **kwargs):
-    return run(op, 1, inputs, attributes, domain=MS, **kwargs)
+    return run_rule(op, 1, inputs, attributes, domain=MS, **kwargs)
 
 
 # -- MatMulNBits ----------------------------------------------------------------------------------

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from ruletest import FLOAT, INT32, INT64, run, t, vec
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, INT32, INT64, run_rule, t, vec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from ort_oracle import F, I32, I64, Case, Const, In, check  # noqa: E402
@@ -32,7 +32,7 @@ IDS = {"eos_token_id": 2, "pad_token_id": 0}
 
 def outputs(op, inputs, data, attributes=None, count=1):
     names = ["" if item is None else f"in{i}" for i, item in enumerate(inputs)]
-    ctx = run(op, 1, inputs, {**IDS, **(attributes or {})}, domain="com.microsoft", output_count=count,
+    ctx = run_rule(op, 1, inputs, {**IDS, **(attributes or {})}, domain="com.microsoft", output_count=count,
               names=names, data=data)
     return [ctx.output_type(i) for i in range(count)]
 
@@ -99,7 +99,7 @@ def test_ngram_repeat_block_against_onnxruntime():
     case = Case("NGramRepeatBlock", "com.microsoft", [In(I64, ("B", "S")), In(F, ("B", 50))], {"ngram_size": 2})
     verdict = check(case, [{"B": 2, "S": 6}, {"B": 3, "S": 1}])
     assert verdict.problems == [] and verdict.exact
-    ctx = run("NGramRepeatBlock", 1, [t(B, S, elem=INT64), t(None)], {"ngram_size": 2}, domain="com.microsoft")
+    ctx = run_rule("NGramRepeatBlock", 1, [t(B, S, elem=INT64), t(None)], {"ngram_size": 2}, domain="com.microsoft")
     assert ctx.output_type(0) == t(None)
 
 

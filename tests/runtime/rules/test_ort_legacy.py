@@ -12,10 +12,10 @@ from functools import partial
 import ort_cases
 import pytest
 from ort_oracle import F, I32, I64, Case, Const, In, check
-from ruletest import FLOAT, INT32, run, t, vec
 
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, INT32, run_rule, t, vec
 
 N, C, H, W, B = Sym("N"), Sym("C"), Sym("H"), Sym("W"), Sym("B")
 SETTINGS = [{"N": 2, "C": 3, "H": 7, "W": 9}, {"N": 1, "C": 2, "H": 5, "W": 6}]
@@ -49,7 +49,7 @@ def test_memory_copies_against_onnxruntime(op, elem):
 def test_memory_copies_pass_a_sequence_through():
     from opspec.runtime.contract import SequenceType
     sequence = SequenceType(t(N, C))
-    assert run("MemcpyToHost", 1, [sequence]).output_type(0) == sequence
+    assert run_rule("MemcpyToHost", 1, [sequence]).output_type(0) == sequence
 
 
 # ---------------------------------------------------------------------------------- Crop
@@ -66,9 +66,9 @@ def test_crop_against_onnxruntime(attributes, out):
 
 @pytest.mark.parametrize("version", [1, 10])
 def test_crop_versions_share_the_rule(version):
-    ctx = run("Crop", version, [t(2, 3, 8, 9)], {"border": [1, 2, 3, 4]})
+    ctx = run_rule("Crop", version, [t(2, 3, 8, 9)], {"border": [1, 2, 3, 4]})
     assert ctx.output_type(0) == t(2, 3, 2, 5)
-    assert run("Crop", version, [None], {"border": [0, 0, 0, 0], "scale": [4, 4]},
+    assert run_rule("Crop", version, [None], {"border": [0, 0, 0, 0], "scale": [4, 4]},
                names=["x"]).output_type(0) == t(None, None, 4, 4, elem=0)
 
 
@@ -84,7 +84,7 @@ def test_crop_versions_share_the_rule(version):
 ])
 def test_crop_refuses_what_onnxruntime_refuses(shape, attributes, message):
     with pytest.raises(InferenceError, match=message):
-        run("Crop", 1, [shape], attributes)
+        run_rule("Crop", 1, [shape], attributes)
 
 
 # ---------------------------------------------------------------------------------- DynamicSlice
@@ -106,30 +106,30 @@ def test_dynamic_slice_unknown_bounds_leave_the_sliced_dims_unknown():
 # ---------------------------------------------------------------------------------- GivenTensorFill
 
 def test_given_tensor_fill_shape_attribute_wins():
-    assert run("GivenTensorFill", 1, [t(2, 3)], {"shape": [4, 5], "extra_shape": [6]}).output_type(0) == t(4, 5)
-    assert run("GivenTensorFill", 10, [None], {"shape": [4]}, names=[""]).output_type(0) == t(4, elem=0)
+    assert run_rule("GivenTensorFill", 1, [t(2, 3)], {"shape": [4, 5], "extra_shape": [6]}).output_type(0) == t(4, 5)
+    assert run_rule("GivenTensorFill", 10, [None], {"shape": [4]}, names=[""]).output_type(0) == t(4, elem=0)
 
 
 def test_given_tensor_fill_input_shape_and_extra_shape():
-    assert run("GivenTensorFill", 1, [t(N, 3)], {"extra_shape": [2]}).output_type(0) == t(N, 3, 2)
-    assert run("GivenTensorFill", 1, [t(N, 3)]).output_type(0) == t(N, 3)
-    assert run("GivenTensorFill", 1, [None], names=[""]).output_type(0) == t(None, elem=0)
+    assert run_rule("GivenTensorFill", 1, [t(N, 3)], {"extra_shape": [2]}).output_type(0) == t(N, 3, 2)
+    assert run_rule("GivenTensorFill", 1, [t(N, 3)]).output_type(0) == t(N, 3)
+    assert run_rule("GivenTensorFill", 1, [None], names=[""]).output_type(0) == t(None, elem=0)
 
 
 def test_given_tensor_fill_input_as_shape_reads_the_values():
-    known = run("GivenTensorFill", 1, [t(2)], {"input_as_shape": 1, "extra_shape": [5]},
+    known = run_rule("GivenTensorFill", 1, [t(2)], {"input_as_shape": 1, "extra_shape": [5]},
                 data=[Data((2,), (3.0, 4.0))])
     assert known.output_type(0) == t(3, 4, 5)
     # present but of unknown contents: only the count of dims is known
-    unknown = run("GivenTensorFill", 1, [t(2)], {"input_as_shape": 1, "extra_shape": [5]})
+    unknown = run_rule("GivenTensorFill", 1, [t(2)], {"input_as_shape": 1, "extra_shape": [5]})
     assert unknown.output_type(0) == t(None, None, 5)
-    assert run("GivenTensorFill", 1, [t(None)], {"input_as_shape": 1}).output_type(0) == t(None)
+    assert run_rule("GivenTensorFill", 1, [t(None)], {"input_as_shape": 1}).output_type(0) == t(None)
 
 
 @pytest.mark.parametrize("attributes", [{"shape": [2, -1]}, {"extra_shape": [-3]}])
 def test_given_tensor_fill_refuses_negative_dims(attributes):
     with pytest.raises(InferenceError, match="negative"):
-        run("GivenTensorFill", 1, [t(2)], attributes)
+        run_rule("GivenTensorFill", 1, [t(2)], attributes)
 
 
 # ---------------------------------------------------------------------------------- TensorRT plugins
@@ -139,10 +139,10 @@ NMS = {"background_class": -1, "box_coding": 0, "iou_threshold": 0.5, "max_outpu
 
 
 def test_efficient_nms_fixed_size_detections():
-    ctx = run("EfficientNMS_TRT", 1, [t(B, 1000, 4, elem=10), t(B, 1000, 80, elem=10)], NMS, output_count=4)
+    ctx = run_rule("EfficientNMS_TRT", 1, [t(B, 1000, 4, elem=10), t(B, 1000, 80, elem=10)], NMS, output_count=4)
     assert [ctx.output_type(i) for i in range(4)] == [
         t(B, 1, elem=INT32), t(B, 100, 4, elem=10), t(B, 100, elem=10), t(B, 100, elem=INT32)]
-    ctx = run("EfficientNMS_TRT", 1, [None, t(B, 1000, 80)], NMS, names=["b", "s"], output_count=4)
+    ctx = run_rule("EfficientNMS_TRT", 1, [None, t(B, 1000, 80)], NMS, names=["b", "s"], output_count=4)
     assert ctx.output_type(1) == t(None, 100, 4, elem=FLOAT)
 
 
@@ -152,7 +152,7 @@ def test_efficient_nms_fixed_size_detections():
 ])
 def test_efficient_nms_refusals(inputs, attributes, message):
     with pytest.raises(InferenceError, match=message):
-        run("EfficientNMS_TRT", 1, inputs, attributes, output_count=4)
+        run_rule("EfficientNMS_TRT", 1, inputs, attributes, output_count=4)
 
 
 @pytest.mark.parametrize("op, attributes", [
@@ -161,28 +161,28 @@ def test_efficient_nms_refusals(inputs, attributes, message):
 ])
 def test_roi_plugins_pool_one_patch_per_box(op, attributes):
     maps = [t(B, 256, 160, 160), t(B, 256, 80, 80), t(B, 256, 40, 40), t(B, 256, 20, 20)]
-    assert run(op, 1, [t(B, 1000, 4), *maps], attributes).output_type(0) == t(B, 1000, 256, 7, 7)
-    unknown = run(op, 1, [None, None, *maps[1:]], attributes, names=["b", "f0", "f1", "f2", "f3"])
+    assert run_rule(op, 1, [t(B, 1000, 4), *maps], attributes).output_type(0) == t(B, 1000, 256, 7, 7)
+    unknown = run_rule(op, 1, [None, None, *maps[1:]], attributes, names=["b", "f0", "f1", "f2", "f3"])
     assert unknown.output_type(0) == t(None, None, None, 7, 7)
     with pytest.raises(InferenceError, match="pooled_size"):
-        run(op, 1, [t(B, 1000, 4), *maps], dict(attributes, pooled_size=0))
+        run_rule(op, 1, [t(B, 1000, 4), *maps], dict(attributes, pooled_size=0))
     with pytest.raises(InferenceError, match="rank"):
-        run(op, 1, [t(1000), *maps], attributes)
+        run_rule(op, 1, [t(1000), *maps], attributes)
 
 
 def test_disentangled_attention_keeps_the_c2c_shape():
     inputs = [t(B, 128, 128, elem=10), t(B, 128, 256, elem=10), t(B, 128, 256, elem=10)]
-    ctx = run("DisentangledAttention_TRT", 1, inputs, {"factor": 0.1, "span": 128})
+    ctx = run_rule("DisentangledAttention_TRT", 1, inputs, {"factor": 0.1, "span": 128})
     assert ctx.output_type(0) == t(B, 128, 128, elem=10)
 
 
 def test_given_tensor_fill_known_values_vs_unknown_is_sound():
     """input_as_shape with a known 1-D input refines only what the values say."""
-    values = run("GivenTensorFill", 1, [t(3)], {"input_as_shape": 1}, data=[vec(2, -1, 4)])
+    values = run_rule("GivenTensorFill", 1, [t(3)], {"input_as_shape": 1}, data=[vec(2, -1, 4)])
     assert values.output_type(0) == t(2, None, 4)  # a negative value states no dim
 
 
 def test_gru_unit_hidden_state_keeps_its_shape():
     # no kernel in onnxruntime: the new hidden state has the previous one's shape
     inputs = [t(1, B, 16), t(1, B, 48), t(B), t(1)]
-    assert run("GRUUnit", 1, inputs, {"drop_states": 0}).output_type(0) == t(1, B, 16)
+    assert run_rule("GRUUnit", 1, inputs, {"drop_states": 0}).output_type(0) == t(1, B, 16)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from ort_cases import outputs
 from ort_oracle import F, F16, Case, In, check
-from ruletest import FLOAT, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, t
 
 B, T = Sym("B"), Sym("T")
 SETTINGS = [{"B": 2, "T": 3}, {"B": 1, "T": 5}]

@@ -16,10 +16,10 @@ import pytest
 from onnx import TensorProto
 from ort_cases import MS, outputs
 from ort_oracle import F, I32, I64, Case, Const, In
-from ruletest import INT32, INT64, run, t, vec
 
 from opspec.runtime.contract import Data, InferenceError, TensorType
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT32, INT64, run_rule, t, vec
 
 STRING, UINT32, BOOL = TensorProto.STRING, TensorProto.UINT32, TensorProto.BOOL
 A, B, N = Sym("A"), Sym("B"), Sym("N")
@@ -99,22 +99,22 @@ def test_range_unknown_bounds_give_a_fresh_length():
 
 
 def test_range_data_and_soundness():
-    ctx = run("Range", 1, [t(elem=INT64), t(elem=INT64)], domain=MS, data=[vec(2), vec(6)])
+    ctx = run_rule("Range", 1, [t(elem=INT64), t(elem=INT64)], domain=MS, data=[vec(2), vec(6)])
     assert ctx.output_type(0) == t(4, elem=INT64) and ctx.output_data(0).values == (2, 3, 4, 5)
     # a delta that is present but unknown is not the default step of 1
-    ctx = run("Range", 1, [t(elem=INT64)] * 3, domain=MS, data=[vec(2), vec(6), None], names=["s", "l", "d"])
+    ctx = run_rule("Range", 1, [t(elem=INT64)] * 3, domain=MS, data=[vec(2), vec(6), None], names=["s", "l", "d"])
     assert ctx.output_type(0).shape == (None,) and ctx.output_data(0) is None
     with pytest.raises(InferenceError, match="delta must not be zero"):
-        run("Range", 1, [t(elem=INT64)] * 3, domain=MS, data=[vec(2), vec(6), vec(0)])
+        run_rule("Range", 1, [t(elem=INT64)] * 3, domain=MS, data=[vec(2), vec(6), vec(0)])
 
 
 def test_range_reads_any_one_element_bounds():
     """onnxruntime's inference reads the first element of any bound; its kernel later wants a scalar or (1,)."""
-    ctx = run("Range", 1, [t(1, 1, elem=INT64), t(1, elem=INT64), t(elem=INT64)], domain=MS,
+    ctx = run_rule("Range", 1, [t(1, 1, elem=INT64), t(1, elem=INT64), t(elem=INT64)], domain=MS,
               data=[Data((1, 1), (1,)), vec(10), vec(3)])
     assert ctx.output_type(0) == t(3, elem=INT64) and ctx.output_data(0).values == (1, 4, 7)
     with pytest.raises(InferenceError, match="scalar"):
-        run("Range", 1, [t(2, elem=INT64), t(elem=INT64)], domain=MS)
+        run_rule("Range", 1, [t(2, elem=INT64), t(elem=INT64)], domain=MS)
 
 
 # --------------------------------------------------------------------------------------------------- Pad
@@ -138,11 +138,11 @@ def test_pad_with_value_and_unknown_pads():
 
 def test_pad_errors():
     with pytest.raises(InferenceError, match=r"must be \(2 \* rank,\) or \(1, 2 \* rank\)"):
-        run("Pad", 1, [t(3, 4), t(2, 4, elem=INT64)], domain=MS)
+        run_rule("Pad", 1, [t(3, 4), t(2, 4, elem=INT64)], domain=MS)
     with pytest.raises(InferenceError, match="a begin and an end for each axis"):
-        run("Pad", 1, [t(3, 4), t(6, elem=INT64)], domain=MS)
+        run_rule("Pad", 1, [t(3, 4), t(6, elem=INT64)], domain=MS)
     with pytest.raises(InferenceError, match="below zero"):
-        run("Pad", 1, [t(3, 4), t(4, elem=INT64)], domain=MS, data=[None, vec(-2, 0, -2, 0)])
+        run_rule("Pad", 1, [t(3, 4), t(4, elem=INT64)], domain=MS, data=[None, vec(-2, 0, -2, 0)])
 
 
 # ------------------------------------------------------------------------------------------------ Unique
@@ -166,17 +166,17 @@ def test_crop_and_resize_against_onnxruntime():
 
 
 def test_crop_and_resize_unknown_size_and_errors():
-    ctx = run("CropAndResize", 1, [t(B, 3, 8, 8), t(N, 4), t(N, elem=INT32), t(2, elem=INT32)], domain=MS)
+    ctx = run_rule("CropAndResize", 1, [t(B, 3, 8, 8), t(N, 4), t(N, elem=INT32), t(2, elem=INT32)], domain=MS)
     assert ctx.output_type(0) == t(N, 3, None, None)
     with pytest.raises(InferenceError, match="4 coordinates"):
-        run("CropAndResize", 1, [t(B, 3, 8, 8), t(N, 5), t(N, elem=INT32), t(2, elem=INT32)], domain=MS)
+        run_rule("CropAndResize", 1, [t(B, 3, 8, 8), t(N, 5), t(N, elem=INT32), t(2, elem=INT32)], domain=MS)
     with pytest.raises(InferenceError, match="region counts"):
-        run("CropAndResize", 1, [t(B, 3, 8, 8), t(4, 4), t(3, elem=INT32), t(2, elem=INT32)], domain=MS)
+        run_rule("CropAndResize", 1, [t(B, 3, 8, 8), t(4, 4), t(3, elem=INT32), t(2, elem=INT32)], domain=MS)
     with pytest.raises(InferenceError, match="must be positive"):
-        run("CropAndResize", 1, [t(B, 3, 8, 8), t(4, 4), t(4, elem=INT32), t(2, elem=INT32)], domain=MS,
+        run_rule("CropAndResize", 1, [t(B, 3, 8, 8), t(4, 4), t(4, elem=INT32), t(2, elem=INT32)], domain=MS,
             data=[None, None, None, vec(0, 5)])
     with pytest.raises(InferenceError, match="X: "):
-        run("CropAndResize", 1, [t(3, 8, 8), t(4, 4), t(4, elem=INT32), t(2, elem=INT32)], domain=MS)
+        run_rule("CropAndResize", 1, [t(3, 8, 8), t(4, 4), t(4, elem=INT32), t(2, elem=INT32)], domain=MS)
 
 
 # ------------------------------------------------------------------------------------ GridSample, Unfold
@@ -273,10 +273,10 @@ def test_bifurcation_detector_against_onnxruntime():
 
 
 def test_bifurcation_detector_present_but_unknown_predictions():
-    ctx = run("BifurcationDetector", 1, [t(5, elem=INT64), t(N, elem=INT64), t(elem=INT64), None], domain=MS,
+    ctx = run_rule("BifurcationDetector", 1, [t(5, elem=INT64), t(N, elem=INT64), t(elem=INT64), None], domain=MS,
               names=["s", "c", "p", "pred"])
     assert ctx.output_type(0) == TensorType(INT64, (None,))
-    ctx = run("BifurcationDetector", 1, [t(5, elem=INT64), t(N, elem=INT64), t(elem=INT64)], domain=MS)
+    ctx = run_rule("BifurcationDetector", 1, [t(5, elem=INT64), t(N, elem=INT64), t(elem=INT64)], domain=MS)
     assert ctx.output_type(0) == t(N, elem=INT64)
 
 
@@ -291,10 +291,10 @@ def test_expand_dims_against_onnxruntime(axis, shape):
 def test_expand_dims_unknown_axis_and_data():
     assert sound(Case("ExpandDims", MS, [In(F, ("A", "B")), In(I32, (), fill=lambda s, r: np.ones(s, np.int32))])) \
         == [(F, (None, None, None))]
-    ctx = run("ExpandDims", 1, [t(2, elem=INT64), t(elem=INT32)], domain=MS, data=[vec(A, 4), vec(0)])
+    ctx = run_rule("ExpandDims", 1, [t(2, elem=INT64), t(elem=INT32)], domain=MS, data=[vec(A, 4), vec(0)])
     assert ctx.output_type(0) == t(1, 2, elem=INT64) and ctx.output_data(0).values == (A, 4)
     with pytest.raises(InferenceError):
-        run("ExpandDims", 1, [t(2, 3), t(elem=INT32)], domain=MS, data=[None, vec(3)])
+        run_rule("ExpandDims", 1, [t(2, 3), t(elem=INT32)], domain=MS, data=[None, vec(3)])
 
 
 def test_torch_embedding_appends_the_embedding_size():

@@ -13,10 +13,10 @@ import ort_cases
 import pytest
 from ort_cases import MS, outputs
 from ort_oracle import F, F16, I32, I64, Case, Const, In
-from ruletest import FLOAT, INT32, INT64, t
 
 from opspec.runtime.contract import InferenceError, TensorType
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, INT32, INT64, t
 
 B, L, T, C = Sym("B"), Sym("L"), Sym("T"), Sym("C")
 SETTINGS = [{"B": 2, "L": 5, "T": 6}, {"B": 1, "L": 3, "T": 4}]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ort_oracle import F, U8, Case, Const, In, check
-from ruletest import run, t
 
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t
 
 MS = "com.microsoft"
 B, S, T = Sym("B"), Sym("S"), Sym("T")
@@ -60,8 +60,8 @@ def test_qmoe_output_takes_the_input_shape(input_shape, bits, block_size, zero_p
 
 
 def test_unknown_input_leaves_the_output_unknown():
-    moe = run("MoE", 1, [None, t(T, 4), t(4, 32, 64), None, t(4, 64, 32)], domain=MS,
+    moe = run_rule("MoE", 1, [None, t(T, 4), t(4, 32, 64), None, t(4, 64, 32)], domain=MS,
               names=["x", "r", "w1", "", "w2"])
-    qmoe = run("QMoE", 1, [None, t(T, 4), t(4, 32, 32, elem=2), t(4, 32), None, t(4, 64, 16, elem=2), t(4, 64)],
+    qmoe = run_rule("QMoE", 1, [None, t(T, 4), t(4, 32, 32, elem=2), t(4, 32), None, t(4, 64, 16, elem=2), t(4, 64)],
                domain=MS, names=["x", "r", "w1", "s1", "", "w2", "s2"])
     assert moe.output_type(0).shape is None and qmoe.output_type(0).shape is None

@@ -17,12 +17,12 @@ from onnx import TensorProto, helper, numpy_helper
 from ort_cases import ones
 from ort_models import session_optimized
 from ort_oracle import F, Case, In, check
-from ruletest import run, t
 
 import opspec
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.rules.ort_nchwc import blocked_channels
 from opspec.runtime.shape import Sym, parse_dim
+from opspec.runtime.testing import run_rule, t
 
 NCHWC = "com.microsoft.nchwc"
 N, H, W = Sym("N"), Sym("H"), Sym("W")
@@ -85,12 +85,12 @@ def test_reorder_output_against_onnxruntime(attributes, shape):
 
 def test_reorder_errors_and_unknowns():
     with pytest.raises(InferenceError, match="positive"):
-        run("ReorderOutput", 1, [t(N, 16, H, W)], {}, domain=NCHWC)
+        run_rule("ReorderOutput", 1, [t(N, 16, H, W)], {}, domain=NCHWC)
     with pytest.raises(InferenceError):
-        run("ReorderInput", 1, [t(N)], domain=NCHWC)
-    assert run("ReorderOutput", 1, [t(None)], {"channels": 4}, domain=NCHWC).output_type(0).shape is None
-    assert run("ReorderInput", 1, [t(None)], domain=NCHWC).output_type(0).shape is None
-    assert run("ReorderInput", 1, [t(N, None, H, W)], domain=NCHWC).output_type(0) == t(N, None, H, W)
+        run_rule("ReorderInput", 1, [t(N)], domain=NCHWC)
+    assert run_rule("ReorderOutput", 1, [t(None)], {"channels": 4}, domain=NCHWC).output_type(0).shape is None
+    assert run_rule("ReorderInput", 1, [t(None)], domain=NCHWC).output_type(0).shape is None
+    assert run_rule("ReorderInput", 1, [t(N, None, H, W)], domain=NCHWC).output_type(0) == t(N, None, H, W)
 
 
 # ---------------------------------------------------------------------------------- convolutions and pools
@@ -122,9 +122,9 @@ def test_pools_against_onnxruntime(op, attributes, shape):
 
 
 def test_pools_keep_unknown_channels():
-    assert run("MaxPool", 1, [t(N, None, H, W)], {"kernel_shape": [2, 2]}, domain=NCHWC).output_type(0) == \
+    assert run_rule("MaxPool", 1, [t(N, None, H, W)], {"kernel_shape": [2, 2]}, domain=NCHWC).output_type(0) == \
         t(N, None, H - 1, W - 1)
-    assert run("GlobalAveragePool", 1, [t(N, None, H, W)], domain=NCHWC).output_type(0) == t(N, None, 1, 1)
+    assert run_rule("GlobalAveragePool", 1, [t(N, None, H, W)], domain=NCHWC).output_type(0) == t(N, None, 1, 1)
 
 
 # ---------------------------------------------------------------------------------- Upsample
@@ -141,11 +141,11 @@ def test_upsample_against_onnxruntime(attributes, shape):
 
 
 def test_upsample_errors_and_unknowns():
-    assert run("Upsample", 1, [t(N, 16, H, W)], domain=NCHWC).output_type(0) == t(None, None, None, None)
+    assert run_rule("Upsample", 1, [t(N, 16, H, W)], domain=NCHWC).output_type(0) == t(None, None, None, None)
     with pytest.raises(InferenceError, match="one value per axis"):
-        run("Upsample", 1, [t(N, 16, H, W)], {"scales": [2, 2]}, domain=NCHWC)
+        run_rule("Upsample", 1, [t(N, 16, H, W)], {"scales": [2, 2]}, domain=NCHWC)
     with pytest.raises(InferenceError, match="positive"):
-        run("Upsample", 1, [t(N, 16, H, W)], {"scales": [1, 1, 0, 2]}, domain=NCHWC)
+        run_rule("Upsample", 1, [t(N, 16, H, W)], {"scales": [1, 1, 0, 2]}, domain=NCHWC)
 
 
 # ---------------------------------------------------------------------------------- a graph the session writes
@@ -213,7 +213,7 @@ def test_session_optimized_cnn_every_value_against_a_run():
 
 def test_unknown_input_channels_stay_sound():
     """An input present but of unknown shape, and one of known shape: the rule knows no more than it should."""
-    assert run("ReorderInput", 1, [t(None)], domain=NCHWC).output_type(0).shape is None
-    assert run("ReorderInput", 1, [t(N, 32, H, W)], domain=NCHWC).output_type(0) == t(N, 32, H, W)
-    assert run("ReorderInput", 1, [t(N, 40, H, W)], domain=NCHWC).output_type(0) == t(N, None, H, W)
+    assert run_rule("ReorderInput", 1, [t(None)], domain=NCHWC).output_type(0).shape is None
+    assert run_rule("ReorderInput", 1, [t(N, 32, H, W)], domain=NCHWC).output_type(0) == t(N, 32, H, W)
+    assert run_rule("ReorderInput", 1, [t(N, 40, H, W)], domain=NCHWC).output_type(0) == t(N, None, H, W)
     assert TensorProto.FLOAT == F

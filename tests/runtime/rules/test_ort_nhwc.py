@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from ort_cases import ones, ort_inference
 from ort_oracle import F, Case, Const, In, inferred_outputs, model_of
-from ruletest import INT64, run, t, vec
 
 import opspec
+import opspec.onnxruntime
 from opspec.runtime.contract import InferenceError, TensorType
 from opspec.runtime.rules.ort_nhwc import STANDARD, channels_first, channels_last_shape
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT64, run_rule, t, vec
 
 NHWC = "com.ms.internal.nhwc"
 N, H, W, C = Sym("N"), Sym("H"), Sym("W"), Sym("C")
@@ -65,7 +66,7 @@ CASES = [
                          [(op, v, inputs, attributes, y) for op, versions, inputs, attributes, y in CASES
                           for v in versions])
 def test_every_version(op, version, inputs, attributes, y):
-    ctx = run(op, version, inputs, attributes, domain=NHWC, output_count=1)
+    ctx = run_rule(op, version, inputs, attributes, domain=NHWC, output_count=1)
     assert ctx.output_type(0) == y
 
 
@@ -73,7 +74,7 @@ def test_every_version(op, version, inputs, attributes, y):
 def test_resize_reads_the_axes_as_they_are(version):
     """onnxruntime infers Resize of this domain with the standard function on the data as given."""
     inputs = [t(N, H, W, 3), t(0) if version == 11 else None, t(4)]
-    ctx = run("Resize", version, inputs, {}, domain=NHWC, data=[None, None, vec(1.0, 2.0, 2.0, 1.0)])
+    ctx = run_rule("Resize", version, inputs, {}, domain=NHWC, data=[None, None, vec(1.0, 2.0, 2.0, 1.0)])
     assert ctx.output_type(0) == t(N, 2 * H, 2 * W, 3)
 
 
@@ -95,38 +96,38 @@ def test_layout_helpers():
 
 def test_rank_below_three_fails_as_onnxruntime_does():
     with pytest.raises(InferenceError, match="rank 3"):
-        run("GlobalAveragePool", 1, [t(N, C)], domain=NHWC)
+        run_rule("GlobalAveragePool", 1, [t(N, C)], domain=NHWC)
     with pytest.raises(InferenceError, match="rank 3"):
-        run("BatchNormalization", 15, [t(N, C), t(C), t(C), t(C), t(C)], domain=NHWC, output_count=1)
+        run_rule("BatchNormalization", 15, [t(N, C), t(C), t(C), t(C), t(C)], domain=NHWC, output_count=1)
 
 
 def test_standard_checks_see_the_channels():
     with pytest.raises(InferenceError, match="channels"):
-        run("Conv", 11, [t(N, H, W, 4), t(8, 3, 3, 3)], domain=NHWC)
+        run_rule("Conv", 11, [t(N, H, W, 4), t(8, 3, 3, 3)], domain=NHWC)
     with pytest.raises(InferenceError):
-        run("BatchNormalization", 15, [t(N, H, W, 3), t(4), t(4), t(4), t(4)], domain=NHWC, output_count=1)
+        run_rule("BatchNormalization", 15, [t(N, H, W, 3), t(4), t(4), t(4), t(4)], domain=NHWC, output_count=1)
     with pytest.raises(InferenceError):
-        run("DepthToSpace", 13, [t(N, H, W, 6)], {"blocksize": 2}, domain=NHWC)
+        run_rule("DepthToSpace", 13, [t(N, H, W, 6)], {"blocksize": 2}, domain=NHWC)
 
 
 def test_errors_say_how_the_data_was_read():
     with pytest.raises(InferenceError, match=r"channels_last: X \(1, 5, 5, 4\) read as \(1, 4, 5, 5\)"):
-        run("Conv", 11, [t(1, 5, 5, 4), t(8, 3, 3, 3)], domain=NHWC)
+        run_rule("Conv", 11, [t(1, 5, 5, 4), t(8, 3, 3, 3)], domain=NHWC)
 
 
 def test_unknown_data_and_rank():
-    assert run("Conv", 11, [t(None), t(8, 3, 3, 3)], domain=NHWC).output_type(0) == t(None, None, None, 8)
-    assert run("MaxPool", 12, [t(None)], {"kernel_shape": [2, 2]}, domain=NHWC).output_type(0) == \
+    assert run_rule("Conv", 11, [t(None), t(8, 3, 3, 3)], domain=NHWC).output_type(0) == t(None, None, None, 8)
+    assert run_rule("MaxPool", 12, [t(None)], {"kernel_shape": [2, 2]}, domain=NHWC).output_type(0) == \
         t(None, None, None, None)
-    assert run("GlobalMaxPool", 1, [t(None)], domain=NHWC).output_type(0).shape is None
+    assert run_rule("GlobalMaxPool", 1, [t(None)], domain=NHWC).output_type(0).shape is None
 
 
 def test_further_outputs():
     """Statistics (rank 1) are layout-free; MaxPool's indices keep only their rank, their layout being open."""
-    pool = run("MaxPool", 12, [t(N, H, W, 3)], {"kernel_shape": [2, 2]}, domain=NHWC, output_count=2)
+    pool = run_rule("MaxPool", 12, [t(N, H, W, 3)], {"kernel_shape": [2, 2]}, domain=NHWC, output_count=2)
     assert pool.output_type(0) == t(N, H - 1, W - 1, 3)
     assert pool.output_type(1) == TensorType(INT64, (None, None, None, None))
-    norm = run("BatchNormalization", 15, [t(N, H, W, 3), t(3), t(3), t(3), t(3)], {"training_mode": 1}, domain=NHWC)
+    norm = run_rule("BatchNormalization", 15, [t(N, H, W, 3), t(3), t(3), t(3), t(3)], {"training_mode": 1}, domain=NHWC)
     assert [norm.output_type(i) for i in range(3)] == [t(N, H, W, 3), t(3), t(3)]
 
 
@@ -134,24 +135,24 @@ def test_max_unpool_output_shape_present_known_or_not():
     """Known output_shape values are in no layout the rule can trust: known or unknown, only the rank follows."""
     inputs = [t(N, H, W, 3), t(N, H, W, 3, elem=INT64), t(4, elem=INT64)]
     attributes = {"kernel_shape": [2, 2], "strides": [2, 2]}
-    known = run("MaxUnpool", 11, inputs, attributes, domain=NHWC, data=[None, None, vec(2, 3, 9, 9)])
-    unknown = run("MaxUnpool", 11, inputs, attributes, domain=NHWC)
+    known = run_rule("MaxUnpool", 11, inputs, attributes, domain=NHWC, data=[None, None, vec(2, 3, 9, 9)])
+    unknown = run_rule("MaxUnpool", 11, inputs, attributes, domain=NHWC)
     assert known.output_type(0) == unknown.output_type(0) == t(None, None, None, None)
 
 
 def test_qlinear_average_pool_with_its_own_channels_last_flag():
     """onnxruntime transposes such a node's data twice over; only rank and batch are sure."""
     inputs = [q(N, H, W, 3), t(), q(), t(), q()]
-    ctx = run("QLinearAveragePool", 1, inputs, {"kernel_shape": [2, 2], "channels_last": 1}, domain=NHWC)
+    ctx = run_rule("QLinearAveragePool", 1, inputs, {"kernel_shape": [2, 2], "channels_last": 1}, domain=NHWC)
     assert ctx.output_type(0) == q(N, None, None, None)
 
 
 def test_qlinear_conv_transpose_sees_its_weights():
     inputs = [q(N, H, W, 4), *SCALARS, q(3, 8, 3, 3), *SCALARS, *SCALARS]
     with pytest.raises(InferenceError, match="channels"):
-        run("QLinearConvTranspose", 1, inputs, {}, domain=NHWC)
+        run_rule("QLinearConvTranspose", 1, inputs, {}, domain=NHWC)
     grouped = [q(N, H, W, 4), *SCALARS, q(4, 2, 3, 3), *SCALARS, *SCALARS, t(4, elem=6)]
-    assert run("QLinearConvTranspose", 1, grouped, {"group": 2}, domain=NHWC).output_type(0) == \
+    assert run_rule("QLinearConvTranspose", 1, grouped, {"group": 2}, domain=NHWC).output_type(0) == \
         q(N, H + 2, W + 2, 4)
 
 

@@ -16,12 +16,12 @@ import pytest
 from onnx import TensorProto, helper
 from ort_cases import MS, ones
 from ort_oracle import F, I32, I64, U8, Case, Const, In, check
-from ruletest import run, t, vec
 
 import opspec
 from opspec.runtime.contract import InferenceError, SparseTensorType, TensorType
 from opspec.runtime.rules.ort_nn import matmul_operand
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t, vec
 
 N, H, W, M, K, P = Sym("N"), Sym("H"), Sym("W"), Sym("M"), Sym("K"), Sym("P")
 SETTINGS = [{"N": 2, "H": 7, "W": 9, "M": 3, "K": 4, "P": 5}, {"N": 1, "H": 5, "W": 6, "M": 2, "K": 6, "P": 1}]
@@ -47,7 +47,7 @@ def test_fused_conv_against_onnxruntime(inputs, attributes, shape):
 
 def test_fused_conv_checks_channels():
     with pytest.raises(InferenceError, match="channels"):
-        run("FusedConv", 1, [t(N, 4, H, W), t(6, 3, 3, 3)], {"activation": "Relu"}, domain=MS)
+        run_rule("FusedConv", 1, [t(N, 4, H, W), t(6, 3, 3, 3)], {"activation": "Relu"}, domain=MS)
 
 
 # ---------------------------------------------------------------------------------- FusedGemm
@@ -64,7 +64,7 @@ def test_fused_gemm_against_onnxruntime(inputs, attributes, shape):
 
 def test_fused_gemm_needs_matrices():
     with pytest.raises(InferenceError):
-        run("FusedGemm", 1, [t(N, 3, 4), t(4, 5)], {"activation": "Relu"}, domain=MS)
+        run_rule("FusedGemm", 1, [t(N, 3, 4), t(4, 5)], {"activation": "Relu"}, domain=MS)
 
 
 # ---------------------------------------------------------------------------------- FusedMatMul
@@ -105,7 +105,7 @@ def test_transpose_matmul_against_onnxruntime(a, b, attributes, shape):
 
 
 def test_fused_matmul_activation_shares_the_shape_function():
-    ctx = run("FusedMatMulActivation", 1, [t(K, N, M), t(K, P)], {"activation": "Relu", "transA": 1, "transBatchA": 1},
+    ctx = run_rule("FusedMatMulActivation", 1, [t(K, N, M), t(K, P)], {"activation": "Relu", "transA": 1, "transBatchA": 1},
               domain=MS)
     assert ctx.output_type(0) == t(N, M, P)
 
@@ -123,15 +123,15 @@ def test_matmul_operand(shape, trans, trans_batch, operand):
 
 def test_fused_matmul_errors_and_unknowns():
     with pytest.raises(InferenceError, match="inner dims 4 and 5"):
-        run("FusedMatMul", 1, [t(3, 4), t(5, 6)], domain=MS)
+        run_rule("FusedMatMul", 1, [t(3, 4), t(5, 6)], domain=MS)
     with pytest.raises(InferenceError, match="inner dims"):
-        run("FusedMatMul", 1, [t(3, 4), t(3, 6)], {"transA": 1, "transB": 1}, domain=MS)
-    assert run("FusedMatMul", 1, [t(None), t(4, 5)], domain=MS).output_type(0).shape is None
-    assert run("FusedMatMul", 1, [t(N, M, None), t(N, None, P)], domain=MS).output_type(0) == t(N, M, P)
-    assert run("FusedMatMul", 1, [t(N, M, None), t(None, None, P)], domain=MS).output_type(0) == t(None, M, P)
+        run_rule("FusedMatMul", 1, [t(3, 4), t(3, 6)], {"transA": 1, "transB": 1}, domain=MS)
+    assert run_rule("FusedMatMul", 1, [t(None), t(4, 5)], domain=MS).output_type(0).shape is None
+    assert run_rule("FusedMatMul", 1, [t(N, M, None), t(N, None, P)], domain=MS).output_type(0) == t(N, M, P)
+    assert run_rule("FusedMatMul", 1, [t(N, M, None), t(None, None, P)], domain=MS).output_type(0) == t(None, M, P)
     # onnxruntime's kernel runs batch transposes only on operands of one rank (3 or more); its
     # inference function, which opspec follows, reads a vector as it is whatever the flags say.
-    vector = run("FusedMatMul", 1, [t(N, M, K), t(K)], {"transB": 1, "transBatchB": 1}, domain=MS)
+    vector = run_rule("FusedMatMul", 1, [t(N, M, K), t(K)], {"transB": 1, "transBatchB": 1}, domain=MS)
     assert vector.output_type(0) == t(N, M)
 
 
@@ -149,16 +149,16 @@ def sparse(*shape):
     (None, t(K, P), {}, t(None, P)),
 ])
 def test_sparse_to_dense_matmul(a, b, attributes, y):
-    assert run("SparseToDenseMatMul", 1, [a, b], attributes, domain=MS).output_type(0) == y
+    assert run_rule("SparseToDenseMatMul", 1, [a, b], attributes, domain=MS).output_type(0) == y
 
 
 def test_sparse_to_dense_matmul_errors():
     with pytest.raises(InferenceError, match="inner dims 4 and 5"):
-        run("SparseToDenseMatMul", 1, [sparse(3, 4), t(5, 6)], domain=MS)
+        run_rule("SparseToDenseMatMul", 1, [sparse(3, 4), t(5, 6)], domain=MS)
     with pytest.raises(InferenceError, match="rank 2"):
-        run("SparseToDenseMatMul", 1, [sparse(2, 3, 4), t(4, 6)], domain=MS)
+        run_rule("SparseToDenseMatMul", 1, [sparse(2, 3, 4), t(4, 6)], domain=MS)
     with pytest.raises(InferenceError):
-        run("SparseToDenseMatMul", 1, [sparse(3, 4), t(4, 6, 1)], domain=MS)
+        run_rule("SparseToDenseMatMul", 1, [sparse(3, 4), t(4, 6, 1)], domain=MS)
 
 
 # ---------------------------------------------------------------------------------- MaxpoolWithMask
@@ -174,7 +174,7 @@ def test_maxpool_with_mask_against_onnxruntime(attributes, shape):
 
 def test_maxpool_with_mask_needs_a_kernel():
     with pytest.raises(InferenceError, match="kernel_shape"):
-        run("MaxpoolWithMask", 1, [t(N, 3, H, W), t(N, 3, H, W, elem=6)], domain=MS)
+        run_rule("MaxpoolWithMask", 1, [t(N, 3, H, W), t(N, 3, H, W, elem=6)], domain=MS)
 
 
 # ---------------------------------------------------------------------------------- channels-last com.microsoft ops
@@ -192,13 +192,13 @@ def test_nhwc_max_pool_against_onnxruntime(attributes, shape):
 @pytest.mark.parametrize("op, attributes", [("NhwcConv", {}), ("NhwcFusedConv", {"activation": "Relu"})])
 def test_nhwc_conv(op, attributes):
     # onnxruntime's inference of NhwcConv gives (N, 3, 5, 4) for these operands.
-    assert run(op, 1, [t(N, 5, 7, 2), t(4, 2, 3, 3)], attributes, domain=MS).output_type(0) == t(N, 3, 5, 4)
-    padded = run(op, 1, [t(N, H, W, 2), t(4, 2, 3, 3), t(4)], {**attributes, "pads": [1, 1, 1, 1]}, domain=MS)
+    assert run_rule(op, 1, [t(N, 5, 7, 2), t(4, 2, 3, 3)], attributes, domain=MS).output_type(0) == t(N, 3, 5, 4)
+    padded = run_rule(op, 1, [t(N, H, W, 2), t(4, 2, 3, 3), t(4)], {**attributes, "pads": [1, 1, 1, 1]}, domain=MS)
     assert padded.output_type(0) == t(N, H, W, 4)
     with pytest.raises(InferenceError, match="rank 3"):
-        run(op, 1, [t(N, 2), t(4, 2)], attributes, domain=MS)
+        run_rule(op, 1, [t(N, 2), t(4, 2)], attributes, domain=MS)
     with pytest.raises(InferenceError, match="channels"):
-        run(op, 1, [t(N, H, W, 3), t(4, 2, 3, 3)], attributes, domain=MS)
+        run_rule(op, 1, [t(N, H, W, 3), t(4, 2, 3, 3)], attributes, domain=MS)
 
 
 # ---------------------------------------------------------------------------------- ConvTransposeWithDynamicPads
@@ -229,35 +229,35 @@ def test_conv_transpose_with_dynamic_pads_unknown_pads_are_sound():
     assert verdict.problems == []
     assert verdict.inferred == [(F, (N, 3, None, None))]
     inputs = [t(N, 2, H, W), t(2, 3, 3, 3), t(4, elem=7)]
-    known = run("ConvTransposeWithDynamicPads", 1, inputs, {"strides": [2, 2]}, domain=MS,
+    known = run_rule("ConvTransposeWithDynamicPads", 1, inputs, {"strides": [2, 2]}, domain=MS,
                 data=[None, None, vec(1, 0, 1, 0)])
     assert known.output_type(0) == t(N, 3, 2 * H - 1, 2 * W + 1)
-    unknown = run("ConvTransposeWithDynamicPads", 1, inputs, {"strides": [2, 2]}, domain=MS)
+    unknown = run_rule("ConvTransposeWithDynamicPads", 1, inputs, {"strides": [2, 2]}, domain=MS)
     assert unknown.output_type(0) == t(N, 3, None, None)
 
 
 def test_conv_transpose_with_dynamic_pads_without_pads_or_with_auto_pad():
     # onnxruntime's kernel refuses to run without Pads; the channels are still known.
-    absent = run("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3)], domain=MS)
+    absent = run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3)], domain=MS)
     assert absent.output_type(0) == t(N, 3, None, None)
-    same = run("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3), t(4, elem=7)],
+    same = run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3), t(4, elem=7)],
                {"auto_pad": "SAME_UPPER"}, domain=MS, data=[None, None, vec(0, 0, 0, 0)])
     assert same.output_type(0) == t(N, 3, None, None)
 
 
 def test_conv_transpose_with_dynamic_pads_errors():
     with pytest.raises(InferenceError, match="4 values"):
-        run("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3), t(2, elem=7)], domain=MS,
+        run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3), t(2, elem=7)], domain=MS,
             data=[None, None, vec(1, 1)])
     with pytest.raises(InferenceError, match="channels"):
-        run("ConvTransposeWithDynamicPads", 1, [t(N, 4, H, W), t(2, 3, 3, 3)], domain=MS)
+        run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 4, H, W), t(2, 3, 3, 3)], domain=MS)
     with pytest.raises(InferenceError, match="spatial axes"):
-        run("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3)], domain=MS)
+        run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3)], domain=MS)
     with pytest.raises(InferenceError, match="rank 3 or more"):
-        run("ConvTransposeWithDynamicPads", 1, [t(N, 2), t(None)], domain=MS)
+        run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 2), t(None)], domain=MS)
     with pytest.raises(InferenceError, match="group 0 must be positive"):
-        run("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3)], {"group": 0}, domain=MS)
-    assert run("ConvTransposeWithDynamicPads", 1, [t(None), t(None)], domain=MS).output_type(0) == TensorType(1, None)
+        run_rule("ConvTransposeWithDynamicPads", 1, [t(N, 2, H, W), t(2, 3, 3, 3)], {"group": 0}, domain=MS)
+    assert run_rule("ConvTransposeWithDynamicPads", 1, [t(None), t(None)], domain=MS).output_type(0) == TensorType(1, None)
 
 
 # ---------------------------------------------------------------------------------- soundness of optional inputs
@@ -267,12 +267,12 @@ def test_conv_transpose_with_dynamic_pads_errors():
 def test_optional_bias_and_sum_present_but_unknown(op, x, w):
     """B and Z present with unknown shapes say nothing more than B and Z of known shapes, or none."""
     attributes = {"activation": "Relu"}
-    absent = run(op, 1, [x, w], attributes, domain=MS).output_type(0)
-    unknown = run(op, 1, [x, w, t(None), t(None)], attributes, domain=MS).output_type(0)
-    known = run(op, 1, [x, w, t(6), t(*absent.shape)], attributes, domain=MS).output_type(0)
+    absent = run_rule(op, 1, [x, w], attributes, domain=MS).output_type(0)
+    unknown = run_rule(op, 1, [x, w, t(None), t(None)], attributes, domain=MS).output_type(0)
+    known = run_rule(op, 1, [x, w, t(6), t(*absent.shape)], attributes, domain=MS).output_type(0)
     assert absent == unknown == known
     with pytest.raises(InferenceError):
-        run(op, 1, [x, w, t(5)], attributes, domain=MS)
+        run_rule(op, 1, [x, w, t(5)], attributes, domain=MS)
 
 
 # ---------------------------------------------------------------------------------- SparseToDenseMatMul, run

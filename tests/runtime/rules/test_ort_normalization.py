@@ -12,10 +12,10 @@ import ort_cases
 import pytest
 from ort_cases import MS
 from ort_oracle import F, F16, I32, Case, In, check
-from ruletest import FLOAT, INT32, run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, INT32, run_rule, t
 
 B, S, T, H = Sym("B"), Sym("S"), Sym("T"), Sym("H")
 SETTINGS = [{"B": 2, "S": 3, "T": 5}, {"B": 1, "S": 4, "T": 2}]
@@ -52,11 +52,11 @@ def test_skip_layer_norm_token_major_input(op):
 
 
 def test_skip_layer_norm_refines_from_skip_and_gamma():
-    ctx = run("SkipLayerNormalization", 1, [t(B, None, None), t(S, None), t(8)], domain=MS, output_count=4)
+    ctx = run_rule("SkipLayerNormalization", 1, [t(B, None, None), t(S, None), t(8)], domain=MS, output_count=4)
     assert ctx.output_type(0) == t(B, S, 8) and ctx.output_type(1) == t(B, S, 1)
-    ctx = run("SkipLayerNormalization", 1, [None, t(2, S, H), t(H)], domain=MS, names=["x", "s", "g"])
+    ctx = run_rule("SkipLayerNormalization", 1, [None, t(2, S, H), t(H)], domain=MS, names=["x", "s", "g"])
     assert ctx.output_type(0) == t(None, S, H)  # a 3-D skip needs a 3-D input
-    ctx = run("SkipLayerNormalization", 1, [None, t(S, H), t(H)], domain=MS, names=["x", "s", "g"])
+    ctx = run_rule("SkipLayerNormalization", 1, [None, t(S, H), t(H)], domain=MS, names=["x", "s", "g"])
     assert ctx.output_type(0) == t(None)  # a 2-D skip goes with a 2-D or a 3-D input
 
 
@@ -72,14 +72,14 @@ def test_skip_layer_norm_refines_from_skip_and_gamma():
 ])
 def test_skip_layer_norm_refuses_what_every_kernel_refuses(inputs, message):
     with pytest.raises(InferenceError, match=message):
-        run("SkipLayerNormalization", 1, inputs, domain=MS, output_count=4)
+        run_rule("SkipLayerNormalization", 1, inputs, domain=MS, output_count=4)
 
 
 def test_skip_layer_norm_unknown_optional_input_is_not_absent():
     # a present bias of unknown shape still constrains nothing; an absent one is skipped
-    present = run("SkipSimplifiedLayerNormalization", 1, [t(B, S, H), t(S, H), t(H), None], domain=MS,
+    present = run_rule("SkipSimplifiedLayerNormalization", 1, [t(B, S, H), t(S, H), t(H), None], domain=MS,
                   names=["x", "s", "g", "bias"], output_count=4)
-    known = run("SkipSimplifiedLayerNormalization", 1, [t(B, S, None), t(S, None), t(None), t(8)], domain=MS,
+    known = run_rule("SkipSimplifiedLayerNormalization", 1, [t(B, S, None), t(S, None), t(None), t(8)], domain=MS,
                 output_count=4)
     assert present.output_type(0) == t(B, S, H) and present.output_type(3) == t(B, S, H)
     assert known.output_type(0) == t(B, S, 8) and known.output_type(1) == t(B, S, 1)
@@ -117,11 +117,11 @@ def test_embed_layer_norm_float16_and_mask_index_type_zero():
 
 
 def test_embed_layer_norm_refines_from_every_operand():
-    ctx = run("EmbedLayerNormalization", 1, [t(None, None, elem=INT32), t(B, S, elem=INT32), t(None, None),
+    ctx = run_rule("EmbedLayerNormalization", 1, [t(None, None, elem=INT32), t(B, S, elem=INT32), t(None, None),
                                               t(None, H), None, t(None), t(None)], domain=MS,
               names=["ids", "seg", "w", "p", "", "g", "b"], output_count=3)
     assert ctx.output_type(0) == t(B, S, H) and ctx.output_type(1) == t(B, elem=INT32)
-    ctx = run("EmbedLayerNormalization", 1, [None, None, t(10, None), t(6, None), None, t(8), t(8)], domain=MS,
+    ctx = run_rule("EmbedLayerNormalization", 1, [None, None, t(10, None), t(6, None), None, t(8), t(8)], domain=MS,
               names=["ids", "", "w", "p", "", "g", "b"], output_count=3)
     assert ctx.output_type(0) == t(None, None, 8) and ctx.output_type(2) == t(None, None, 8)
 
@@ -141,14 +141,14 @@ def test_embed_layer_norm_refines_from_every_operand():
 def test_embed_layer_norm_refusals(inputs, message):
     names = ["x" if value is not None else "" for value in inputs]
     with pytest.raises(InferenceError, match=message):
-        run("EmbedLayerNormalization", 1, inputs, domain=MS, names=names, output_count=3)
+        run_rule("EmbedLayerNormalization", 1, inputs, domain=MS, names=names, output_count=3)
 
 
 def test_embed_layer_norm_unknown_optional_input_is_not_absent():
     # segment_ids present but unknown: nothing is learnt from it, and nothing is refused
-    unknown = run("EmbedLayerNormalization", 1, [t(B, S, elem=INT32), None, t(10, 8), t(6, 8), t(4, 8), t(8), t(8)],
+    unknown = run_rule("EmbedLayerNormalization", 1, [t(B, S, elem=INT32), None, t(10, 8), t(6, 8), t(4, 8), t(8), t(8)],
                   domain=MS, names=["ids", "seg", "w", "p", "s", "g", "b"], output_count=3)
-    known = run("EmbedLayerNormalization", 1, [t(None, None, elem=INT32), t(B, S, elem=INT32), t(10, 8), t(6, 8),
+    known = run_rule("EmbedLayerNormalization", 1, [t(None, None, elem=INT32), t(B, S, elem=INT32), t(10, 8), t(6, 8),
                                                 t(4, 8), t(8), t(8)], domain=MS, output_count=3)
     assert unknown.output_type(0) == t(B, S, 8) and known.output_type(0) == t(B, S, 8)
 
@@ -183,7 +183,7 @@ def test_simplified_layer_norm_v1_against_onnxruntime(axis, stats):
 
 def test_layer_norm_v1_refuses_an_axis_out_of_range():
     with pytest.raises(InferenceError, match="axis 3 is out of range"):
-        run("LayerNormalization", 16, [t(2, 3, 4), t(4)], {"axis": 3}, output_count=3)
+        run_rule("LayerNormalization", 16, [t(2, 3, 4), t(4)], {"axis": 3}, output_count=3)
 
 
 # ---------------------------------------------------------------------------------- shape-keeping ops
@@ -205,5 +205,5 @@ def test_shape_keeping_normalizations_against_onnxruntime(op, inputs, attributes
 ])
 def test_group_norms_keep_the_input_shape(op, inputs, outputs):
     # no CPU kernel: onnxruntime's inference gives Y (and S) X's shape and type
-    ctx = run(op, 1, inputs, {"groups": 4, "activation": 0}, domain=MS, output_count=outputs)
+    ctx = run_rule(op, 1, inputs, {"groups": 4, "activation": 0}, domain=MS, output_count=outputs)
     assert [ctx.output_type(i) for i in range(outputs)] == [t(B, H, 4, 32, elem=FLOAT)] * outputs

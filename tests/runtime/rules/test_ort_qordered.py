@@ -4,10 +4,10 @@ held against the rules onnxruntime's inference functions state."""
 from __future__ import annotations
 
 import pytest
-from ruletest import run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t
 
 MS = "com.microsoft"
 B, S, D = Sym("B"), Sym("S"), Sym("D")
@@ -16,7 +16,7 @@ ORDERS = {"order_input": 1, "order_output": 1}
 
 
 def ms(op, inputs, attributes=None, **kwargs):
-    return run(op, 1, inputs, attributes, domain=MS, **kwargs)
+    return run_rule(op, 1, inputs, attributes, domain=MS, **kwargs)
 
 
 def test_quantize_with_order_keeps_the_shape_in_int8():

@@ -9,10 +9,10 @@ import ort_cases
 import pytest
 from ort_cases import MS, ort_inference, scalar
 from ort_oracle import BOOL, F, F16, I8, I32, U8, Case, Const, In
-from ruletest import run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t
 
 I16, U16, U32 = 5, 4, 12
 B, M, N, H = Sym("B"), Sym("M"), Sym("N"), Sym("H")
@@ -41,7 +41,7 @@ def test_qlinear_binary_without_the_output_zero_point(op):
 
 def test_qlinear_binary_refuses_operands_that_do_not_broadcast():
     with pytest.raises(InferenceError, match=r"\(2, 3\).*\(4,\)"):
-        run("QLinearAdd", 1, [t(2, 3, elem=U8), t(), t(elem=U8), t(4, elem=U8), t(), t(elem=U8), t(), t(elem=U8)],
+        run_rule("QLinearAdd", 1, [t(2, 3, elem=U8), t(), t(elem=U8), t(4, elem=U8), t(), t(elem=U8), t(), t(elem=U8)],
             domain=MS)
 
 
@@ -55,16 +55,16 @@ def test_qlinear_where_broadcasts_condition_and_both_operands(elem):
 @pytest.mark.parametrize("a, b", [((2, 3, 1), (4,)), ((), (3, 4)), ((3, 1), (1, 5))])
 def test_mul_integer_agrees_with_onnxruntimes_inference(capfd, elem, a, b):
     theirs = ort_inference(capfd, Case("MulInteger", MS, [In(elem, a), In(elem, ()), In(elem, b), In(elem, ())]))
-    ours = run("MulInteger", 1, [t(*a, elem=elem), t(elem=elem), t(*b, elem=elem), t(elem=elem)], domain=MS)
+    ours = run_rule("MulInteger", 1, [t(*a, elem=elem), t(elem=elem), t(*b, elem=elem), t(elem=elem)], domain=MS)
     assert (ours.output_type(0).elem, ours.output_type(0).shape) == theirs
 
 
 def test_mul_integer_is_an_int32_broadcast():
     # onnxruntime's CPU provider has no MulInteger kernel: the rule is held to its inference function
-    ctx = run("MulInteger", 1, [t(B, M, 1, elem=I8), t(elem=I8), t(M, N, elem=I8), t(elem=I8)], domain=MS)
+    ctx = run_rule("MulInteger", 1, [t(B, M, 1, elem=I8), t(elem=I8), t(M, N, elem=I8), t(elem=I8)], domain=MS)
     assert ctx.output_type(0) == t(B, M, N, elem=I32)
     with pytest.raises(InferenceError, match="do not broadcast"):
-        run("MulInteger", 1, [t(2, elem=I8), t(elem=I8), t(3, elem=I8), t(elem=I8)], domain=MS)
+        run_rule("MulInteger", 1, [t(2, elem=I8), t(elem=I8), t(3, elem=I8), t(elem=I8)], domain=MS)
 
 
 @pytest.mark.parametrize("op, attrs", [("QLinearLeakyRelu", {}), ("QLinearLeakyRelu", {"alpha": 0.2}),
@@ -105,22 +105,22 @@ def test_qlinear_concat_of_one_triple_and_of_three_along_a_negative_axis():
 def test_qlinear_concat_refuses_tensors_that_disagree():
     triple = lambda *shape: [t(*shape, elem=U8), t(), t(elem=U8)]  # noqa: E731
     with pytest.raises(InferenceError, match="one rank"):
-        run("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3), *triple(2)], {"axis": 0}, domain=MS)
+        run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3), *triple(2)], {"axis": 0}, domain=MS)
     with pytest.raises(InferenceError, match="differ at axis 0"):
-        run("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3), *triple(4, 3)], {"axis": 1}, domain=MS)
+        run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3), *triple(4, 3)], {"axis": 1}, domain=MS)
     with pytest.raises(InferenceError, match="out of range"):
-        run("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3)], {"axis": 2}, domain=MS)
+        run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3)], {"axis": 2}, domain=MS)
 
 
 def test_qlinear_concat_says_less_for_unknown_tensors_or_broken_triples():
     triple = lambda *shape: [t(*shape, elem=U8), t(), t(elem=U8)]  # noqa: E731
-    ctx = run("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(None), t(), t(elem=U8)], {"axis": 1},
+    ctx = run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(None), t(), t(elem=U8)], {"axis": 1},
               domain=MS)
     assert ctx.output_type(0) == t(B, None, elem=U8)  # an unknown tensor: unknown length along the axis
-    ctx = run("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(None), t(), t(elem=U8)], {"axis": 0},
+    ctx = run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(None), t(), t(elem=U8)], {"axis": 0},
               domain=MS)
     assert ctx.output_type(0) == t(None, 3, elem=U8)
-    ctx = run("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(B, 3, elem=U8)], {"axis": 0}, domain=MS)
+    ctx = run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(B, 3, elem=U8)], {"axis": 0}, domain=MS)
     assert ctx.output_type(0) == t(None, elem=U8)
 
 
@@ -132,7 +132,7 @@ def test_qlinear_concat_says_less_for_unknown_tensors_or_broken_triples():
 def test_quantized_reduce_follows_axes_and_keepdims(op, axes, keepdims, shape):
     # no CPU kernel for either op: held to QLinearReduceMean's inference function (a repeated axis counts once)
     inputs = [t(B, M, N, elem=U8)] + ([t(), t(elem=U8), t(), t(elem=U8)] if op == "QLinearReduceMean" else [])
-    ctx = run(op, 1, inputs, {"axes": axes, "keepdims": keepdims}, domain=MS)
+    ctx = run_rule(op, 1, inputs, {"axes": axes, "keepdims": keepdims}, domain=MS)
     assert ctx.output_type(0).shape == shape
     assert ctx.output_type(0).elem == (U8 if op == "QLinearReduceMean" else 0)  # ReduceSumInteger's T2 is free
 
@@ -143,18 +143,18 @@ def test_qlinear_reduce_mean_agrees_with_onnxruntimes_inference(capfd, axes, kee
     attrs = {"axes": axes, "keepdims": keepdims}
     inputs = [In(elem, (2, 3, 4)), In(F, ()), In(elem, ()), In(F, ()), In(elem, ())]
     theirs = ort_inference(capfd, Case("QLinearReduceMean", MS, inputs, attrs))
-    ours = run("QLinearReduceMean", 1, [t(2, 3, 4, elem=elem), t(), t(elem=elem), t(), t(elem=elem)], attrs,
+    ours = run_rule("QLinearReduceMean", 1, [t(2, 3, 4, elem=elem), t(), t(elem=elem), t(), t(elem=elem)], attrs,
                domain=MS).output_type(0)
     assert (ours.elem, ours.shape) == theirs
 
 
 def test_quantized_reduce_of_an_unknown_rank_and_a_bad_axis():
-    assert run("ReduceSumInteger", 1, [t(None, elem=I8)], {"axes": [], "keepdims": 0}, domain=MS).output_type(0) \
+    assert run_rule("ReduceSumInteger", 1, [t(None, elem=I8)], {"axes": [], "keepdims": 0}, domain=MS).output_type(0) \
         == t(elem=0)
-    assert run("ReduceSumInteger", 1, [t(None, elem=I8)], {"axes": [1], "keepdims": 1}, domain=MS) \
+    assert run_rule("ReduceSumInteger", 1, [t(None, elem=I8)], {"axes": [1], "keepdims": 1}, domain=MS) \
         .output_type(0) == t(None, elem=0)
     with pytest.raises(InferenceError, match="axes value 3 is out of range"):
-        run("ReduceSumInteger", 1, [t(B, M, elem=I8)], {"axes": [3], "keepdims": 1}, domain=MS)
+        run_rule("ReduceSumInteger", 1, [t(B, M, elem=I8)], {"axes": [3], "keepdims": 1}, domain=MS)
 
 
 # ---------------------------------------------------------------------------------- gemm
@@ -185,20 +185,20 @@ def test_qgemm_with_per_column_weight_parameters():
 def test_qgemm_refuses_what_cannot_multiply():
     base = [t(), t(elem=U8)]
     with pytest.raises(InferenceError, match="inner dims 4 and 5"):
-        run("QGemm", 1, [t(2, 4, elem=U8), *base, t(5, 3, elem=U8), *base], domain=MS)
+        run_rule("QGemm", 1, [t(2, 4, elem=U8), *base, t(5, 3, elem=U8), *base], domain=MS)
     with pytest.raises(InferenceError, match="rank"):
-        run("QGemm", 1, [t(2, 4, 1, elem=U8), *base, t(4, 3, elem=U8), *base], domain=MS)
+        run_rule("QGemm", 1, [t(2, 4, 1, elem=U8), *base, t(4, 3, elem=U8), *base], domain=MS)
     with pytest.raises(InferenceError, match=r"C \(2, 2\) does not broadcast"):
-        run("QGemm", 1, [t(2, 4, elem=U8), *base, t(4, 3, elem=U8), *base, t(2, 2, elem=I32)], domain=MS)
+        run_rule("QGemm", 1, [t(2, 4, elem=U8), *base, t(4, 3, elem=U8), *base, t(2, 2, elem=I32)], domain=MS)
 
 
 def test_qgemm_soundness_of_an_unknown_bias_and_output_zero_point():
     base = [t(), t(elem=U8)]
     names = ["a", "s", "z", "b", "s", "z", "c", "ys", "yz"]
-    ctx = run("QGemm", 1, [t(M, 4, elem=U8), *base, t(4, N, elem=U8), *base, None, t(), None], names=names,
+    ctx = run_rule("QGemm", 1, [t(M, 4, elem=U8), *base, t(4, N, elem=U8), *base, None, t(), None], names=names,
               domain=MS)
     assert ctx.output_type(0) == t(M, N, elem=0)  # a zero point of unknown type: int8 or uint8
-    ctx = run("QGemm", 1, [t(M, 4, elem=U8), *base, t(4, N, elem=U8), *base, t(3, 1, elem=I32)], domain=MS)
+    ctx = run_rule("QGemm", 1, [t(M, 4, elem=U8), *base, t(4, N, elem=U8), *base, t(3, 1, elem=I32)], domain=MS)
     assert ctx.output_type(0) == t(3, N)  # C's 3 rows fix M
 
 
@@ -217,16 +217,16 @@ def test_quantize_linear_defaults_to_uint8_and_runs_per_axis():
 
 
 def test_quantize_linear_soundness_of_an_unknown_zero_point():
-    ctx = run("QuantizeLinear", 1, [t(B, 3), t(), None], names=["x", "s", "z"], domain=MS)
+    ctx = run_rule("QuantizeLinear", 1, [t(B, 3), t(), None], names=["x", "s", "z"], domain=MS)
     assert ctx.output_type(0) == t(B, 3, elem=0)
 
 
 @pytest.mark.parametrize("elem", [21, 22])
 def test_quantize_and_dequantize_linear_with_4_bit_types(elem):
     # numpy has no 4-bit type to feed onnxruntime: the rules are held to its inference functions
-    assert run("QuantizeLinear", 1, [t(B, 3), t(3), t(3, elem=elem)], {"axis": 1}, domain=MS).output_type(0) == \
+    assert run_rule("QuantizeLinear", 1, [t(B, 3), t(3), t(3, elem=elem)], {"axis": 1}, domain=MS).output_type(0) == \
         t(B, 3, elem=elem)
-    assert run("DequantizeLinear", 1, [t(B, 3, elem=elem), t(elem=F16), t(elem=elem)], domain=MS).output_type(0) == \
+    assert run_rule("DequantizeLinear", 1, [t(B, 3, elem=elem), t(elem=F16), t(elem=elem)], domain=MS).output_type(0) == \
         t(B, 3, elem=F16)
 
 
@@ -275,16 +275,16 @@ def test_matmul_integer16_is_int32(a, b):
 @pytest.mark.parametrize("a, b", [((2, 3, 5), (5, 4)), ((5,), (2, 5, 4))])
 def test_matmul_integer16_on_unsigned_operands_agrees_with_onnxruntimes_inference(capfd, a, b):
     theirs = ort_inference(capfd, Case("MatMulInteger16", MS, [In(U16, a), In(U16, b)]))
-    ours = run("MatMulInteger16", 1, [t(*a, elem=U16), t(*b, elem=U16)], domain=MS).output_type(0)
+    ours = run_rule("MatMulInteger16", 1, [t(*a, elem=U16), t(*b, elem=U16)], domain=MS).output_type(0)
     assert (ours.elem, ours.shape) == theirs
 
 
 def test_matmul_integer16_is_int32_for_unsigned_operands_too():
     # no CPU kernel for uint16: onnxruntime's inference types the product int32 all the same
-    assert run("MatMulInteger16", 1, [t(M, 6, elem=U16), t(6, N, elem=U16)], domain=MS).output_type(0) == \
+    assert run_rule("MatMulInteger16", 1, [t(M, 6, elem=U16), t(6, N, elem=U16)], domain=MS).output_type(0) == \
         t(M, N, elem=I32)
     with pytest.raises(InferenceError, match="inner dims"):
-        run("MatMulInteger16", 1, [t(M, 6, elem=I16), t(5, N, elem=I16)], domain=MS)
+        run_rule("MatMulInteger16", 1, [t(M, 6, elem=I16), t(5, N, elem=I16)], domain=MS)
 
 
 # ---------------------------------------------------------------------------------- pooling and convolution
@@ -298,11 +298,11 @@ def test_qlinear_global_average_pool_keeps_batch_and_channels(channels_last, sha
 
 
 def test_qlinear_global_average_pool_needs_batch_and_channels():
-    ctx = run("QLinearGlobalAveragePool", 1, [t(B, M, elem=U8), t(), t(elem=U8), t(), t(elem=U8)],
+    ctx = run_rule("QLinearGlobalAveragePool", 1, [t(B, M, elem=U8), t(), t(elem=U8), t(), t(elem=U8)],
               {"channels_last": 1}, domain=MS)
     assert ctx.output_type(0) == t(B, M, elem=U8)
     with pytest.raises(InferenceError, match="rank"):
-        run("QLinearGlobalAveragePool", 1, [t(B, elem=U8), t(), t(elem=U8), t(), t(elem=U8)], domain=MS)
+        run_rule("QLinearGlobalAveragePool", 1, [t(B, elem=U8), t(), t(elem=U8), t(), t(elem=U8)], domain=MS)
 
 
 @pytest.mark.parametrize("channels_last", [0, 1])
@@ -347,10 +347,10 @@ def test_qlinear_conv_channels_last_with_groups_strides_and_bias(x, w, attrs):
 def test_qlinear_conv_channels_last_errors_say_how_x_was_read():
     base = [t(), t(elem=U8)]
     with pytest.raises(InferenceError, match=r"channels_last: X \(1, 5, 5, 3\) read as \(1, 3, 5, 5\)"):
-        run("QLinearConv", 1, [t(1, 5, 5, 3, elem=U8), *base, t(4, 2, 3, 3, elem=U8), *base, *base],
+        run_rule("QLinearConv", 1, [t(1, 5, 5, 3, elem=U8), *base, t(4, 2, 3, 3, elem=U8), *base, *base],
             {"channels_last": 1}, domain=MS)
     with pytest.raises(InferenceError, match="rank"):
-        run("QLinearConv", 1, [t(5, elem=U8), *base, t(4, 2, 3, elem=U8), *base, *base], {"channels_last": 1},
+        run_rule("QLinearConv", 1, [t(5, elem=U8), *base, t(4, 2, 3, elem=U8), *base, *base], {"channels_last": 1},
             domain=MS)
 
 
@@ -358,19 +358,19 @@ def test_channels_first_nodes_are_read_as_they_are():
     """Without channels_last the standard rule sees the node itself: its errors say nothing of a layout."""
     base = [t(), t(elem=U8)]
     with pytest.raises(InferenceError, match="channels") as failure:
-        run("QLinearConv", 1, [t(1, 3, 5, 5, elem=U8), *base, t(4, 2, 3, 3, elem=U8), *base, *base], domain=MS)
+        run_rule("QLinearConv", 1, [t(1, 3, 5, 5, elem=U8), *base, t(4, 2, 3, 3, elem=U8), *base, *base], domain=MS)
     assert "read as" not in str(failure.value)
-    pool = run("QLinearAveragePool", 1, [t(B, 3, 5, 5, elem=U8), t(), t(elem=U8), t(), t(elem=U8)],
+    pool = run_rule("QLinearAveragePool", 1, [t(B, 3, 5, 5, elem=U8), t(), t(elem=U8), t(), t(elem=U8)],
                {"kernel_shape": [2, 2]}, domain=MS)
     assert pool.output_type(0) == t(B, 3, 4, 4, elem=U8)
 
 
 def test_qlinear_conv_channels_last_soundness_of_unknown_x_and_bias():
     base = [t(), t(elem=U8)]
-    ctx = run("QLinearConv", 1, [t(None, elem=U8), *base, t(4, 2, 3, 3, elem=U8), *base, *base],
+    ctx = run_rule("QLinearConv", 1, [t(None, elem=U8), *base, t(4, 2, 3, 3, elem=U8), *base, *base],
               {"channels_last": 1}, domain=MS)
     assert ctx.output_type(0) == t(None, None, None, 4, elem=U8)
     names = ["x", "s", "z", "w", "s", "z", "ys", "yz", "b"]
-    ctx = run("QLinearConv", 1, [t(B, 5, 5, 2, elem=U8), *base, t(M, 2, 3, 3, elem=U8), *base, *base, None],
+    ctx = run_rule("QLinearConv", 1, [t(B, 5, 5, 2, elem=U8), *base, t(M, 2, 3, 3, elem=U8), *base, *base, None],
               {"channels_last": 1}, names=names, domain=MS)
     assert ctx.output_type(0) == t(B, 3, 3, M, elem=U8)

@@ -10,10 +10,10 @@ import ort_cases
 import pytest
 from ort_cases import MS, ort_inference, scalar
 from ort_oracle import F, F16, I8, I32, I64, U8, Case, Const, In
-from ruletest import run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import run_rule, t
 
 B, S, P, T = Sym("B"), Sym("S"), Sym("P"), Sym("T")
 SIZES = [{"B": 2, "S": 3, "P": 4, "T": 3, "V": 10}, {"B": 1, "S": 5, "P": 2, "T": 5, "V": 7}]
@@ -54,7 +54,7 @@ def qattention(shapes: dict, attrs: dict | None = None, outputs: int = 1, names=
               shapes.get("bias", t(24)), t(), t(), None, None, None, shapes.get("past")]
     if names is None:
         names = ["i", "w", "b", "s", "s", "", "", "", "p" if "past" in shapes else ""]
-    return run("QAttention", 1, inputs, dict({"num_heads": 2}, **(attrs or {})), names=names, domain=MS,
+    return run_rule("QAttention", 1, inputs, dict({"num_heads": 2}, **(attrs or {})), names=names, domain=MS,
                output_count=outputs)
 
 
@@ -75,7 +75,7 @@ def test_qattention_refuses_sizes_the_kernel_refuses():
 
 def test_qattention_soundness_of_an_unknown_past_and_a_shared_buffer():
     names = ["i", "w", "b", "s", "s", "", "", "", "p"]
-    ctx = run("QAttention", 1, [t(B, S, 6, elem=U8), t(6, 24, elem=U8), t(24), t(), t(), None, None, None, None],
+    ctx = run_rule("QAttention", 1, [t(B, S, 6, elem=U8), t(6, 24, elem=U8), t(24), t(), t(), None, None, None, None],
               {"num_heads": 2}, names=names, domain=MS)
     assert [ctx.output_type(i) for i in range(2)] == [t(B, S, 8), t(2, B, 2, None, 4)]
     ctx = qattention({"past": t(2, B, 2, P, 4)}, {"past_present_share_buffer": 1}, outputs=2)
@@ -109,7 +109,7 @@ def qembed(changes: dict, names=None):
         inputs[index] = value
     if names is None:
         names = ["x" if value is not None else "" for value in inputs]
-    return run("QEmbedLayerNormalization", 1, inputs, names=names, domain=MS)
+    return run_rule("QEmbedLayerNormalization", 1, inputs, names=names, domain=MS)
 
 
 def test_qembed_layer_norm_merges_ids_and_widths():
@@ -127,7 +127,7 @@ def test_qembed_layer_norm_soundness_of_unknown_segments_and_mask():
     names = ["x", "s", "x", "x", "e", "x", "x", "m"] + ["x"] * 10
     inputs = [t(B, S, elem=I32), None, t(100, None, elem=U8), t(16, None, elem=U8), None, t(None, elem=U8),
               t(None, elem=U8), None] + [t()] * 5 + [t(elem=U8)] * 5
-    ctx = run("QEmbedLayerNormalization", 1, inputs, names=names, domain=MS)
+    ctx = run_rule("QEmbedLayerNormalization", 1, inputs, names=names, domain=MS)
     assert [ctx.output_type(i) for i in range(2)] == [t(B, S, None), t(B, elem=I32)]
 
 
@@ -161,7 +161,7 @@ def test_dynamic_quantize_lstm_with_fewer_outputs():
 
 def lstm(x, w, r, attrs=None):
     inputs = [x, w, r, None, None, None, None, None, t(1), t(1, elem=U8), t(1), t(1, elem=U8)]
-    return run("DynamicQuantizeLSTM", 1, inputs, attrs or {}, domain=MS)
+    return run_rule("DynamicQuantizeLSTM", 1, inputs, attrs or {}, domain=MS)
 
 
 def test_dynamic_quantize_lstm_reads_the_hidden_size_from_the_transposed_weights():
@@ -189,7 +189,7 @@ def test_dynamic_quantize_lstm_refuses_what_the_kernel_refuses():
 @pytest.mark.parametrize("elem, shape", [(F, (2, 3)), (F16, (4, 2, 5))])
 def test_quantize_bfp_agrees_with_onnxruntimes_inference(capfd, output, elem, shape):
     theirs = ort_inference(capfd, Case("QuantizeBFP", MS, [In(elem, shape)], {"bfp_type": 0}, outputs=3), output)
-    ours = run("QuantizeBFP", 1, [t(*shape, elem=elem)], {"bfp_type": 0}, domain=MS).output_type(output)
+    ours = run_rule("QuantizeBFP", 1, [t(*shape, elem=elem)], {"bfp_type": 0}, domain=MS).output_type(output)
     assert (ours.elem, ours.shape) == theirs
 
 
@@ -197,19 +197,19 @@ def test_quantize_bfp_agrees_with_onnxruntimes_inference(capfd, output, elem, sh
 def test_dequantize_bfp_agrees_with_onnxruntimes_inference(capfd, dtype):
     attrs = {"bfp_type": 0} if dtype is None else {"bfp_type": 0, "dtype": dtype}
     theirs = ort_inference(capfd, Case("DequantizeBFP", MS, [In(U8, (7,)), In(I64, (2,)), In(I64, (2,))], attrs))
-    ours = run("DequantizeBFP", 1, [t(7, elem=U8), t(2, elem=I64), t(2, elem=I64)], attrs, domain=MS).output_type(0)
+    ours = run_rule("DequantizeBFP", 1, [t(7, elem=U8), t(2, elem=I64), t(2, elem=I64)], attrs, domain=MS).output_type(0)
     assert (ours.elem, ours.shape) == theirs
 
 
 def test_quantize_bfp_gives_bytes_and_one_int64_per_axis():
-    ctx = run("QuantizeBFP", 1, [t(B, S, 4)], {"bfp_type": 0}, domain=MS)
+    ctx = run_rule("QuantizeBFP", 1, [t(B, S, 4)], {"bfp_type": 0}, domain=MS)
     assert [ctx.output_type(i) for i in range(3)] == [t(None, elem=U8), t(3, elem=I64), t(3, elem=I64)]
-    ctx = run("QuantizeBFP", 1, [t(None, elem=F16)], {"bfp_type": 0}, domain=MS)
+    ctx = run_rule("QuantizeBFP", 1, [t(None, elem=F16)], {"bfp_type": 0}, domain=MS)
     assert (ctx.output_type(1).elem, ctx.output_type(1).shape) == (I64, (None,))  # one dim, of unknown length
 
 
 @pytest.mark.parametrize("attrs, elem", [({}, F), ({"dtype": 10}, F16), ({"dtype": 16}, 16)])
 def test_dequantize_bfp_takes_the_type_dtype_names(attrs, elem):
-    ctx = run("DequantizeBFP", 1, [t(7, elem=U8), t(2, elem=I64), t(2, elem=I64)], dict(attrs, bfp_type=0),
+    ctx = run_rule("DequantizeBFP", 1, [t(7, elem=U8), t(2, elem=I64), t(2, elem=I64)], dict(attrs, bfp_type=0),
               domain=MS)
     assert ctx.output_type(0) == t(None, elem=elem)

@@ -13,11 +13,11 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from ort_cases import outputs
-from ruletest import FLOAT, INT32, t, vec
 
 import opspec
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import FLOAT, INT32, t, vec
 
 B, S, N, P, TT = Sym("B"), Sym("S"), Sym("N"), Sym("P"), Sym("TT")
 F16, I8 = 10, 3

@@ -8,8 +8,8 @@ import pytest
 import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import INT64, Data, TensorType
-from ruletest import apply_rule, make_context, run, vec
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import apply_rule, make_context, run_rule, vec
 
 N, M = Sym("N"), Sym("M")
 FLOAT = 1
@@ -174,7 +174,7 @@ def _reduced_data(op, version, data, attributes=None, axes=None):
     if axes is not None:
         inputs.append(TensorType(INT64, (len(axes),)))
         datas.append(vec(*axes))
-    return run(op, version, inputs, attributes, data=datas).output_data(0)
+    return run_rule(op, version, inputs, attributes, data=datas).output_data(0)
 
 
 def test_reduce_min_propagates_min_of_a_count_and_a_constant():
@@ -200,9 +200,9 @@ def test_reduce_data_unknown_where_it_must_be():
     empty = Data((0, 2), ())
     assert _reduced_data("ReduceMin", 18, empty, axes=[0]) is None  # min over nothing: no element to take
     assert _reduced_data("ReduceMin", 18, Data((2,), (N, 10)), {"noop_with_empty_axes": 1}) == Data((2,), (N, 10))
-    floats = run("ReduceSum", 18, [TensorType(FLOAT, (2,))], data=[Data((2,), (0.1, 0.2))]).output_data(0)
+    floats = run_rule("ReduceSum", 18, [TensorType(FLOAT, (2,))], data=[Data((2,), (0.1, 0.2))]).output_data(0)
     assert floats is None  # a float sum rounds as the runtime does
-    ctx = run("ReduceMin", 18, [TensorType(INT64, (2,)), TensorType(INT64, (1,))], data=[Data((2,), (N, 10)), None])
+    ctx = run_rule("ReduceMin", 18, [TensorType(INT64, (2,)), TensorType(INT64, (1,))], data=[Data((2,), (N, 10)), None])
     assert ctx.output_data(0) is None  # axes present but unknown
 
 
@@ -212,7 +212,7 @@ def test_reduce_data_unknown_where_it_must_be():
 ])
 def test_sums_and_products_past_the_type_range_are_unknown(op, values, elem):
     data = Data((len(values),), values)
-    assert run(op, 18, [TensorType(elem, data.shape)], data=[data]).output_data(0) == Data((1,), (None,))
+    assert run_rule(op, 18, [TensorType(elem, data.shape)], data=[data]).output_data(0) == Data((1,), (None,))
     within = Data((2,), (-(2**31), 2**31 - 1))
-    assert run(op, 18, [TensorType(elem, (2,))], data=[within]).output_data(0) == \
+    assert run_rule(op, 18, [TensorType(elem, (2,))], data=[within]).output_data(0) == \
         Data((1,), (-1 if op == "ReduceSum" else -(2**62) + 2**31,))

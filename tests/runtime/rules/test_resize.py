@@ -8,11 +8,11 @@ import onnx
 import onnx.shape_inference
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from ruletest import INT64, run, t
 
 import opspec
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym
+from opspec.runtime.testing import INT64, run_rule, t
 
 F = TensorProto.FLOAT
 N, H, W = Sym("N"), Sym("H"), Sym("W")
@@ -67,20 +67,20 @@ def test_concrete_dims_match_onnx(opset, x, scales, sizes, attributes):
 
 
 def test_symbolic_dims_scale_by_whole_and_power_of_two_factors():
-    ctx = run("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
+    ctx = run_rule("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
               data=[None, None, Data((4,), (1.0, 1.0, 2.0, 1.5))])
     assert ctx.output_type(0) == t(N, 3, 2 * H, (3 * W) // 2)
-    ctx = run("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
+    ctx = run_rule("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
               data=[None, None, Data((4,), (1.0, 0.1, 0.5, 0.75))])
     assert ctx.output_type(0) == t(N, 0, H // 2, (3 * W) // 4)
-    ctx = run("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
+    ctx = run_rule("Resize", 19, [t(N, 3, H, W), None, t(4)], names=["x", "", "s"],
               data=[None, None, Data((4,), (1.0, 1.0, float(np.float32(0.1)), 1 / 1024))])
     assert ctx.output_type(0) == t(N, 3, None, None)  # float32 rounding of d * scale decides
 
 
 @pytest.mark.parametrize("scale", [0.5, 0.25, 0.75, 1.5, 2.5, 0.125, 3.0])
 def test_a_symbolic_scaled_dim_is_what_float32_gives_at_every_size(scale):
-    ctx = run("Resize", 19, [t(1, 1, H, 4), None, t(4)], names=["x", "", "s"],
+    ctx = run_rule("Resize", 19, [t(1, 1, H, 4), None, t(4)], names=["x", "", "s"],
               data=[None, None, Data((4,), (1.0, 1.0, scale, 1.0))])
     dim = ctx.output_type(0).shape[2]
     for size in list(range(0, 300)) + [2**16 - 1]:
@@ -90,18 +90,18 @@ def test_a_symbolic_scaled_dim_is_what_float32_gives_at_every_size(scale):
 
 def test_sizes_computed_from_shapes_pass_through():
     sizes = Data((4,), (N, 3, 2 * H, 2 * W))
-    ctx = run("Resize", 19, [t(N, 3, H, W), None, None, t(4, elem=INT64)], names=["x", "", "", "s"],
+    ctx = run_rule("Resize", 19, [t(N, 3, H, W), None, None, t(4, elem=INT64)], names=["x", "", "", "s"],
               data=[None, None, None, sizes])
     assert ctx.output_type(0) == t(N, 3, 2 * H, 2 * W)
 
 
 def test_unknown_factors_keep_the_rank_and_the_dims_outside_axes():
-    ctx = run("Resize", 19, [t(N, 3, H, W), None, t(2)], {"axes": [2, 3]}, names=["x", "", "s"])
+    ctx = run_rule("Resize", 19, [t(N, 3, H, W), None, t(2)], {"axes": [2, 3]}, names=["x", "", "s"])
     assert ctx.output_type(0) == t(N, 3, None, None)
 
 
 def test_empty_scales_with_sizes_is_the_sizes_form():
-    ctx = run("Resize", 13, [t(1, 3, 4, 4), None, t(0), t(4, elem=INT64)], names=["x", "", "s", "z"],
+    ctx = run_rule("Resize", 13, [t(1, 3, 4, 4), None, t(0), t(4, elem=INT64)], names=["x", "", "s", "z"],
               data=[None, None, Data((0,), ()), Data((4,), (1, 3, 8, 8))])
     assert ctx.output_type(0) == t(1, 3, 8, 8)
 
@@ -113,18 +113,18 @@ def test_empty_scales_with_sizes_is_the_sizes_form():
 ])
 def test_invalid_nodes_are_node_errors(data, message):
     with pytest.raises(InferenceError, match=message):
-        run("Resize", 13, [t(1, 3, 4, 4), None, t(None), t(None, elem=INT64)], names=["x", "", "s", "z"],
+        run_rule("Resize", 13, [t(1, 3, 4, 4), None, t(None), t(None, elem=INT64)], names=["x", "", "s", "z"],
             data=data)
 
 
 def test_neither_scales_nor_sizes_is_a_node_error():
     with pytest.raises(InferenceError, match="one of 'scales' and 'sizes'"):
-        run("Resize", 13, [t(1, 3, 4, 4)], names=["x"])
+        run_rule("Resize", 13, [t(1, 3, 4, 4)], names=["x"])
 
 
 def test_upsample_reads_scales_from_its_attribute_or_input():
-    assert run("Upsample", 1, [t(N, 3, 4, 5)], {"height_scale": 2.0, "width_scale": 1.5}).output_type(0) == \
+    assert run_rule("Upsample", 1, [t(N, 3, 4, 5)], {"height_scale": 2.0, "width_scale": 1.5}).output_type(0) == \
         t(N, 3, 8, 7)
-    assert run("Upsample", 7, [t(1, 3, 4, 4)], {"scales": [1.0, 1.0, 2.0, 2.0]}).output_type(0) == t(1, 3, 8, 8)
-    ctx = run("Upsample", 9, [t(1, 3, H, 4), t(4)], data=[None, Data((4,), (1.0, 1.0, 3.0, 2.5))])
+    assert run_rule("Upsample", 7, [t(1, 3, 4, 4)], {"scales": [1.0, 1.0, 2.0, 2.0]}).output_type(0) == t(1, 3, 8, 8)
+    ctx = run_rule("Upsample", 9, [t(1, 3, H, 4), t(4)], data=[None, Data((4,), (1.0, 1.0, 3.0, 2.5))])
     assert ctx.output_type(0) == t(1, 3, 3 * H, 10)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ruletest import INT64, run, t, vec
 
 import opspec
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym, SymbolTable
+from opspec.runtime.testing import INT64, run_rule, t, vec
 
 N, M = Sym("N"), Sym("M")
 BOOL = 9
@@ -19,15 +19,15 @@ def _fresh(value) -> bool:
 
 
 def test_top_k_shortens_the_axis_to_k_for_values_and_indices():
-    ctx = run("TopK", 11, [t(N, 20), t(1, elem=INT64)], data=[None, vec(5)])
+    ctx = run_rule("TopK", 11, [t(N, 20), t(1, elem=INT64)], data=[None, vec(5)])
     assert ctx.output_type(0) == t(N, 5) and ctx.output_type(1) == t(N, 5, elem=INT64)
-    assert run("TopK", 1, [t(7, N)], {"k": 3, "axis": 0}).output_type(0) == t(3, N)
+    assert run_rule("TopK", 1, [t(7, N)], {"k": 3, "axis": 0}).output_type(0) == t(3, N)
 
 
 def test_top_k_carries_a_symbolic_k_and_shares_a_fresh_one_when_unknown():
     k = Sym.min(N, 10)
-    assert run("TopK", 11, [t(2, N), t(1, elem=INT64)], data=[None, vec(k)]).output_type(0) == t(2, k)
-    ctx = run("TopK", 11, [t(2, N), t(1, elem=INT64)], symbols=SymbolTable(()))
+    assert run_rule("TopK", 11, [t(2, N), t(1, elem=INT64)], data=[None, vec(k)]).output_type(0) == t(2, k)
+    ctx = run_rule("TopK", 11, [t(2, N), t(1, elem=INT64)], symbols=SymbolTable(()))
     values, indices = ctx.output_type(0), ctx.output_type(1)
     assert _fresh(values.shape[1]) and values.shape == indices.shape and values.shape[0] == 2
 
@@ -39,7 +39,7 @@ def test_top_k_carries_a_symbolic_k_and_shares_a_fresh_one_when_unknown():
 ])
 def test_top_k_rejects_invalid_nodes(inputs, data, message):
     with pytest.raises(InferenceError, match=message):
-        run("TopK", 11, inputs, data=data)
+        run_rule("TopK", 11, inputs, data=data)
 
 
 def test_compress_counts_a_known_condition_like_numpy():
@@ -47,42 +47,42 @@ def test_compress_counts_a_known_condition_like_numpy():
     for axis in (0, None):
         expected = np.compress(condition, data, axis=axis).shape
         attributes = {} if axis is None else {"axis": axis}
-        out = run("Compress", 11, [t(3, 2), t(3, elem=BOOL)], attributes,
+        out = run_rule("Compress", 11, [t(3, 2), t(3, elem=BOOL)], attributes,
                   data=[None, Data((3,), (False, True, True))]).output_type(0)
         assert out.shape == expected
 
 
 def test_compress_with_an_unknown_condition_has_a_fresh_size():
-    out = run("Compress", 11, [t(N, 4), t(N, elem=BOOL)], {"axis": -1}, symbols=SymbolTable(())).output_type(0)
+    out = run_rule("Compress", 11, [t(N, 4), t(N, elem=BOOL)], {"axis": -1}, symbols=SymbolTable(())).output_type(0)
     assert out.shape[0] == N and _fresh(out.shape[1])
-    flat = run("Compress", 9, [t(N, 4), t(None, elem=BOOL)], symbols=SymbolTable(())).output_type(0)
+    flat = run_rule("Compress", 9, [t(N, 4), t(None, elem=BOOL)], symbols=SymbolTable(())).output_type(0)
     assert len(flat.shape) == 1 and _fresh(flat.shape[0])
-    none = run("Compress", 11, [t(N, 4), t(2, elem=BOOL)], {"axis": 1}, data=[None, vec(0, 0)]).output_type(0)
+    none = run_rule("Compress", 11, [t(N, 4), t(2, elem=BOOL)], {"axis": 1}, data=[None, vec(0, 0)]).output_type(0)
     assert none == t(N, 0)
     with pytest.raises(InferenceError, match="rank"):
-        run("Compress", 11, [t(N, 4), t(2, 2, elem=BOOL)])
+        run_rule("Compress", 11, [t(N, 4), t(2, 2, elem=BOOL)])
 
 
 def test_non_zero_has_one_row_per_axis_and_counts_known_data():
-    out = run("NonZero", 13, [t(N, 3, 2)], symbols=SymbolTable(())).output_type(0)
+    out = run_rule("NonZero", 13, [t(N, 3, 2)], symbols=SymbolTable(())).output_type(0)
     assert out.elem == INT64 and out.shape[0] == 3 and _fresh(out.shape[1])
     known = np.array([0, 3, 0, 5])
-    assert run("NonZero", 13, [t(4, elem=INT64)], data=[vec(0, 3, 0, 5)]).output_type(0).shape == \
+    assert run_rule("NonZero", 13, [t(4, elem=INT64)], data=[vec(0, 3, 0, 5)]).output_type(0).shape == \
         np.array(np.nonzero(known)).shape
-    assert run("NonZero", 9, [t(None)], symbols=SymbolTable(())).output_type(0).shape[0] is None
+    assert run_rule("NonZero", 9, [t(None)], symbols=SymbolTable(())).output_type(0).shape[0] is None
 
 
 def test_unique_shares_one_fresh_count_between_its_outputs():
-    ctx = run("Unique", 11, [t(N, 3)], output_count=4, symbols=SymbolTable(()))
+    ctx = run_rule("Unique", 11, [t(N, 3)], output_count=4, symbols=SymbolTable(()))
     y, first, inverse, counts = (ctx.output_type(i) for i in range(4))
     assert _fresh(y.shape[0]) and y.shape == first.shape == counts.shape
     assert inverse.shape == (N * 3,) and first.elem == INT64
-    ctx = run("Unique", 11, [t(N, 3)], {"axis": 0}, output_count=4, symbols=SymbolTable(()))
+    ctx = run_rule("Unique", 11, [t(N, 3)], {"axis": 0}, output_count=4, symbols=SymbolTable(()))
     y, first, inverse, counts = (ctx.output_type(i) for i in range(4))
     assert y.shape[1] == 3 and _fresh(y.shape[0]) and first.shape == (y.shape[0],) == counts.shape
     assert inverse.shape == (N,)
     with pytest.raises(InferenceError, match="out of range"):
-        run("Unique", 11, [t(N, 3)], {"axis": 2})
+        run_rule("Unique", 11, [t(N, 3)], {"axis": 2})
 
 
 def test_a_detection_head_keeps_top_k_of_min_n_10_symbolic_through_a_graph():

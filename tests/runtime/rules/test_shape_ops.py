@@ -7,10 +7,10 @@ import pytest
 import opspec
 from opspec.runtime.contract import InferenceContext, InferenceError
 from opspec.runtime.contract import Data, TensorType
-from ruletest import apply_rule, make_context
 
 from opspec.runtime.rulebook import RULES
 from opspec.runtime.shape import ShapeError, Sym, parse_dim
+from opspec.runtime.testing import apply_rule, make_context
 
 F, I64 = 1, 7
 N, M = Sym("N"), Sym("M")
@@ -32,7 +32,7 @@ def ivec(n):
     return TensorType(I64, (n,))
 
 
-def run(op, version, inputs, attributes=None, data=None, outputs=None):
+def run_layout(op, version, inputs, attributes=None, data=None, outputs=None):
     schema = opspec.get_schema(op, version)
     inputs = list(inputs)
     data = list(data or [])
@@ -55,8 +55,8 @@ def data_in(shape_):
 
 def reshape(source, target, version=14, attributes=None, source_data=None):
     if version == 1:
-        return run("Reshape", 1, [source], {"shape": list(target), **(attributes or {})}, [source_data])
-    return run("Reshape", version, [source, ivec(len(target))], attributes, [source_data, vec(*target)])
+        return run_layout("Reshape", 1, [source], {"shape": list(target), **(attributes or {})}, [source_data])
+    return run_layout("Reshape", version, [source, ivec(len(target))], attributes, [source_data, vec(*target)])
 
 
 @pytest.mark.parametrize("source, target, expected", [
@@ -80,7 +80,7 @@ def test_reshape_input(source, target, expected):
 
 def test_reshape_attribute_version_1():
     assert shape(reshape(t(2, 3), (3, -1), version=1)) == (3, 2)
-    assert shape(run("Reshape", 1, [t(2, 3)])) is None  # no target at all
+    assert shape(run_layout("Reshape", 1, [t(2, 3)])) is None  # no target at all
 
 
 def test_reshape_allowzero():
@@ -91,9 +91,9 @@ def test_reshape_allowzero():
 
 
 def test_reshape_unknown_target():
-    assert shape(run("Reshape", 14, [t(2, 3), ivec(3)])) == (None, None, None)
-    assert shape(run("Reshape", 14, [t(2, 3), ivec(None)])) is None
-    assert shape(run("Reshape", 14, [t(2, 3), TensorType(I64, None)])) is None
+    assert shape(run_layout("Reshape", 14, [t(2, 3), ivec(3)])) == (None, None, None)
+    assert shape(run_layout("Reshape", 14, [t(2, 3), ivec(None)])) is None
+    assert shape(run_layout("Reshape", 14, [t(2, 3), TensorType(I64, None)])) is None
 
 
 def test_reshape_unknown_rank_input():
@@ -118,14 +118,14 @@ def test_reshape_errors(source, target, attributes, message):
 
 def test_reshape_rejects_a_2d_shape_input():
     with pytest.raises(InferenceError, match="1-D"):
-        run("Reshape", 14, [t(2, 3), TensorType(I64, (2, 1))])
+        run_layout("Reshape", 14, [t(2, 3), TensorType(I64, (2, 1))])
 
 
 def test_reshape_propagates_data():
     ctx = reshape(TensorType(I64, (3,)), (1, -1), source_data=vec(N, 4, 5))
     assert shape(ctx) == (1, 3)
     assert ctx.output_data(0) == Data((1, 3), (N, 4, 5))
-    ctx = run("Reshape", 14, [TensorType(I64, (1,)), ivec(0)], data=[vec(7), Data((0,), ())])
+    ctx = run_layout("Reshape", 14, [TensorType(I64, (1,)), ivec(0)], data=[vec(7), Data((0,), ())])
     assert shape(ctx) == ()
     assert ctx.output_data(0) == Data((), (7,))
 
@@ -172,20 +172,20 @@ def test_reshape_matches_numpy():
 def test_flatten(version, source, axis, expected):
     attributes = {} if axis is None else {"axis": axis}
     source = t(None) if source is None else t(*source)
-    assert shape(run("Flatten", version, [source], attributes)) == expected
+    assert shape(run_layout("Flatten", version, [source], attributes)) == expected
 
 
 def test_flatten_errors():
     with pytest.raises(InferenceError, match="negative"):
-        run("Flatten", 9, [t(2, 3, 4)], {"axis": -1})
+        run_layout("Flatten", 9, [t(2, 3, 4)], {"axis": -1})
     with pytest.raises(InferenceError, match="out of range"):
-        run("Flatten", 13, [t(2, 3, 4)], {"axis": 4})
+        run_layout("Flatten", 13, [t(2, 3, 4)], {"axis": 4})
     with pytest.raises(InferenceError, match="out of range"):
-        run("Flatten", 13, [t(2, 3, 4)], {"axis": -4})
+        run_layout("Flatten", 13, [t(2, 3, 4)], {"axis": -4})
 
 
 def test_flatten_propagates_data():
-    ctx = run("Flatten", 13, [TensorType(I64, (2,))], {"axis": 0}, [vec(3, 4)])
+    ctx = run_layout("Flatten", 13, [TensorType(I64, (2,))], {"axis": 0}, [vec(3, 4)])
     assert ctx.output_data(0) == Data((1, 2), (3, 4))
 
 
@@ -196,17 +196,17 @@ def test_flatten_matches_numpy():
         axis = rng.randint(-len(source), len(source))
         a = axis + len(source) if axis < 0 else axis
         expected = np.zeros(source).reshape(int(np.prod(source[:a])), -1).shape
-        assert shape(run("Flatten", 13, [t(*source)], {"axis": axis})) == expected
+        assert shape(run_layout("Flatten", 13, [t(*source)], {"axis": axis})) == expected
 
 
 # ----------------------------------------------------------------------------- transpose
 
 def test_transpose():
-    assert shape(run("Transpose", 13, [t(2, 3, 4)], {"perm": [1, 0, 2]})) == (3, 2, 4)
-    assert shape(run("Transpose", 1, [t(2, N, 4)])) == (4, N, 2)
-    assert shape(run("Transpose", 13, [t(None)], {"perm": [1, 0]})) == (None, None)
-    assert shape(run("Transpose", 13, [t(None)])) is None
-    assert shape(run("Transpose", 13, [t()])) == ()
+    assert shape(run_layout("Transpose", 13, [t(2, 3, 4)], {"perm": [1, 0, 2]})) == (3, 2, 4)
+    assert shape(run_layout("Transpose", 1, [t(2, N, 4)])) == (4, N, 2)
+    assert shape(run_layout("Transpose", 13, [t(None)], {"perm": [1, 0]})) == (None, None)
+    assert shape(run_layout("Transpose", 13, [t(None)])) is None
+    assert shape(run_layout("Transpose", 13, [t()])) == ()
 
 
 @pytest.mark.parametrize("perm, message", [
@@ -217,11 +217,11 @@ def test_transpose():
 ])
 def test_transpose_errors(perm, message):
     with pytest.raises(InferenceError, match=message):
-        run("Transpose", 13, [t(2, 3, 4)], {"perm": perm})
+        run_layout("Transpose", 13, [t(2, 3, 4)], {"perm": perm})
 
 
 def test_transpose_propagates_data():
-    ctx = run("Transpose", 13, [TensorType(I64, (2, 3))], {}, [Data((2, 3), (1, 2, 3, 4, 5, 6))])
+    ctx = run_layout("Transpose", 13, [TensorType(I64, (2, 3))], {}, [Data((2, 3), (1, 2, 3, 4, 5, 6))])
     assert ctx.output_data(0) == Data((3, 2), (1, 4, 2, 5, 3, 6))
 
 
@@ -231,7 +231,7 @@ def test_transpose_matches_numpy():
         source = tuple(int(d) for d in rng.integers(1, 5, size=rng.integers(0, 5)))
         perm = [int(p) for p in rng.permutation(len(source))]
         array = rng.integers(0, 100, size=source)
-        ctx = run("Transpose", 13, [TensorType(I64, source)], {"perm": perm},
+        ctx = run_layout("Transpose", 13, [TensorType(I64, source)], {"perm": perm},
                   [Data(source, tuple(int(v) for v in array.ravel()))])
         expected = np.transpose(array, perm)
         assert shape(ctx) == expected.shape
@@ -254,11 +254,11 @@ def test_transpose_matches_numpy():
 ])
 def test_concat(version, inputs, axis, expected):
     types = [t(None) if s is None else t(*s) for s in inputs]
-    assert shape(run("Concat", version, types, {"axis": axis})) == expected
+    assert shape(run_layout("Concat", version, types, {"axis": axis})) == expected
 
 
 def test_concat_version_1_defaults_to_axis_1():
-    assert shape(run("Concat", 1, [t(2, 3), t(2, 5)])) == (2, 8)
+    assert shape(run_layout("Concat", 1, [t(2, 3), t(2, 5)])) == (2, 8)
 
 
 @pytest.mark.parametrize("version, inputs, axis, message", [
@@ -272,17 +272,17 @@ def test_concat_version_1_defaults_to_axis_1():
 def test_concat_errors(version, inputs, axis, message):
     attributes = {} if axis is None else {"axis": axis}
     with pytest.raises(InferenceError, match=message):
-        run("Concat", version, [t(*s) for s in inputs], attributes)
+        run_layout("Concat", version, [t(*s) for s in inputs], attributes)
 
 
 def test_concat_propagates_data_with_unknown_pieces():
-    ctx = run("Concat", 13, [ivec(1), ivec(1), ivec(2)], {"axis": 0}, [vec(N), None, vec(-1, 3)])
+    ctx = run_layout("Concat", 13, [ivec(1), ivec(1), ivec(2)], {"axis": 0}, [vec(N), None, vec(-1, 3)])
     assert shape(ctx) == (4,)
     assert ctx.output_data(0) == vec(N, None, -1, 3)
     # No piece known: nothing to propagate.
-    assert run("Concat", 13, [ivec(1), ivec(1)], {"axis": 0}).output_data(0) is None
+    assert run_layout("Concat", 13, [ivec(1), ivec(1)], {"axis": 0}).output_data(0) is None
     # A piece of unknown length breaks the positions of everything after it.
-    assert run("Concat", 13, [ivec(1), ivec(None)], {"axis": 0}, [vec(1)]).output_data(0) is None
+    assert run_layout("Concat", 13, [ivec(1), ivec(None)], {"axis": 0}, [vec(1)]).output_data(0) is None
 
 
 def test_concat_matches_numpy():
@@ -297,7 +297,7 @@ def test_concat_matches_numpy():
             s[axis] = rng.randint(0, 4)
             arrays.append(np.zeros(s))
         expected = np.concatenate(arrays, axis=axis).shape
-        assert shape(run("Concat", 13, [t(*a.shape) for a in arrays], {"axis": axis})) == expected
+        assert shape(run_layout("Concat", 13, [t(*a.shape) for a in arrays], {"axis": axis})) == expected
 
 
 # ----------------------------------------------------------------------------- split
@@ -307,41 +307,41 @@ def shapes(ctx):
 
 
 def test_split_attribute():
-    ctx = run("Split", 2, [t(2, 10)], {"axis": 1, "split": [3, 7]}, outputs=2)
+    ctx = run_layout("Split", 2, [t(2, 10)], {"axis": 1, "split": [3, 7]}, outputs=2)
     assert shapes(ctx) == [(2, 3), (2, 7)]
-    ctx = run("Split", 11, [t(2, 10)], {"axis": -1, "split": [3, 7]}, outputs=2)
+    ctx = run_layout("Split", 11, [t(2, 10)], {"axis": -1, "split": [3, 7]}, outputs=2)
     assert shapes(ctx) == [(2, 3), (2, 7)]
 
 
 def test_split_version_1_input_or_attribute():
-    ctx = run("Split", 1, [t(6, 2), ivec(2)], {"axis": 0}, [None, vec(1, 5)], outputs=2)
+    ctx = run_layout("Split", 1, [t(6, 2), ivec(2)], {"axis": 0}, [None, vec(1, 5)], outputs=2)
     assert shapes(ctx) == [(1, 2), (5, 2)]
-    ctx = run("Split", 1, [t(6, 2)], {"axis": 0, "split": [4, 2]}, outputs=2)
+    ctx = run_layout("Split", 1, [t(6, 2)], {"axis": 0, "split": [4, 2]}, outputs=2)
     assert shapes(ctx) == [(4, 2), (2, 2)]
 
 
 def test_split_input():
-    ctx = run("Split", 13, [t(6, N), ivec(3)], {"axis": 0}, [None, vec(1, 2, 3)], outputs=3)
+    ctx = run_layout("Split", 13, [t(6, N), ivec(3)], {"axis": 0}, [None, vec(1, 2, 3)], outputs=3)
     assert shapes(ctx) == [(1, N), (2, N), (3, N)]
-    ctx = run("Split", 13, [t(None, 4), ivec(2)], {}, [None, vec(1, 2)], outputs=2)
+    ctx = run_layout("Split", 13, [t(None, 4), ivec(2)], {}, [None, vec(1, 2)], outputs=2)
     assert shapes(ctx) == [(1, 4), (2, 4)]
     # Sizes unknown: the split axis is unknown in every piece.
-    ctx = run("Split", 13, [t(6, 4), ivec(2)], {"axis": 1}, outputs=2)
+    ctx = run_layout("Split", 13, [t(6, 4), ivec(2)], {"axis": 1}, outputs=2)
     assert shapes(ctx) == [(6, None), (6, None)]
 
 
 def test_split_evenly():
-    assert shapes(run("Split", 13, [t(6, 4)], {}, outputs=3)) == [(2, 4)] * 3
-    assert shapes(run("Split", 13, [t(2 * N, 4)], {}, outputs=2)) == [(N, 4)] * 2
-    assert shapes(run("Split", 13, [t(None, 4)], {}, outputs=2)) == [(None, 4)] * 2
-    assert shapes(run("Split", 13, [t(None)], {}, outputs=2)) == [None, None]
+    assert shapes(run_layout("Split", 13, [t(6, 4)], {}, outputs=3)) == [(2, 4)] * 3
+    assert shapes(run_layout("Split", 13, [t(2 * N, 4)], {}, outputs=2)) == [(N, 4)] * 2
+    assert shapes(run_layout("Split", 13, [t(None, 4)], {}, outputs=2)) == [(None, 4)] * 2
+    assert shapes(run_layout("Split", 13, [t(None)], {}, outputs=2)) == [None, None]
 
 
 def test_split_num_outputs():
-    assert shapes(run("Split", 18, [t(7, 2)], {"num_outputs": 3}, outputs=3)) == [(3, 2), (3, 2), (1, 2)]
-    assert shapes(run("Split", 18, [t(6)], {"num_outputs": 3}, outputs=3)) == [(2,), (2,), (2,)]
-    assert shapes(run("Split", 18, [t(4)], {"num_outputs": 3}, outputs=3)) == [(2,), (2,), (0,)]
-    pieces = shapes(run("Split", 18, [t(N)], {"num_outputs": 3}, outputs=3))
+    assert shapes(run_layout("Split", 18, [t(7, 2)], {"num_outputs": 3}, outputs=3)) == [(3, 2), (3, 2), (1, 2)]
+    assert shapes(run_layout("Split", 18, [t(6)], {"num_outputs": 3}, outputs=3)) == [(2,), (2,), (2,)]
+    assert shapes(run_layout("Split", 18, [t(4)], {"num_outputs": 3}, outputs=3)) == [(2,), (2,), (0,)]
+    pieces = shapes(run_layout("Split", 18, [t(N)], {"num_outputs": 3}, outputs=3))
     for n in range(7, 20):
         expected = [len(p) for p in np.array_split(np.zeros(n), range(-(-n // 3), n, -(-n // 3)))]
         assert [p[0].evaluate({"N": n}) for p in pieces] == expected
@@ -361,11 +361,11 @@ def test_split_num_outputs():
 def test_split_errors(version, inputs, attributes, data, outputs, message):
     types = [ivec(s) if isinstance(s, int) else t(*s) for s in inputs]
     with pytest.raises(InferenceError, match=message):
-        run("Split", version, types, attributes, data, outputs=outputs)
+        run_layout("Split", version, types, attributes, data, outputs=outputs)
 
 
 def test_split_propagates_data():
-    ctx = run("Split", 13, [ivec(3), ivec(2)], {}, [vec(N, 3, 4), vec(1, 2)], outputs=2)
+    ctx = run_layout("Split", 13, [ivec(3), ivec(2)], {}, [vec(N, 3, 4), vec(1, 2)], outputs=2)
     assert [ctx.output_data(i) for i in range(2)] == [vec(N), vec(3, 4)]
 
 
@@ -377,7 +377,7 @@ def test_split_matches_numpy():
         cuts = sorted(rng.randint(0, source[axis]) for _ in range(rng.randint(0, 3)))
         expected = [a.shape for a in np.split(np.zeros(source), cuts, axis=axis)]
         sizes = [e[axis] for e in expected]
-        ctx = run("Split", 13, [t(*source), ivec(len(sizes))], {"axis": axis}, [None, vec(*sizes)],
+        ctx = run_layout("Split", 13, [t(*source), ivec(len(sizes))], {"axis": axis}, [None, vec(*sizes)],
                   outputs=len(sizes))
         assert shapes(ctx) == expected
 
@@ -393,7 +393,7 @@ def slice_(source, starts, ends, axes=None, steps=None, version=13, data=None):
     if steps is not None:
         inputs.append(ivec(len(steps)))
         values.append(vec(*steps))
-    return run("Slice", version, inputs, {}, values)
+    return run_layout("Slice", version, inputs, {}, values)
 
 
 @pytest.mark.parametrize("source, starts, ends, axes, steps, expected", [
@@ -420,9 +420,9 @@ def test_slice(source, starts, ends, axes, steps, expected):
 
 
 def test_slice_version_1_attributes():
-    ctx = run("Slice", 1, [t(10, 8)], {"starts": [1, 2], "ends": [4, 100], "axes": [0, 1]})
+    ctx = run_layout("Slice", 1, [t(10, 8)], {"starts": [1, 2], "ends": [4, 100], "axes": [0, 1]})
     assert shape(ctx) == (3, 6)
-    ctx = run("Slice", 1, [t(10, 8)], {"starts": [1], "ends": [-1]})
+    ctx = run_layout("Slice", 1, [t(10, 8)], {"starts": [1], "ends": [-1]})
     assert shape(ctx) == (8, 8)
 
 
@@ -434,23 +434,23 @@ def test_slice_negative_axes_need_version_11():
 
 def test_slice_unknown_bounds():
     # Unknown starts: the listed axes become unknown.
-    ctx = run("Slice", 13, [t(10, 8, 6), ivec(1), ivec(1), ivec(1)], {}, [None, None, vec(3), vec(1)])
+    ctx = run_layout("Slice", 13, [t(10, 8, 6), ivec(1), ivec(1), ivec(1)], {}, [None, None, vec(3), vec(1)])
     assert shape(ctx) == (10, None, 6)
     # Unknown starts without axes: the first len(starts) axes.
-    ctx = run("Slice", 13, [t(10, 8, 6), ivec(2), ivec(2)], {}, [None, vec(1, 2)])
+    ctx = run_layout("Slice", 13, [t(10, 8, 6), ivec(2), ivec(2)], {}, [None, vec(1, 2)])
     assert shape(ctx) == (None, None, 6)
     # Unknown axes: every axis.
-    ctx = run("Slice", 13, [t(10, 8, 6), ivec(1), ivec(1), ivec(1)], {}, [None, vec(0), vec(3)])
+    ctx = run_layout("Slice", 13, [t(10, 8, 6), ivec(1), ivec(1), ivec(1)], {}, [None, vec(0), vec(3)])
     assert shape(ctx) == (None, None, None)
     # Unknown steps: the listed axes.
-    ctx = run("Slice", 13, [t(10, 8), ivec(1), ivec(1), ivec(1), ivec(1)], {},
+    ctx = run_layout("Slice", 13, [t(10, 8), ivec(1), ivec(1), ivec(1), ivec(1)], {},
               [None, vec(0), vec(3), vec(1)])
     assert shape(ctx) == (10, None)
     # Partially known bounds: per axis.
     ctx = slice_(t(10, 8), (None, 1), (3, 4))
     assert shape(ctx) == (None, 3)
     # Nothing known about the lengths either.
-    ctx = run("Slice", 13, [t(10, 8), ivec(None), ivec(None)])
+    ctx = run_layout("Slice", 13, [t(10, 8), ivec(None), ivec(None)])
     assert shape(ctx) == (None, None)
     assert shape(slice_(t(None), (1,), (3,))) is None
 
@@ -472,7 +472,7 @@ def test_slice_propagates_data():
     assert ctx.output_data(0) == vec(3, 4, M)
     ctx = slice_(ivec(4), (-1,), (INT_MIN,), (0,), (-2,), data=vec(1, 2, 3, 4))
     assert ctx.output_data(0) == vec(4, 2)
-    ctx = run("Slice", 13, [ivec(4), ivec(1), ivec(1), ivec(1)], {}, [vec(1, 2, 3, 4), None, vec(2), vec(0)])
+    ctx = run_layout("Slice", 13, [ivec(4), ivec(1), ivec(1), ivec(1)], {}, [vec(1, 2, 3, 4), None, vec(2), vec(0)])
     assert shape(ctx) == (None,)
     assert ctx.output_data(0) is None
 
@@ -488,7 +488,7 @@ def test_slice_propagates_data():
 def test_slice_propagates_data_of_any_rank(starts, ends, axes, steps):
     values = np.arange(12).reshape(4, 3)
     data = Data((4, 3), tuple(Sym(f"d{v}") if v % 5 == 0 else int(v) for v in values.flat))
-    ctx = run("Slice", 13, [TensorType(I64, (4, 3)), ivec(len(starts)), ivec(len(ends)), ivec(len(axes))]
+    ctx = run_layout("Slice", 13, [TensorType(I64, (4, 3)), ivec(len(starts)), ivec(len(ends)), ivec(len(axes))]
               + ([ivec(len(steps))] if steps else []), {},
               [data, vec(*starts), vec(*ends), vec(*axes)] + ([vec(*steps)] if steps else []))
     window = [slice(None)] * 2
@@ -574,17 +574,17 @@ def test_bounds_that_may_count_from_the_end_leave_the_dim_unknown(start, end):
 def test_squeeze(version, source, axes, expected):
     source = t(None) if source is None else t(*source)
     if version < 13:
-        ctx = run("Squeeze", version, [source], {} if axes is None else {"axes": axes})
+        ctx = run_layout("Squeeze", version, [source], {} if axes is None else {"axes": axes})
     elif axes is None:
-        ctx = run("Squeeze", version, [source])
+        ctx = run_layout("Squeeze", version, [source])
     else:
-        ctx = run("Squeeze", version, [source, ivec(len(axes))], {}, [None, vec(*axes)])
+        ctx = run_layout("Squeeze", version, [source, ivec(len(axes))], {}, [None, vec(*axes)])
     assert shape(ctx) == expected
 
 
 def test_squeeze_unknown_axes():
-    assert shape(run("Squeeze", 13, [t(1, 3, 1), ivec(2)])) == (None,)
-    assert shape(run("Squeeze", 13, [t(1, 3, 1), ivec(None)])) is None
+    assert shape(run_layout("Squeeze", 13, [t(1, 3, 1), ivec(2)])) == (None,)
+    assert shape(run_layout("Squeeze", 13, [t(1, 3, 1), ivec(None)])) is None
 
 
 @pytest.mark.parametrize("version, axes, message", [
@@ -596,13 +596,13 @@ def test_squeeze_unknown_axes():
 def test_squeeze_errors(version, axes, message):
     with pytest.raises(InferenceError, match=message):
         if version < 13:
-            run("Squeeze", version, [t(1, 3, 1)], {"axes": axes})
+            run_layout("Squeeze", version, [t(1, 3, 1)], {"axes": axes})
         else:
-            run("Squeeze", version, [t(1, 3, 1), ivec(len(axes))], {}, [None, vec(*axes)])
+            run_layout("Squeeze", version, [t(1, 3, 1), ivec(len(axes))], {}, [None, vec(*axes)])
 
 
 def test_squeeze_propagates_data():
-    ctx = run("Squeeze", 13, [ivec(1), ivec(1)], {}, [vec(N), vec(0)])
+    ctx = run_layout("Squeeze", 13, [ivec(1), ivec(1)], {}, [vec(N), vec(0)])
     assert ctx.output_data(0) == Data((), (N,))
 
 
@@ -617,15 +617,15 @@ def test_squeeze_propagates_data():
 def test_unsqueeze(version, source, axes, expected):
     source = t(None) if source is None else t(*source)
     if version < 13:
-        ctx = run("Unsqueeze", version, [source], {"axes": axes})
+        ctx = run_layout("Unsqueeze", version, [source], {"axes": axes})
     else:
-        ctx = run("Unsqueeze", version, [source, ivec(len(axes))], {}, [None, vec(*axes)])
+        ctx = run_layout("Unsqueeze", version, [source, ivec(len(axes))], {}, [None, vec(*axes)])
     assert shape(ctx) == expected
 
 
 def test_unsqueeze_unknown_axes():
-    assert shape(run("Unsqueeze", 13, [t(3, 4), ivec(2)])) == (None,) * 4
-    assert shape(run("Unsqueeze", 13, [t(3, 4), ivec(None)])) is None
+    assert shape(run_layout("Unsqueeze", 13, [t(3, 4), ivec(2)])) == (None,) * 4
+    assert shape(run_layout("Unsqueeze", 13, [t(3, 4), ivec(None)])) is None
 
 
 @pytest.mark.parametrize("version, axes, message", [
@@ -637,15 +637,15 @@ def test_unsqueeze_unknown_axes():
 def test_unsqueeze_errors(version, axes, message):
     with pytest.raises(InferenceError, match=message):
         if version < 13:
-            run("Unsqueeze", version, [t(3, 4)], {"axes": axes})
+            run_layout("Unsqueeze", version, [t(3, 4)], {"axes": axes})
         else:
-            run("Unsqueeze", version, [t(3, 4), ivec(len(axes))], {}, [None, vec(*axes)])
+            run_layout("Unsqueeze", version, [t(3, 4), ivec(len(axes))], {}, [None, vec(*axes)])
     with pytest.raises(InferenceError, match="required"):
-        run("Unsqueeze", 1, [t(3, 4)])
+        run_layout("Unsqueeze", 1, [t(3, 4)])
 
 
 def test_unsqueeze_propagates_data():
-    ctx = run("Unsqueeze", 13, [TensorType(I64, ()), ivec(1)], {}, [Data((), (N,)), vec(0)])
+    ctx = run_layout("Unsqueeze", 13, [TensorType(I64, ()), ivec(1)], {}, [Data((), (N,)), vec(0)])
     assert shape(ctx) == (1,)
     assert ctx.output_data(0) == vec(N)
 
@@ -658,14 +658,14 @@ def test_squeeze_and_unsqueeze_match_numpy():
         ones = [i for i, d in enumerate(source) if d == 1]
         axes = [a - len(source) if rng.random() < 0.5 else a for a in rng.sample(ones, rng.randint(0, len(ones)))]
         if axes:
-            ctx = run("Squeeze", 13, [t(*source), ivec(len(axes))], {}, [None, vec(*axes)])
+            ctx = run_layout("Squeeze", 13, [t(*source), ivec(len(axes))], {}, [None, vec(*axes)])
             assert shape(ctx) == np.squeeze(array, tuple(axes)).shape
-        assert shape(run("Squeeze", 13, [t(*source)])) == np.squeeze(array).shape
+        assert shape(run_layout("Squeeze", 13, [t(*source)])) == np.squeeze(array).shape
         rank = len(source) + rng.randint(1, 3)
         axes = rng.sample(range(-rank, rank), rank - len(source))
         if len({a % rank for a in axes}) != len(axes):
             continue
-        ctx = run("Unsqueeze", 13, [t(*source), ivec(len(axes))], {}, [None, vec(*axes)])
+        ctx = run_layout("Unsqueeze", 13, [t(*source), ivec(len(axes))], {}, [None, vec(*axes)])
         assert shape(ctx) == np.expand_dims(array, tuple(axes)).shape
 
 
@@ -683,26 +683,26 @@ def test_squeeze_and_unsqueeze_match_numpy():
 def test_gather(source, indices, axis, expected):
     source = t(None) if source is None else t(*source)
     indices = TensorType(I64, indices)
-    assert shape(run("Gather", 13, [source, indices], {"axis": axis})) == expected
+    assert shape(run_layout("Gather", 13, [source, indices], {"axis": axis})) == expected
 
 
 def test_gather_errors():
     with pytest.raises(InferenceError, match="out of range"):
-        run("Gather", 13, [t(5, 4), ivec(2)], {"axis": 2})
+        run_layout("Gather", 13, [t(5, 4), ivec(2)], {"axis": 2})
     with pytest.raises(InferenceError, match="scalar"):
-        run("Gather", 13, [t(), ivec(2)])
+        run_layout("Gather", 13, [t(), ivec(2)])
     with pytest.raises(InferenceError, match="index 4 is out of range"):
-        run("Gather", 13, [ivec(3), TensorType(I64, ())], {}, [vec(1, 2, 3), Data((), (4,))])
+        run_layout("Gather", 13, [ivec(3), TensorType(I64, ())], {}, [vec(1, 2, 3), Data((), (4,))])
 
 
 def test_gather_propagates_data():
     dims = vec(N, 3, M)
-    ctx = run("Gather", 13, [ivec(3), TensorType(I64, ())], {}, [dims, Data((), (0,))])
+    ctx = run_layout("Gather", 13, [ivec(3), TensorType(I64, ())], {}, [dims, Data((), (0,))])
     assert shape(ctx) == ()
     assert ctx.output_data(0) == Data((), (N,))
-    ctx = run("Gather", 13, [ivec(3), ivec(3)], {}, [dims, vec(-1, 1, None)])
+    ctx = run_layout("Gather", 13, [ivec(3), ivec(3)], {}, [dims, vec(-1, 1, None)])
     assert ctx.output_data(0) == vec(M, 3, None)
-    assert run("Gather", 13, [ivec(3), ivec(1)], {}, [dims, None]).output_data(0) is None
+    assert run_layout("Gather", 13, [ivec(3), ivec(1)], {}, [dims, None]).output_data(0) is None
 
 
 def test_gather_matches_numpy():
@@ -713,7 +713,7 @@ def test_gather_matches_numpy():
         axis = int(rng.integers(-len(source), len(source)))
         picks = rng.integers(0, source[axis], size=indices)
         expected = np.take(np.zeros(source), picks, axis=axis).shape
-        assert shape(run("Gather", 13, [t(*source), TensorType(I64, indices)], {"axis": axis})) == expected
+        assert shape(run_layout("Gather", 13, [t(*source), TensorType(I64, indices)], {"axis": axis})) == expected
 
 
 # ----------------------------------------------------------------------------- expand
@@ -728,22 +728,22 @@ def test_gather_matches_numpy():
     ((1, 1), (None, 5), (None, 5)),
 ])
 def test_expand(source, target, expected):
-    ctx = run("Expand", 13, [t(*source), ivec(len(target))], {}, [None, vec(*target)])
+    ctx = run_layout("Expand", 13, [t(*source), ivec(len(target))], {}, [None, vec(*target)])
     assert shape(ctx) == expected
 
 
 def test_expand_unknown_target():
-    assert shape(run("Expand", 13, [t(4, 1), ivec(3)])) == (None, 4, None)
-    assert shape(run("Expand", 8, [t(2, 3, 4), ivec(2)])) == (2, 3, 4)
-    assert shape(run("Expand", 13, [t(4, 1), ivec(None)])) is None
-    assert shape(run("Expand", 13, [t(None), ivec(2)], {}, [None, vec(2, 3)])) is None
+    assert shape(run_layout("Expand", 13, [t(4, 1), ivec(3)])) == (None, 4, None)
+    assert shape(run_layout("Expand", 8, [t(2, 3, 4), ivec(2)])) == (2, 3, 4)
+    assert shape(run_layout("Expand", 13, [t(4, 1), ivec(None)])) is None
+    assert shape(run_layout("Expand", 13, [t(None), ivec(2)], {}, [None, vec(2, 3)])) is None
 
 
 def test_expand_errors():
     with pytest.raises(ShapeError, match="cannot broadcast"):
-        run("Expand", 13, [t(3, 4), ivec(1)], {}, [None, vec(5)])
+        run_layout("Expand", 13, [t(3, 4), ivec(1)], {}, [None, vec(5)])
     with pytest.raises(InferenceError, match="negative"):
-        run("Expand", 13, [t(3, 4), ivec(1)], {}, [None, vec(-1)])
+        run_layout("Expand", 13, [t(3, 4), ivec(1)], {}, [None, vec(-1)])
 
 
 def test_expand_matches_numpy():
@@ -755,9 +755,9 @@ def test_expand_matches_numpy():
             expected = np.broadcast_shapes(tuple(source), tuple(target))
         except ValueError:
             with pytest.raises(ShapeError):
-                run("Expand", 13, [t(*source), ivec(len(target))], {}, [None, vec(*target)])
+                run_layout("Expand", 13, [t(*source), ivec(len(target))], {}, [None, vec(*target)])
             continue
-        ctx = run("Expand", 13, [t(*source), ivec(len(target))], {}, [None, vec(*target)])
+        ctx = run_layout("Expand", 13, [t(*source), ivec(len(target))], {}, [None, vec(*target)])
         assert shape(ctx) == expected
         assert np.broadcast_to(np.zeros(source), expected).shape == expected
 
@@ -765,10 +765,10 @@ def test_expand_matches_numpy():
 # ----------------------------------------------------------------------------- shape / size
 
 def test_shape():
-    ctx = run("Shape", 13, [t(N, 3, None)])
+    ctx = run_layout("Shape", 13, [t(N, 3, None)])
     assert ctx.output_type(0) == TensorType(I64, (3,))
     assert ctx.output_data(0) == vec(N, 3, None)
-    ctx = run("Shape", 1, [t()])
+    ctx = run_layout("Shape", 1, [t()])
     assert ctx.output_type(0) == TensorType(I64, (0,))
     assert ctx.output_data(0) == Data((0,), ())
 
@@ -785,21 +785,21 @@ def test_shape():
 ])
 def test_shape_start_end(start, end, expected):
     attributes = {k: v for k, v in (("start", start), ("end", end)) if v is not None}
-    ctx = run("Shape", 15, [t(2, 3, 4)], attributes)
+    ctx = run_layout("Shape", 15, [t(2, 3, 4)], attributes)
     assert ctx.output_type(0) == TensorType(I64, (len(expected),))
     assert ctx.output_data(0) == vec(*expected)
     assert expected == np.zeros((2, 3, 4)).shape[slice(start, end)]
 
 
 def test_shape_unknown_rank():
-    ctx = run("Shape", 15, [t(None)])
+    ctx = run_layout("Shape", 15, [t(None)])
     assert ctx.output_type(0) == TensorType(I64, (None,))
     assert ctx.output_data(0) is None
-    assert shape(run("Shape", 15, [t(None)], {"start": 2, "end": 1})) == (0,)
+    assert shape(run_layout("Shape", 15, [t(None)], {"start": 2, "end": 1})) == (0,)
 
 
 def test_shape_ignores_start_before_version_15():
-    assert shape(run("Shape", 13, [t(2, 3)], {"start": 1})) == (2,)
+    assert shape(run_layout("Shape", 13, [t(2, 3)], {"start": 1})) == (2,)
 
 
 def size(source):
@@ -826,9 +826,9 @@ def test_size():
 def test_shape_data_drives_a_reshape():
     """Shape -> Gather -> Unsqueeze -> Concat -> Reshape keeps the symbolic batch dim."""
     x = t(N, 3, 4)
-    dims = run("Shape", 13, [x]).output_data(0)
-    batch = run("Gather", 13, [ivec(3), TensorType(I64, ())], {}, [dims, Data((), (0,))]).output_data(0)
-    batch = run("Unsqueeze", 13, [TensorType(I64, ()), ivec(1)], {}, [batch, vec(0)]).output_data(0)
-    target = run("Concat", 13, [ivec(1), ivec(1)], {"axis": 0}, [batch, vec(-1)]).output_data(0)
+    dims = run_layout("Shape", 13, [x]).output_data(0)
+    batch = run_layout("Gather", 13, [ivec(3), TensorType(I64, ())], {}, [dims, Data((), (0,))]).output_data(0)
+    batch = run_layout("Unsqueeze", 13, [TensorType(I64, ()), ivec(1)], {}, [batch, vec(0)]).output_data(0)
+    target = run_layout("Concat", 13, [ivec(1), ivec(1)], {"axis": 0}, [batch, vec(-1)]).output_data(0)
     assert target == vec(N, -1)
-    assert shape(run("Reshape", 14, [x, ivec(2)], {}, [None, target])) == (N, 12)
+    assert shape(run_layout("Reshape", 14, [x, ivec(2)], {}, [None, target])) == (N, 12)

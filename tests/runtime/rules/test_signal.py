@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from ruletest import INT64, run, t
 
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym, parse_dim
+from opspec.runtime.testing import INT64, run_rule, t
 
 N, L, B = Sym("N"), Sym("L"), Sym("B")
 
@@ -19,7 +19,7 @@ def dft(version, signal, attributes=None, *, length=None, axis=None, names=None,
     inputs = [signal, length, axis] if version >= 20 else [signal, length]
     if names is None:
         names = ["x"] + [("in" if value is not None else "") for value in inputs[1:]]
-    return run("DFT", version, inputs, attributes or {}, names=names, data=data).output_type(0)
+    return run_rule("DFT", version, inputs, attributes or {}, names=names, data=data).output_type(0)
 
 
 def test_dft_keeps_the_shape_and_makes_the_last_axis_complex():
@@ -83,7 +83,7 @@ def test_dft_rejects_invalid_nodes(version, signal, attributes, data, message):
 def stft(signal, step=None, window=None, length=None, attributes=None, data=None):
     inputs = [signal, t(elem=INT64), window, t(elem=INT64) if length is not None else None]
     names = ["signal", "step", "window" if window is not None else "", "length" if length is not None else ""]
-    return run("STFT", 17, inputs, attributes or {}, names=names,
+    return run_rule("STFT", 17, inputs, attributes or {}, names=names,
                data=[None, step, None, length if type(length) is Data else None]).output_type(0)
 
 

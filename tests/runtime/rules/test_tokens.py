@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import pytest
-from ruletest import FLOAT, INT32, INT64, run, t
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym, SymbolTable
+from opspec.runtime.testing import FLOAT, INT32, INT64, run_rule, t
 
 STRING = 8
 N, C = Sym("N"), Sym("C")
 
 
 def split(x):
-    ctx = run("StringSplit", 20, [x], {}, names=["x"], output_count=2, symbols=SymbolTable(("N",)))
+    ctx = run_rule("StringSplit", 20, [x], {}, names=["x"], output_count=2, symbols=SymbolTable(("N",)))
     return ctx.output_type(0), ctx.output_type(1)
 
 
@@ -37,11 +37,11 @@ POOL = {"max_gram_length": 2, "max_skip_count": 0, "min_gram_length": 2, "mode":
 
 
 def test_tfidf_vectorizer_has_one_feature_per_output_position():
-    assert run("TfIdfVectorizer", 9, [t(12, elem=INT32)], POOL).output_type(0) == t(7, elem=FLOAT)
-    assert run("TfIdfVectorizer", 9, [t(N, C, elem=INT64)], POOL).output_type(0) == t(N, 7, elem=FLOAT)
-    assert run("TfIdfVectorizer", 9, [None], POOL, names=["x"]).output_type(0) == t(None, elem=FLOAT)
+    assert run_rule("TfIdfVectorizer", 9, [t(12, elem=INT32)], POOL).output_type(0) == t(7, elem=FLOAT)
+    assert run_rule("TfIdfVectorizer", 9, [t(N, C, elem=INT64)], POOL).output_type(0) == t(N, 7, elem=FLOAT)
+    assert run_rule("TfIdfVectorizer", 9, [None], POOL, names=["x"]).output_type(0) == t(None, elem=FLOAT)
     strings = {**POOL, "pool_int64s": None, "pool_strings": [b"a", b"b"]}
-    assert run("TfIdfVectorizer", 9, [t(5, elem=STRING)], strings).output_type(0) == t(7, elem=FLOAT)
+    assert run_rule("TfIdfVectorizer", 9, [t(5, elem=STRING)], strings).output_type(0) == t(7, elem=FLOAT)
 
 
 @pytest.mark.parametrize("x,changes,message", [
@@ -54,4 +54,4 @@ def test_tfidf_vectorizer_has_one_feature_per_output_position():
 ])
 def test_tfidf_vectorizer_rejects_invalid_nodes(x, changes, message):
     with pytest.raises(InferenceError, match=message):
-        run("TfIdfVectorizer", 9, [x], {**POOL, **changes})
+        run_rule("TfIdfVectorizer", 9, [x], {**POOL, **changes})

@@ -8,18 +8,18 @@ more specific than, nor contradicts, any of the others (no wrong dim, no false e
 from __future__ import annotations
 
 import pytest
-from ruletest import INT64, run, t, vec
 
 from opspec.runtime.contract import Data
 
 from opspec.runtime.shape import Sym, SymbolTable
+from opspec.runtime.testing import INT64, run_rule, t, vec
 
 UNKNOWN = object()  # marks the input under test
 
 
 def _answers(op, version, inputs, data, attributes, outputs):
     names = [f"in{i}" for i in range(len(inputs))]  # every input is supplied
-    ctx = run(op, version, inputs, attributes, data=data, names=names, output_count=outputs,
+    ctx = run_rule(op, version, inputs, attributes, data=data, names=names, output_count=outputs,
               symbols=SymbolTable(()))
     return [ctx.output_type(i) for i in range(ctx.output_count)]
 

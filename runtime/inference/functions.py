@@ -1,0 +1,135 @@
+"""Expanding calls of model-local functions: a call is inferred by walking the function's body.
+
+The body runs over the call's input types (and data) with the function's own opset
+imports; attributes that refer to the call's attributes (``ref_attr_name``) are filled in
+first. Results are kept per distinct input types and data for reuse by later calls.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from opspec.runtime.contract import InferenceError
+from opspec.runtime.inference import node_errors
+from opspec.runtime.inference.node_errors import NodeError, rule_failure
+from opspec.runtime.inference.read_types import DimReader
+from opspec.runtime.inference.resolve import normalize_opsets
+
+if TYPE_CHECKING:
+    from opspec.runtime.inference.walk import Walker
+
+#: Output types and output data of one call, by output position.
+CallResult = tuple[list[Any], list[Any]]
+
+
+class FunctionInfo:
+    """A model-local function, prepared on its first call."""
+
+    __slots__ = ("proto", "key", "inputs", "outputs", "defaults", "has_refs", "opsets", "entries", "declared",
+                 "results")
+
+    def __init__(self, proto: Any, model_opsets: dict[str, int]) -> None:
+        self.proto = proto
+        self.key: tuple[str, str] = (proto.domain, proto.name)
+        self.inputs: list[str] = list(proto.input)
+        self.outputs: list[str] = list(proto.output)
+        self.defaults = {a.name: a for a in proto.attribute_proto}
+        self.has_refs = any(a.ref_attr_name for node in proto.node for a in node.attribute)
+        self.opsets = dict(model_opsets)
+        self.opsets.update(normalize_opsets(proto.opset_import))
+        self.entries: dict[Any, Any] = {}
+        self.declared: dict[str, Any] | None = None
+        self.results: dict[Any, CallResult] = {}
+
+    def body(self, call: Any) -> Iterable[Any]:
+        """The body's nodes, with attributes that refer to the call's attributes filled in."""
+        if not self.has_refs:
+            return self.proto.node  # type: ignore[no-any-return]
+        given = dict(self.defaults)
+        given.update({a.name: a for a in call.attribute})
+        nodes = []
+        for node in self.proto.node:
+            if not any(a.ref_attr_name for a in node.attribute):
+                nodes.append(node)
+                continue
+            copy = type(node)()
+            copy.CopyFrom(node)
+            del copy.attribute[:]
+            for attribute in node.attribute:
+                source = given.get(attribute.ref_attr_name) if attribute.ref_attr_name else attribute
+                if source is None:
+                    continue
+                added = copy.attribute.add()
+                added.CopyFrom(source)
+                added.name = attribute.name
+                added.ClearField("ref_attr_name")
+            nodes.append(copy)
+        return nodes
+
+    def declared_types(self) -> dict[str, Any]:
+        """The types the body's ``value_info`` declares, read once."""
+        if self.declared is None:
+            reader = DimReader()
+            self.declared = {vi.name: t for vi in self.proto.value_info if (t := reader.value_info(vi)) is not None}
+        return self.declared
+
+
+class FunctionCalls:
+    """The walk's hook for nodes that call a model-local function (``Walker.call_function``)."""
+
+    def __init__(self, walker: Walker) -> None:
+        self.walker = walker
+        self._active: set[tuple[str, str]] = set()
+
+    def __call__(self, function: FunctionInfo, node: Any, types: Any, datas: Any, errors: list[NodeError],
+                 index: int, strict: bool) -> CallResult:
+        """The output types and data of ``node``, a call of ``function``; problems in the body are
+        the node's."""
+        inputs = [types.get(name) for name in node.input]
+        data = [datas.get(name) for name in node.input]
+        try:
+            return self._call(function, node, inputs, data, errors, index, strict)
+        except InferenceError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a broken function body is this node's error
+            if node_errors.RAISE_RULE_BUGS:
+                raise
+            self.walker.fail(errors, index, node, rule_failure(error), strict)
+            return [], []
+
+    def _call(self, function: FunctionInfo, node: Any, inputs: list[Any], data: list[Any],
+              errors: list[NodeError], index: int, strict: bool) -> CallResult:
+        walker = self.walker
+        if function.key in self._active:
+            walker.fail(errors, index, node, f"function '{function.proto.name}' calls itself", strict)
+            return [], []
+        cache_key: Any = None
+        if not function.has_refs:
+            try:
+                cache_key = (tuple(inputs), tuple(data))
+                hash(cache_key)
+            except TypeError:
+                cache_key = None
+        if cache_key is not None and cache_key in function.results:
+            return function.results[cache_key]
+        declared = function.declared_types()
+        types = {name: value for name, value in zip(function.inputs, inputs) if name and value is not None}
+        datas = {name: value for name, value in zip(function.inputs, data) if name and value is not None}
+        for name, value in declared.items():
+            types.setdefault(name, value)
+        inner: list[NodeError] = []
+        symbols_before = walker.symbols.issued
+        self._active.add(function.key)
+        try:
+            walker.run(function.body(node), types, datas, declared, function.opsets, function.entries, {}, inner,
+                       False)
+        finally:
+            self._active.discard(function.key)
+        for error in inner:
+            walker.fail(errors, index, node, f"in function '{function.proto.name}': {error}", strict)
+        result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
+        if cache_key is not None and not inner and walker.symbols.issued == symbols_before:
+            function.results[cache_key] = result
+        return result
+
+
+__all__ = ["CallResult", "FunctionCalls", "FunctionInfo"]

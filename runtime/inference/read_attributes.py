@@ -1,0 +1,79 @@
+"""Reading node attributes from the IR: ``AttributeProto`` -> plain Python values.
+
+Numbers, strings and their lists become Python values, tensors :class:`TensorValue`,
+types value types; graphs stay protobuf messages (the subgraph module infers them).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from opspec.runtime.inference.read_tensors import sparse_tensor_value, tensor_value
+from opspec.runtime.inference.read_types import DimReader
+from opspec.runtime.ir.codes import AttrType
+
+#: Where each kind keeps its value: repeated fields first (an empty list is unset), then singular ones.
+_LIST_FIELDS = (("floats", AttrType.FLOATS), ("ints", AttrType.INTS), ("strings", AttrType.STRINGS),
+                ("tensors", AttrType.TENSORS), ("graphs", AttrType.GRAPHS),
+                ("sparse_tensors", AttrType.SPARSE_TENSORS), ("type_protos", AttrType.TYPE_PROTOS))
+_SINGLE_FIELDS = (("f", AttrType.FLOAT), ("i", AttrType.INT), ("s", AttrType.STRING), ("t", AttrType.TENSOR),
+                  ("g", AttrType.GRAPH), ("sparse_tensor", AttrType.SPARSE_TENSOR), ("tp", AttrType.TYPE_PROTO))
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def attribute_kind(attribute: Any) -> int:
+    """The attribute's kind (an :class:`AttrType`, 0 when it holds nothing), worked out from
+    its fields when ``type`` is unset."""
+    kind: int = attribute.type
+    if kind:
+        return kind
+    for field, number in _LIST_FIELDS:
+        if len(getattr(attribute, field)):
+            return number
+    for field, number in _SINGLE_FIELDS:
+        if attribute.HasField(field):
+            return number
+    return 0
+
+
+#: How to read each kind of attribute that needs no :class:`DimReader`.
+_READERS: dict[int, Callable[[Any], Any]] = {
+    AttrType.INT: lambda a: a.i,
+    AttrType.INTS: lambda a: list(a.ints),
+    AttrType.FLOAT: lambda a: a.f,
+    AttrType.STRING: lambda a: _decode(a.s),
+    AttrType.FLOATS: lambda a: list(a.floats),
+    AttrType.STRINGS: lambda a: [_decode(s) for s in a.strings],
+    AttrType.TENSOR: lambda a: tensor_value(a.t),
+    AttrType.TENSORS: lambda a: [tensor_value(t) for t in a.tensors],
+    AttrType.GRAPH: lambda a: a.g,
+    AttrType.GRAPHS: lambda a: list(a.graphs),
+    AttrType.SPARSE_TENSOR: lambda a: sparse_tensor_value(a.sparse_tensor),
+    AttrType.SPARSE_TENSORS: lambda a: [sparse_tensor_value(t) for t in a.sparse_tensors],
+}
+
+
+def attribute_value(attribute: Any, reader: DimReader | None = None) -> Any:
+    """An attribute as a plain Python value; graphs stay protobuf messages, None for no value."""
+    kind = attribute.type or attribute_kind(attribute)
+    if kind == AttrType.INT:  # the most common kind, first
+        return attribute.i
+    read = _READERS.get(kind)
+    if read is not None:
+        return read(attribute)
+    if kind == AttrType.TYPE_PROTO:
+        return (reader or DimReader()).type(attribute.tp)
+    if kind == AttrType.TYPE_PROTOS:
+        reader = reader or DimReader()
+        return [reader.type(t) for t in attribute.type_protos]
+    return None
+
+
+def attribute_values(attributes: Any) -> dict[str, Any]:
+    """Every attribute a node sets, by name."""
+    return {attribute.name: attribute_value(attribute) for attribute in attributes}
+
+
+__all__ = ["attribute_kind", "attribute_value", "attribute_values"]

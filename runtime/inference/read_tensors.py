@@ -1,0 +1,140 @@
+"""Reading tensors from the IR: ``TensorProto`` / ``SparseTensorProto`` -> types and small data.
+
+Only small tensors are decoded (shapes, axes, sizes, scales): the limits are
+:data:`~opspec.runtime.contract.limits.DATA_LIMIT` and ``FLOAT_DATA_LIMIT``. Data stored
+outside the model is never read here.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as FLOAT_ELEMS
+from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
+from opspec.runtime.contract.limits import DATA_LIMIT, FLOAT_DATA_LIMIT
+from opspec.runtime.contract.values import Data, TensorType, TensorValue
+from opspec.runtime.ir.codes import DataLocation, ElemType
+
+#: ``struct`` codes of the element types whose raw data is read (bfloat16: raw 16-bit patterns, widened).
+_RAW_FORMATS = {ElemType.FLOAT: "f", ElemType.UINT8: "B", ElemType.INT8: "b", ElemType.UINT16: "H",
+                ElemType.INT16: "h", ElemType.INT32: "i", ElemType.INT64: "q", ElemType.BOOL: "?",
+                ElemType.FLOAT16: "e", ElemType.DOUBLE: "d", ElemType.UINT32: "I", ElemType.UINT64: "Q",
+                ElemType.BFLOAT16: "H"}
+_EXTERNAL = DataLocation.EXTERNAL
+
+
+def tensor_type(tensor: Any) -> TensorType:
+    """A tensor's type: its element type and (fully known) shape."""
+    return TensorType(tensor.data_type, tuple(tensor.dims))
+
+
+def initializer_data(tensor: Any) -> Data | None:
+    """The data an initializer carries into inference: small integer tensors (shapes, axes,
+    sizes) and very small floating-point ones (scales); None for anything else."""
+    elem = tensor.data_type
+    if elem in INT_ELEMS:
+        return tensor_data(tensor, INT_ELEMS)
+    if elem in FLOAT_ELEMS:
+        return tensor_data(tensor, FLOAT_ELEMS, FLOAT_DATA_LIMIT)
+    return None
+
+
+def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = DATA_LIMIT) -> Data | None:
+    """A small tensor's contents as :class:`Data` (None when too big, external or unreadable).
+
+    ``elems`` restricts the element types read (default: integers and floats).
+    """
+    elem = tensor.data_type
+    if elems is not None and elem not in elems:
+        return None
+    if elem not in INT_ELEMS and elem not in FLOAT_ELEMS:
+        return None
+    dims = tuple(tensor.dims)
+    count = 1
+    for dim in dims:
+        count *= dim
+    if count > limit or count < 0 or tensor.data_location == _EXTERNAL:
+        return None
+    values = _values(tensor, elem, count)
+    if values is None or len(values) != count:
+        return None
+    if elem == ElemType.BOOL:
+        values = tuple(int(bool(v)) for v in values)
+    return Data(dims, values)
+
+
+def _values(tensor: Any, elem: int, count: int) -> tuple[Any, ...] | None:
+    """The elements of a tensor, from ``raw_data`` or the typed field its element type uses."""
+    raw = tensor.raw_data
+    if raw:
+        code = _RAW_FORMATS.get(elem)  # type: ignore[call-overload]
+        if code is None or len(raw) != count * struct.calcsize(code):
+            return None
+        values = struct.unpack(f"<{count}{code}", raw)
+        return tuple([_bfloat16(bits) for bits in values]) if elem == ElemType.BFLOAT16 else values
+    if elem == ElemType.INT64:
+        return tuple(tensor.int64_data)
+    if elem == ElemType.UINT32 or elem == ElemType.UINT64:
+        return tuple(tensor.uint64_data)
+    if elem == ElemType.FLOAT:
+        return tuple(tensor.float_data)
+    if elem == ElemType.DOUBLE:
+        return tuple(tensor.double_data)
+    if elem == ElemType.FLOAT16:
+        return tuple([_float16(bits) for bits in tensor.int32_data])
+    if elem == ElemType.BFLOAT16:
+        return tuple([_bfloat16(bits) for bits in tensor.int32_data])
+    return tuple(tensor.int32_data)
+
+
+def _float16(bits: int) -> float:
+    value: float = struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0]
+    return value
+
+
+def _bfloat16(bits: int) -> float:
+    value: float = struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
+    return value
+
+
+def tensor_value(tensor: Any) -> TensorValue:
+    """A tensor attribute as its type and (when small and numeric) its data."""
+    return TensorValue(tensor_type(tensor), tensor_data(tensor))
+
+
+def sparse_tensor_value(sparse: Any) -> TensorValue:
+    """A sparse tensor attribute as its dense type, with dense data when small and readable."""
+    dense = TensorType(sparse.values.data_type, tuple(sparse.dims))
+    return TensorValue(dense, _dense_data(sparse, dense.shape))
+
+
+def _dense_data(sparse: Any, shape: tuple[int, ...]) -> Data | None:
+    """The dense contents of a small sparse tensor: zeros with the given values placed."""
+    count = 1
+    for dim in shape:
+        count *= dim
+    if count > DATA_LIMIT:
+        return None
+    values = tensor_data(sparse.values)
+    indices = tensor_data(sparse.indices, INT_ELEMS)
+    if values is None or indices is None:
+        return None
+    given, positions = values.values, list(indices.values)
+    if len(indices.shape) == 2:  # coordinates: one row of `rank` indices per value
+        rank = indices.shape[1]
+        positions = []
+        for row in range(len(given)):
+            position = 0
+            for axis in range(rank):
+                position = position * shape[axis] + indices.values[row * rank + axis]
+            positions.append(position)
+    if len(positions) != len(given) or any(not 0 <= p < count for p in positions):
+        return None
+    dense = [0.0 if given and type(given[0]) is float else 0] * count
+    for position, value in zip(positions, given):
+        dense[position] = value
+    return Data(shape, tuple(dense))
+
+
+__all__ = ["DATA_LIMIT", "INT_ELEMS", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
+           "tensor_value"]

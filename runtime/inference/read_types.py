@@ -1,0 +1,125 @@
+"""Reading value types from the IR: ``TypeProto`` messages and type strings -> plain values.
+
+Dims read from a model become ``int`` (``dim_value``), ``Sym`` (``dim_param``, parsed) or
+None (neither).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.limits import MAX_DIM
+from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
+from opspec.runtime.ir.codes import TypeCase
+from opspec.runtime.ir.model_io import ModelLoadError
+from opspec.runtime.shape import Sym, parse_dim
+from opspec.runtime.types import BARE, TypeTerm, parse_type_string
+
+#: Deepest nesting of types read. Each level is two protobuf messages, so what is read can
+#: always be written back within protobuf's own parse limit of 100 nested messages.
+MAX_TYPE_DEPTH = 40
+
+#: The largest dim a model can hold (``dim_value`` is an int64).
+INT64_MAX = MAX_DIM
+
+_TENSOR = TypeCase.TENSOR.field
+_SEQUENCE = TypeCase.SEQUENCE.field
+_OPTIONAL = TypeCase.OPTIONAL.field
+_MAP = TypeCase.MAP.field
+_SPARSE_TENSOR = TypeCase.SPARSE_TENSOR.field
+_MISSING = object()
+
+
+class DimReader:
+    """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
+
+    __slots__ = ("_cache", "names")
+
+    def __init__(self) -> None:
+        self._cache: dict[str | bytes, Any] = {}
+        self.names: set[str] = set()
+
+    def param(self, text: str | bytes) -> Any:
+        """A ``dim_param`` as a dim: a number, or a symbol (an expression or an opaque name)."""
+        value = self._cache.get(text, _MISSING)
+        if value is _MISSING:
+            key = text
+            if isinstance(text, bytes):  # invalid UTF-8 arrives as bytes
+                text = text.decode("utf-8", "replace")
+            try:
+                value = parse_dim(text)
+            except Exception:  # noqa: BLE001 - a dim_param we cannot read is an opaque name
+                value = Sym(text)
+            if type(value) is int and not 0 <= value <= INT64_MAX:
+                value = Sym(text)
+            self._cache[key] = value
+            self.names.add(text)
+        return value
+
+    def shape(self, shape_proto: Any) -> tuple[Any, ...]:
+        dims: list[Any] = []
+        for dim in shape_proto.dim:
+            which = dim.WhichOneof("value")
+            if which == "dim_value":
+                value = dim.dim_value
+                dims.append(value if value >= 0 else None)
+            elif which == "dim_param" and dim.dim_param:
+                dims.append(self.param(dim.dim_param))
+            else:
+                dims.append(None)
+        return tuple(dims)
+
+    def type(self, type_proto: Any, depth: int = 0) -> Any:
+        """A value type from a ``TypeProto``; None when it says nothing we can use.
+
+        Raises :class:`ModelLoadError` for types nested deeper than ``MAX_TYPE_DEPTH``.
+        """
+        if depth > MAX_TYPE_DEPTH:
+            raise ModelLoadError(f"cannot read the model: a type is nested deeper than {MAX_TYPE_DEPTH} levels")
+        which = type_proto.WhichOneof("value")
+        if which == _TENSOR:
+            tensor = type_proto.tensor_type
+            return TensorType(tensor.elem_type, self.shape(tensor.shape) if tensor.HasField("shape") else None)
+        if which == _SEQUENCE:
+            inner = type_proto.sequence_type
+            return SequenceType(self.type(inner.elem_type, depth + 1) if inner.HasField("elem_type") else None)
+        if which == _OPTIONAL:
+            inner = type_proto.optional_type
+            return OptionalType(self.type(inner.elem_type, depth + 1) if inner.HasField("elem_type") else None)
+        if which == _MAP:
+            inner = type_proto.map_type
+            return MapType(inner.key_type, self.type(inner.value_type, depth + 1) if inner.HasField("value_type") else None)
+        if which == _SPARSE_TENSOR:
+            tensor = type_proto.sparse_tensor_type
+            return SparseTensorType(tensor.elem_type,
+                                    self.shape(tensor.shape) if tensor.HasField("shape") else None)
+        return None
+
+    def value_info(self, value_info: Any) -> Any:
+        """The type a ``ValueInfoProto`` declares, or None."""
+        return self.type(value_info.type) if value_info.HasField("type") else None
+
+
+def type_from_string(text: str) -> Any:
+    """The value type a type string denotes (``tensor(int64)`` -> ``TensorType(7, None)``).
+
+    Raises :class:`~opspec.runtime.types.TypeStringError` when it is not well formed.
+    """
+    return _value_type(parse_type_string(text))
+
+
+def _value_type(term: TypeTerm) -> Any:
+    head = term.head
+    if head == "tensor" or head == BARE:
+        return TensorType(ELEMENT_TYPES[term.elem], None)
+    if head == "sparse_tensor":
+        return SparseTensorType(ELEMENT_TYPES[term.elem], None)
+    assert term.inner is not None  # seq, optional and map always have one
+    if head == "seq":
+        return SequenceType(_value_type(term.inner))
+    if head == "optional":
+        return OptionalType(_value_type(term.inner))
+    return MapType(ELEMENT_TYPES[term.elem], _value_type(term.inner))
+
+
+__all__ = ["DimReader", "INT64_MAX", "MAX_TYPE_DEPTH", "type_from_string"]

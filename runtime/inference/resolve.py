@@ -1,0 +1,185 @@
+"""Resolving a node: which schema version, rule and function it runs, and how its output types bind.
+
+A node is resolved once per ``(domain, op_type)`` and set of opset imports into an
+:class:`OpEntry`; the walk keeps the entries. Binding gives each output the type its type
+parameter takes from the inputs (or the single type it allows) before the rule runs.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Callable, Iterable, Sequence
+
+from opspec.runtime.contract import SparseTensorType, TensorType
+from opspec.runtime.defs import INFERENCE, REGISTRY
+from opspec.runtime.inference.checks import formal_positions
+from opspec.runtime.inference.read_types import type_from_string
+from opspec.runtime.inference.typeops import type_only
+from opspec.runtime.ir.codes import GRAPH_KINDS
+from opspec.runtime.registry import SchemaError
+from opspec.runtime.rulebook import RULES
+from opspec.runtime.schema import FormalParameterOption, OpSchema
+from opspec.runtime.types import TypeStringError
+
+#: Domains whose nodes onnxruntime runs without an opset import: its own (not the standard ones).
+IMPLIED_DOMAINS = frozenset(info.node_domain for info in INFERENCE.domains()) - frozenset(
+    info.node_domain for info in REGISTRY.domains())
+#: ``TensorType(elem, None)`` per element type, shared (what output bindings start from).
+ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
+_EMPTY: dict[str, Any] = {}
+
+#: Per output: the actual inputs that share its type parameter, and the type it has when they say nothing.
+BindingPlan = tuple[tuple[tuple[int, ...], Any], ...]
+
+
+class EntryKind(enum.IntEnum):
+    """How a node is inferred."""
+
+    SCHEMA = 0  # by its schema's rule
+    FUNCTION = 1  # by a model-local function's body
+    UNKNOWN = 2  # not at all: no schema (reported as an unknown op)
+    BROKEN = 3  # not at all: the model is wrong (reported as the node's error)
+
+
+class OpEntry:
+    """What the walk needs to run one ``(domain, op_type)`` under one set of opset imports."""
+
+    __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
+                 "memo", "has_graphs")
+
+    def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
+                 args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
+                 constant_output: bool = False) -> None:
+        self.kind, self.schema, self.rule, self.args, self.opset = kind, schema, rule, args or _EMPTY, opset
+        self.function, self.reason = function, reason
+        self.plans: dict[tuple[int, int], BindingPlan] = {}
+        #: The rule's outputs are the node's own constants: their data is kept without data propagation.
+        self.constant_output = constant_output
+        #: Whether the op has graph attributes (inferred before its rule runs).
+        self.has_graphs = schema is not None and any(a.type in GRAPH_KINDS for a in schema.attributes.values())
+        #: Results by (input types, input data, attributes, output count); None when not memoized.
+        self.memo: dict[Any, Any] | None = {} if rule is not None and not self.has_graphs else None
+
+    def plan(self, input_count: int, output_count: int) -> BindingPlan:
+        """Per actual output: (actual inputs sharing its type parameter, fallback type)."""
+        key = (input_count, output_count)
+        plan = self.plans.get(key)
+        if plan is None:
+            assert self.schema is not None
+            plan = self.plans[key] = binding_plan(self.schema, input_count, output_count)
+        return plan
+
+
+def binding_plan(schema: OpSchema, input_count: int, output_count: int) -> BindingPlan:
+    """How each of ``output_count`` outputs binds its type, given ``input_count`` inputs."""
+    inputs, outputs = schema.inputs, schema.outputs
+    input_formals = formal_positions(inputs, input_count)
+    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    plan: list[tuple[tuple[int, ...], Any]] = []
+    for formal in formal_positions(outputs, output_count):
+        if formal is None:
+            plan.append(((), None))
+            continue
+        output = outputs[formal]
+        type_str = output.type_str
+        choices: Sequence[str]
+        if type_str in allowed:
+            sources = tuple(i for i, f in enumerate(input_formals) if f is not None and inputs[f].type_str == type_str)
+            if output.option == FormalParameterOption.Variadic and not output.is_homogeneous:
+                sources = ()  # each output of a heterogeneous variadic has a type of its own
+            choices = allowed[type_str]
+        else:
+            sources, choices = (), (type_str,)
+        fixed = None
+        if len(choices) == 1:
+            try:
+                fixed = type_from_string(choices[0])
+            except (TypeStringError, KeyError):
+                fixed = None
+        plan.append((sources, fixed))
+    return tuple(plan)
+
+
+def bind_output(inputs: Sequence[Any], sources: tuple[int, ...], fixed: Any) -> Any:
+    """The output type a type parameter binds to: the first known input's type without its
+    shapes (a parameter relates types, not shapes), else ``fixed``."""
+    for index in sources:
+        value = inputs[index]
+        if value is not None:
+            kind = type(value)
+            if kind is TensorType:
+                if value.elem:
+                    return ELEM_ONLY.get(value.elem) or TensorType(value.elem, None)
+            elif kind is SparseTensorType:
+                if value.elem:
+                    return SparseTensorType(value.elem, None)
+            else:
+                return type_only(value)
+    return fixed
+
+
+def normalize_opsets(opset_imports: Iterable[Any]) -> dict[str, int]:
+    """Opset imports by canonical domain (``""`` and ``"ai.onnx"`` are one domain)."""
+    opsets = {}
+    for entry in opset_imports:
+        try:
+            domain = INFERENCE.canonical_domain(entry.domain)
+        except SchemaError:
+            domain = entry.domain
+        opsets[domain] = entry.version
+    return opsets
+
+
+def resolve(domain: str, op_type: str, opsets: dict[str, int], functions: dict[tuple[str, str], Any],
+            implied: dict[str, int]) -> OpEntry:
+    """How nodes of ``(domain, op_type)`` are inferred under ``opsets``.
+
+    A model-local function in ``functions`` serves when no schema does; a domain of
+    onnxruntime's own used without an opset import is taken at its newest version, which
+    is recorded in ``implied``.
+    """
+    try:
+        canonical: str | None = INFERENCE.canonical_domain(domain)
+    except SchemaError:
+        canonical = None
+    function = functions.get((domain, op_type))
+    if function is None and canonical is not None:
+        function = functions.get((canonical, op_type)) or functions.get(
+            ("ai.onnx" if canonical == "" else canonical, op_type))
+    if canonical is None:
+        if function is not None:
+            return OpEntry(EntryKind.FUNCTION, function=function)
+        return OpEntry(EntryKind.UNKNOWN, reason=f"unknown domain '{domain}'")
+    version = opsets.get(canonical)
+    if version is None and function is None and canonical in IMPLIED_DOMAINS:
+        # onnxruntime runs its own domains' nodes without an opset import, at the domain's
+        # newest version; infer them so too, and say so in the report.
+        version = implied.setdefault(canonical, INFERENCE.domain(canonical).opset_max)
+    if version is None:
+        if function is not None:
+            return OpEntry(EntryKind.FUNCTION, function=function)
+        return OpEntry(EntryKind.BROKEN, reason=f"the model imports no opset for domain '{domain or 'ai.onnx'}'")
+    try:
+        schema = INFERENCE.get_schema(op_type, version, canonical)
+    except SchemaError as error:
+        if function is not None:
+            return OpEntry(EntryKind.FUNCTION, function=function)
+        return OpEntry(EntryKind.UNKNOWN, reason=str(error))
+    return schema_entry(schema, version)
+
+
+def schema_entry(schema: OpSchema, opset: int = 0) -> OpEntry:
+    """The entry of a schema: its rule, with the declared defaults of the rule's arguments
+    overridden by the schema's own."""
+    rule, args, constant_output = None, _EMPTY, False
+    if schema.inference is not None:
+        rule = RULES.lookup(schema.inference.name)
+        spec = RULES.spec(schema.inference.name)
+        if rule is not None and spec is not None:
+            args = spec.defaults()
+            args.update(schema.inference.args)
+            constant_output = spec.constant_output
+    return OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output)
+
+
+__all__ = ["BindingPlan", "ELEM_ONLY", "EntryKind", "IMPLIED_DOMAINS", "OpEntry", "bind_output", "binding_plan",
+           "normalize_opsets", "resolve", "schema_entry"]

@@ -1,0 +1,272 @@
+"""The graph walk: each node's rule run over plain values, in node order.
+
+State lives in dictionaries keyed by value name (``types``, ``datas``); protobuf is read
+only for each node's own fields. Per node: resolve its op (once per ``(domain, op_type)``,
+see :mod:`.resolve`), read its inputs and attributes, reuse the results of an identical
+earlier node or bind output types and call the rule, then merge the outputs with what the
+graph declares and store them. Function calls and graph attributes are handed to hooks
+(:mod:`.functions`, :mod:`.subgraphs`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from opspec.runtime.contract import (
+    InferenceContext,
+    InferenceError,
+    MapType,
+    OptionalType,
+    SequenceType,
+    SparseTensorType,
+    TensorType,
+    TensorValue,
+)
+from opspec.runtime.inference import node_errors
+from opspec.runtime.inference.checks import check_node, check_outputs
+from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, rule_failure
+from opspec.runtime.inference.read_attributes import attribute_values
+from opspec.runtime.inference.resolve import ELEM_ONLY, EntryKind, OpEntry, bind_output, resolve
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred
+from opspec.runtime.shape import SymbolTable
+
+_EMPTY: dict[str, Any] = {}
+_VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
+_SCHEMA = EntryKind.SCHEMA
+#: How many distinct results each op remembers for reuse by identical later nodes
+#: (0 turns reuse off; the benchmarks measure both ways).
+MEMO_LIMIT = 4096
+
+
+def _freeze(attributes: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Attributes as a hashable key (lists become tuples, values tagged with their type), or None."""
+    items = []
+    for name, value in attributes.items():
+        kind = type(value)
+        if kind is list:
+            value = tuple(value)
+        elif kind is not int and kind is not float and kind is not str and kind is not TensorValue:
+            return None  # graphs and other messages: not worth keying on
+        items.append((name, kind, value))
+    return tuple(items)
+
+
+class Walker:
+    """Walks one model's graphs (and the functions it calls), node by node.
+
+    ``errors`` collects :class:`NodeError` s (with ``strict``, :meth:`run` raises at the first);
+    ``unknown`` maps ``(domain, op_type)`` of ops without a schema to the reason, and
+    ``unknown_nodes`` lists the main-graph nodes concerned.
+    """
+
+    def __init__(self, symbols: SymbolTable, functions: dict[tuple[str, str], Any], *,
+                 check_type: bool = False, data_prop: bool = False) -> None:
+        self.symbols = symbols
+        self.functions = functions
+        self.check_type = check_type
+        self.data_prop = data_prop
+        self.errors: list[NodeError] = []
+        self.unknown: dict[tuple[str, str], str] = {}
+        self.unknown_nodes: list[NodeError] = []  # main-graph nodes without a schema
+        #: Domains used without an opset import and inferred at their newest version.
+        self.implied: dict[str, int] = {}
+        #: Infers the graph attributes of a node (set by the whole-model driver: see :mod:`.subgraphs`).
+        self.subgraphs: Callable[..., Any] | None = None
+        #: Infers a call of a model-local function (see :mod:`.functions`).
+        self.call_function: Callable[..., Any] | None = None
+        #: Symbols the main graph declares for values but no input carries (inferred dims of
+        #: ``input_symbols`` replace them), and the symbols of its inputs and initializers.
+        self.loose_symbols: frozenset[str] = frozenset()
+        self.input_symbols: frozenset[str] = frozenset()
+
+    def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool) -> None:
+        """Record a problem at ``node``; with ``strict``, raise it as an :class:`InferenceError`."""
+        error = NodeError(index, node.name, node.op_type, node.domain, message)
+        errors.append(error)
+        if strict:
+            raised = InferenceError(str(error))
+            raised.errors = [error]
+            raise raised
+
+    def run(self, nodes: Iterable[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
+            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int],
+            errors: list[NodeError], strict: bool) -> None:
+        """Infer every node in order, updating ``types``/``datas``; record producers by node index.
+
+        A node whose op, input types, input data and attributes match an earlier node's
+        reuses that node's results (models repeat the same block many times), unless the
+        rule failed or made up fresh symbols there.
+        """
+        get_entry = entries.get
+        get_type = types.get
+        get_data = datas.get
+        get_declared = declared.get
+        symbols = self.symbols
+        record_data = self.data_prop
+        check_type = self.check_type
+        context = InferenceContext
+        elem_only = ELEM_ONLY
+        tensor = TensorType
+        fail = self.fail
+        freeze = _freeze
+        store = self._store
+        for index, node in enumerate(nodes):
+            op_type = node.op_type
+            domain = node.domain
+            entry = get_entry((domain, op_type))
+            if entry is None:
+                entry = entries[domain, op_type] = resolve(domain, op_type, opsets, self.functions, self.implied)
+            if entry.kind != _SCHEMA:
+                self._other(entry, index, node, types, datas, declared, producers, errors, strict)
+                continue
+            in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
+            out_names = node.output[:]
+            inputs = list(map(get_type, in_names))
+            data = list(map(get_data, in_names)) if datas else None
+            attribute_protos = node.attribute
+            attributes = attribute_values(attribute_protos) if attribute_protos else _EMPTY
+            output_count = len(out_names)
+            schema = entry.schema
+            assert schema is not None  # a schema entry has one
+            keep_data = record_data or entry.constant_output
+            conforms = True
+            if check_type:
+                for problem in check_node(schema, in_names, output_count, inputs, attribute_protos, attributes):
+                    conforms = False
+                    fail(errors, index, node, problem, strict)
+
+            # Reuse the results of an identical earlier node when there is one.
+            memo = entry.memo if MEMO_LIMIT else None
+            key = None
+            if memo is not None:
+                frozen = freeze(attributes) if attributes else ()
+                if frozen is not None:
+                    # An omitted input and a supplied but unknown one both read None: tell them apart.
+                    omitted = tuple([not name for name in in_names]) if None in inputs else None
+                    key = (tuple(inputs), tuple(data) if data else None, frozen, output_count, omitted)
+                    try:
+                        found = memo.get(key)
+                    except TypeError:  # something unhashable (a float NaN is fine; a message is not)
+                        key = found = None
+                    if found is not None:
+                        outputs, output_data = found
+                        if output_count == 1 and output_data[0] is None:  # the common case, stored inline
+                            name = out_names[0]
+                            if name and get_declared(name) is None:
+                                if outputs[0] is not None:
+                                    types[name] = outputs[0]
+                                producers[name] = index
+                                continue
+                        store(out_names, outputs, output_data, keep_data, index, node, types, datas, get_declared,
+                              producers, errors, strict)
+                        continue
+
+            subgraphs = infer_subgraphs = None
+            if entry.has_graphs and self.subgraphs is not None:
+                subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
+            ctx = context(schema, inputs, attributes, args=entry.args, data=data, names=in_names, symbols=symbols,
+                          node_name=node.name, opset=entry.opset, output_count=output_count,
+                          subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
+            outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
+            n_in = len(inputs)
+            plan = entry.plans.get((n_in, output_count)) or entry.plan(n_in, output_count)
+            position = 0
+            for sources, fixed in plan:
+                if sources:
+                    value = inputs[sources[0]]
+                    if type(value) is tensor and value.elem:
+                        outputs[position] = elem_only.get(value.elem) or bind_output(inputs, sources, fixed)
+                    else:
+                        outputs[position] = bind_output(inputs, sources, fixed)
+                else:
+                    outputs[position] = fixed
+                position += 1
+            rule = entry.rule
+            if rule is not None:
+                fresh_before = symbols.issued
+                failed = self._apply(rule, ctx, index, node, errors, strict)
+                if check_type and conforms and not failed:  # a result memoized below has passed this
+                    for problem in check_outputs(schema, outputs):
+                        failed = True
+                        fail(errors, index, node, problem, strict)
+                if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
+                        and len(memo) < MEMO_LIMIT:
+                    memo[key] = (tuple(outputs), tuple(ctx._output_data))
+            store(out_names, outputs, ctx._output_data, keep_data, index, node, types, datas, get_declared,
+                  producers, errors, strict)
+
+    def _apply(self, rule: Callable[..., Any], ctx: InferenceContext, index: int, node: Any,
+               errors: list[NodeError], strict: bool) -> bool:
+        """Run ``rule`` on ``ctx``; whether it failed (its problems are the node's errors)."""
+        failed = False
+        try:
+            rule(ctx)
+        except NODE_PROBLEMS as error:
+            failed = True
+            self.fail(errors, index, node, str(error) or type(error).__name__, strict)
+        except Exception as error:  # noqa: BLE001 - a bug in the rule, reported against the node
+            if node_errors.RAISE_RULE_BUGS:
+                raise
+            failed = True
+            self.fail(errors, index, node, rule_failure(error), strict)
+        outputs = ctx._outputs
+        for position, value in enumerate(outputs):
+            if value is not None and type(value) not in _VALUE_TYPES:
+                if node_errors.RAISE_RULE_BUGS:
+                    raise TypeError(f"rule {getattr(rule, '__name__', rule)!r} set output {position} to {value!r}")
+                outputs[position] = None
+                failed = True
+                self.fail(errors, index, node, f"inference gave output {position} a value that is not a type "
+                          f"({type(value).__name__})", strict)
+        return failed
+
+    def _store(self, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
+               types: dict[str, Any], datas: dict[str, Any], get_declared: Callable[[str], Any],
+               producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:
+        """Merge a node's outputs with what the graph declares and record them by name."""
+        position = 0
+        for name in out_names:
+            if name:
+                value = outputs[position]
+                previous = get_declared(name)
+                if previous is not None:
+                    try:
+                        merged = merge_types(previous, value)
+                        value = (prefer_inferred(merged, value, self.loose_symbols, self.input_symbols)
+                                 if self.loose_symbols else merged)
+                    except TypeConflict as conflict:
+                        self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} "
+                                  f"conflicts with the declared {describe(previous)} ({conflict})", strict)
+                        value = previous
+                    except Exception as error:  # noqa: BLE001 - a rule set something that is not a type
+                        self.fail(errors, index, node, f"output '{name}': {rule_failure(error)}", strict)
+                        value = previous
+                if value is not None:
+                    types[name] = value
+                producers[name] = index
+                if keep_data:
+                    value = output_data[position]
+                    if value is not None:
+                        datas[name] = value
+            position += 1
+
+    def _other(self, entry: OpEntry, index: int, node: Any, types: dict[str, Any], datas: dict[str, Any],
+               declared: dict[str, Any], producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:
+        """A node not inferred by a schema's rule: a function call, an unknown op or a broken one."""
+        out_names = list(node.output)
+        results: list[Any] = []
+        result_data: list[Any] = []
+        if entry.kind == EntryKind.FUNCTION:
+            if self.call_function is not None:
+                results, result_data = self.call_function(entry.function, node, types, datas, errors, index, strict)
+        elif entry.kind == EntryKind.UNKNOWN:
+            self.unknown.setdefault((node.domain, node.op_type), entry.reason)
+            if errors is self.errors:  # a node of the main graph, not of a function body
+                self.unknown_nodes.append(NodeError(index, node.name, node.op_type, node.domain, entry.reason))
+        else:
+            self.fail(errors, index, node, entry.reason, strict)
+        padding = len(out_names) - len(results)
+        self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
+                    index, node, types, datas, declared.get, producers, errors, strict)
+
+
+__all__ = ["MEMO_LIMIT", "Walker"]

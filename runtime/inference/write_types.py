@@ -1,0 +1,149 @@
+"""Writing value types into the IR: a small protobuf writer for ``TypeProto`` and ``value_info``.
+
+Types are serialized by hand (the few fields a type has), each distinct type once, so
+writing a large graph's results is mostly a byte join and one protobuf parse.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
+from opspec.runtime.inference.read_types import INT64_MAX
+from opspec.runtime.ir.codes import TypeCase
+
+_LENGTH_DELIMITED = 2
+
+
+def _tag(field: int) -> int:
+    """The key byte of a length-delimited field (every field written here is one, numbered below 16)."""
+    return field << 3 | _LENGTH_DELIMITED
+
+
+# Field keys: TypeProto's cases, then fields inside them.
+_TENSOR, _SEQUENCE, _MAP = _tag(TypeCase.TENSOR), _tag(TypeCase.SEQUENCE), _tag(TypeCase.MAP)
+_SPARSE_TENSOR, _OPTIONAL = _tag(TypeCase.SPARSE_TENSOR), _tag(TypeCase.OPTIONAL)
+_ELEM_TYPE = b"\x08"  # Tensor.elem_type, Map.key_type: field 1, varint
+_SHAPE = _tag(2)  # Tensor.shape, Map.value_type
+_INNER = _tag(1)  # Sequence.elem_type, Optional.elem_type
+_DIM = _tag(1)  # TensorShapeProto.dim
+_DIM_VALUE = b"\x08"  # Dimension.dim_value: field 1, varint
+_DIM_PARAM = _tag(2)  # Dimension.dim_param
+_UNKNOWN_DIM = bytes((_DIM, 0))
+_VALUE_INFO_NAME = _tag(1)  # ValueInfoProto.name
+_VALUE_INFO_TYPE = _tag(2)  # ValueInfoProto.type
+_GRAPH_VALUE_INFO = _tag(13)  # GraphProto.value_info
+
+
+def _varint(value: int) -> bytes:
+    if value < 0:
+        value &= 0xFFFFFFFFFFFFFFFF
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(tag: int, payload: bytes) -> bytes:
+    return bytes((tag,)) + _varint(len(payload)) + payload
+
+
+def _shape_bytes(shape: tuple[Any, ...]) -> bytes:
+    parts = []
+    for dim in shape:
+        if dim is None:
+            parts.append(_UNKNOWN_DIM)
+        elif type(dim) is int:
+            parts.append(_field(_DIM, _DIM_VALUE + _varint(dim)) if 0 <= dim <= INT64_MAX else _UNKNOWN_DIM)
+        else:
+            parts.append(_field(_DIM, _field(_DIM_PARAM, str(dim).encode("utf-8"))))
+    return b"".join(parts)
+
+
+def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None) -> bytes:
+    body = _ELEM_TYPE + _varint(elem) if elem else b""
+    if shape is not None:
+        body += _field(_SHAPE, _shape_bytes(shape))
+    return body
+
+
+class TypeEncoder:
+    """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[Any, bytes] = {}
+
+    def __call__(self, value: Any) -> bytes:
+        try:
+            return self._cache[value]
+        except KeyError:
+            pass
+        encoded = self._encode(value)
+        self._cache[value] = encoded
+        return encoded
+
+    def _encode(self, value: Any) -> bytes:
+        kind = type(value)
+        if kind is TensorType:
+            return _field(_TENSOR, _tensor_bytes(value.elem, value.shape))
+        if kind is SparseTensorType:
+            return _field(_SPARSE_TENSOR, _tensor_bytes(value.elem, value.shape))
+        if kind is SequenceType:
+            return _field(_SEQUENCE, _field(_INNER, self(value.elem)) if value.elem is not None else b"")
+        if kind is OptionalType:
+            return _field(_OPTIONAL, _field(_INNER, self(value.elem)) if value.elem is not None else b"")
+        if kind is MapType:
+            body = (_ELEM_TYPE + _varint(value.key) if value.key else b"")
+            if value.value is not None:
+                body += _field(_SHAPE, self(value.value))
+            return _field(_MAP, body)
+        return b""
+
+
+def graph_value_infos(encoder: TypeEncoder, entries: Iterable[tuple[str | bytes, Any]]) -> bytes:
+    """Serialized ``GraphProto`` bytes holding only ``value_info`` entries (to merge into a graph)."""
+    out = bytearray()
+    type_fields: dict[Any, bytes] = {}  # value type -> its serialized ``type`` field
+    by_id: dict[int, bytes] = {}  # the same, by object: values mostly share type objects
+    head = bytes((_GRAPH_VALUE_INFO,))
+    for name, value in entries:
+        type_field = by_id.get(id(value))
+        if type_field is None:
+            type_field = type_fields.get(value)
+            if type_field is None:
+                type_field = type_fields[value] = _field(_VALUE_INFO_TYPE, encoder(value))
+            by_id[id(value)] = type_field
+        name_bytes = name.encode("utf-8") if isinstance(name, str) else name  # invalid UTF-8 arrives as bytes
+        size = len(name_bytes)
+        body_size = size + 2 + len(type_field)
+        if body_size < 0x80:  # every length fits in one byte: the common case
+            out += b"%b%c%c%c%b%b" % (head, body_size, _VALUE_INFO_NAME, size, name_bytes, type_field)
+        else:
+            body = _field(_VALUE_INFO_NAME, name_bytes) + type_field
+            out += head + _varint(len(body)) + body
+    return bytes(out)
+
+
+def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
+    """Replace ``type_proto``'s content with ``value``, keeping its denotations where they still fit."""
+    denotation = type_proto.denotation
+    old_dims = None
+    if TypeCase.of(type_proto) is TypeCase.TENSOR and type_proto.tensor_type.HasField("shape"):
+        old_dims = [dim.denotation for dim in type_proto.tensor_type.shape.dim]
+    type_proto.Clear()
+    type_proto.MergeFromString(encoder(value))
+    if denotation:
+        type_proto.denotation = denotation
+    if old_dims and any(old_dims) and type(value) is TensorType and value.shape is not None \
+            and len(value.shape) == len(old_dims):
+        for dim, text in zip(type_proto.tensor_type.shape.dim, old_dims):
+            if text:
+                dim.denotation = text
+
+
+__all__ = ["TypeEncoder", "graph_value_infos", "write_type"]
