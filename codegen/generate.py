@@ -14,6 +14,7 @@ from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
+from opspec.runtime.atomic_file import write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OPDEFS = REPO / "opdefs"
@@ -204,7 +205,7 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
             result.stale.append(path)
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+            write_atomically(target, content)
             result.written.append(path)
     for path in extra:
         if check:

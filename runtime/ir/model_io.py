@@ -15,6 +15,7 @@ from typing import Any, Union
 from google.protobuf.message import DecodeError, Message
 
 from opspec.generated.opspec_ir_pb2 import ModelProto
+from opspec.runtime.atomic_file import write_atomically
 
 __all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "load_model", "save_model"]
 
@@ -108,12 +109,13 @@ def load_model(source: ModelSource) -> LoadedModel:
 def save_model(model: ModelProto | Message | bytes | bytearray | memoryview, path: str | os.PathLike[str]) -> Path:
     """Serialize ``model`` (ours, onnx's, or already bytes) to ``path``; return the path.
 
+    The file is replaced in one step (see :mod:`opspec.runtime.atomic_file`): on any
+    failure it is exactly as before, so a model may be written over its own input; a
+    ``path`` that is a symbolic link is replaced by the file, never written through.
     File system errors propagate as :class:`OSError`.
     """
     data = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else model.SerializeToString()
-    target = Path(path)
-    target.write_bytes(data)
-    return target
+    return write_atomically(path, data)
 
 
 def is_onnx_model(obj: object) -> bool:
