@@ -170,3 +170,29 @@ def test_fuzzed_models_get_one_answer_per_input_form(tmp_path):
         options = {"data_prop": rng.random() < 0.5}
         answers = [_answer(source, **options) for source in (model, data, path)]
         assert answers[0] == answers[1] == answers[2], (seed, answers)
+
+
+def test_fuzzed_function_chains_get_short_answers():
+    from onnx import TensorProto, helper
+
+    rng = random.Random(99)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    for _ in range(12):
+        length = rng.choice([1, 2, 50, 257, 299, 300, 301, 500, 1000])
+        functions = []
+        for i in range(length):
+            if i == length - 1:
+                callee = rng.choice(["Relu", "MatMul", "F0"])  # F0: a cycle back to the start
+                body = helper.make_node(callee, ["x", "x"] if callee == "MatMul" else ["x"], ["y"],
+                                        domain="local" if callee == "F0" else "")
+            else:
+                body = helper.make_node(f"F{i + 1}", ["x"], ["y"], domain="local")
+            functions.append(helper.make_function("local", f"F{i}", ["x"], ["y"], [body], opsets))
+        graph = helper.make_graph([helper.make_node("F0", ["x"], ["y"], domain="local")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, rng.choice([2, 3])])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=opsets, functions=functions)
+        result = opspec.infer(model)
+        assert len(result.errors) <= 1, length
+        for error in result.errors:
+            assert len(str(error)) < 1000 and "Recursion" not in str(error), str(error)[:300]
