@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
@@ -59,7 +59,7 @@ def _generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_errors(diagnostics: list, opdefs: Path, args: argparse.Namespace) -> None:
+def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Namespace) -> None:
     """A failed compilation's errors, capped per file and in all, then their count."""
     from opspec.codegen.error_cap import cap
 

@@ -70,3 +70,27 @@ def test_the_check_agrees_with_the_validator_on_each_keyword(schema, good, bad):
 def test_an_unknown_keyword_leaves_the_full_validator_alone():
     with pytest.raises(UnsupportedSchema):
         compile_check({"type": "object", "dependentRequired": {"a": ["b"]}})
+
+
+def test_explaining_an_error_looks_its_key_up_without_a_scan():
+    from opspec.codegen.source import Location, Map
+    from opspec.codegen.validate import _walk
+
+    class Counted(Map):
+        scans = 0
+
+        def __iter__(self):
+            Counted.scans += 1
+            return super().__iter__()
+
+    where = Location("f.yaml", 1, 1)
+    node = Counted()
+    node.location, node.key_locations, node.value_locations, node.quoted = where, {}, {}, set()
+    for i in range(1000):
+        node[f"a{i}"] = i
+        node.value_locations[f"a{i}"] = Location("f.yaml", i + 2, 3)
+    node[7] = "seven"
+    node.value_locations[7] = Location("f.yaml", 2000, 3)
+    assert _walk(node, ["a999"]) == (999, Location("f.yaml", 1001, 3))
+    assert _walk(node, ["7"]) == ("seven", Location("f.yaml", 2000, 3))
+    assert Counted.scans == 0
