@@ -63,7 +63,7 @@ def _dim_bytes(dim: Any) -> bytes:
     return _field(_DIM, _field(_DIM_PARAM, text))
 
 
-def _shape_bytes(shape: tuple[Any, ...]) -> bytes:
+def shape_bytes(shape: tuple[Any, ...]) -> bytes:
     """The dims of a shape, each encoded once however often it repeats (ranks may be huge)."""
     seen: dict[Any, bytes] = {}
     parts = []
@@ -78,7 +78,7 @@ def _shape_bytes(shape: tuple[Any, ...]) -> bytes:
 def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None) -> bytes:
     body = _ELEM_TYPE + _varint(elem) if elem else b""
     if shape is not None:
-        body += _field(_SHAPE, _shape_bytes(shape))
+        body += _field(_SHAPE, shape_bytes(shape))
     return body
 
 
@@ -158,4 +158,4 @@ def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
                 dim.denotation = text
 
 
-__all__ = ["TypeEncoder", "graph_value_infos", "write_type"]
+__all__ = ["TypeEncoder", "graph_value_infos", "shape_bytes", "write_type"]

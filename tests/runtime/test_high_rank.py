@@ -6,7 +6,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import opspec
-from opspec.runtime.inference.write_types import _shape_bytes
+from opspec.runtime.inference.write_types import shape_bytes
 from opspec.runtime.shape import parse_dim
 
 
@@ -40,4 +40,4 @@ def test_every_kind_of_dim_is_encoded_as_protobuf_encodes_it():
             entry.dim_value = dim
         elif dim is not None:
             entry.dim_param = str(dim)
-    assert onnx.TensorShapeProto.FromString(_shape_bytes(shape)) == expected
+    assert onnx.TensorShapeProto.FromString(shape_bytes(shape)) == expected
