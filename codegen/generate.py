@@ -14,6 +14,7 @@ from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
+from opspec.runtime.atomic_file import write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OPDEFS = REPO / "opdefs"
@@ -37,10 +38,11 @@ class OutputError(Exception):
         self.problems = problems
 
 
-def _inside(out: Path, relative: str) -> Path:
-    """``out / relative``, refused unless it stays inside ``out`` (also through symlinks)."""
+def _inside(out: Path, relative: str, root: Path | None = None) -> Path:
+    """``out / relative``, refused unless it stays inside ``out`` (also through symlinks);
+    ``root`` is ``out`` resolved, when the caller has it already."""
     target = out / relative
-    root = out.resolve()
+    root = root or out.resolve()
     parts = Path(relative).parts
     if Path(relative).is_absolute() or ".." in parts or not target.resolve().is_relative_to(root):
         raise OutputError([f"{target}: refusing to write outside the output folder {out}"])
@@ -187,7 +189,8 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     files = built.files
     result = Result(built.domains, files, 0.0, layers=built.layers)
     extra = [path for path in _owned(out) if path not in files]
-    targets = {path: _inside(out, path) for path in files}
+    root = out.resolve()
+    targets = {path: _inside(out, path, root) for path in files}
     changed = [path for path, target in sorted(targets.items())
                if not (target.is_file() and target.read_bytes() == files[path])]
     foreign = [f"{targets[path]}: refusing to replace a file that `opspec generate` did not write "
@@ -202,7 +205,7 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
             result.stale.append(path)
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+            write_atomically(target, content)
             result.written.append(path)
     for path in extra:
         if check:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from opspec.runtime.atomic_file import write_atomically
 from opspec.codegen.importer import Kept, RuleChooser, TypeSetMatcher, draft_op, load_type_sets
 
 #: onnx source folders whose family name in opdefs differs.
@@ -71,7 +72,7 @@ def import_ops(op_names: Iterable[str], domain: str, target: Path, family: str |
     target.mkdir(parents=True, exist_ok=True)
     if not (target / "domain.yaml").exists():
         report.domain_file = target / "domain.yaml"
-        report.domain_file.write_text(_domain_yaml(domain), encoding="utf-8")
+        write_atomically(report.domain_file, _domain_yaml(domain).encode("utf-8"))
     for name in dict.fromkeys(n.strip() for n in op_names if n.strip()):
         schemas = by_name.get(name)
         if not schemas:
@@ -86,7 +87,7 @@ def import_ops(op_names: Iterable[str], domain: str, target: Path, family: str |
             kept = Kept.read(existing) if existing is not None else None
             text = draft_op(schemas, matcher, rules, kept)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomically(path, text.encode("utf-8"))
         except Exception as error:  # noqa: BLE001 - one bad op must not stop the batch
             report.failed.append((name, f"{type(error).__name__}: {error}"))
             continue

@@ -38,6 +38,7 @@ from opspec.codegen.notation import (
 )
 from opspec.codegen.names import domain_folder_problem, folder_problem
 from opspec.codegen.source import Location, Map, Seq, SourceError, load_yaml
+from opspec.codegen.tree_walk import escape, files_under
 from opspec.codegen.validate import schema_errors
 from opspec.runtime.schema import FormalParameterOption, ValueConstraint
 
@@ -76,6 +77,8 @@ class Tree:
     domains: dict[str, DomainDecl] = field(default_factory=dict)
     type_sets: dict[str, TypeSetDecl] = field(default_factory=dict)
     ops: list[OpDecl] = field(default_factory=list)
+    #: The parsed document of each op file, by the path its declaration shows.
+    documents: dict[str, Map] = field(default_factory=dict)
 
 
 def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
@@ -103,12 +106,22 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
         return None if problems else document
 
     layered = os.path.lexists(root / LAYER_FILE)
+    boundary = (root.parent if layered else root).resolve()
+
+    def inside(path: Path) -> bool:
+        """False, with a located error, when ``path`` is a link that leaves the tree."""
+        if (outside := escape(path, boundary)) is None:
+            return True
+        diagnostics.error(Location(shown(path), 1, 1), outside.message)
+        return False
+
     if layered:
         read(root / LAYER_FILE, "layer")  # only checked: it marks the folder, its text is for people
     for types_path in ((root.parent / TYPES_FILE) if layered else None, root / TYPES_FILE):
-        if types_path is not None and os.path.lexists(types_path) and (document := read(types_path, "types")) is not None:
+        if types_path is not None and os.path.lexists(types_path) and inside(types_path) \
+                and (document := read(types_path, "types")) is not None:
             _read_type_sets(document, tree)
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not _skipped(p)):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not _skipped(p) and inside(p)):
         domain_path = folder / DOMAIN_FILE
         if not os.path.lexists(domain_path):
             diagnostics.error(Location(shown(folder), 1, 1), f"domain folder has no {DOMAIN_FILE}")
@@ -116,7 +129,7 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
         if problem := domain_folder_problem(folder.name):
             diagnostics.error(Location(shown(folder), 1, 1), problem)
             continue
-        document = read(domain_path, "domain")
+        document = read(domain_path, "domain") if inside(domain_path) else None
         if document is None:
             continue
         domain = _read_domain(document, folder.name, shown(domain_path))
@@ -129,7 +142,10 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
             diagnostics.error(domain.location, f"domain {domain.name!r} is already defined in {first.path}")
             continue
         tree.domains[domain.name] = domain
-        for path in sorted(folder.rglob("*.yaml")):
+        op_files, escapes = files_under(folder, ".yaml", boundary)
+        for outside in escapes:
+            diagnostics.error(Location(shown(outside.path), 1, 1), outside.message)
+        for path in op_files:
             if path == domain_path:
                 continue
             family = path.parent.relative_to(folder).as_posix()
@@ -139,6 +155,7 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
             document = read(path, "op")
             if document is not None:
                 tree.ops.append(_read_op(document, domain, family if family != "." else "", shown(path), diagnostics))
+                tree.documents[shown(path)] = document
     return tree
 
 

@@ -33,6 +33,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 _TAG = "tag:yaml.org,2002:"
 _STANDARD_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "map", "seq")}
+_STR_TAG = _TAG + "str"
 _scalars = yaml.constructor.SafeConstructor()
 
 
@@ -114,6 +115,8 @@ def _scalar(path: str, event: yaml.ScalarEvent) -> Any:
         raise SourceError(_where(path, event.start_mark), "YAML merge keys ('<<') are not supported")
     if tag not in _STANDARD_TAGS:
         raise SourceError(_where(path, event.start_mark), f"unsupported YAML tag {tag!r}")
+    if tag == _STR_TAG:  # the common case: the text itself, as the constructor would give it
+        return event.value
     try:
         return _scalars.construct_object(yaml.ScalarNode(tag, event.value))
     except (ValueError, yaml.YAMLError):

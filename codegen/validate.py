@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from opspec.codegen.names import name_errors
+from opspec.codegen.schema_check import Check, UnsupportedSchema, compile_check
 from opspec.codegen.source import Location, Map, Seq
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "opdefs" / "schema"
@@ -22,6 +23,15 @@ def _validator(kind: str) -> Any:
     return jsonschema.Draft202012Validator(schema)
 
 
+@lru_cache(maxsize=None)
+def _quick_check(kind: str) -> Check | None:
+    """The compiled yes/no check of the ``kind`` schema (None: only the full validator applies)."""
+    try:
+        return compile_check(_validator(kind).schema)
+    except UnsupportedSchema:
+        return None
+
+
 def _plain(value: Any) -> Any:
     """The JSON view of a YAML value: mapping keys become strings, as editors see them."""
     if isinstance(value, dict):
@@ -31,12 +41,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _key(node: Map, name: Any) -> Any:
+    """The key of ``node`` that JSON spells ``name`` (keys such as versions may be integers);
+    a direct look-up first, so explaining many errors of one big mapping stays linear."""
+    if name in node:
+        return name
+    text = str(name)
+    if text.isdigit() and int(text) in node:
+        return int(text)
+    return next((k for k in node if str(k) == text), None)
+
+
 def _walk(document: Any, path: list[Any]) -> tuple[Any, Location]:
     """Follow a JSON path into the located document: the value and its location."""
     node, where = document, getattr(document, "location", None)
     for step in path:
         if isinstance(node, Map):
-            key = next((k for k in node if str(k) == str(step)), step)
+            found = _key(node, step)
+            key = step if found is None else found
             where, node = node.value_at(key), node.get(key)
         elif isinstance(node, Seq) and isinstance(step, int) and step < len(node):
             where, node = node.item_at(step), node[step]
@@ -65,8 +87,11 @@ def _describe(value: Any) -> str:
 def schema_errors(document: Any, kind: str) -> Iterator[tuple[Location, str]]:
     """Yield (location, message) for every way ``document`` breaks the ``kind`` schema."""
     validator = _validator(kind)
-    for error in validator.iter_errors(_plain(document)):
-        yield from _explain(error, document, validator.schema)
+    plain = _plain(document)
+    quick = _quick_check(kind)
+    if quick is None or not quick(plain):
+        for error in validator.iter_errors(plain):
+            yield from _explain(error, document, validator.schema)
     yield from name_errors(document, kind)
 
 
@@ -86,7 +111,7 @@ def _explain(error: Any, document: Any, root: dict[str, Any]) -> Iterator[tuple[
             yield where, f"missing required key {name!r}"
         return
     if error.validator == "propertyNames" and isinstance(node, Map):
-        key = next((k for k in node if str(k) == str(error.instance)), None)
+        key = _key(node, error.instance)
         location = node.key_at(key) if key is not None else where
         yield location, f"invalid key {error.instance!r}: expected a positive integer or a lowercase name"
         return
@@ -110,7 +135,7 @@ def _explain(error: Any, document: Any, root: dict[str, Any]) -> Iterator[tuple[
         return
     if error.validator == "pattern" and "propertyNames" in error.schema_path:
         parent, _ = _walk(document, list(error.absolute_path))
-        key = next((k for k in parent if str(k) == str(error.instance)), None) if isinstance(parent, Map) else None
+        key = _key(parent, error.instance) if isinstance(parent, Map) else None
         location = parent.key_at(key) if key is not None else where
         yield location, f"invalid key {error.instance!r}: expected {error.schema.get('title', 'a valid key')}"
         return

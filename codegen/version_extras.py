@@ -2,21 +2,17 @@
 bodies, allowed exceptions to the usual checks, and the order of type parameters.
 
 The JSON Schema has already checked their shape when the file was loaded; this reads
-them into the :class:`VersionDecl` of each version, with locations. Only files that use
-one of these keys are read a second time.
+them into the :class:`VersionDecl` of each version, with locations, from the documents the
+loader kept.
 """
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.load import Tree
 from opspec.codegen.model import FunctionDecl, OpDecl, VersionDecl
-from opspec.codegen.source import Map, SourceError, load_yaml
+from opspec.codegen.source import Map
 
 KEYS = ("support_level", "determinism", "function", "allow", "type_order")
-_USES_A_KEY = re.compile(rf"^\s+(?:{'|'.join(KEYS)})\s*:", re.MULTILINE)
 
 #: Checks a version may switch off by naming them in ``allow``.
 ALLOWABLE = {
@@ -28,19 +24,9 @@ ALLOWABLE = {
 def read_version_extras(tree: Tree, diagnostics: Diagnostics) -> None:
     """Fill the extra fields of every version of every op in ``tree``."""
     for op in tree.ops:
-        path = Path(op.path) if Path(op.path).is_absolute() else tree.root.parent / op.path
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError:
-            continue
-        if not _USES_A_KEY.search(text):
-            continue
-        try:
-            document = load_yaml(path, op.path)
-        except SourceError as error:  # already reported when the tree was loaded
-            diagnostics.add(error)
-            continue
-        _read_op(op, document, diagnostics)
+        document = tree.documents.get(op.path)
+        if document is not None:
+            _read_op(op, document, diagnostics)
 
 
 def _read_op(op: OpDecl, document: Map, diagnostics: Diagnostics) -> None:

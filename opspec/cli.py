@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
@@ -32,10 +32,7 @@ def _generate(args: argparse.Namespace) -> int:
         where = error.filename or out
         raise UserError(f"cannot write the output to {where}: {error.strerror or error}") from None
     except CompileError as error:
-        for diagnostic in error.diagnostics:
-            print(diagnostic, file=sys.stderr)
-        count = len(error.diagnostics)
-        print(f"opspec: {count} error{'s' if count != 1 else ''} in {opdefs}", file=sys.stderr)
+        _print_errors(error.diagnostics, opdefs, args)
         return EXIT_FAILED
     def counts(domains: tuple) -> str:
         return (f"{len(domains)} domain{'s' if len(domains) != 1 else ''}, {sum(len(d.ops) for d in domains)} ops, "
@@ -60,6 +57,26 @@ def _generate(args: argparse.Namespace) -> int:
     changed = len(result.written) + len(result.removed)
     print(f"generated {summary} -> {out} ({changed} files changed)")
     return EXIT_OK
+
+
+def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Namespace) -> None:
+    """A failed compilation's errors, capped per file and in all, then their count."""
+    from opspec.codegen.error_cap import cap
+
+    capped = cap(diagnostics, args.max_errors_per_file, args.max_errors)
+    if args.format == "json":
+        import json
+
+        errors = [{"path": d.location.path, "line": d.location.line, "column": d.location.column,
+                   "severity": d.severity, "message": d.message} for d in capped.shown]
+        print(json.dumps({"opdefs": str(opdefs), "error_count": capped.count, "omitted": capped.omitted,
+                          "errors": errors}, indent=1))
+        return
+    for diagnostic in capped.shown:
+        print(diagnostic, file=sys.stderr)
+    if rest := capped.rest_line():
+        print(rest, file=sys.stderr)
+    print(f"opspec: {capped.count} error{'s' if capped.count != 1 else ''} in {opdefs}", file=sys.stderr)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -139,6 +156,15 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--check", action="store_true", help="only check that the output is up to date")
     generate.add_argument("--force", action="store_true",
                           help="replace files in the output folder that generation did not write")
+    from opspec.codegen.error_cap import IN_ALL, PER_FILE
+
+    generate.add_argument("--max-errors", type=int, default=IN_ALL, metavar="N",
+                          help=f"show at most N errors in all, then count the rest (default {IN_ALL}; 0: all)")
+    generate.add_argument("--max-errors-per-file", type=int, default=PER_FILE, metavar="N",
+                          help=f"show at most N errors of each file (default {PER_FILE}; 0: all)")
+    generate.add_argument("--format", choices=("text", "json"), default="text",
+                          help="how errors are printed: lines on stderr, or one JSON object on stdout "
+                               "whose error_count counts every error")
     generate.set_defaults(run=_generate)
 
     show = commands.add_parser("show", help="print an operator's schema")

@@ -26,7 +26,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add the ``infer`` and ``check`` subcommands."""
     infer = commands.add_parser("infer", help="infer the type and shape of every value in a model")
     infer.add_argument("model", help="an ONNX model file")
-    infer.add_argument("-o", "--output", metavar="OUT", help="write the inferred model here")
+    infer.add_argument("-o", "--output", metavar="OUT",
+                       help="write the inferred model here (whole or not at all; a symbolic link is replaced "
+                            "by the file, not written through)")
     infer.add_argument("--strict", action="store_true", help="stop at the first node error")
     infer.add_argument("--check-type", action="store_true", help="also check inputs and attributes against schemas")
     infer.add_argument("--no-data-prop", action="store_true", help="do not propagate shape values through nodes")
@@ -64,11 +66,12 @@ def _run(model: Any, path: str, **options: Any) -> tuple[Any, list[str]]:
 def _check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any work is done."""
     folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
+    link = os.path.islink(path)  # replaced by the file, never written through
+    if os.path.isdir(path) and not link:
         raise UserError(f"cannot write {path}: it is a directory")
     if not os.path.isdir(folder):
         raise UserError(f"cannot write {path}: no such folder {folder}")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+    if not os.access(folder, os.W_OK) or (not link and os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UserError(f"cannot write {path}: permission denied")
 
 

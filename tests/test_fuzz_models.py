@@ -138,3 +138,61 @@ def test_a_type_nested_thousands_deep_is_a_load_error():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(opspec.ModelLoadError, match="nested deeper than 40 levels"):
         opspec.infer(model)
+
+
+def _answer(source, **options):
+    """What inference says about ``source``: the documented error it raises, or its node errors."""
+    try:
+        result = opspec.infer(source, **options)
+    except DOCUMENTED as error:
+        return type(error).__name__, str(error).rsplit(": ", 1)[-1]
+    return [str(error) for error in result.errors], result.external_refusals
+
+
+def test_fuzzed_models_get_one_answer_per_input_form(tmp_path):
+    models = cases()
+    rng = random.Random(4321)
+    path = tmp_path / "m.onnx"
+    for seed in range(max(CASES // 4, 20)):
+        model = onnx.ModelProto()
+        model.CopyFrom(rng.choice(models).model)
+        for _ in range(rng.choice([1, 2, 3])):
+            _mutate(model, rng)
+        if rng.random() < 0.3:  # the fields whose absence made paths and messages disagree
+            rng.choice([lambda: model.ClearField("ir_version"), lambda: model.ClearField("graph"),
+                        lambda: model.ClearField("opset_import")])()
+        try:
+            data = model.SerializeToString()
+            onnx.ModelProto.FromString(data)
+        except Exception:  # noqa: BLE001 - too deep for protobuf: there is no file form
+            continue
+        path.write_bytes(data)
+        options = {"data_prop": rng.random() < 0.5}
+        answers = [_answer(source, **options) for source in (model, data, path)]
+        assert answers[0] == answers[1] == answers[2], (seed, answers)
+
+
+def test_fuzzed_function_chains_get_short_answers():
+    from onnx import TensorProto, helper
+
+    rng = random.Random(99)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    for _ in range(12):
+        length = rng.choice([1, 2, 50, 257, 299, 300, 301, 500, 1000])
+        functions = []
+        for i in range(length):
+            if i == length - 1:
+                callee = rng.choice(["Relu", "MatMul", "F0"])  # F0: a cycle back to the start
+                body = helper.make_node(callee, ["x", "x"] if callee == "MatMul" else ["x"], ["y"],
+                                        domain="local" if callee == "F0" else "")
+            else:
+                body = helper.make_node(f"F{i + 1}", ["x"], ["y"], domain="local")
+            functions.append(helper.make_function("local", f"F{i}", ["x"], ["y"], [body], opsets))
+        graph = helper.make_graph([helper.make_node("F0", ["x"], ["y"], domain="local")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, rng.choice([2, 3])])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=opsets, functions=functions)
+        result = opspec.infer(model)
+        assert len(result.errors) <= 1, length
+        for error in result.errors:
+            assert len(str(error)) < 1000 and "Recursion" not in str(error), str(error)[:300]

@@ -118,9 +118,18 @@ def _mutate(opdefs: Path, rng: random.Random) -> None:
         return
     target = rng.choice(files)
     kind = rng.randrange(20)
-    if kind == 0:  # special files in place of a file
+    if kind == 0:  # special files in place of a file, or links that leave the tree
         target.unlink()
-        special = rng.randrange(4)
+        special = rng.randrange(6)
+        if special >= 4:
+            outside = opdefs.parent / "outside"
+            (outside / "family").mkdir(parents=True, exist_ok=True)
+            (outside / "family" / target.name).write_text(f"op: {target.stem}\n", encoding="utf-8")
+            if special == 4:
+                target.symlink_to(outside / "family" / target.name)
+            else:
+                (target.parent / "linked").symlink_to(outside / "family", target_is_directory=True)
+            return
         if special == 0:
             os.mkfifo(target)
         elif special == 1:
@@ -197,3 +206,37 @@ def test_fuzzed_opdefs_trees_fail_cleanly(tmp_path):
 def test_base_tree_generates(tmp_path, seed):
     result = generate(_base(tmp_path), tmp_path / "out")
     assert result.op_count == len(OPS)
+
+
+def test_links_out_of_the_tree_are_located_errors_and_never_read(tmp_path):
+    for seed in range(20):
+        rng = random.Random(seed)
+        opdefs = _base(tmp_path / f"links{seed}")
+        outside = tmp_path / f"outside{seed}"
+        outside.mkdir()
+        (outside / "Evil.yaml").write_text(f"op: Evil\n{SENTINEL}: [", encoding="utf-8")  # unreadable if read
+        files = sorted(opdefs.rglob("*.yaml"))
+        where = rng.choice([opdefs, opdefs / "ai.onnx", *(path.parent for path in files)])
+        if rng.random() < 0.5 and where != opdefs:  # (a file at the top is not an op file: never read)
+            (where / "Evil.yaml").symlink_to(outside / "Evil.yaml")
+        else:
+            (where / f"linked{seed}").symlink_to(outside, target_is_directory=True)
+        with pytest.raises(CompileError) as raised:
+            generate(opdefs, tmp_path / f"out{seed}")
+        messages = [str(d) for d in raised.value.diagnostics]
+        assert messages and all("leads outside the opdefs tree" in m for m in messages), messages
+        assert not any(SENTINEL in m for m in messages)
+
+
+def test_a_huge_attribute_count_with_a_small_error_budget(tmp_path, capsys):
+    from opspec.cli import main
+
+    opdefs = _base(tmp_path)
+    clip = opdefs / "ai.onnx/math/Clip.yaml"
+    text = clip.read_text(encoding="utf-8")
+    bad = "".join(f"      a{i}: nonsense{i}\n" for i in range(100_000))
+    clip.write_text(text.replace("    attributes:\n", "    attributes:\n" + bad, 1), encoding="utf-8")
+    code = main(["generate", "--opdefs", str(opdefs), "--out", str(tmp_path / "out"), "--max-errors", "20"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 1 and len(err) == 22 and err[-1] == f"opspec: 100000 errors in {opdefs}"
+    assert err[-2].startswith("... 99980 more errors not shown")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import time
 from pathlib import Path
@@ -121,8 +122,25 @@ def test_two_broken_files_sort_and_twenty_thousand_errors_are_fast(tmp_path, cap
     started = time.perf_counter()
     lines = _errors(tmp_path, files, capsys)
     assert time.perf_counter() - started < 10
-    assert len(lines) == 20002
+    assert len(lines) == 2 + 50 + 1  # A, B, then the first 50 of the op file and one line for the rest
     assert lines[0].startswith("opdefs/x.test/f/A.yaml:1:1: error: expected a mapping")
+    assert lines[-1].startswith("... 19950 more errors not shown")
+
+
+def test_errors_are_capped_per_file_and_in_all_and_counted(tmp_path, capsys):
+    keys = "".join(f"k{i}: 1\n" for i in range(100_000))
+    opdefs = _tree(tmp_path, {**_op(OP + keys), "opdefs/x.test/f/A.yaml": "a\n"})
+    base = ["generate", "--opdefs", str(opdefs), "--out", str(tmp_path / "out")]
+    code, lines = _run(base, capsys)
+    assert code == 1 and len(lines) == 1 + 50 + 2 and sum(map(len, lines)) < 1_000_000
+    assert lines[-1] == f"opspec: 100001 errors in {opdefs}"
+    code, lines = _run([*base, "--max-errors", "3", "--max-errors-per-file", "0"], capsys)
+    assert len(lines) == 3 + 2 and lines[-2].startswith("... 99998 more errors not shown")
+    code, lines = _run([*base, "--max-errors", "0", "--max-errors-per-file", "0"], capsys)
+    assert len(lines) == 100_001 + 1
+    assert main([*base, "--format", "json", "--max-errors", "10"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["error_count"] == 100_001 and report["omitted"] == 100_001 - 10 and len(report["errors"]) == 10
 
 
 def test_yaml_1_1_booleans_stay_names(tmp_path, capsys):

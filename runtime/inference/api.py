@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from typing import Any, Iterator
 
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model
 from opspec.runtime.ir import ModelSource, is_onnx_model, load_model, save_model
+from opspec.runtime.ir.model_io import check_plausible
 
 
 class InferenceResult:
@@ -93,9 +95,10 @@ def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool
     values go to ``graph.value_info``; graph outputs get theirs. ``check_type`` checks
     inputs and attributes against each schema; ``strict_mode`` raises
     :class:`InferenceError` at the first problem (otherwise problems are ignored);
-    ``data_prop`` propagates small integer tensors (shapes) through nodes.
+    ``data_prop`` propagates small integer tensors (shapes) through nodes. Each tensor whose
+    data is stored beside the model and is not read gives an :class:`ExternalDataRefused` warning.
     """
-    inferred = _infer(model, check_type, strict_mode, data_prop, report=False).model
+    inferred = _warned(_infer(model, check_type, strict_mode, data_prop, report=False)).model
     return _onnx_message(inferred) if isinstance(model, (str, os.PathLike)) else inferred
 
 
@@ -103,10 +106,24 @@ def infer_shapes_path(model_path: str | os.PathLike[str], output_path: str | os.
                       strict_mode: bool = False, data_prop: bool = False) -> None:
     """Like ``onnx.shape_inference.infer_shapes_path``: infer the model file, write the result.
 
-    The result goes to ``output_path``, or back to ``model_path`` when it is empty.
+    The result goes to ``output_path``, or back to ``model_path`` when it is empty; it is
+    written whole or not at all, so a failed write leaves the file as it was. Tensor data
+    stored beside the model that is not read gives an :class:`ExternalDataRefused` warning.
     """
-    inferred = _infer(model_path, check_type, strict_mode, data_prop, report=False).model
+    inferred = _warned(_infer(model_path, check_type, strict_mode, data_prop, report=False)).model
     save_model(inferred, output_path or model_path)
+
+
+class ExternalDataRefused(UserWarning):
+    """Tensor data stored beside a model was not read (see ``InferenceResult.external_refusals``)."""
+
+
+def _warned(result: InferenceResult) -> InferenceResult:
+    """``result``, after a warning for each refused external tensor: the functions that
+    return only a model report them this way, as ``infer`` does in its result."""
+    for refusal in result.external_refusals:
+        warnings.warn(refusal, ExternalDataRefused, stacklevel=3)
+    return result
 
 
 def _onnx_message(model: Any) -> Any:
@@ -124,6 +141,7 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
         # A same-type copy is far cheaper than a round trip through bytes for models with
         # big weights; the engine only uses field names both message classes share.
         message: Any = model
+        check_plausible(message, "<onnx.ModelProto>")
         copy = type(message)()
         copy.CopyFrom(message)
         finish = None
@@ -144,15 +162,13 @@ def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None, **opt
     ``path`` is the file it was read from, if any: small tensor data stored beside it is
     read (within its folder only). ``options`` are :func:`infer_model`'s.
     """
-    external = None
-    if path is not None:
-        from opspec.runtime.ir.external import ExternalData
+    from opspec.runtime.ir.external import ExternalData
 
-        external = ExternalData(os.path.dirname(os.path.abspath(path)))
+    external = ExternalData(os.path.dirname(os.path.abspath(path)) if path is not None else None)
     outcome = infer_model(model, external=external, **options)
     result = InferenceResult(model, outcome)
-    result.external_refusals = external.refusals if external is not None else []
+    result.external_refusals = external.refusals
     return result
 
 
-__all__ = ["InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes", "infer_shapes_path"]
+__all__ = ["ExternalDataRefused", "InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes", "infer_shapes_path"]

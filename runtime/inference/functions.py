@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference import node_errors
+from opspec.runtime.inference.nesting import MAX_CALL_DEPTH, CallChainTooDeep, short_chain, stack_room
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
@@ -79,13 +80,29 @@ class FunctionCalls:
     def __init__(self, walker: Walker) -> None:
         self.walker = walker
         self._active: set[tuple[str, str]] = set()
+        #: The functions being called, outermost first.
+        self._chain: list[str] = []
 
     def __call__(self, function: FunctionInfo, node: Any, types: Any, datas: Any, errors: list[NodeError],
                  index: int, strict: bool) -> CallResult:
         """The output types and data of ``node``, a call of ``function``; problems in the body are
         the node's."""
+        if self._chain:
+            return self._checked_call(function, node, types, datas, errors, index, strict)
+        with stack_room():  # the outermost call of a chain
+            try:
+                return self._checked_call(function, node, types, datas, errors, index, strict)
+            except CallChainTooDeep as deep:
+                self.walker.fail(errors, index, node, deep.message(), strict)
+                return [], []
+
+    def _checked_call(self, function: FunctionInfo, node: Any, types: Any, datas: Any, errors: list[NodeError],
+                      index: int, strict: bool) -> CallResult:
+        if len(self._chain) >= MAX_CALL_DEPTH:
+            raise CallChainTooDeep([*self._chain, function.proto.name])
         inputs = [types.get(name) for name in node.input]
         data = [datas.get(name) for name in node.input]
+        self._chain.append(function.proto.name)
         try:
             return self._call(function, node, inputs, data, errors, index, strict)
         except InferenceError:
@@ -95,6 +112,8 @@ class FunctionCalls:
                 raise
             self.walker.fail(errors, index, node, rule_failure(error), strict)
             return [], []
+        finally:
+            self._chain.pop()
 
     def _call(self, function: FunctionInfo, node: Any, inputs: list[Any], data: list[Any],
               errors: list[NodeError], index: int, strict: bool) -> CallResult:
@@ -124,8 +143,10 @@ class FunctionCalls:
                        False)
         finally:
             self._active.discard(function.key)
+        outermost = len(self._chain) == 1
         for error in inner:
-            walker.fail(errors, index, node, f"in function '{function.proto.name}': {error}", strict)
+            message = f"in function '{function.proto.name}': {error}"
+            walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
         if cache_key is not None and not inner and walker.symbols.issued == symbols_before:
             function.results[cache_key] = result

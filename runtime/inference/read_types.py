@@ -13,6 +13,7 @@ from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, 
 from opspec.runtime.ir.codes import TypeCase
 from opspec.runtime.ir.model_io import ModelLoadError
 from opspec.runtime.shape import Sym, parse_dim
+from opspec.runtime.shape.parse import is_name
 from opspec.runtime.types import BARE, TypeTerm, parse_type_string
 
 #: Deepest nesting of types read. Each level is two protobuf messages, so what is read can
@@ -44,6 +45,10 @@ class DimReader:
     def param(self, text: str | bytes) -> Any:
         """A ``dim_param`` as a dim: a number, or a symbol (an expression or an opaque name)."""
         value = self._cache.get(text, _MISSING)
+        if value is _MISSING and type(text) is str and is_name(text):  # the common case: a plain name
+            value = self._cache[text] = Sym(text)
+            self.names.add(text)
+            return value
         if value is _MISSING:
             key = text
             if isinstance(text, bytes):  # invalid UTF-8 arrives as bytes

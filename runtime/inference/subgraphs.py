@@ -9,9 +9,11 @@ inside a subgraph are reported against the node that owns it.
 from __future__ import annotations
 
 from collections import ChainMap
+from contextlib import nullcontext
 from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
+from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, stack_room
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
@@ -51,8 +53,8 @@ class SubgraphInference:
     def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
                opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
         index, node, errors, strict = owner
-        if self.depth >= _MAX_DEPTH:
-            self.engine.fail(errors, index, node, f"subgraphs nested deeper than {_MAX_DEPTH}", strict)
+        if self.depth >= MAX_SUBGRAPH_DEPTH:
+            self.engine.fail(errors, index, node, f"subgraphs nested deeper than {MAX_SUBGRAPH_DEPTH}", strict)
             return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
         reader = self.reader
         types: Any = ChainMap({}, outer_types)
@@ -85,7 +87,8 @@ class SubgraphInference:
         value_info_types = dict(declared)
         self.depth += 1
         try:
-            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
+            with stack_room() if self.depth == 1 else nullcontext():
+                self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
         finally:
             self.depth -= 1
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
@@ -115,6 +118,3 @@ class SubgraphInference:
                              f"conflicts with the declared {describe(declared)} ({conflict})", strict)
             return inferred
 
-
-#: How deeply graphs may nest inside node attributes.
-_MAX_DEPTH = 64

@@ -51,22 +51,34 @@ def _field(tag: int, payload: bytes) -> bytes:
     return bytes((tag,)) + _varint(len(payload)) + payload
 
 
-def _shape_bytes(shape: tuple[Any, ...]) -> bytes:
+def _dim_bytes(dim: Any) -> bytes:
+    """One ``Dimension`` field of a shape."""
+    if dim is None:
+        return _UNKNOWN_DIM
+    if type(dim) is int:
+        return _field(_DIM, _DIM_VALUE + _varint(dim)) if 0 <= dim <= INT64_MAX else _UNKNOWN_DIM
+    text = str(dim).encode("utf-8")
+    if len(text) < 126:  # both lengths fit in one byte
+        return bytes((_DIM, len(text) + 2, _DIM_PARAM, len(text))) + text
+    return _field(_DIM, _field(_DIM_PARAM, text))
+
+
+def shape_bytes(shape: tuple[Any, ...]) -> bytes:
+    """The dims of a shape, each encoded once however often it repeats (ranks may be huge)."""
+    seen: dict[Any, bytes] = {}
     parts = []
     for dim in shape:
-        if dim is None:
-            parts.append(_UNKNOWN_DIM)
-        elif type(dim) is int:
-            parts.append(_field(_DIM, _DIM_VALUE + _varint(dim)) if 0 <= dim <= INT64_MAX else _UNKNOWN_DIM)
-        else:
-            parts.append(_field(_DIM, _field(_DIM_PARAM, str(dim).encode("utf-8"))))
+        encoded = seen.get(dim)
+        if encoded is None:
+            encoded = seen[dim] = _dim_bytes(dim)
+        parts.append(encoded)
     return b"".join(parts)
 
 
 def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None) -> bytes:
     body = _ELEM_TYPE + _varint(elem) if elem else b""
     if shape is not None:
-        body += _field(_SHAPE, _shape_bytes(shape))
+        body += _field(_SHAPE, shape_bytes(shape))
     return body
 
 
@@ -157,4 +169,4 @@ def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
                 dim.denotation = text
 
 
-__all__ = ["TypeEncoder", "graph_value_infos", "write_type"]
+__all__ = ["TypeEncoder", "graph_value_infos", "shape_bytes", "write_type"]

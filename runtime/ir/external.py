@@ -19,8 +19,10 @@ class ExternalData:
 
     __slots__ = ("folder", "refusals")
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self.folder = os.path.realpath(folder)
+    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+        #: None for a model given as bytes or a message: it has no folder, so nothing is read,
+        #: and each tensor whose data would have been read is refused with the reason.
+        self.folder = os.path.realpath(folder) if folder is not None else None
         #: One message per refused tensor, naming the tensor and its location.
         self.refusals: list[str] = []
 
@@ -68,6 +70,10 @@ class ExternalData:
         parts = location.replace("\\", "/").split("/")
         if ".." in parts:
             refuse(f"tensor '{name}': external data location '{location}' leaves the model's folder; not read")
+            return None
+        if self.folder is None:
+            refuse(f"tensor '{name}': external data '{location}' is not read: the model was not given as a file "
+                   "path, so it has no folder")
             return None
         path = os.path.realpath(os.path.join(self.folder, location))
         if os.path.commonpath([path, self.folder]) != self.folder:

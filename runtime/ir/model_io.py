@@ -15,8 +15,9 @@ from typing import Any, Union
 from google.protobuf.message import DecodeError, Message
 
 from opspec.generated.opspec_ir_pb2 import ModelProto
+from opspec.runtime.atomic_file import write_atomically
 
-__all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "load_model", "save_model"]
+__all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model"]
 
 #: Anything :func:`load_model` accepts (``Message`` stands for ``onnx.ModelProto``).
 ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, ModelProto, Message]
@@ -91,6 +92,7 @@ def load_model(source: ModelSource) -> LoadedModel:
     if isinstance(source, ModelProto):
         model = ModelProto()
         model.CopyFrom(source)
+        check_plausible(model, "<ModelProto>")
         return LoadedModel(model, SourceKind.OPSPEC, "<ModelProto>")
     if is_onnx_model(source):
         origin = "<onnx.ModelProto>"
@@ -98,7 +100,7 @@ def load_model(source: ModelSource) -> LoadedModel:
             data = source.SerializeToString()
         except Exception as exc:  # e.g. EncodeError for messages over 2 GB
             raise ModelLoadError(f"cannot serialize {origin}: {exc}") from None
-        return LoadedModel(_parse(data, origin, check=False), SourceKind.ONNX, origin, type(source))
+        return LoadedModel(_parse(data, origin), SourceKind.ONNX, origin, type(source))
     raise ModelLoadError(
         f"unsupported model source of type {type(source).__module__}.{type(source).__qualname__}; "
         "expected a path, bytes, opspec ModelProto or onnx.ModelProto"
@@ -108,12 +110,13 @@ def load_model(source: ModelSource) -> LoadedModel:
 def save_model(model: ModelProto | Message | bytes | bytearray | memoryview, path: str | os.PathLike[str]) -> Path:
     """Serialize ``model`` (ours, onnx's, or already bytes) to ``path``; return the path.
 
+    The file is replaced in one step (see :mod:`opspec.runtime.atomic_file`): on any
+    failure it is exactly as before, so a model may be written over its own input; a
+    ``path`` that is a symbolic link is replaced by the file, never written through.
     File system errors propagate as :class:`OSError`.
     """
     data = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else model.SerializeToString()
-    target = Path(path)
-    target.write_bytes(data)
-    return target
+    return write_atomically(path, data)
 
 
 def is_onnx_model(obj: object) -> bool:
@@ -143,8 +146,8 @@ def _read_file(path: Path) -> bytes:
     return data
 
 
-def _parse(data: bytes | bytearray | memoryview, where: str, check: bool = True) -> ModelProto:
-    if check and len(data) == 0:
+def _parse(data: bytes | bytearray | memoryview, where: str) -> ModelProto:
+    if len(data) == 0:
         raise ModelLoadError(f"cannot load model {where}: no data (empty input)")
     model = ModelProto()
     try:
@@ -153,14 +156,22 @@ def _parse(data: bytes | bytearray | memoryview, where: str, check: bool = True)
         raise ModelLoadError(
             f"cannot load model {where}: truncated, corrupt or not an ONNX model ({exc})"
         ) from None
-    if check:
-        problem = _implausibility(model)
-        if problem:
-            raise ModelLoadError(f"cannot load model {where}: not an ONNX model ({problem})")
+    check_plausible(model, where)
     return model
 
 
-def _implausibility(model: ModelProto) -> str | None:
+def check_plausible(model: Any, where: str) -> None:
+    """Raise :class:`ModelLoadError` when ``model`` (ours or onnx's) lacks what every model has.
+
+    Every kind of source goes through this one check, so a path, its bytes and the
+    message read from them get the same answer.
+    """
+    problem = _implausibility(model)
+    if problem:
+        raise ModelLoadError(f"cannot load model {where}: not an ONNX model ({problem})")
+
+
+def _implausibility(model: Any) -> str | None:
     """Why a successfully parsed message does not look like a model, if it doesn't."""
     if not model.HasField("ir_version") or model.ir_version <= 0:
         return "no ir_version"

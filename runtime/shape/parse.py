@@ -21,6 +21,8 @@ from .errors import ShapeError
 from .sym import Sym
 
 _is_identifier = re.compile(r"[^\W\d]\w*").fullmatch
+#: Whether a dim_param text is a plain name (which parses to a symbol of that name).
+is_name = _is_identifier
 
 __all__ = ["parse_dim"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable, Union
 
-from .parse import parse_dim
+from .parse import is_name, parse_dim
 from .sym import Sym
 
 __all__ = ["SymbolTable"]
@@ -34,6 +34,8 @@ class SymbolTable:
             self._used.update(name.names())
             return
         self._used.add(name)
+        if is_name(name):  # a plain name holds no other names: no need to parse it
+            return
         parsed = parse_dim(name)
         if type(parsed) is Sym and parsed.name != name:
             self._used.update(parsed.names())

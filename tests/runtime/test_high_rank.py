@@ -1,0 +1,43 @@
+"""Shapes of any rank: a rank-200,000 input is inferred as onnx infers it, and every kind of
+dim (value, short and long names, expressions, unknown) is written as protobuf writes it."""
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto, helper
+
+import opspec
+from opspec.runtime.inference.write_types import shape_bytes
+from opspec.runtime.shape import parse_dim
+
+
+def _dims(shape):
+    """Dims as values, names or None; onnx's made-up names for unknown dims (``unk__3``) count as None."""
+    return [d.dim_value if d.HasField("dim_value") else None if d.dim_param.startswith("unk__") else d.dim_param
+            or None for d in shape.dim]
+
+
+def test_a_rank_200000_input_is_inferred_as_onnx_infers_it():
+    rank = 200_000
+    kinds = (lambda i: 1, lambda i: f"d{i}", lambda i: None, lambda i: i, lambda i: "N")
+    dims = [kinds[i % len(kinds)](i) for i in range(rank)]
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ours = opspec.infer_shapes(model)
+    theirs = onnx.shape_inference.infer_shapes(model)
+    assert _dims(ours.graph.output[0].type.tensor_type.shape) == _dims(theirs.graph.output[0].type.tensor_type.shape)
+    assert len(ours.graph.output[0].type.tensor_type.shape.dim) == rank
+
+
+def test_every_kind_of_dim_is_encoded_as_protobuf_encodes_it():
+    texts = ["N", "x" * 125, "y" * 126, "z" * 300, "2*N", "N+1"]
+    shape = (None, 0, 1, 2**40, *(parse_dim(text) for text in texts), parse_dim("N"))
+    expected = onnx.TensorShapeProto()
+    for dim in shape:
+        entry = expected.dim.add()
+        if type(dim) is int:
+            entry.dim_value = dim
+        elif dim is not None:
+            entry.dim_param = str(dim)
+    assert onnx.TensorShapeProto.FromString(shape_bytes(shape)) == expected
