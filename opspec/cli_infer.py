@@ -146,12 +146,16 @@ def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from opspec.runtime.checker import check_model_fields
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
 
     model = _load(args.model)
-    structure = check_graphs(model)
+    fields = check_model_fields(model, os.path.dirname(os.path.abspath(args.model)))
+    structure = [*fields, *check_graphs(model)]
     result, refusals = _run(model, args.model, check_type=True, strict_mode=False, data_prop=True)
-    structure += [GraphProblem(f"graph '{model.graph.name}'", refusal) for refusal in refusals]
+    reported = {problem.message for problem in fields}
+    structure += [GraphProblem(f"graph '{model.graph.name}'", refusal, "external-data")
+                  for refusal in refusals if refusal not in reported]
     nodes = sorted([*result.errors, *(_no_schema(node) for node in result.unknown_nodes)],
                    key=lambda error: error.index)
     problems = [*structure, *nodes]
@@ -164,8 +168,8 @@ def _check(args: argparse.Namespace) -> int:
     if problems:
         in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {result.node_count})"
         if structure:
-            print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the graph's structure, "
-                  f"{len(nodes)} in {in_nodes}", file=sys.stderr)
+            print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the model's fields and the "
+                  f"graph's structure, {len(nodes)} in {in_nodes}", file=sys.stderr)
         else:
             print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
         return EXIT_FAILED

@@ -17,10 +17,12 @@ _ONNX_DOMAINS = ("", "ai.onnx")
 
 @dataclass(frozen=True)
 class GraphProblem:
-    """One structural problem: where it is (a graph or a node) and what is wrong."""
+    """One structural problem: where it is (a graph or a node), what is wrong, and its kind
+    (a stable code scripts can filter on)."""
 
     where: str
     message: str
+    code: str = "graph-structure"
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
@@ -55,7 +57,8 @@ def check_graphs(model: Any) -> list[GraphProblem]:
         _check_nodes(function.node, defined, frozenset(), label, own, problems)
         for name in function.output:
             if name not in defined:
-                problems.append(GraphProblem(label, f"output '{name}' is not produced by any node or input"))
+                problems.append(GraphProblem(label, f"output '{name}' is not produced by any node or input",
+                                             "graph-output"))
     return problems
 
 
@@ -76,7 +79,8 @@ def _check_graph(graph: Any, outer: frozenset[str], label: str, imported: set[st
     for value_info in graph.output:
         name = value_info.name
         if name not in defined:
-            problems.append(GraphProblem(where, f"output '{name}' is not produced by any node, input or initializer"))
+            problems.append(GraphProblem(where, f"output '{name}' is not produced by any node, input or initializer",
+                                             "graph-output"))
 
 
 def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphProblem]) -> Iterator[str]:
@@ -85,7 +89,7 @@ def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphPro
     for entry in entries:
         name = entry.name
         if name in seen:
-            problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once"))
+            problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once", "duplicate-name"))
         seen.add(name)
         yield name
 
@@ -96,16 +100,17 @@ def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: st
     for index, node in enumerate(nodes):
         label = node_label(node, index, graph)
         if _domain(node.domain) not in imported:
-            problems.append(GraphProblem(label, f"domain '{node.domain or 'ai.onnx'}' has no opset import"))
+            problems.append(GraphProblem(label, f"domain '{node.domain or 'ai.onnx'}' has no opset import",
+                                              "opset-import"))
         for name in node.input:
             if not name or name in defined or name in outer:
                 continue
             if name in later:
                 problems.append(GraphProblem(label, f"input '{name}' is produced by a later node "
-                                                    "(nodes must be in topological order)"))
+                                                    "(nodes must be in topological order)", "topological-order"))
             else:
                 problems.append(GraphProblem(label, f"input '{name}' is not defined: no graph input, initializer "
-                                                    "or earlier node output has that name"))
+                                                    "or earlier node output has that name", "undefined-value"))
         visible = outer | defined
         for subgraph in subgraphs(node):
             _check_graph(subgraph, visible, subgraph.name, imported, problems)
@@ -114,7 +119,7 @@ def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: st
                 continue
             if name in defined or name in outer:
                 problems.append(GraphProblem(label, f"output '{name}' is already defined: each value is "
-                                                    "assigned once"))
+                                                    "assigned once", "duplicate-name"))
             defined.add(name)
 
 
