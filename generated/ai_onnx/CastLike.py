@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Works like Cast, with the target element type taken from the second input instead of an\nattribute; only that input's type matters, not its values or shape.\n"
@@ -28,12 +29,18 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _ATTR_1 = Attribute(
     name='round_mode',
     type=AttrType.STRING,
     description=_TEXT_1,
     default='up',
+    constraint=ValueConstraint(
+        allowed=('up', 'down', 'nearest'),
+    ),
 )
 
 SCHEMAS = (

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output is a 1-D tensor of `size` values following the Hann curve, a raised cosine that reaches zero at both ends. With `periodic` 1 (the default) the window is built one sample longer and its last sample dropped, which suits spectral analysis; with 0 it is symmetric.\nThe standard also gives the operator as a body of basic operators.\n'
@@ -52,6 +53,9 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='1 (the default) for a periodic window, 0 for a symmetric one.',
                 default=1,
+                constraint=ValueConstraint(
+                    allowed=(0, 1),
+                ),
             ),
         }),
         type_constraints=(

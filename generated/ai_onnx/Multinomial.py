@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each row of the input holds unnormalised log-probabilities of the classes of one distribution; `sample_size` class indices are drawn from each row. The generator is seeded with `seed` when given, so results can repeat.'
@@ -37,6 +38,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description='Number of draws per row; 1 by default.',
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_2 = Attribute(
     name='seed',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Divides x by the scale, rounds to nearest even, adds the zero point and saturates to the\noutput type. The scale and zero point are one value for the whole tensor, a vector along one\naxis, or, from version 21, blocks along one axis. Later versions add 8-bit float, 4-bit and\nother types, an attribute choosing the output type and one for the precision of the division.\n'
@@ -88,6 +89,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _TYPE_PARAM_2 = TypeConstraintParam(
     type_param_str='T1',
@@ -99,6 +103,9 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description=_TEXT_3,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 _ATTR_3 = Attribute(
     name='output_dtype',

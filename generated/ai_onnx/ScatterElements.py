@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output starts as a copy of `data`. For every position p of `indices`, the value of `updates` at p is written to the output at p with its coordinate on `axis` replaced by `indices[p]`.\n`indices` and `updates` have the same shape and the rank of `data`. From version 16 `reduction` can combine the update with the value already there instead of replacing it (add, mul, and from version 18 max and min).\n'
@@ -26,6 +27,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     default=0,
+    constraint=ValueConstraint(
+        axis_of='data',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='Tind',
@@ -64,12 +68,6 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
     description='Element types accepted for data, updates and output.',
-)
-_ATTR_1 = Attribute(
-    name='reduction',
-    type=AttrType.STRING,
-    description=_TEXT_2,
-    default='none',
 )
 
 SCHEMAS = (
@@ -174,7 +172,15 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({
             'axis': _ATTR_0,
-            'reduction': _ATTR_1,
+            'reduction': Attribute(
+                name='reduction',
+                type=AttrType.STRING,
+                description=_TEXT_2,
+                default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'add', 'mul'),
+                ),
+            ),
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -207,7 +213,15 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({
             'axis': _ATTR_0,
-            'reduction': _ATTR_1,
+            'reduction': Attribute(
+                name='reduction',
+                type=AttrType.STRING,
+                description=_TEXT_2,
+                default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'add', 'mul', 'max', 'min'),
+                ),
+            ),
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -222,7 +236,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='scatter_elements',
         ),
-        change_class='semantic',
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
         line=33,
     ),

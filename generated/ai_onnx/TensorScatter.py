@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The output starts as a copy of `past_cache`. For each batch entry the slices of `update` are written along `axis` starting at the position `write_indices` gives (0 when it is absent). In `circular` mode positions wrap around the end of the axis; in `linear` mode they must fit.\nThe output has the cache's shape and type.\n"
@@ -68,6 +69,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='linear (the default) or circular: whether writes past the end wrap to the start.',
                 default='linear',
+                constraint=ValueConstraint(
+                    allowed=('linear', 'circular'),
+                ),
             ),
         }),
         type_constraints=(

@@ -20,7 +20,8 @@ MIN_IR_VERSION, MAX_IR_VERSION = 3, 14
 # AttributeProto.AttributeType -> the field that holds its value.
 _ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
                      8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
-_SINGULAR = ("f", "i", "s", "t", "g", "sparse_tensor", "tp")
+_VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
+_HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})  # fields holding messages
 _TENSOR_TYPE_CASES = ("tensor_type", "sparse_tensor_type")
 
 
@@ -145,8 +146,7 @@ def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:
 
 def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: _Collector) -> None:
     name = attribute.name
-    filled = [field for field in _ATTRIBUTE_FIELDS.values()
-              if (attribute.HasField(field) if field in _SINGULAR else len(getattr(attribute, field)))]
+    filled = [field.name for field, _ in attribute.ListFields() if field.name in _VALUE_FIELDS]
     if len(filled) > 1:
         report(f"attribute '{name}' fills more than one value field ({', '.join(filled)})", "attribute-form")
     if not attribute.type:
@@ -158,18 +158,19 @@ def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: 
             report(f"attribute '{name}' has type {attribute.type}, which is not an attribute type", "attribute-form")
         elif filled and field not in filled:
             report(f"attribute '{name}' says its type is {field!r} but fills {filled[0]!r}", "attribute-type")
-    if attribute.HasField("t"):
-        check_tensor(attribute.t, report, found.location_problem)
-    for tensor in attribute.tensors:
-        check_tensor(tensor, report, found.location_problem)
-    if attribute.HasField("sparse_tensor"):
-        check_sparse(attribute.sparse_tensor, report, found.location_problem)
-    for sparse in attribute.sparse_tensors:
-        check_sparse(sparse, report, found.location_problem)
-    if attribute.HasField("g"):
-        _check_graph(attribute.g, found, main=False)
-    for graph in attribute.graphs:
-        _check_graph(graph, found, main=False)
+    if filled and filled[0] in _HOLDERS:
+        if "t" in filled:
+            check_tensor(attribute.t, report, found.location_problem)
+        for tensor in attribute.tensors:
+            check_tensor(tensor, report, found.location_problem)
+        if "sparse_tensor" in filled:
+            check_sparse(attribute.sparse_tensor, report, found.location_problem)
+        for sparse in attribute.sparse_tensors:
+            check_sparse(sparse, report, found.location_problem)
+        if "g" in filled:
+            _check_graph(attribute.g, found, main=False)
+        for graph in attribute.graphs:
+            _check_graph(graph, found, main=False)
 
 
 __all__ = ["MAX_IR_VERSION", "MIN_IR_VERSION", "check_model_fields"]

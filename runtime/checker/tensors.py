@@ -14,7 +14,8 @@ from opspec.runtime.checker.problems import ModelProblem
 
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 _STRING = 8
-_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data", "uint64_data")
+_FIELDS = frozenset({"float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data",
+                     "uint64_data"})
 
 #: data type -> (the field its values go in, stored items per element, raw bytes per element);
 #: None where ONNX does not define the packing.
@@ -47,11 +48,11 @@ def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, s
         report(f"{label} has data type UNDEFINED", "tensor-data-type")
     elif layout is None:
         report(f"{label} has data type {data_type}, which is not an ONNX data type", "tensor-data-type")
-    negative = [dim for dim in tensor.dims if dim < 0]
-    if negative:
-        report(f"{label} has a negative dim ({negative[0]}) in {list(tensor.dims)}", "tensor-dims")
+    dims = tensor.dims
+    if dims and min(dims) < 0:
+        report(f"{label} has a negative dim ({min(dims)}) in {list(dims)}", "tensor-dims")
         return
-    filled = [field for field in _FIELDS if len(getattr(tensor, field))]
+    filled = [field.name for field, value in tensor.ListFields() if field.name in _FIELDS and len(value)]
     if tensor.data_location == _EXTERNAL:
         _check_external(tensor, label, filled, report, location_problem)
         return

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from opspec.runtime.contract.attribute_limits import attribute_violations
 from opspec.runtime.contract.context import bind_formals
 from opspec.runtime.inference.convert import attribute_kind
 from opspec.runtime.contract.values import type_string
@@ -13,14 +14,22 @@ _VARIADIC = FormalParameterOption.Variadic
 _SINGLE = FormalParameterOption.Single
 
 
-def formal_positions(params: Sequence[Any], count: int) -> list[int | None]:
+def formal_positions(params: Sequence[Any], count: int) -> Sequence[int | None]:
     """For each of ``count`` actual values, the index of the formal parameter it binds to
     (None beyond every formal)."""
-    positions: list[int | None] = [None] * count
-    for index, bound in enumerate(bind_formals(params, count)):
-        for position in bound:
-            positions[position] = index
-    return positions
+    key = (id(params), count)
+    found = _POSITIONS.get(key)
+    if found is None or found[0] is not params:
+        positions: list[int | None] = [None] * count
+        for index, bound in enumerate(bind_formals(params, count)):
+            for position in bound:
+                positions[position] = index
+        found = _POSITIONS[key] = (params, tuple(positions))  # holding params keeps its id from being reused
+    return found[1]
+
+
+#: formal_positions by (the formal parameters' identity, count): schemas are few, nodes many.
+_POSITIONS: dict[tuple[int, int], tuple[Any, tuple[int | None, ...]]] = {}
 
 
 def _bound(count: int) -> str:
@@ -106,12 +115,11 @@ def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, 
         if kind != spec.type:
             problems.append(f"attribute '{name}' must be {spec.type.spelling}, got {_kind_name(kind)}")
             continue
-        if spec.constraint is not None and name in values:
-            for violation in spec.constraint.violations(values[name]):
-                problems.append(f"attribute '{name}' {violation} ({spec.constraint.describe()})")
     for name, spec in declared.items():
         if spec.required and name not in values:
             problems.append(f"required attribute '{name}' is missing")
+    if schema.inference is None:  # otherwise the rule checks them (runtime.rulebook)
+        problems.extend(attribute_violations(schema, values, inputs))
     return problems
 
 

@@ -111,9 +111,11 @@ def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: st
             else:
                 problems.append(GraphProblem(label, f"input '{name}' is not defined: no graph input, initializer "
                                                     "or earlier node output has that name", "undefined-value"))
-        visible = outer | defined
-        for subgraph in subgraphs(node):
-            _check_graph(subgraph, visible, subgraph.name, imported, problems)
+        inner = list(subgraphs(node)) if node.attribute else ()
+        if inner:
+            visible = outer | defined  # a copy, only for nodes that hold graphs: copying at every node is quadratic
+            for subgraph in inner:
+                _check_graph(subgraph, visible, subgraph.name, imported, problems)
         for name in node.output:
             if not name:
                 continue
