@@ -37,6 +37,10 @@ class _Collector:
         """A reporter of problems located at ``where``."""
         return lambda message, code: self.problems.append(ModelProblem(where, message, code))
 
+    def at_node(self, node: Any, index: int, graph: str) -> Callable[[str, str], None]:
+        """A reporter of problems located at a node (its label made only when one is found)."""
+        return lambda message, code: self.problems.append(ModelProblem(node_label(node, index, graph), message, code))
+
     def location_problem(self, name: str, location: str) -> str | None:
         if self.folder is None:
             return f"tensor '{name}': external data location '{location}' cannot be checked without the model's folder"
@@ -127,8 +131,10 @@ def _check_value_info(value_info: Any, kind: str, main: bool, report: Callable[[
 
 def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:
     for index, node in enumerate(nodes):
-        where = node_label(node, index, graph)
-        report = found.at(where)
+        well_formed = node.op_type and (node.input or node.output)
+        if well_formed and not node.attribute:
+            continue
+        report = found.at_node(node, index, graph)
         if not node.op_type:
             report("the node has no op_type", "node-form")
         if not node.input and not node.output:

@@ -40,59 +40,65 @@ def _stored(count: int, per_element: float) -> int:
 def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, str], str | None]) -> None:
     """Report every problem of ``tensor``; ``location_problem(name, location)`` says why an
     external location may not be used (None when it may)."""
-    name = tensor.name
-    label = f"tensor '{name}'"
-    data_type = tensor.data_type
+    data_type, dims, external, filled = 0, (), False, []
+    for field, value in tensor.ListFields():  # one pass over the fields that are set: models hold many tensors
+        name = field.name
+        if name in _FIELDS:
+            if len(value):
+                filled.append((name, len(value)))
+        elif name == "dims":
+            dims = value
+        elif name == "data_type":
+            data_type = value
+        elif name == "data_location":
+            external = value == _EXTERNAL
     layout = _LAYOUT.get(data_type)
-    if data_type == 0:
-        report(f"{label} has data type UNDEFINED", "tensor-data-type")
-    elif layout is None:
-        report(f"{label} has data type {data_type}, which is not an ONNX data type", "tensor-data-type")
-    dims = tensor.dims
-    if dims and min(dims) < 0:
-        report(f"{label} has a negative dim ({min(dims)}) in {list(dims)}", "tensor-dims")
-        return
-    filled = [field.name for field, value in tensor.ListFields() if field.name in _FIELDS and len(value)]
-    if tensor.data_location == _EXTERNAL:
-        _check_external(tensor, label, filled, report, location_problem)
-        return
-    count = math.prod(tensor.dims)
-    if count == 0:
-        if filled:
-            report(f"{label} has no elements (dims {list(tensor.dims)}) but holds data in {filled[0]}",
-                   "tensor-data-count")
-        return
-    if len(filled) != 1:
-        found = "none" if not filled else " and ".join(filled)
-        report(f"{label} must hold its data in exactly one field, found {found}", "tensor-data-field")
-        return
-    field = filled[0]
     if layout is None:
+        _report_data_type(tensor, data_type, report)
+    if dims and min(dims) < 0:
+        report(f"tensor '{tensor.name}' has a negative dim ({min(dims)}) in {list(dims)}", "tensor-dims")
         return
-    expected_field, per_item, per_byte = layout
-    if field == "raw_data":
-        if data_type == _STRING:
-            report(f"{label} holds strings in raw_data; strings go in string_data", "tensor-data-field")
-        elif per_byte is not None and len(tensor.raw_data) != _stored(count, per_byte):
-            report(f"{label} has {len(tensor.raw_data)} bytes of raw_data, but dims {list(tensor.dims)} of data "
-                   f"type {data_type} need {_stored(count, per_byte)}", "tensor-data-count")
+    if external:
+        _check_external(tensor, [name for name, _ in filled], report, location_problem)
         return
-    if field != expected_field:
-        report(f"{label} of data type {data_type} holds its values in {field}; they belong in {expected_field}",
-               "tensor-data-field")
-        return
-    if per_item is not None and len(getattr(tensor, field)) != _stored(count, per_item):
-        report(f"{label} has {len(getattr(tensor, field))} values in {field}, but dims {list(tensor.dims)} need "
-               f"{_stored(count, per_item)}", "tensor-data-count")
+    count = math.prod(dims)
+    if len(filled) == 1 and count and layout is not None:
+        field, size = filled[0]
+        expected_field, per_item, per_byte = layout
+        if field == "raw_data" and data_type != _STRING:
+            if per_byte is not None and size != _stored(count, per_byte):
+                report(f"tensor '{tensor.name}' has {size} bytes of raw_data, but dims {list(dims)} of data type "
+                       f"{data_type} need {_stored(count, per_byte)}", "tensor-data-count")
+        elif field != expected_field:
+            report(f"tensor '{tensor.name}' of data type {data_type} holds its values in {field}; they belong in "
+                   f"{expected_field}" + ("" if field != "raw_data" else " (strings cannot be raw bytes)"),
+                   "tensor-data-field")
+        elif per_item is not None and size != _stored(count, per_item):
+            report(f"tensor '{tensor.name}' has {size} values in {field}, but dims {list(dims)} need "
+                   f"{_stored(count, per_item)}", "tensor-data-count")
+    elif count == 0 and filled:
+        report(f"tensor '{tensor.name}' has no elements (dims {list(dims)}) but holds data in {filled[0][0]}",
+               "tensor-data-count")
+    elif count and len(filled) != 1:
+        found = " and ".join(name for name, _ in filled) or "none"
+        report(f"tensor '{tensor.name}' must hold its data in exactly one field, found {found}", "tensor-data-field")
 
 
-def _check_external(tensor: Any, label: str, filled: list[str], report: Report,
+def _report_data_type(tensor: Any, data_type: int, report: Report) -> None:
+    if data_type == 0:
+        report(f"tensor '{tensor.name}' has data type UNDEFINED", "tensor-data-type")
+    else:
+        report(f"tensor '{tensor.name}' has data type {data_type}, which is not an ONNX data type",
+               "tensor-data-type")
+
+
+def _check_external(tensor: Any, filled: list[str], report: Report,
                     location_problem: Callable[[str, str], str | None]) -> None:
     if filled:
-        report(f"{label} is stored externally but also holds data in {filled[0]}", "tensor-data-field")
+        report(f"tensor '{tensor.name}' is stored externally but also holds data in {filled[0]}", "tensor-data-field")
     locations = [entry.value for entry in tensor.external_data if entry.key == "location"]
     if not locations:
-        report(f"{label} is stored externally but has no location", "external-data")
+        report(f"tensor '{tensor.name}' is stored externally but has no location", "external-data")
         return
     problem = location_problem(tensor.name, locations[0])
     if problem is not None:

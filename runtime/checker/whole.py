@@ -23,7 +23,7 @@ class CheckResult:
 
 
 def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> CheckResult:
-    """Check ``model`` (an opspec ``ModelProto``, which inference may fill in); ``path`` is the
+    """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
     file it was read from, whose folder external data must stay inside (None: not from a file)."""
     from opspec.runtime.inference.api import infer_in_place
     from opspec.runtime.inference.engine import NodeError
@@ -32,7 +32,8 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> Check
     folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
     fields = check_model_fields(model, folder)
     structure = [*fields, *check_graphs(model)]
-    result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True)
+    result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True, report=False,
+                            write_back=False)
     reported = {problem.message for problem in fields}
     structure += [GraphProblem(f"graph '{model.graph.name}'", refusal, "external-data")
                   for refusal in result.external_refusals if refusal not in reported]

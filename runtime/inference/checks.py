@@ -60,8 +60,33 @@ def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, 
     """Every way the node breaks ``schema``, one message each (empty when it conforms).
 
     ``inputs`` are the known input types (None when unknown or absent); ``attributes`` the
-    node's ``AttributeProto`` messages and ``values`` their plain values by name.
+    node's ``AttributeProto`` messages and ``values`` their plain values by name. Models
+    repeat the same node many times, so a node like one that conformed before is passed at
+    once (a schema without a rule checks attribute values here, so its nodes are always checked).
     """
+    key = None
+    if schema.inference is not None:
+        try:
+            key = (id(schema), output_count, tuple(inputs), tuple([not name for name in input_names]),
+                   tuple([(a.name, a.type or attribute_kind(a), a.ref_attr_name) for a in attributes]))
+            if _CONFORMING.get(key) is schema:
+                return []
+        except TypeError:  # something unhashable in a type
+            key = None
+    problems = _problems(schema, input_names, output_count, inputs, attributes, values)
+    if key is not None and not problems and len(_CONFORMING) < _CONFORMING_LIMIT:
+        _CONFORMING[key] = schema  # holding the schema keeps its id from being reused
+    return problems
+
+
+#: Nodes found to conform, by schema identity, output count, input types, which inputs are
+#: omitted, and attribute names and kinds.
+_CONFORMING: dict[tuple[Any, ...], OpSchema] = {}
+_CONFORMING_LIMIT = 16384
+
+
+def _problems(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
+              attributes: Sequence[Any], values: dict) -> list[str]:
     problems: list[str] = []
     count = len(input_names)
     problem = _arity("input", count, schema.min_input, schema.max_input)

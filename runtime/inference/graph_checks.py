@@ -80,7 +80,7 @@ def _check_graph(graph: Any, outer: frozenset[str], label: str, imported: set[st
         name = value_info.name
         if name not in defined:
             problems.append(GraphProblem(where, f"output '{name}' is not produced by any node, input or initializer",
-                                             "graph-output"))
+                                         "graph-output"))
 
 
 def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphProblem]) -> Iterator[str]:
@@ -96,32 +96,38 @@ def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphPro
 
 def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: str, imported: set[str],
                  problems: list[GraphProblem]) -> None:
-    later = {name for node in nodes for name in node.output if name}
+    later: set[str] | None = None  # every node output, made only when an input is not yet defined
     for index, node in enumerate(nodes):
-        label = node_label(node, index, graph)
-        if _domain(node.domain) not in imported:
-            problems.append(GraphProblem(label, f"domain '{node.domain or 'ai.onnx'}' has no opset import",
-                                              "opset-import"))
+        domain = node.domain
+        if domain and _domain(domain) not in imported or not domain and "" not in imported:
+            problems.append(GraphProblem(node_label(node, index, graph),
+                                         f"domain '{domain or 'ai.onnx'}' has no opset import", "opset-import"))
         for name in node.input:
             if not name or name in defined or name in outer:
                 continue
+            if later is None:
+                later = {name for node in nodes for name in node.output if name}
             if name in later:
-                problems.append(GraphProblem(label, f"input '{name}' is produced by a later node "
-                                                    "(nodes must be in topological order)", "topological-order"))
+                problems.append(GraphProblem(node_label(node, index, graph),
+                                             f"input '{name}' is produced by a later node (nodes must be in "
+                                             "topological order)", "topological-order"))
             else:
-                problems.append(GraphProblem(label, f"input '{name}' is not defined: no graph input, initializer "
-                                                    "or earlier node output has that name", "undefined-value"))
-        inner = list(subgraphs(node)) if node.attribute else ()
-        if inner:
-            visible = outer | defined  # a copy, only for nodes that hold graphs: copying at every node is quadratic
-            for subgraph in inner:
-                _check_graph(subgraph, visible, subgraph.name, imported, problems)
+                problems.append(GraphProblem(node_label(node, index, graph),
+                                             f"input '{name}' is not defined: no graph input, initializer or earlier "
+                                             "node output has that name", "undefined-value"))
+        if node.attribute:
+            inner = list(subgraphs(node))
+            if inner:
+                visible = outer | defined  # a copy only for nodes that hold graphs: one at every node is quadratic
+                for subgraph in inner:
+                    _check_graph(subgraph, visible, subgraph.name, imported, problems)
         for name in node.output:
             if not name:
                 continue
             if name in defined or name in outer:
-                problems.append(GraphProblem(label, f"output '{name}' is already defined: each value is "
-                                                    "assigned once", "duplicate-name"))
+                problems.append(GraphProblem(node_label(node, index, graph),
+                                             f"output '{name}' is already defined: each value is assigned once",
+                                             "duplicate-name"))
             defined.add(name)
 
 
