@@ -14,7 +14,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "For each batch entry, the points of a regular grid over the normalised output space [-1, 1] are multiplied by the entry's affine matrix, giving where to sample the input (for use with GridSample). 2-D and 3-D grids are supported. The standard also gives the operator as a body of basic operators."
@@ -56,9 +55,6 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='1 to map -1 and 1 to the centres of the corner pixels, 0 (the default) to their outer edges.',
                 default=0,
-                constraint=ValueConstraint(
-                    allowed=(0, 1),
-                ),
             ),
         }),
         type_constraints=(

@@ -46,9 +46,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -60,9 +57,6 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 
 SCHEMAS = (

@@ -12,7 +12,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'Computes softmax(Q K^T * scale + mask) V per head. Inputs are either 4-D (batch, heads,\nsequence, head size) or 3-D with the heads packed into the last axis, in which case\nq_num_heads and kv_num_heads unpack them. Fewer key/value heads than query heads are shared\nbetween groups of query heads. A cached past key and value are concatenated in front of the\nnew ones and returned as the present cache. A causal flag, a boolean or additive mask, a\nsoft cap on the scores and a precision for the softmax refine the computation; one of the\nintermediate score tensors can be returned as well.\n'
@@ -100,34 +99,24 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_5,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_1 = Attribute(
     name='kv_num_heads',
     type=AttrType.INT,
     description='Number of key/value heads, needed for 3-D inputs.',
-    constraint=ValueConstraint(
-        minimum=1,
-    ),
+    default=1,
 )
 _ATTR_2 = Attribute(
     name='q_num_heads',
     type=AttrType.INT,
     description='Number of query heads, needed for 3-D inputs.',
-    constraint=ValueConstraint(
-        minimum=1,
-    ),
+    default=1,
 )
 _ATTR_3 = Attribute(
     name='qk_matmul_output_mode',
     type=AttrType.INT,
     description=_TEXT_6,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1, 2, 3),
-    ),
 )
 _ATTR_4 = Attribute(
     name='scale',

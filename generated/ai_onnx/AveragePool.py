@@ -91,18 +91,12 @@ _ATTR_4 = Attribute(
     type=AttrType.INT,
     description=_TEXT_6,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_5 = Attribute(
     name='ceil_mode',
     type=AttrType.INT,
     description=_TEXT_7,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _PARAM_2 = FormalParameter(
     name='X',

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'For each channel `c` (axis 1) it computes `Y = scale[c] * (X - mean[c]) / sqrt(var[c] + epsilon) + B[c]`, and `Y` always has the shape of `X`.\nIn inference the supplied mean and variance are used as they are and only `Y` is produced.\nIn training the statistics are instead measured on the current batch, over every axis except the channel axis, and the running estimates are updated as `running = previous * momentum + batch * (1 - momentum)`.\nEarly versions select training by asking for the optional outputs (and, in version 1, by leaving `is_test` at 0), and can also return the batch statistics as `saved_mean` and `saved_var`; from version 14 the choice is made with `training_mode`, and only `running_mean` and `running_var` remain as extra outputs.\n'
@@ -148,9 +147,6 @@ _ATTR_4 = Attribute(
     type=AttrType.INT,
     description=_TEXT_16,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='T',

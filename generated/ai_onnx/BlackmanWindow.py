@@ -47,15 +47,16 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Element type of the output, as a data type number; float (1) by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
             'periodic': Attribute(
                 name='periodic',
                 type=AttrType.INT,
                 description='1 (the default) for a periodic window, 0 for a symmetric one.',
                 default=1,
-                constraint=ValueConstraint(
-                    allowed=(0, 1),
-                ),
             ),
         }),
         type_constraints=(

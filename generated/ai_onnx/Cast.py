@@ -58,15 +58,16 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     required=True,
+    constraint=ValueConstraint(
+        minimum=1,
+        maximum=28,
+    ),
 )
 _ATTR_1 = Attribute(
     name='saturate',
     type=AttrType.INT,
     description=_TEXT_4,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_2 = Attribute(
     name='round_mode',

@@ -29,9 +29,6 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_1 = Attribute(
     name='round_mode',

@@ -80,6 +80,10 @@ _ATTR_5 = Attribute(
     name='output_shape',
     type=AttrType.INTS,
     description=_TEXT_5,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_6 = Attribute(
     name='pads',

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "Computes the discrete Fourier transform, or its inverse, of a real or complex signal along one\naxis. The last axis of the input holds the real part, or the real and imaginary parts. The\noutput's last axis always holds two values, real and imaginary. With onesided set only the\nnon-redundant half of a real signal's spectrum is returned. The signal is zero-padded or cut\nto dft_length when that is given. From version 20 the axis is an optional input instead of an\nattribute.\n"
@@ -48,18 +47,12 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description='Whether to compute the inverse transform.',
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_1 = Attribute(
     name='onesided',
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',

@@ -113,6 +113,10 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description="Element type of the output; the scale's type when 0.",
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+        maximum=28,
+    ),
 )
 _TYPE_PARAM_2 = TypeConstraintParam(
     type_param_str='T1',

@@ -100,6 +100,10 @@ _ATTR_3 = Attribute(
     name='clip',
     type=AttrType.FLOAT,
     description=_TEXT_11,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_4 = Attribute(
     name='hidden_size',
@@ -146,9 +150,6 @@ _ATTR_7 = Attribute(
     type=AttrType.INT,
     description=_TEXT_14,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _PARAM_8 = FormalParameter(
     name='sequence_lens',

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "Evaluates `Y = alpha * A' * B' + beta * C`, where `A'` is A transposed when `transA` is nonzero\nand A itself otherwise, and `B'` is derived from B and `transB` in the same way. A and B are\n2-D; after the optional transposes `A'` has shape (M, K) and `B'` has shape (K, N), and the\noutput Y has shape (M, N). From version 7 the bias C only needs to be unidirectionally\nbroadcastable to (M, N), so a scalar or a length-N row vector works; in versions 1 and 6 C must\nbe exactly (M, N) unless the `broadcast` attribute is set. Since version 11 C may be left out,\nin which case no bias is added; integer element types are accepted from version 9.\n"
@@ -73,18 +72,12 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description='When nonzero, A is transposed before the product is formed.',
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_4 = Attribute(
     name='transB',
     type=AttrType.INT,
     description='When nonzero, B is transposed before the product is formed.',
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

@@ -48,9 +48,6 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_1 = Attribute(
     name='padding_mode',

@@ -124,6 +124,10 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Element type for the statistics (from version 21), float (1) by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
         }),
         type_constraints=(

@@ -12,7 +12,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "Each output element is true where the matching input element is an infinity that the attributes select, and false elsewhere (NaN included). The output is a bool tensor of the input's shape."
@@ -30,18 +29,12 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_1 = Attribute(
     name='detect_positive',
     type=AttrType.INT,
     description=_TEXT_1,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T2',

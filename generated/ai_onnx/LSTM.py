@@ -153,9 +153,6 @@ _ATTR_6 = Attribute(
     type=AttrType.INT,
     description=_TEXT_16,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

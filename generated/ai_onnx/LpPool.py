@@ -107,9 +107,6 @@ _ATTR_5 = Attribute(
     type=AttrType.INT,
     description=_TEXT_3,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_6 = Attribute(
     name='dilations',

@@ -115,9 +115,6 @@ _ATTR_5 = Attribute(
     type=AttrType.INT,
     description=_TEXT_8,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_6 = Attribute(
     name='dilations',

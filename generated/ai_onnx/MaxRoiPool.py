@@ -37,6 +37,10 @@ _ATTR_1 = Attribute(
     type=AttrType.FLOAT,
     description=_TEXT_1,
     default=1.0,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 
 SCHEMAS = (

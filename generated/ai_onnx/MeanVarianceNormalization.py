@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "The mean and the variance of X are computed over `axes` (batch and spatial axes by default), then every element has the mean subtracted and is divided by the standard deviation, with a tiny constant added to avoid dividing by zero.\nThe output keeps the input's shape and type. The standard defines the operator as a fixed body of basic operators; from opset 18 that body passes the axes to ReduceMean as an input.\n"
@@ -26,9 +25,6 @@ _ATTR_0 = Attribute(
     type=AttrType.INTS,
     description=_TEXT_0,
     default=(0, 2, 3),
-    constraint=ValueConstraint(
-        axis_of='X',
-    ),
 )
 
 SCHEMAS = (

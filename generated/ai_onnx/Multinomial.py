@@ -32,6 +32,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=6,
+    constraint=ValueConstraint(
+        allowed=(6, 7),
+    ),
 )
 _ATTR_1 = Attribute(
     name='sample_size',

@@ -89,9 +89,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_2 = TypeConstraintParam(
     type_param_str='T1',
@@ -112,6 +109,10 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description=_TEXT_4,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+        maximum=28,
+    ),
 )
 _PARAM_6 = FormalParameter(
     name='y_zero_point',

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "Each selected axis of `data` is collapsed to the largest value found along it.\nThe axes come from the `axes` attribute in older versions and from the optional second input in newer ones (from version 18); when no axes are given, all axes are reduced unless `noop_with_empty_axes` is 1, in which case the input passes through unchanged.\nWith `keepdims` equal to 1 (the default) each reduced axis stays in the result with length 1, so the rank is preserved; with 0 those axes are removed.\nAxes may be negative, counting from the last dimension, since version 11.\nA reduction over no elements gives negative infinity where the type has one and the type's lowest value otherwise; for bool inputs (version 20) false ranks below true.\n"
@@ -48,9 +47,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -89,9 +85,6 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description=_TEXT_4,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 
 SCHEMAS = (

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'Each selected axis of `data` is collapsed to the average of the values along it, i.e. their sum divided by how many there are.\nThe axes come from the `axes` attribute in older versions and from the optional second input in newer ones (from version 18); when no axes are given, all axes are reduced unless `noop_with_empty_axes` is 1, in which case the input passes through unchanged.\nWith `keepdims` equal to 1 (the default) each reduced axis stays in the result with length 1, so the rank is preserved; with 0 those axes are removed.\nAxes may be negative, counting from the last dimension, since version 11.\n'
@@ -45,9 +44,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -189,9 +185,6 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Decides what an empty or missing axes list means; with the default 0 all axes are reduced, with 1 the op just returns its input.',
                 default=0,
-                constraint=ValueConstraint(
-                    allowed=(0, 1),
-                ),
             ),
         }),
         type_constraints=(

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = "Each selected axis of `data` is collapsed to the smallest value found along it.\nThe axes come from the `axes` attribute before version 18 and from the optional second input from then on; when no axes are given, all axes are reduced unless `noop_with_empty_axes` is 1, in which case the input passes through unchanged.\nWith `keepdims` equal to 1 (the default) each reduced axis stays in the result with length 1; with 0 those axes are removed.\nA reduction over no elements gives positive infinity where the type has one and the type's largest value otherwise.\n"
@@ -48,9 +47,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -89,9 +85,6 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description=_TEXT_4,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 
 SCHEMAS = (

@@ -14,7 +14,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'Each selected axis of `data` is collapsed to the sum of the squared elements along it.\nThe axes come from the `axes` attribute before version 18 and from the optional second input from then on; when no axes are given, all axes are reduced unless `noop_with_empty_axes` is 1, in which case the input passes through unchanged.\nWith `keepdims` equal to 1 (the default) each reduced axis stays in the result with length 1; with 0 those axes are removed.\nFrom version 18 the standard also gives the operator as a body of Mul and ReduceSum.\n'
@@ -46,9 +45,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -190,9 +186,6 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Decides what an empty or missing axes list means; with the default 0 all axes are reduced, with 1 the op just returns its input.',
                 default=0,
-                constraint=ValueConstraint(
-                    allowed=(0, 1),
-                ),
             ),
         }),
         type_constraints=(

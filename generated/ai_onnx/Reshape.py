@@ -12,7 +12,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'Returns the elements of `data`, in their original row-major order, arranged into the target shape, which is an attribute in version 1 and an int64 input from version 5.\nA single -1 entry may appear and its size is inferred so that the element count stays the same.\nBy default a 0 entry copies the size of the dimension at the same position in `data`; from version 14, `allowzero = 1` makes 0 mean a genuinely empty dimension instead, and a target shape containing both 0 and -1 is then invalid.\nThe number of elements described by the final shape must equal that of `data`.\n'
@@ -59,9 +58,6 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_3,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 
 SCHEMAS = (

@@ -63,9 +63,6 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_4 = Attribute(
     name='extrapolation_value',
@@ -78,9 +75,6 @@ _ATTR_5 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_4,
     default='round_prefer_floor',
-    constraint=ValueConstraint(
-        allowed=('round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T2',
@@ -135,9 +129,6 @@ _ATTR_6 = Attribute(
     type=AttrType.INT,
     description=_TEXT_5,
     default=0,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_7 = Attribute(
     name='axes',

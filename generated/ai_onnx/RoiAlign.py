@@ -59,18 +59,12 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description='Rows of the pooled patch.',
     default=1,
-    constraint=ValueConstraint(
-        minimum=1,
-    ),
 )
 _ATTR_2 = Attribute(
     name='output_width',
     type=AttrType.INT,
     description='Columns of the pooled patch.',
     default=1,
-    constraint=ValueConstraint(
-        minimum=1,
-    ),
 )
 _ATTR_3 = Attribute(
     name='sampling_ratio',
@@ -102,9 +96,6 @@ _ATTR_5 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_3,
     default='half_pixel',
-    constraint=ValueConstraint(
-        allowed=('half_pixel', 'output_half_pixel'),
-    ),
 )
 
 SCHEMAS = (

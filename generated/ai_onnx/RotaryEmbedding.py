@@ -64,17 +64,12 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='1 to rotate adjacent feature pairs, 0 (the default) to pair the two halves.',
                 default=0,
-                constraint=ValueConstraint(
-                    allowed=(0, 1),
-                ),
             ),
             'num_heads': Attribute(
                 name='num_heads',
                 type=AttrType.INT,
                 description='Number of heads folded into the last axis of a 3-D X.',
-                constraint=ValueConstraint(
-                    minimum=1,
-                ),
+                default=1,
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',

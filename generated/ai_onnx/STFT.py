@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'Frames of `frame_length` samples are taken every `frame_step` samples, each multiplied by the window when one is given, and transformed with a DFT. With `onesided` 1 only the non-redundant half of each spectrum is returned for real input.'
@@ -72,9 +71,6 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='1 (the default) to return only the non-redundant half of each spectrum.',
                 default=1,
-                constraint=ValueConstraint(
-                    allowed=(0, 1),
-                ),
             ),
         }),
         type_constraints=(

@@ -74,6 +74,9 @@ _ATTR_3 = Attribute(
     name='scan_input_directions',
     type=AttrType.INTS,
     description=_TEXT_2,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _ATTR_4 = Attribute(
     name='scan_output_axes',
@@ -84,6 +87,9 @@ _ATTR_5 = Attribute(
     name='scan_output_directions',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

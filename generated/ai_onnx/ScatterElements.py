@@ -69,6 +69,12 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
     description='Element types accepted for data, updates and output.',
 )
+_ATTR_1 = Attribute(
+    name='reduction',
+    type=AttrType.STRING,
+    description=_TEXT_2,
+    default='none',
+)
 
 SCHEMAS = (
     OpSchema(
@@ -172,15 +178,7 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({
             'axis': _ATTR_0,
-            'reduction': Attribute(
-                name='reduction',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default='none',
-                constraint=ValueConstraint(
-                    allowed=('none', 'add', 'mul'),
-                ),
-            ),
+            'reduction': _ATTR_1,
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -213,15 +211,7 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({
             'axis': _ATTR_0,
-            'reduction': Attribute(
-                name='reduction',
-                type=AttrType.STRING,
-                description=_TEXT_2,
-                default='none',
-                constraint=ValueConstraint(
-                    allowed=('none', 'add', 'mul', 'max', 'min'),
-                ),
-            ),
+            'reduction': _ATTR_1,
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -236,7 +226,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='scatter_elements',
         ),
-        change_class='compatible',
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
         line=33,
     ),

@@ -12,7 +12,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'The output starts as a copy of `data`. The last dimension of `indices` holds tuples of leading coordinates into `data`; each tuple picks an element or a slice, and the matching entry of `updates` is written there.\nFrom version 16 `reduction` can combine the update with the value already there instead of replacing it (add, mul, and from version 18 max and min).\n'
@@ -54,6 +53,12 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
     description='Element types accepted for data, updates and output.',
+)
+_ATTR_0 = Attribute(
+    name='reduction',
+    type=AttrType.STRING,
+    description=_TEXT_3,
+    default='none',
 )
 
 SCHEMAS = (
@@ -151,15 +156,7 @@ SCHEMAS = (
             _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'reduction': Attribute(
-                name='reduction',
-                type=AttrType.STRING,
-                description=_TEXT_3,
-                default='none',
-                constraint=ValueConstraint(
-                    allowed=('none', 'add', 'mul'),
-                ),
-            ),
+            'reduction': _ATTR_0,
         }),
         type_constraints=(
             _TYPE_PARAM_0,
@@ -190,15 +187,7 @@ SCHEMAS = (
             _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'reduction': Attribute(
-                name='reduction',
-                type=AttrType.STRING,
-                description=_TEXT_3,
-                default='none',
-                constraint=ValueConstraint(
-                    allowed=('none', 'add', 'mul', 'max', 'min'),
-                ),
-            ),
+            'reduction': _ATTR_0,
         }),
         type_constraints=(
             _TYPE_PARAM_0,
@@ -212,7 +201,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='scatter_nd',
         ),
-        change_class='compatible',
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
         line=30,
     ),

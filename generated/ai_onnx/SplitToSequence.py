@@ -39,9 +39,6 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='I',

@@ -63,6 +63,9 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Axis of the sequence in the cache, -2 by default; it may not be the batch axis.',
                 default=-2,
+                constraint=ValueConstraint(
+                    axis_of='past_cache',
+                ),
             ),
             'mode': Attribute(
                 name='mode',

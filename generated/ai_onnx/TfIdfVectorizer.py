@@ -82,12 +82,18 @@ SCHEMAS = (
                 type=AttrType.INTS,
                 description='Start offset in the pool of the n-grams of each length.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'ngram_indexes': Attribute(
                 name='ngram_indexes',
                 type=AttrType.INTS,
                 description='Output position of each n-gram in the pool.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'pool_int64s': Attribute(
                 name='pool_int64s',

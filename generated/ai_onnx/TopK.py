@@ -76,18 +76,12 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 _ATTR_2 = Attribute(
     name='sorted',
     type=AttrType.INT,
     description='1 (the default) to return them in order, 0 for any order.',
     default=1,
-    constraint=ValueConstraint(
-        allowed=(0, 1),
-    ),
 )
 
 SCHEMAS = (
