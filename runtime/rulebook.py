@@ -12,7 +12,7 @@ import pkgutil
 from types import ModuleType
 from typing import Callable, Iterator
 
-from opspec.runtime.contract.attribute_limits import enforcing
+from opspec.runtime.constraints import enforcing
 from opspec.runtime.contract.declare import SPEC_ATTRIBUTE, RuleSpec
 
 

@@ -116,7 +116,7 @@ class ValueConstraint(record(
     the rank of input ``axis_of``, the value (or every element) is an axis in
     ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
     the list has ``length_scale * r + length_offset`` values. :meth:`violations` checks the
-    rest; :mod:`opspec.runtime.contract.attribute_limits` checks these against a node.
+    rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """
 
     __slots__ = ()

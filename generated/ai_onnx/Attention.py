@@ -104,13 +104,11 @@ _ATTR_1 = Attribute(
     name='kv_num_heads',
     type=AttrType.INT,
     description='Number of key/value heads, needed for 3-D inputs.',
-    default=1,
 )
 _ATTR_2 = Attribute(
     name='q_num_heads',
     type=AttrType.INT,
     description='Number of query heads, needed for 3-D inputs.',
-    default=1,
 )
 _ATTR_3 = Attribute(
     name='qk_matmul_output_mode',

@@ -69,7 +69,6 @@ SCHEMAS = (
                 name='num_heads',
                 type=AttrType.INT,
                 description='Number of heads folded into the last axis of a 3-D X.',
-                default=1,
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',

@@ -3,7 +3,7 @@
 Graph and model problems carry their code from where they are found; a node's problem
 (from its schema, its attribute constraints or its inference rule) gets its code from the
 form of its message, which :mod:`opspec.runtime.inference.checks` and
-:mod:`opspec.runtime.contract.attribute_limits` keep fixed.
+:mod:`opspec.runtime.constraints` keep fixed.
 """
 from __future__ import annotations
 

@@ -139,29 +139,34 @@ def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:
             report("the node has no op_type", "node-form")
         if not node.input and not node.output:
             report("the node has neither inputs nor outputs", "node-form")
-        seen: set[str] = set()
+        names = [attribute.name for attribute in node.attribute]
+        if "" in names or len(set(names)) != len(names):
+            seen: set[str] = set()
+            for name in names:
+                if not name:
+                    report("an attribute has no name", "attribute-form")
+                elif name in seen:
+                    report(f"attribute '{name}' is given more than once", "attribute-duplicate")
+                seen.add(name)
         for attribute in node.attribute:
-            name = attribute.name
-            if not name:
-                report("an attribute has no name", "attribute-form")
-            elif name in seen:
-                report(f"attribute '{name}' is given more than once", "attribute-duplicate")
-            seen.add(name)
             _check_attribute(attribute, report, found)
 
 
 def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: _Collector) -> None:
-    name = attribute.name
+    kind = attribute.type
     filled = [field.name for field, _ in attribute.ListFields() if field.name in _VALUE_FIELDS]
+    if len(filled) == 1 and _ATTRIBUTE_FIELDS.get(kind) == filled[0] and filled[0] not in _HOLDERS:
+        return  # the common case: one plain value in the field its type names
+    name = attribute.name
     if len(filled) > 1:
         report(f"attribute '{name}' fills more than one value field ({', '.join(filled)})", "attribute-form")
-    if not attribute.type:
+    if not kind:
         if not attribute.ref_attr_name:
             report(f"attribute '{name}' has no type", "attribute-form")
     else:
-        field = _ATTRIBUTE_FIELDS.get(attribute.type)
+        field = _ATTRIBUTE_FIELDS.get(kind)
         if field is None:
-            report(f"attribute '{name}' has type {attribute.type}, which is not an attribute type", "attribute-form")
+            report(f"attribute '{name}' has type {kind}, which is not an attribute type", "attribute-form")
         elif filled and field not in filled:
             report(f"attribute '{name}' says its type is {field!r} but fills {filled[0]!r}", "attribute-type")
     if filled and filled[0] in _HOLDERS:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from opspec.runtime.contract.attribute_limits import attribute_violations
+from opspec.runtime.constraints import attribute_violations
 from opspec.runtime.contract.context import bind_formals
 from opspec.runtime.inference.convert import attribute_kind
 from opspec.runtime.contract.values import type_string

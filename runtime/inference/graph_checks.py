@@ -8,7 +8,7 @@ every domain a node uses has an opset import. Problems are collected, never rais
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 # AttributeProto.AttributeType numbers that hold graphs.
 _GRAPH, _GRAPHS = 5, 10
@@ -70,11 +70,10 @@ def _check_graph(graph: Any, outer: frozenset[str], label: str, imported: set[st
                  problems: list[GraphProblem]) -> None:
     where = f"graph '{graph.name}'"
     defined: set[str] = set()
-    for name in _once(graph.input, "input", where, problems):
-        defined.add(name)
-    initializers = [*graph.initializer, *(sparse.values for sparse in graph.sparse_initializer)]
-    for name in _once(initializers, "initializer", where, problems):
-        defined.add(name)
+    _once([entry.name for entry in graph.input], "input", where, defined, problems)
+    names = [tensor.name for tensor in graph.initializer]
+    names += [sparse.values.name for sparse in graph.sparse_initializer]
+    _once(names, "initializer", where, defined, problems)
     _check_nodes(graph.node, defined, outer, label, imported, problems)
     for value_info in graph.output:
         name = value_info.name
@@ -83,15 +82,16 @@ def _check_graph(graph: Any, outer: frozenset[str], label: str, imported: set[st
                                          "graph-output"))
 
 
-def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphProblem]) -> Iterator[str]:
-    """The names of ``entries``, each reported once more for every repetition."""
-    seen: set[str] = set()
-    for entry in entries:
-        name = entry.name
-        if name in seen:
-            problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once", "duplicate-name"))
-        seen.add(name)
-        yield name
+def _once(names: list[str], kind: str, where: str, defined: set[str], problems: list[GraphProblem]) -> None:
+    """Add ``names`` to ``defined``, reporting each repetition among them."""
+    unique = set(names)
+    if len(unique) != len(names):
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once", "duplicate-name"))
+            seen.add(name)
+    defined |= unique
 
 
 def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: str, imported: set[str],
