@@ -40,6 +40,8 @@ def _stored(count: int, per_element: float) -> int:
 def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, str], str | None]) -> None:
     """Report every problem of ``tensor``; ``location_problem(name, location)`` says why an
     external location may not be used (None when it may)."""
+    if _fine_raw(tensor):
+        return
     data_type, dims, external, filled = 0, (), False, []
     for field, value in tensor.ListFields():  # one pass over the fields that are set: models hold many tensors
         name = field.name
@@ -82,6 +84,22 @@ def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, s
     elif count and len(filled) != 1:
         found = " and ".join(name for name, _ in filled) or "none"
         report(f"tensor '{tensor.name}' must hold its data in exactly one field, found {found}", "tensor-data-field")
+
+
+def _fine_raw(tensor: Any) -> bool:
+    """Whether ``tensor`` is the common case that is fine: the right number of raw bytes for
+    its dims and type, and nothing else (a few field reads, where listing every field would
+    copy them all)."""
+    raw = tensor.raw_data
+    if not raw or tensor.data_location:
+        return False
+    layout = _LAYOUT.get(tensor.data_type)
+    if layout is None or layout[2] is None or tensor.data_type == _STRING:
+        return False
+    dims = tensor.dims
+    return (len(raw) == _stored(math.prod(dims), layout[2]) and (not dims or min(dims) >= 0)
+            and not (tensor.float_data or tensor.int32_data or tensor.int64_data or tensor.double_data
+                     or tensor.uint64_data or tensor.string_data))
 
 
 def _report_data_type(tensor: Any, data_type: int, report: Report) -> None:

@@ -97,31 +97,26 @@ def _once(names: list[str], kind: str, where: str, defined: set[str], problems: 
 def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: str, imported: set[str],
                  problems: list[GraphProblem]) -> None:
     later: set[str] | None = None  # every node output, made only when an input is not yet defined
+    defined.add("")  # an omitted optional input or output: set operations below then pass the common case at once
     for index, node in enumerate(nodes):
         domain = node.domain
         if domain and _domain(domain) not in imported or not domain and "" not in imported:
             problems.append(GraphProblem(node_label(node, index, graph),
                                          f"domain '{domain or 'ai.onnx'}' has no opset import", "opset-import"))
-        for name in node.input:
-            if not name or name in defined or name in outer:
-                continue
-            if later is None:
-                later = {name for node in nodes for name in node.output if name}
-            if name in later:
-                problems.append(GraphProblem(node_label(node, index, graph),
-                                             f"input '{name}' is produced by a later node (nodes must be in "
-                                             "topological order)", "topological-order"))
-            else:
-                problems.append(GraphProblem(node_label(node, index, graph),
-                                             f"input '{name}' is not defined: no graph input, initializer or earlier "
-                                             "node output has that name", "undefined-value"))
+        inputs = node.input
+        if not defined.issuperset(inputs):
+            later = _check_inputs(nodes, node, index, graph, inputs, defined, outer, later, problems)
         if node.attribute:
             inner = list(subgraphs(node))
             if inner:
                 visible = outer | defined  # a copy only for nodes that hold graphs: one at every node is quadratic
                 for subgraph in inner:
                     _check_graph(subgraph, visible, subgraph.name, imported, problems)
-        for name in node.output:
+        outputs = node.output
+        if defined.isdisjoint(outputs) and (not outer or outer.isdisjoint(outputs)):
+            defined.update(outputs)
+            continue
+        for name in outputs:
             if not name:
                 continue
             if name in defined or name in outer:
@@ -129,6 +124,26 @@ def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: st
                                              f"output '{name}' is already defined: each value is assigned once",
                                              "duplicate-name"))
             defined.add(name)
+
+
+def _check_inputs(nodes: Any, node: Any, index: int, graph: str, inputs: Any, defined: set[str],
+                  outer: frozenset[str], later: set[str] | None, problems: list[GraphProblem]) -> set[str] | None:
+    """Report the node's inputs that nothing defined before it; the set of every node output
+    (made on first need) for the next call."""
+    for name in inputs:
+        if not name or name in defined or name in outer:
+            continue
+        if later is None:
+            later = {name for node in nodes for name in node.output if name}
+        if name in later:
+            problems.append(GraphProblem(node_label(node, index, graph),
+                                         f"input '{name}' is produced by a later node (nodes must be in "
+                                         "topological order)", "topological-order"))
+        else:
+            problems.append(GraphProblem(node_label(node, index, graph),
+                                         f"input '{name}' is not defined: no graph input, initializer or earlier "
+                                         "node output has that name", "undefined-value"))
+    return later
 
 
 __all__ = ["GraphProblem", "check_graphs", "node_label", "subgraphs"]
