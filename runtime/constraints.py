@@ -10,6 +10,7 @@ break their constraints as a node error, in place of the rule's answer.
 """
 from __future__ import annotations
 
+import re
 from functools import wraps
 from typing import Any, Callable, Mapping, Sequence
 
@@ -85,6 +86,16 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
     return problems
 
 
+#: Between the messages of one node's broken constraints in the error its rule raises.
+JOINER = "; "
+_JOINED = re.compile(r"(?<=\)); (?=attribute ')")
+
+
+def split_violations(message: str) -> list[str]:
+    """The messages :func:`enforcing` joined into one node error, one per broken constraint."""
+    return _JOINED.split(message) if message.startswith("attribute '") else [message]
+
+
 def enforcing(rule: Callable[[Any], None]) -> Callable[[Any], None]:
     """``rule`` behind a check of the node's attribute constraints: a node that breaks one
     is an :class:`InferenceError` naming every broken constraint."""
@@ -94,10 +105,10 @@ def enforcing(rule: Callable[[Any], None]) -> Callable[[Any], None]:
         if ctx._attributes:
             problems = attribute_violations(ctx.schema, ctx._attributes, ctx._inputs)
             if problems:
-                raise InferenceError("; ".join(problems))
+                raise InferenceError(JOINER.join(problems))
         rule(ctx)
 
     return checked
 
 
-__all__ = ["attribute_violations", "enforcing"]
+__all__ = ["JOINER", "attribute_violations", "enforcing", "split_violations"]

@@ -127,3 +127,16 @@ def test_check_gives_constraint_problems_their_code(tmp_path, capsys):
     assert main(["check", str(path), "--format", "json"]) == 1
     (problem,) = json.loads(capsys.readouterr().out)["problems"]
     assert problem["code"] == "attribute-value" and problem["node"] == "c"
+
+
+def test_check_lists_each_broken_constraint_of_a_node_as_a_problem(tmp_path, capsys):
+    import json
+
+    from opspec.cli import main
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_conv([1, 3, 8, 8], auto_pad="SAME", pads=[1, 1, 1]).SerializeToString())
+    assert main(["check", str(path), "--format", "json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [(p["code"], p["message"].split(" = ")[0]) for p in problems] == [
+        ("attribute-value", "attribute 'auto_pad'"), ("attribute-value", "attribute 'pads'")]

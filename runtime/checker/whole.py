@@ -11,7 +11,8 @@ from opspec.runtime.checker.model import check_model_fields
 @dataclass(frozen=True)
 class CheckResult:
     """The problems of the model's fields and graph structure, those of its nodes (schema,
-    attribute constraints, inference, declared-vs-inferred conflicts), and its node count."""
+    attribute constraints, inference, declared-vs-inferred conflicts; one per broken
+    constraint), and its node count."""
 
     structure: list[Any]
     nodes: list[Any]
@@ -25,6 +26,7 @@ class CheckResult:
 def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
     file it was read from, whose folder external data must stay inside (None: not from a file)."""
+    from opspec.runtime.constraints import split_violations
     from opspec.runtime.inference.api import infer_in_place
     from opspec.runtime.inference.engine import NodeError
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
@@ -39,7 +41,9 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> Check
                   for refusal in result.external_refusals if refusal not in reported]
     unknown = [NodeError(node.index, node.name, node.op_type, node.domain, f"cannot be checked: {node.message}")
                for node in result.unknown_nodes]
-    nodes = sorted([*result.errors, *unknown], key=lambda error: error.index)
+    errors = [NodeError(error.index, error.name, error.op_type, error.domain, message)
+              for error in result.errors for message in split_violations(error.message)]
+    nodes = sorted([*errors, *unknown], key=lambda error: error.index)
     return CheckResult(structure, nodes, result.node_count)
 
 
