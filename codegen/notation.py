@@ -16,6 +16,9 @@ Attributes::
     float >= 0 = 0.5                      value constraints before the default
     string in {NOTSET, VALID} = NOTSET    allowed values
     ints len >= 1                         list length
+    int in rank(X) = 0                    an axis of input X: -r <= v < r, r = rank(X)
+    int in rank(X) + 1                    one more axis each side: -(r+1) <= v <= r
+    ints len == 2 * rank(X) - 4           a list length relative to input X's rank
 
 Each parser raises :class:`NotationError` with the character offset of the problem.
 """
@@ -75,7 +78,7 @@ _TOKEN = re.compile(
         (?P<number>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf\b|nan\b)
       | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
       | (?P<word>[A-Za-z_][\w.\-]*)
-      | (?P<op>>=|<=|==|[<>={}\[\],])
+      | (?P<op>>=|<=|==|[<>={}\[\](),*+\-])
     )""",
     re.VERBOSE,
 )
@@ -204,6 +207,48 @@ def _number(cursor: _Cursor) -> int | float:
     return value
 
 
+def _count(cursor: _Cursor) -> int:
+    token = cursor.peek()
+    value = _literal(cursor)
+    if type(value) is not int or value < 0:
+        raise NotationError("expected a whole number", token.offset if token else 0)
+    return value
+
+
+def _rank_of(cursor: _Cursor) -> str:
+    """``rank(NAME)``: the input whose rank a limit is relative to."""
+    cursor.expect("rank")
+    cursor.expect("(")
+    name = cursor.take()
+    if name.kind != "word":
+        raise NotationError(f"expected an input name, found {name.text!r}", name.offset)
+    cursor.expect(")")
+    return name.text
+
+
+def _relative_length(cursor: _Cursor) -> bool:
+    """Whether a ``len ==`` ahead is relative to a rank (``len == 2 * rank(X) - 4``)."""
+    ahead = cursor.tokens[cursor.index:cursor.index + 3]
+    return len(ahead) >= 2 and ahead[0].text == "==" and (
+        ahead[1].text == "rank" or (len(ahead) == 3 and ahead[2].text == "*"))
+
+
+def _length_of(cursor: _Cursor) -> dict[str, Any]:
+    """``[N *] rank(NAME) [+|- M]`` after ``len ==``."""
+    scale = 1
+    if cursor.peek() is not None and cursor.peek().text != "rank":  # type: ignore[union-attr]
+        scale = _count(cursor)
+        cursor.expect("*")
+    found: dict[str, Any] = {"length_of": _rank_of(cursor), "length_scale": scale}
+    token = cursor.peek()
+    if token is not None and token.text in ("+", "-"):
+        cursor.take()
+        found["length_offset"] = _count(cursor) * (1 if token.text == "+" else -1)
+    elif token is not None and token.kind == "number":  # "-4" written without a space
+        found["length_offset"] = int(_number(cursor))
+    return found
+
+
 def parse_attribute(text: str) -> AttrSpec:
     """Parse an attribute spec such as ``int >= 0 = 1`` or ``string in {a, b} = a``."""
     cursor = _Cursor(text)
@@ -222,6 +267,11 @@ def parse_attribute(text: str) -> AttrSpec:
             bounds["minimum"], bounds["exclusive_minimum"] = _number(cursor), token.text == ">"
         elif token.text in ("<=", "<"):
             bounds["maximum"], bounds["exclusive_maximum"] = _number(cursor), token.text == "<"
+        elif token.text == "in" and (cursor.peek() is not None and cursor.peek().text == "rank"):  # type: ignore[union-attr]
+            bounds["axis_of"] = _rank_of(cursor)
+            if cursor.peek() is not None and cursor.peek().text == "+":  # type: ignore[union-attr]
+                cursor.take()
+                bounds["axis_extra"] = _count(cursor)
         elif token.text == "in":
             cursor.expect("{")
             allowed = [_literal(cursor)]
@@ -230,6 +280,9 @@ def parse_attribute(text: str) -> AttrSpec:
                     raise NotationError(f"expected ',' or '}}', found {separator.text!r}", separator.offset)
                 allowed.append(_literal(cursor))
             bounds["allowed"] = tuple(allowed)
+        elif token.text == "len" and _relative_length(cursor):
+            cursor.expect("==")
+            bounds.update(_length_of(cursor))
         elif token.text == "len":
             relation = cursor.take()
             size = _number(cursor)

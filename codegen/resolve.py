@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from opspec.codegen.constraints import constraint_problems
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
     AttrDecl,
@@ -156,6 +157,11 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
         if name not in exempt:
             diagnostics.error(where, f"allow: {name!r} is not needed here; remove it so the check applies again")
     attributes = {name: _attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
+    input_names = [param.name for param in state.inputs]
+    for name, declared in state.attributes.items():
+        if declared.spec.constraint is not None:
+            for problem in constraint_problems(declared.spec.type, declared.spec.constraint, input_names):
+                diagnostics.error(declared.location, f"attribute {name!r}: {problem}")
     schema = OpSchema(
         name=op.name,
         domain=domain.node_domain,

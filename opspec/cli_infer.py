@@ -171,37 +171,26 @@ def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
+    from opspec.runtime.checker.whole import check_model
 
-    model = _load(args.model)
-    structure = check_graphs(model)
-    result, refusals = _run(model, args.model, check_type=True, strict_mode=False, data_prop=True)
-    structure += [GraphProblem(f"graph '{model.graph.name}'", refusal) for refusal in refusals]
-    nodes = sorted([*result.errors, *(_no_schema(node) for node in result.unknown_nodes)],
-                   key=lambda error: error.index)
-    problems = [*structure, *nodes]
+    checked = check_model(_load(args.model), args.model)
+    structure, nodes, problems = checked.structure, checked.nodes, checked.problems
     if args.format == "json":
-        write_json({"ok": not problems, "nodes": result.node_count,
+        write_json({"ok": not problems, "nodes": checked.node_count,
                     "problems": [problem_json(problem) for problem in problems]}, sys.stdout)
         return EXIT_FAILED if problems else EXIT_OK
     for problem in problems:
         print(problem)
     if problems:
-        in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {result.node_count})"
+        in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {checked.node_count})"
         if structure:
-            print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the graph's structure, "
-                  f"{len(nodes)} in {in_nodes}", file=sys.stderr)
+            print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the model's fields and the "
+                  f"graph's structure, {len(nodes)} in {in_nodes}", file=sys.stderr)
         else:
             print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {plural(result.node_count, 'node')} conform to their schemas")
+    print(f"ok: {plural(checked.node_count, 'node')} conform to their schemas")
     return EXIT_OK
-
-
-def _no_schema(node: Any) -> Any:
-    from opspec.runtime.inference.node_errors import NodeError
-
-    return NodeError(node.index, node.name, node.op_type, node.domain, f"cannot be checked: {node.message}")
 
 
 __all__ = ["ops_without_rule", "register"]

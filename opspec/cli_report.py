@@ -156,11 +156,14 @@ def _dim_json(dim: Any) -> int | str | None:
 
 
 def problem_json(problem: Any) -> dict[str, Any]:
-    """A node error or graph problem for scripts: where it is and what is wrong."""
+    """A node error or graph problem for scripts: its kind (a stable code), where it is and
+    what is wrong."""
     if hasattr(problem, "op_type"):
-        return {"node": problem.name or None, "index": problem.index, "op_type": problem.op_type,
-                "domain": problem.domain or "ai.onnx", "message": problem.message}
-    return {"where": problem.where, "message": problem.message}
+        from opspec.runtime.checker.codes import node_code
+
+        return {"code": node_code(problem.message), "node": problem.name or None, "index": problem.index,
+                "op_type": problem.op_type, "domain": problem.domain or "ai.onnx", "message": problem.message}
+    return {"code": problem.code, "where": problem.where, "message": problem.message}
 
 
 def write_json(document: dict[str, Any], out: TextIO) -> None:

@@ -12,6 +12,7 @@ import pkgutil
 from types import ModuleType
 from typing import Callable, Iterator
 
+from opspec.runtime.constraints import enforcing
 from opspec.runtime.contract.declare import SPEC_ATTRIBUTE, RuleSpec
 
 
@@ -43,11 +44,12 @@ class RuleBook:
             if known is not None and known[2] != module.__name__:
                 raise RuleConflict(f"rule {spec.name!r} of {module.__name__} is already declared by {known[2]}")
         for spec, function in found:
-            self._rules[spec.name] = (spec, function, module.__name__)
+            self._rules[spec.name] = (spec, enforcing(function), module.__name__)
         return [spec.name for spec, _ in found]
 
     def lookup(self, name: str) -> Callable | None:
-        """The implementation of rule ``name``, or None when no module declares it."""
+        """The implementation of rule ``name``, behind the check of the node's attribute
+        constraints; None when no module declares it."""
         self._load_builtins()
         entry = self._rules.get(name)
         return entry[1] if entry is not None else None

@@ -103,20 +103,26 @@ class FormalParameter(record(
 
 class ValueConstraint(record(
     "ValueConstraint",
-    "minimum maximum exclusive_minimum exclusive_maximum allowed min_length max_length",
+    "minimum maximum exclusive_minimum exclusive_maximum allowed min_length max_length axis_of axis_extra "
+    "length_of length_scale length_offset",
     minimum=None, maximum=None, exclusive_minimum=False, exclusive_maximum=False, allowed=None,
-    min_length=None, max_length=None,
+    min_length=None, max_length=None, axis_of=None, axis_extra=0, length_of=None, length_scale=1, length_offset=0,
 )):
-    """opspec's own limits on an attribute's value, checked by ``opspec check``.
+    """opspec's own limits on an attribute's value, checked by ``opspec check`` and inference.
 
     ``minimum``/``maximum`` bound a number (or every element of a list);
     ``allowed`` enumerates the legal values; ``min_length``/``max_length`` bound a list.
+    Two limits depend on a node's input, named by ``axis_of`` and ``length_of``: with ``r``
+    the rank of input ``axis_of``, the value (or every element) is an axis in
+    ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
+    the list has ``length_scale * r + length_offset`` values. :meth:`violations` checks the
+    rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """
 
     __slots__ = ()
 
     def violations(self, value: object) -> list[str]:
-        """Describe every way ``value`` breaks this constraint (empty when it fits)."""
+        """Describe every way ``value`` breaks the limits that need no input (empty when it fits)."""
         problems: list[str] = []
         items = list(value) if isinstance(value, (list, tuple)) else None
         if items is not None:
@@ -141,6 +147,12 @@ class ValueConstraint(record(
                 problems.append(f"{item!r} must be {'<' if self.exclusive_maximum else '<='} {self.maximum}")
         return problems
 
+    def length_text(self) -> str:
+        """The list length ``length_of`` asks for, in the YAML's notation (``2 * rank(X) - 4``)."""
+        scale = f"{self.length_scale} * " if self.length_scale != 1 else ""
+        offset = f" {'+' if self.length_offset > 0 else '-'} {abs(self.length_offset)}" if self.length_offset else ""
+        return f"{scale}rank({self.length_of}){offset}"
+
     def describe(self) -> str:
         """Compact human text, the same notation the YAML uses (``>= 1``, ``in {a, b}``)."""
         parts = []
@@ -150,10 +162,17 @@ class ValueConstraint(record(
             parts.append(f"{'<' if self.exclusive_maximum else '<='} {self.maximum}")
         if self.allowed is not None:
             parts.append("in {" + ", ".join(_literal(v) for v in self.allowed) + "}")
-        if self.min_length is not None:
-            parts.append(f"len >= {self.min_length}")
-        if self.max_length is not None:
-            parts.append(f"len <= {self.max_length}")
+        if self.axis_of is not None:
+            parts.append(f"in rank({self.axis_of})" + (f" + {self.axis_extra}" if self.axis_extra else ""))
+        if self.min_length is not None and self.min_length == self.max_length:
+            parts.append(f"len == {self.min_length}")
+        else:
+            if self.min_length is not None:
+                parts.append(f"len >= {self.min_length}")
+            if self.max_length is not None:
+                parts.append(f"len <= {self.max_length}")
+        if self.length_of is not None:
+            parts.append(f"len == {self.length_text()}")
         return " ".join(parts)
 
 

@@ -91,9 +91,10 @@ def test_registry_option_brings_a_users_op_set(tmp_path):
     shown = run("show", "Swish", "--domain", "com.example", "--registry", str(out))
     assert shown.returncode == 0 and "Swish version 2 (domain 'com.example'" in shown.stdout
     inferred = run("infer", str(path), "--registry", str(out))
-    assert inferred.returncode == 0, inferred.stderr
-    assert [line.split() for line in inferred.stdout.splitlines() if line.startswith("z ")] == [
-        ["z", "com.example::ScaledAdd", "refined", "float", "(N,", "8)"]]
+    assert inferred.returncode == 1, inferred.stderr  # the user's constraint on 'mode' is a node error
+    assert [line.split() for line in inferred.stdout.splitlines() if line.startswith("y ")] == [
+        ["y", "com.example::Swish", "inferred", "float", "(N,", "8)"]]
+    assert "attribute 'mode' = 'fastest': 'fastest' is not one of 'fast', 'exact'" in inferred.stdout
     checked = run("check", str(path), "--registry", str(out))
     assert checked.returncode == 1
     assert "node 'add' (ScaledAdd, domain 'com.example')" in checked.stdout and "'fastest'" in checked.stdout

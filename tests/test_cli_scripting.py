@@ -70,9 +70,10 @@ def test_check_json_reports_graph_and_node_problems(tmp_path, capsys):
     path = _save(tmp_path, nodes, ["Y"])
     assert main(["check", str(path), "--format", "json"]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
-    assert {"where": "node 'first' (Relu, domain 'ai.onnx')",
+    assert {"code": "topological-order", "where": "node 'first' (Relu, domain 'ai.onnx')",
             "message": "input 'later' is produced by a later node (nodes must be in topological order)"} in problems
-    assert any(p.get("node") == "cast" and "'to' is missing" in p["message"] for p in problems)
+    assert any(p.get("node") == "cast" and "'to' is missing" in p["message"] and p["code"] == "attribute-missing"
+               for p in problems)
 
 
 def test_infer_lists_ops_with_a_schema_but_no_rule(tmp_path):

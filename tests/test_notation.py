@@ -55,6 +55,12 @@ def test_bad_param_specs(text, message):
     ("float > 0 = 0.5", (AttrType.FLOAT, False, 0.5, ValueConstraint(minimum=0, exclusive_minimum=True))),
     ("string in {NOTSET, VALID} = VALID", (AttrType.STRING, False, "VALID", ValueConstraint(allowed=("NOTSET", "VALID")))),
     ("ints len == 2", (AttrType.INTS, False, None, ValueConstraint(min_length=2, max_length=2))),
+    ("int in rank(X) = 0", (AttrType.INT, False, 0, ValueConstraint(axis_of="X"))),
+    ("int in rank(input) + 1 = 1", (AttrType.INT, False, 1, ValueConstraint(axis_of="input", axis_extra=1))),
+    ("ints > 0 len == rank(X) - 2", (AttrType.INTS, False, None,
+                                     ValueConstraint(minimum=0, exclusive_minimum=True, length_of="X", length_offset=-2))),
+    ("ints len == 2 * rank(X)-4", (AttrType.INTS, False, None,
+                                   ValueConstraint(length_of="X", length_scale=2, length_offset=-4))),
 ])
 def test_attribute_specs(text, expected):
     spec = parse_attribute(text)
@@ -68,6 +74,9 @@ def test_attribute_specs(text, expected):
     ("int required = 1", "both required and defaulted", 0),
     ("int in {1 2}", "expected ',' or '}', found '2'", 10),
     ("int len ~ 2", "unexpected character '~'", 8),
+    ("int in rank(1)", "expected an input name, found '1'", 12),
+    ("ints len == 2 * rank{X}", "expected '\\(', found '{'", 20),
+    ("ints len == rank(X) + x", "expected a whole number", 22),
 ])
 def test_bad_attribute_specs(text, message, offset):
     with pytest.raises(NotationError, match=message) as caught:
@@ -95,3 +104,11 @@ def test_value_constraint_messages():
     assert constraint.violations([1, 2]) == []
     assert constraint.describe() == ">= 1 len >= 2"
     assert DifferentiationCategory.Unknown.name == "Unknown" and FormalParameterOption.Variadic.value == 2
+
+
+@pytest.mark.parametrize("text", ["int in rank(X) + 1", "ints > 0 len == 2 * rank(X) - 4", "int in {0, 1}",
+                                  "ints len == 2", "ints >= 1 len >= 1 len <= 3", "ints in rank(data) len == rank(data)"])
+def test_a_constraint_reads_back_from_its_description(text):
+    constraint = parse_attribute(text).constraint
+    kind = text.split()[0]
+    assert parse_attribute(f"{kind} {constraint.describe()}").constraint == constraint

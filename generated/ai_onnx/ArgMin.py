@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'For every slice of `data` along `axis`, the output records the position at which that slice reaches its minimum.\nWith `keepdims` equal to 1 (the default) the searched axis stays in the result with length 1; with 0 it is removed.\nWhen the minimum occurs more than once, the first position is reported, or the last one if `select_last_index` (available from version 12) is 1.\nThe input must not be empty, and the result is always an int64 tensor.\n'
@@ -36,6 +37,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=0,
+    constraint=ValueConstraint(
+        axis_of='data',
+    ),
 )
 _ATTR_1 = Attribute(
     name='keepdims',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Moves a window of size `kernel_shape` across the spatial axes of `X` (every axis after batch and channel) and writes the mean of each window position to `Y`, leaving the batch and channel dimensions as they are.\nWith explicit padding, spatial axis `i` of the output has length `floor((D_i + pad_begin_i + pad_end_i - ((k_i - 1) * d_i + 1)) / s_i) + 1`, where `k_i` is the window size, `d_i` the dilation and `s_i` the stride; with `ceil_mode = 1` the division rounds up instead, so a trailing partial window still produces a value.\nSetting `auto_pad` to SAME_UPPER or SAME_LOWER picks the padding so that each output length becomes `ceil(D_i / s_i)`, putting an odd leftover pad element at the end or at the start respectively, while VALID applies no padding at all.\nPadded positions add nothing to a window's sum; `count_include_pad` decides whether they are still counted in its divisor.\n"
@@ -43,22 +44,42 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_2,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_1 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description='Window size along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_2 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_3,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_3 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -95,6 +116,12 @@ _ATTR_6 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_8,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 
 SCHEMAS = (

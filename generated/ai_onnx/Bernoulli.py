@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Each output element is 1 with the probability given by the matching input element and 0\notherwise. The output has the input's shape.\n"
@@ -26,6 +27,10 @@ _ATTR_0 = Attribute(
     name='dtype',
     type=AttrType.INT,
     description="Element type of the output; the input's type when absent.",
+    constraint=ValueConstraint(
+        minimum=1,
+        maximum=28,
+    ),
 )
 _ATTR_1 = Attribute(
     name='seed',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Keeps the bytes of every element and reads them as the type given by `to`, which must have the\nsame size in bits. The shape is unchanged.\n'
@@ -46,6 +47,10 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description="Target element type, of the same bit width as the input's.",
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each element of X is shifted left or right, as `direction` says, by the number of bits in the matching element of Y; bits shifted out are lost, and for unsigned types zeros fill the vacated bits. Unsigned types only before version 28; signed integers are accepted from then on.\nX and Y are broadcast against each other with numpy rules and the result takes the broadcast shape.\n'
@@ -22,6 +23,9 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description='LEFT or RIGHT; it must be given.',
     required=True,
+    constraint=ValueConstraint(
+        allowed=('LEFT', 'RIGHT'),
+    ),
 )
 
 SCHEMAS = (

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Produces a tensor with the shape of `input` whose elements are converted to the type selected by `to`.\nFor targets other than float8, numeric conversions behave as usual: floats that overflow a narrower float type become infinite, out-of-range floats cast to integers give undefined results, integers cast to narrower integers keep their low-order bits, and casting to bool maps zero to false and anything else to true.\nFrom version 9 strings can be converted in both directions: numeric text, including scientific notation and the case-insensitive words `INF`, `-INF` and `NaN`, is parsed into numbers, and numbers are written out in plain decimal form.\nFrom version 19, conversions into 8-bit float formats follow `saturate`, and from version 24 the rounding applied when producing the exponent-only float8e8m0 format is set by `round_mode`.\n'
@@ -57,6 +58,10 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     required=True,
+    constraint=ValueConstraint(
+        minimum=1,
+        maximum=28,
+    ),
 )
 _ATTR_1 = Attribute(
     name='saturate',
@@ -69,6 +74,9 @@ _ATTR_2 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_5,
     default='up',
+    constraint=ValueConstraint(
+        allowed=('up', 'down', 'nearest'),
+    ),
 )
 
 SCHEMAS = (

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Works like Cast, with the target element type taken from the second input instead of an\nattribute; only that input's type matters, not its values or shape.\n"
@@ -34,6 +35,9 @@ _ATTR_1 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_1,
     default='up',
+    constraint=ValueConstraint(
+        allowed=('up', 'down', 'nearest'),
+    ),
 )
 
 SCHEMAS = (

@@ -14,6 +14,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Convolves each channel with its own kernel, looking only at the current and earlier\npositions. Tensors are shaped (batch, channels, length). The last kernel_size - 1 positions\nof the past state, or zeros, are placed in front of the input, and the same number of trailing\npositions is returned as the present state for the next call. An optional SiLU activation is\napplied to the result.\n'
@@ -78,6 +79,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Activation applied after the convolution: none, silu or swish.',
                 default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'silu', 'swish'),
+                ),
             ),
         }),
         type_constraints=(

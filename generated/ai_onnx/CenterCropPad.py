@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Along each chosen axis the tensor is cropped equally from both ends when it is longer than requested and padded with zeros equally at both ends when it is shorter; when the difference is odd, the extra element is taken or added at the end. The standard builds its body per node.'
@@ -52,6 +53,9 @@ SCHEMAS = (
                 name='axes',
                 type=AttrType.INTS,
                 description='Axes that shape refers to; all axes when absent.',
+                constraint=ValueConstraint(
+                    axis_of='input_data',
+                ),
             ),
         }),
         type_constraints=(

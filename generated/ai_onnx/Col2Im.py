@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The input holds, for every position of a sliding block, the block's values as a column. They are placed back at their positions in an image of `image_shape` and overlapping contributions are added, undoing the im2col rearrangement."
@@ -59,16 +60,27 @@ SCHEMAS = (
                 name='dilations',
                 type=AttrType.INTS,
                 description="Spacing of a block's elements along each spatial axis; 1 by default.",
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
                 description='Padding at the start and end of each spatial axis; zero by default.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
                 description='Step between blocks along each spatial axis; 1 by default.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

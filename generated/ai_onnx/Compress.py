@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "For each position along `axis` the matching entry of `condition` decides whether the slice is kept; positions beyond the condition's length are dropped. Without `axis` the input is flattened first."
@@ -22,6 +23,9 @@ _ATTR_0 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_0,
+    constraint=ValueConstraint(
+        axis_of='input',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

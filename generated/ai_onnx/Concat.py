@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Places the tensors in `inputs` one after another along `axis`, keeping their order.\nAll inputs must have the same rank and agree on every dimension except `axis`; the result has that shared shape, with the `axis` dimension equal to the sum of the inputs' sizes along it.\nFor example, joining shapes `(2, 3)` and `(2, 5)` on axis 1 yields `(2, 8)`.\n"
@@ -41,6 +42,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     required=True,
+    constraint=ValueConstraint(
+        axis_of='inputs',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -75,6 +79,9 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=_TEXT_2,
+                constraint=ValueConstraint(
+                    axis_of='inputs',
+                ),
             ),
         }),
         type_constraints=(

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'All tensors are concatenated along `axis`; with `new_axis` 1 they are first given a new axis of length 1 at that position, so they are stacked.'
@@ -48,6 +49,9 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='1 to stack along a new axis, 0 (the default) to join along an existing one.',
                 default=0,
+                constraint=ValueConstraint(
+                    allowed=(0, 1),
+                ),
             ),
         }),
         type_constraints=(

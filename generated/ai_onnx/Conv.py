@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Slides each filter of `W`, shaped `(M, C / group, k1, ..., kn)`, over `X`, shaped `(N, C, D1, ..., Dn)`, and takes dot products (a cross-correlation, with no flipping of the kernel), giving `Y` of shape `(N, M, O1, ..., On)`.\nThe channels are divided into `group` equal groups and every block of `M / group` filters only reads its own block of input channels, so `group = C` gives a depthwise convolution.\nSpatial output lengths follow `O_i = floor((D_i + pad_begin_i + pad_end_i - ((k_i - 1) * d_i + 1)) / s_i) + 1` with dilation `d_i` and stride `s_i`.\nWith `auto_pad` set to SAME_UPPER or SAME_LOWER the padding is chosen so that `O_i = ceil(D_i / s_i)`, an odd leftover going to the end or to the start respectively, and VALID means no padding.\nWhen `B` is present, `B[m]` is added to every element of output channel `m`.\n'
@@ -33,32 +34,61 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_4,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_1 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_5,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_2 = Attribute(
     name='group',
     type=AttrType.INT,
     description=_TEXT_6,
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_3 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description=_TEXT_7,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_4 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_8,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_5 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description='Step of the kernel along each spatial axis; 1 when omitted.',
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Subtracts the zero points from the input and the weights and convolves them like Conv,\nwithout a bias; the result is int32.\n'
@@ -64,32 +65,61 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Legacy padding mode: NOTSET uses `pads`; SAME_UPPER and SAME_LOWER pad so that the output size is the input size divided by the stride, rounded up, putting the odd extra pad at the end or the start; VALID pads nothing.',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between kernel taps along each spatial axis; 1 on every axis when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                    length_of='x',
+                    length_offset=-2,
+                ),
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
                 description='Number of groups the input and output channels are split into; each group is convolved separately.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Spatial size of the kernel; taken from the weight tensor when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                    length_of='x',
+                    length_offset=-2,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
                 type=AttrType.INTS,
                 description='Padding at the start and end of each spatial axis, all starts first and then all ends; zeros when absent.',
+                constraint=ValueConstraint(
+                    length_of='x',
+                    length_scale=2,
+                    length_offset=-4,
+                ),
             ),
             'strides': Attribute(
                 name='strides',
                 type=AttrType.INTS,
                 description='Step between kernel positions along each spatial axis; 1 on every axis when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                    length_of='x',
+                    length_offset=-2,
+                ),
             ),
         }),
         type_constraints=(

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Scatters each input position through the kernel into a larger output, the inverse mapping of\na strided convolution. The output size follows from strides, dilations, pads and\noutput_padding, or is given directly by output_shape, in which case the pads are derived.\n'
@@ -31,42 +32,79 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_0,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_1 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_1,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_2 = Attribute(
     name='group',
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_3 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description=_TEXT_3,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_4 = Attribute(
     name='output_padding',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_5 = Attribute(
     name='output_shape',
     type=AttrType.INTS,
     description=_TEXT_5,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_6 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_6,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_7 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description=_TEXT_7,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

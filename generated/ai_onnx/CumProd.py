@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Along the axis given by the scalar input `axis`, each output element is the product of the input elements up to and including its own position (`y[i] = x[0] * ... * x[i]`).\nWith `exclusive` 1 the element's own value is left out, so the first position holds the identity value; with `reverse` 1 the running total starts from the far end of the axis. The output has the input's shape and type.\n"
@@ -53,12 +54,18 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description="1 to leave each element's own value out of its total; 0 by default.",
                 default=0,
+                constraint=ValueConstraint(
+                    allowed=(0, 1),
+                ),
             ),
             'reverse': Attribute(
                 name='reverse',
                 type=AttrType.INT,
                 description='1 to accumulate from the last position backwards; 0 by default.',
                 default=0,
+                constraint=ValueConstraint(
+                    allowed=(0, 1),
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Along the axis given by the scalar input `axis`, each output element is the sum of the input elements up to and including its own position (`y[i] = x[0] + ... + x[i]`).\nWith `exclusive` 1 the element's own value is left out, so the first position holds the identity value; with `reverse` 1 the running total starts from the far end of the axis. The output has the input's shape and type.\n"
@@ -33,12 +34,18 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _ATTR_1 = Attribute(
     name='reverse',
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T2',

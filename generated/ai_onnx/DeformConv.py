@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Like Conv, but every kernel tap at every output position samples the input at an offset\nposition given by the offset input, using bilinear interpolation, and is optionally scaled by\na mask value.\n'
@@ -27,33 +28,62 @@ _ATTR_0 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_1,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_1 = Attribute(
     name='group',
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_2 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description=_TEXT_3,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_3 = Attribute(
     name='offset_group',
     type=AttrType.INT,
     description='Number of channel groups that each have their own offsets.',
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_4 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_5 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description=_TEXT_5,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 
 SCHEMAS = (

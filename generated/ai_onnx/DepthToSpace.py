@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The channel axis of a 4-D input is split into a `blocksize` x `blocksize` block of positions and a smaller channel count, and each block is laid out over the height and width axes; C must be a multiple of blocksize squared. It is the inverse of SpaceToDepth.\nFrom version 11 `mode` chooses how channels are ordered: DCR (the default) takes the block position as the outer part of the channel index, CRD takes it as the inner part.\n'
@@ -38,6 +39,10 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -49,6 +54,9 @@ _ATTR_1 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_2,
     default='DCR',
+    constraint=ValueConstraint(
+        allowed=('DCR', 'CRD'),
+    ),
 )
 _PARAM_2 = FormalParameter(
     name='input',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Computes (x - zero_point) * scale. The scale and zero point are one value for the whole\ntensor, a vector along one axis, or, from version 21, blocks along one axis. Later versions\nadd more quantized types and an attribute choosing the output type.\n'
@@ -84,6 +85,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 _PARAM_6 = FormalParameter(
     name='x',
@@ -109,6 +113,10 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description="Element type of the output; the scale's type when 0.",
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+        maximum=28,
+    ),
 )
 _TYPE_PARAM_2 = TypeConstraintParam(
     type_param_str='T1',

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The output has the shape of `input`, which must be 2-D; only that shape is read, never the values. Element (i, j) is one when j - i equals `k` and zero otherwise, so `k` = 0 marks the main diagonal, positive values diagonals above it and negative values diagonals below it.\nThe output's element type is `dtype` when set and the input's element type otherwise.\n"
@@ -23,6 +24,10 @@ _ATTR_0 = Attribute(
     name='dtype',
     type=AttrType.INT,
     description=_TEXT_1,
+    constraint=ValueConstraint(
+        minimum=1,
+        maximum=28,
+    ),
 )
 _ATTR_1 = Attribute(
     name='k',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Merges the dimensions before `axis` into the first output dimension and the dimensions from `axis` onward into the second, without reordering any elements.\nFor an input of shape `(d0, ..., dn)` the result has shape `(d0 * ... * d(axis-1), d(axis) * ... * dn)`, where an empty product counts as 1.\nThus `axis = 0` gives `(1, total)` and an axis equal to the rank gives `(total, 1)`.\n'
@@ -31,6 +32,10 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=1,
+    constraint=ValueConstraint(
+        axis_of='input',
+        axis_extra=1,
+    ),
 )
 _PARAM_0 = FormalParameter(
     name='input',

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each step computes an update gate and a reset gate from the input and previous hidden state,\na candidate state from the input and the reset-scaled previous state, and blends the previous\nstate with the candidate by the update gate. The sequence is walked forward, backward or both\nways.\n'
@@ -99,11 +100,18 @@ _ATTR_3 = Attribute(
     name='clip',
     type=AttrType.FLOAT,
     description=_TEXT_11,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_4 = Attribute(
     name='hidden_size',
     type=AttrType.INT,
     description='Number of units in the hidden state.',
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_5 = Attribute(
     name='output_sequence',
@@ -133,6 +141,9 @@ _ATTR_6 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_12,
     default='forward',
+    constraint=ValueConstraint(
+        allowed=('forward', 'reverse', 'bidirectional'),
+    ),
 )
 _ATTR_7 = Attribute(
     name='linear_before_reset',
@@ -153,6 +164,9 @@ _ATTR_8 = Attribute(
     type=AttrType.INT,
     description=_TEXT_15,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'For each entry of `indices`, takes the slice of `data` at that position along `axis` and places it in the output.\nWith `data` of rank r and `indices` of rank q, the output has rank `q + r - 1` and shape `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.\nFor example, with `axis = 0`, data of shape `(5, 4)` and indices of shape `(2, 3)`, the result has shape `(2, 3, 4)` and `output[i, j, :] = data[indices[i, j], :]`.\nAn index outside the range of the axis is an error.\n'
@@ -45,6 +46,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
+    constraint=ValueConstraint(
+        axis_of='data',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

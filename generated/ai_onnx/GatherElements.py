@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = '`indices` has the rank of `data`, and the output has the shape of `indices`. For every position p of the output, the value is read from `data` at p with its coordinate on `axis` replaced by `indices[p]`; negative indices count from the end of that axis.\nAway from `axis`, each dim of indices may not exceed the matching dim of data.\n'
@@ -24,6 +25,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=0,
+    constraint=ValueConstraint(
+        axis_of='data',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='Tind',

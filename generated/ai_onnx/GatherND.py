@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The last axis of `indices` holds tuples of length m; each tuple addresses the first m axes of `data` (after the batch axes) and selects the slice of the remaining axes there. With data of rank r, indices of rank q and b = `batch_dims`, the output has shape indices.shape[:-1] + data.shape[b + m:], of rank q + r - m - 1 - b.\nThe first b axes of data and indices are batch axes that must agree and are walked together. m lies between 1 and r - b. Version 11 has no batch axes.\n'
@@ -48,6 +49,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 
 SCHEMAS = (

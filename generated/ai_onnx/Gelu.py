@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Each element x becomes `x * P(Z <= x)` for a standard normal Z, that is `0.5 * x * (1 + erf(x / sqrt(2)))`. With `approximate` set to tanh the normal distribution function is replaced by a cheaper tanh expression.\nThe output keeps the input's shape and type.\n"
@@ -46,6 +47,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='none (the default) for the exact form, tanh for the approximation.',
                 default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'tanh'),
+                ),
             ),
         }),
         type_constraints=(

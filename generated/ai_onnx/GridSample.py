@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "For every output location the grid gives normalised coordinates in [-1, 1] into the input's\nspatial axes; the value there is interpolated with the chosen mode, and locations outside the\ninput are handled by the padding mode. The output has the input's batch and channel axes and\nthe grid's spatial axes.\n"
@@ -53,6 +54,9 @@ _ATTR_1 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_2,
     default='zeros',
+    constraint=ValueConstraint(
+        allowed=('zeros', 'border', 'reflection'),
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',
@@ -69,6 +73,9 @@ _ATTR_2 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_1,
     default='linear',
+    constraint=ValueConstraint(
+        allowed=('linear', 'nearest', 'cubic'),
+    ),
 )
 
 SCHEMAS = (
@@ -90,6 +97,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description=_TEXT_1,
                 default='bilinear',
+                constraint=ValueConstraint(
+                    allowed=('bilinear', 'nearest', 'bicubic'),
+                ),
             ),
             'padding_mode': _ATTR_1,
         }),

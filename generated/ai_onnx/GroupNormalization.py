@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The channels of X are split into `num_groups` groups of equal size. For every batch entry and group, the mean and variance over the group's channels and all spatial positions are computed; each element is centred and divided by `sqrt(variance + epsilon)`, then scaled and shifted.\nIn version 18 `scale` and `bias` hold one value per group; from version 21 they hold one value per channel, and `stash_type` sets the precision of the statistics. The output has X's shape and type.\n"
@@ -59,6 +60,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description='Number of channel groups; C must be divisible by it.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -120,6 +124,10 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Element type for the statistics (from version 21), float (1) by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
         }),
         type_constraints=(

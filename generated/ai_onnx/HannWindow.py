@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output is a 1-D tensor of `size` values following the Hann curve, a raised cosine that reaches zero at both ends. With `periodic` 1 (the default) the window is built one sample longer and its last sample dropped, which suits spectral analysis; with 0 it is symmetric.\nThe standard also gives the operator as a body of basic operators.\n'
@@ -46,6 +47,10 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Element type of the output, as a data type number; float (1) by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
             'periodic': Attribute(
                 name='periodic',

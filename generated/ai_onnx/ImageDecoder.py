@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The input holds the bytes of one image file; the output is a uint8 tensor of shape (height, width, channels), with the channels in the order `pixel_format` names, or a single channel for Grayscale.'
@@ -45,6 +46,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='RGB (the default), BGR or Grayscale.',
                 default='RGB',
+                constraint=ValueConstraint(
+                    allowed=('RGB', 'BGR', 'Grayscale'),
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'For an input shaped `(N, C, D1, ..., Dk)`, each element in channel `c` is scaled down according to the squares of the elements at the same position in a window of `size` neighbouring channels.\nThe window spans channels `c - floor((size - 1) / 2)` through `c + ceil((size - 1) / 2)`, cut off at the valid range `[0, C - 1]`.\nWriting `sq` for the sum of squares over that window, the result is `Y = X / (bias + alpha / size * sq) ^ beta`, and `Y` has the same shape as `X`.\n'
@@ -45,6 +46,9 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description=_TEXT_3,
     required=True,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 
 SCHEMAS = (

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each step computes input, output and forget gates and a candidate cell value from the input\nand previous hidden state (and, with peepholes, the cell state), updates the cell state, and\nderives the new hidden state from it. The sequence is walked forward, backward or both ways.\n'
@@ -135,11 +136,17 @@ _ATTR_4 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_15,
     default='forward',
+    constraint=ValueConstraint(
+        allowed=('forward', 'reverse', 'bidirectional'),
+    ),
 )
 _ATTR_5 = Attribute(
     name='hidden_size',
     type=AttrType.INT,
     description='Number of units in the hidden state.',
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_6 = Attribute(
     name='input_forget',
@@ -170,6 +177,9 @@ _ATTR_7 = Attribute(
     type=AttrType.INT,
     description=_TEXT_17,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The axes from `axis` through the last one form the normalized group: for each index of the leading axes, the op subtracts the group's mean and divides by `sqrt(variance + epsilon)`, then computes `Y = normalized * Scale + B`.\n`Scale` and `B` must broadcast in one direction to the shape of `X`, and `Y` has the shape of `X`.\nThe statistics are computed in the precision named by `stash_type` (32-bit float by default), and the standardized values are converted back to the type of `X` before the scale and bias are applied.\nThe optional `Mean` and `InvStdDev` outputs hold each group's mean and `1 / sqrt(variance + epsilon)`, shaped like `X` with the normalized axes reduced to length 1.\n"
@@ -72,6 +73,9 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='First axis of the normalized group; that axis and all later ones are normalized together. Negative values count from the back, and the default -1 normalizes over the last axis only.',
                 default=-1,
+                constraint=ValueConstraint(
+                    axis_of='X',
+                ),
             ),
             'epsilon': Attribute(
                 name='epsilon',

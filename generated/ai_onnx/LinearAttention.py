@@ -14,6 +14,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Queries, keys and values are 3-D (batch, length, heads * head size). Each key/value head keeps\na state matrix updated token by token; the update rule chooses plain accumulation, a decayed\n(gated) accumulation, a delta-rule correction with rate beta, or both decay and delta. Each\noutput token is the scaled product of its query with the state. Query heads can share\nkey/value heads in groups. The final state is returned for the next call, and long inputs may\nbe computed in chunks, which does not change the result.\n'
@@ -93,18 +94,27 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Chunk length for parallel computation of long inputs; a tuning hint only.',
                 default=64,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kv_num_heads': Attribute(
                 name='kv_num_heads',
                 type=AttrType.INT,
                 description='Number of key/value heads.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'q_num_heads': Attribute(
                 name='q_num_heads',
                 type=AttrType.INT,
                 description='Number of query heads, a multiple of kv_num_heads.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'scale': Attribute(
                 name='scale',
@@ -117,6 +127,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='State recurrence: linear, gated, delta or gated_delta.',
                 default='gated_delta',
+                constraint=ValueConstraint(
+                    allowed=('linear', 'gated', 'delta', 'gated_delta'),
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Within each group of elements the op computes `x_i - log(sum_j exp(x_j))`, the logarithm of the softmax probabilities, in a numerically safer way than taking the log afterwards.\nBefore version 13 the groups come from a 2-D view of the input: the dimensions before `axis` are flattened into rows and the dimensions from `axis` onwards into columns, and each row is one group.\nFrom version 13 the groups are the 1-D slices along the single dimension `axis` (by default the last one).\nIn every version the output has the input's shape and type.\n"
@@ -35,6 +36,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
+    constraint=ValueConstraint(
+        axis_of='input',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -128,6 +132,9 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description=_TEXT_0,
                 default=-1,
+                constraint=ValueConstraint(
+                    axis_of='input',
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Every 1-D slice of the input along `axis` is divided by its Lp norm, with p equal to 1 or 2.\nThe output has the input's shape and type.\n"
@@ -23,12 +24,18 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=-1,
+    constraint=ValueConstraint(
+        axis_of='input',
+    ),
 )
 _ATTR_1 = Attribute(
     name='p',
     type=AttrType.INT,
     description='Order of the norm, 1 or 2; 2 by default.',
     default=2,
+    constraint=ValueConstraint(
+        allowed=(1, 2),
+    ),
 )
 
 SCHEMAS = (

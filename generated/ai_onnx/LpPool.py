@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'A window of `kernel_shape` slides over the spatial axes of X; each output element is `(sum |x|^p)^(1/p)` over the window. Padding, strides, and from version 18 dilations and `ceil_mode`, set the output size as in the other pooling operators.'
@@ -39,16 +40,30 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_0,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_1 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_2,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_2 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description='Step of the window along each spatial axis; 1 by default.',
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -60,6 +75,12 @@ _ATTR_3 = Attribute(
     type=AttrType.INTS,
     description='Size of the window along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_4 = Attribute(
     name='p',
@@ -91,6 +112,12 @@ _ATTR_6 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 
 SCHEMAS = (
@@ -110,6 +137,12 @@ SCHEMAS = (
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Size of the window along each spatial axis.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                    length_of='X',
+                    length_offset=-2,
+                ),
             ),
             'p': Attribute(
                 name='p',

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Moves a window of size `kernel_shape` across the spatial axes of `X`, shaped `(N, C, D1, ..., Dn)`, and writes the largest value found at each window position to `Y`; padded positions never win.\nWith explicit padding, spatial output length is `floor((D_i + pad_begin_i + pad_end_i - ((k_i - 1) * d_i + 1)) / s_i) + 1` for window size `k_i`, dilation `d_i` and stride `s_i`, and `ceil_mode = 1` turns the floor into a ceiling.\nIf `auto_pad` is SAME_UPPER or SAME_LOWER the padding is chosen so that each output length equals `ceil(D_i / s_i)`, with an odd leftover placed at the end or at the start respectively, and VALID pads nothing.\nFrom version 8 the optional `Indices` output tells, for every output element, where its maximum was taken from, as a flat offset into the unpadded input.\n'
@@ -46,22 +47,42 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_2,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_1 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description='Window size along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_2 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_3,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_3 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -80,6 +101,9 @@ _ATTR_4 = Attribute(
     type=AttrType.INT,
     description=_TEXT_7,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _TYPE_PARAM_1 = TypeConstraintParam(
     type_param_str='I',
@@ -96,6 +120,12 @@ _ATTR_6 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_9,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _PARAM_3 = FormalParameter(
     name='Indices',

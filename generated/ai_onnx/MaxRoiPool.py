@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each region, given in input coordinates and scaled by `spatial_scale`, is divided into a grid of `pooled_shape` cells, and each output element is the maximum over one cell.'
@@ -24,12 +25,22 @@ _ATTR_0 = Attribute(
     type=AttrType.INTS,
     description='Height and width of the pooled output.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        min_length=2,
+        max_length=2,
+    ),
 )
 _ATTR_1 = Attribute(
     name='spatial_scale',
     type=AttrType.FLOAT,
     description=_TEXT_1,
     default=1.0,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 
 SCHEMAS = (

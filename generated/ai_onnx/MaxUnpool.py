@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Creates a zero tensor of the unpooled size and writes each value of X at the flat position\nrecorded for it by MaxPool's indices output. The unpooled size follows from the kernel,\nstrides and pads, or is given by output_shape.\n"
@@ -25,16 +26,33 @@ _ATTR_0 = Attribute(
     type=AttrType.INTS,
     description='Size of the pooling kernel along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _ATTR_1 = Attribute(
     name='pads',
     type=AttrType.INTS,
     description=_TEXT_1,
+    constraint=ValueConstraint(
+        length_of='X',
+        length_scale=2,
+        length_offset=-4,
+    ),
 )
 _ATTR_2 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description='Step of the pooling kernel along each spatial axis.',
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+        length_of='X',
+        length_offset=-2,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',

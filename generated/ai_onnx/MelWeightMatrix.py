@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output has one row per frequency bin of a one-sided spectrum of `dft_length` samples and one column per mel bin; each column is a triangular filter spaced evenly on the mel scale between the lower and upper edge frequencies.'
@@ -75,6 +76,10 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Element type of the output, as a data type number; float (1) by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "With `fmod` 0 (the default) the remainder takes the sign of the divisor, as in integer modulo arithmetic; with `fmod` 1 it takes the sign of the dividend, as C's fmod does. Floating-point inputs require `fmod` 1.\nA and B are broadcast against each other with numpy rules and the result takes the broadcast shape.\n"
@@ -23,6 +24,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _PARAM_0 = FormalParameter(
     name='A',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each row of the input holds unnormalised log-probabilities of the classes of one distribution; `sample_size` class indices are drawn from each row. The generator is seeded with `seed` when given, so results can repeat.'
@@ -31,12 +32,18 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=6,
+    constraint=ValueConstraint(
+        allowed=(6, 7),
+    ),
 )
 _ATTR_1 = Attribute(
     name='sample_size',
     type=AttrType.INT,
     description='Number of draws per row; 1 by default.',
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_2 = Attribute(
     name='seed',

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     OpSchema,
     RuleRef,
+    ValueConstraint,
 )
 
 DOC = 'For each batch entry and class, boxes are taken in order of falling score; a box is dropped when its intersection over union with a box already kept exceeds `iou_threshold`, or when its score is not above `score_threshold`. At most `max_output_boxes_per_class` boxes are kept per class.\nThe output lists one row (batch index, class index, box index) per kept box.\n'
@@ -60,6 +61,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'A new axis of length `depth` is inserted at `axis`; along it each output vector holds the on value at the index given by the input element and the off value elsewhere. `values` gives the off and on values, in that order; negative indices count from the back of the depth.'
@@ -24,6 +25,10 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description='Where the new axis goes; -1 (last) by default.',
     default=-1,
+    constraint=ValueConstraint(
+        axis_of='indices',
+        axis_extra=1,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Every axis grows by a number of elements at its start and at its end, as `pads` lists them (all begins first, then all ends); negative amounts crop instead. With `mode` constant the new elements take `constant_value` (0 by default), with reflect they mirror the tensor without repeating the edge, with edge they repeat the edge, and from version 19 with wrap they continue from the opposite side.\nThe amounts and the constant are attributes until version 11 and inputs from then on; from version 18 `axes` may limit the padding to some axes.\n'
@@ -45,6 +46,9 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_0,
     default='constant',
+    constraint=ValueConstraint(
+        allowed=('constant', 'reflect', 'edge'),
+    ),
 )
 _ATTR_1 = Attribute(
     name='value',
@@ -103,6 +107,15 @@ _TYPE_PARAM_2 = TypeConstraintParam(
     type_param_str='Tind',
     allowed_type_strs=('tensor(int32)', 'tensor(int64)'),
     description='Integer type of the axes input.',
+)
+_ATTR_2 = Attribute(
+    name='mode',
+    type=AttrType.STRING,
+    description=_TEXT_0,
+    default='constant',
+    constraint=ValueConstraint(
+        allowed=('constant', 'reflect', 'edge', 'wrap'),
+    ),
 )
 
 SCHEMAS = (
@@ -314,7 +327,7 @@ SCHEMAS = (
             _PARAM_5,
         ),
         attributes=MappingProxyType({
-            'mode': _ATTR_0,
+            'mode': _ATTR_2,
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -329,7 +342,7 @@ SCHEMAS = (
         inference=RuleRef(
             name='pad',
         ),
-        change_class='semantic',
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
         line=56,
     ),
@@ -366,7 +379,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'mode': _ATTR_0,
+            'mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -387,7 +400,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=58,
+        line=60,
     ),
     OpSchema(
         name='Pad',
@@ -422,7 +435,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'mode': _ATTR_0,
+            'mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -443,7 +456,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=61,
+        line=63,
     ),
     OpSchema(
         name='Pad',
@@ -478,7 +491,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'mode': _ATTR_0,
+            'mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -499,7 +512,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=64,
+        line=66,
     ),
     OpSchema(
         name='Pad',
@@ -534,7 +547,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'mode': _ATTR_0,
+            'mode': _ATTR_2,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -555,6 +568,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=67,
+        line=69,
     ),
 )

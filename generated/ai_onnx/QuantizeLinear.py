@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Divides x by the scale, rounds to nearest even, adds the zero point and saturates to the\noutput type. The scale and zero point are one value for the whole tensor, a vector along one\naxis, or, from version 21, blocks along one axis. Later versions add 8-bit float, 4-bit and\nother types, an attribute choosing the output type and one for the precision of the division.\n'
@@ -99,12 +100,19 @@ _ATTR_2 = Attribute(
     type=AttrType.INT,
     description=_TEXT_3,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 _ATTR_3 = Attribute(
     name='output_dtype',
     type=AttrType.INT,
     description=_TEXT_4,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+        maximum=28,
+    ),
 )
 _PARAM_6 = FormalParameter(
     name='y_zero_point',

@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "For every slice of X over the axes from `axis` to the last, the root mean square of its elements is computed and each element is divided by `sqrt(mean(x^2) + epsilon)`, then multiplied by `scale`, which broadcasts onto the normalised axes.\nThe output has X's shape and the scale's element type.\n"
@@ -49,6 +50,9 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='First of the normalised axes; -1 (the last axis only) by default.',
                 default=-1,
+                constraint=ValueConstraint(
+                    axis_of='X',
+                ),
             ),
             'epsilon': Attribute(
                 name='epsilon',

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'At each step the new hidden state is f(X_t W^T + H_{t-1} R^T + biases), with f the chosen\nactivation. The sequence is walked forward, backward or both ways, with one weight set per\ndirection.\n'
@@ -111,11 +112,17 @@ _ATTR_4 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_12,
     default='forward',
+    constraint=ValueConstraint(
+        allowed=('forward', 'reverse', 'bidirectional'),
+    ),
 )
 _ATTR_5 = Attribute(
     name='hidden_size',
     type=AttrType.INT,
     description='Number of units in the hidden state.',
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -140,6 +147,9 @@ _ATTR_6 = Attribute(
     type=AttrType.INT,
     description=_TEXT_13,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Each element is drawn independently from the normal distribution with mean `mean` and standard deviation `scale`, in a tensor of the input's shape; without `dtype` the output takes the input's type. The generator is seeded with `seed` when given, so results can repeat; otherwise each run differs."
@@ -21,6 +22,9 @@ _ATTR_0 = Attribute(
     name='dtype',
     type=AttrType.INT,
     description=_TEXT_0,
+    constraint=ValueConstraint(
+        allowed=(1, 10, 11, 16),
+    ),
 )
 _ATTR_1 = Attribute(
     name='mean',

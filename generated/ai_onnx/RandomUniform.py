@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each element is drawn independently from the uniform distribution over [`low`, `high`), in a tensor of the shape the `shape` attribute gives. The generator is seeded with `seed` when given, so results can repeat; otherwise each run differs.'
@@ -22,6 +23,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_0,
     default=1,
+    constraint=ValueConstraint(
+        allowed=(1, 10, 11, 16),
+    ),
 )
 _ATTR_1 = Attribute(
     name='high',
@@ -45,6 +49,9 @@ _ATTR_4 = Attribute(
     type=AttrType.INTS,
     description='Shape of the output.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 
 SCHEMAS = (

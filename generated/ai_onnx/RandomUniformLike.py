@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Fills a tensor of the input's shape with values drawn uniformly from [low, high). Only the\ninput's shape is used, not its values.\n"
@@ -19,6 +20,9 @@ _ATTR_0 = Attribute(
     name='dtype',
     type=AttrType.INT,
     description="Element type of the output; the input's type when absent.",
+    constraint=ValueConstraint(
+        allowed=(1, 10, 11, 16),
+    ),
 )
 _ATTR_1 = Attribute(
     name='high',

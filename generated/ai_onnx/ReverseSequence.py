@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The input holds a batch of sequences, with the batch on `batch_axis` and time on `time_axis`. For batch entry i, the first `sequence_lens[i]` time steps are put in reverse order and the remaining steps are copied unchanged.\nThe output has the input's shape and type.\n"
@@ -29,12 +30,18 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description='Axis of the batch, 0 or 1; 1 by default.',
     default=1,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _ATTR_1 = Attribute(
     name='time_axis',
     type=AttrType.INT,
     description='Axis of time, 0 or 1; 0 by default.',
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

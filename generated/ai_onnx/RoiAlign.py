@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'For every box in rois, divides the box (scaled by spatial_scale) into an output_height by\noutput_width grid, samples each cell bilinearly at regular points and averages or takes the\nmaximum of the samples. The result is shaped (num_rois, C, output_height, output_width).\n'
@@ -49,6 +50,9 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description='How samples in a cell combine: avg or max.',
     default='avg',
+    constraint=ValueConstraint(
+        allowed=('avg', 'max'),
+    ),
 )
 _ATTR_1 = Attribute(
     name='output_height',
@@ -67,6 +71,9 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description=_TEXT_2,
     default=0,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 _ATTR_4 = Attribute(
     name='spatial_scale',

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The first inputs are state variables and the last `num_scan_inputs` are sequences to walk\nthrough. Each step gives the body the current state and one slice of every scan input (the\nscan axis removed), and takes back the next state and one slice of every scan output. The\nnode returns the final state and the scan outputs with the slices stacked along their scan\naxis. Axes and directions (forward or reverse) can be chosen per scan input and output; in\nversion 8 the inputs carry a leading batch axis and optional per-batch sequence lengths.\n'
@@ -55,6 +56,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description='How many of the trailing inputs are scan inputs.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='V',
@@ -70,6 +74,9 @@ _ATTR_3 = Attribute(
     name='scan_input_directions',
     type=AttrType.INTS,
     description=_TEXT_2,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 _ATTR_4 = Attribute(
     name='scan_output_axes',
@@ -80,6 +87,9 @@ _ATTR_5 = Attribute(
     name='scan_output_directions',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS = (

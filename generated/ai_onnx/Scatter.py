@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output starts as a copy of `data`. For every position p of `indices`, the value of `updates` at p is written to the output at p with its coordinate on `axis` replaced by `indices[p]`.\n`indices` and `updates` have the same shape and the rank of `data`. From version 11 the operator is deprecated in favour of ScatterElements, which does the same.\n'
@@ -24,6 +25,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     default=0,
+    constraint=ValueConstraint(
+        axis_of='data',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

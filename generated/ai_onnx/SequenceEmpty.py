@@ -11,6 +11,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output is a sequence with no elements whose element type `dtype` gives.'
@@ -34,6 +35,10 @@ SCHEMAS = (
                 name='dtype',
                 type=AttrType.INT,
                 description="Element type of the sequence's tensors; float by default.",
+                constraint=ValueConstraint(
+                    minimum=1,
+                    maximum=28,
+                ),
             ),
         }),
         type_constraints=(

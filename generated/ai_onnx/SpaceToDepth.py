@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each non-overlapping `blocksize` x `blocksize` block of the height and width axes of a 4-D input is folded into the channel axis; H and W must be multiples of blocksize. It is the inverse of DepthToSpace.\nFrom version 28 `mode` chooses how the new channels are ordered, as for DepthToSpace.\n'
@@ -25,6 +26,10 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _PARAM_0 = FormalParameter(
     name='input',
@@ -135,6 +140,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Channel order: DCR (the default, block position outermost) or CRD (block position innermost).',
                 default='DCR',
+                constraint=ValueConstraint(
+                    allowed=('DCR', 'CRD'),
+                ),
             ),
         }),
         type_constraints=(

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Cuts `input` along `axis` into consecutive pieces, one per output, each keeping all other dimensions unchanged.\nThe piece lengths come from `split`, which must add up to the size of the axis: version 1 accepts it as an attribute or an optional input, versions 2 to 11 only as an attribute, and version 13 onward as an optional int64 input.\nWithout `split`, the axis is divided evenly among the outputs.\nVersion 18 adds `num_outputs` as an alternative to `split` (the two may not be combined): the axis is cut into that many pieces of equal size, except that the last one is smaller when the size does not divide evenly.\n'
@@ -46,6 +47,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_1,
     default=0,
+    constraint=ValueConstraint(
+        axis_of='input',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -115,6 +119,9 @@ SCHEMAS = (
                 name='axis',
                 type=AttrType.INT,
                 description=_TEXT_1,
+                constraint=ValueConstraint(
+                    axis_of='input',
+                ),
             ),
             'split': _ATTR_0,
         }),
@@ -250,6 +257,9 @@ SCHEMAS = (
                 name='num_outputs',
                 type=AttrType.INT,
                 description='Number of equal pieces to produce (from version 18), the last being smaller when the axis size does not divide evenly; not to be combined with `split`.',
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "With `split` a scalar, the pieces have that length along `axis` (the last one may be shorter);\nwith `split` a 1-D tensor, it lists every piece's length. Without `split` the tensor is cut into\npieces of length 1, and `keepdims` chooses whether that axis is kept (as 1) or dropped.\n"
@@ -29,6 +30,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description='The axis to cut along; negative counts from the back.',
     default=0,
+    constraint=ValueConstraint(
+        axis_of='input',
+    ),
 )
 _ATTR_1 = Attribute(
     name='keepdims',

@@ -10,6 +10,7 @@ from opspec.runtime.schema import (
     FormalParameter,
     OpSchema,
     RuleRef,
+    ValueConstraint,
 )
 
 DOC = 'Strings listed in `stopwords` are removed, comparing with or without case as `is_case_sensitive` says, and the others may be changed to lower or upper case according to `locale`. The input is 1-D or of shape (1, C); when every string is removed the output holds a single empty string.'
@@ -41,6 +42,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='NONE (the default), LOWER or UPPER.',
                 default='NONE',
+                constraint=ValueConstraint(
+                    allowed=('LOWER', 'UPPER', 'NONE'),
+                ),
             ),
             'is_case_sensitive': Attribute(
                 name='is_case_sensitive',

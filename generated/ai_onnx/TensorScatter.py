@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The output starts as a copy of `past_cache`. For each batch entry the slices of `update` are written along `axis` starting at the position `write_indices` gives (0 when it is absent). In `circular` mode positions wrap around the end of the axis; in `linear` mode they must fit.\nThe output has the cache's shape and type.\n"
@@ -62,12 +63,18 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Axis of the sequence in the cache, -2 by default; it may not be the batch axis.',
                 default=-2,
+                constraint=ValueConstraint(
+                    axis_of='past_cache',
+                ),
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
                 description='linear (the default) or circular: whether writes past the end wrap to the start.',
                 default='linear',
+                constraint=ValueConstraint(
+                    allowed=('linear', 'circular'),
+                ),
             ),
         }),
         type_constraints=(

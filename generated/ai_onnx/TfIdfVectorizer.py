@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Looks for the n-grams listed in the pool in each row of X, allowing gaps of up to\nmax_skip_count items between their elements, and counts them. The counts become term\nfrequencies, inverse document frequencies or their product, placed at the output positions\nngram_indexes gives.\n'
@@ -45,36 +46,54 @@ SCHEMAS = (
                 type=AttrType.INT,
                 description='Longest n-gram counted.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'max_skip_count': Attribute(
                 name='max_skip_count',
                 type=AttrType.INT,
                 description='Largest gap allowed between the items of an n-gram.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'min_gram_length': Attribute(
                 name='min_gram_length',
                 type=AttrType.INT,
                 description='Shortest n-gram counted.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'mode': Attribute(
                 name='mode',
                 type=AttrType.STRING,
                 description='Weighting: TF, IDF or TFIDF.',
                 required=True,
+                constraint=ValueConstraint(
+                    allowed=('TF', 'IDF', 'TFIDF'),
+                ),
             ),
             'ngram_counts': Attribute(
                 name='ngram_counts',
                 type=AttrType.INTS,
                 description='Start offset in the pool of the n-grams of each length.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'ngram_indexes': Attribute(
                 name='ngram_indexes',
                 type=AttrType.INTS,
                 description='Output position of each n-gram in the pool.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'pool_int64s': Attribute(
                 name='pool_int64s',

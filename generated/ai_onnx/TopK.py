@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Along `axis`, the k selected elements of each slice and their positions are returned; the two outputs have the input's shape with that axis shortened to k.\nVersion 1 takes k as an attribute and version 10 as an input. From version 11 `largest` may ask for the smallest elements instead, `sorted` may leave them in any order, and the axis may be negative.\n"
@@ -42,6 +43,9 @@ _ATTR_0 = Attribute(
     type=AttrType.INT,
     description='Axis to search along; -1 (the last) by default.',
     default=-1,
+    constraint=ValueConstraint(
+        axis_of='X',
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

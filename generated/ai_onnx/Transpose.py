@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Reorders the dimensions of `data` according to `perm`, so that output axis `i` is input axis `perm[i]` and `transposed.shape[i] = data.shape[perm[i]]`.\nWhen `perm` is omitted the axis order is simply reversed, which for a matrix is the ordinary transpose.\nFor example, a `(2, 3, 4)` tensor with `perm = [1, 0, 2]` becomes `(3, 2, 4)`.\n'
@@ -28,6 +29,10 @@ _ATTR_0 = Attribute(
     name='perm',
     type=AttrType.INTS,
     description=_TEXT_1,
+    constraint=ValueConstraint(
+        axis_of='data',
+        length_of='data',
+    ),
 )
 
 SCHEMAS = (

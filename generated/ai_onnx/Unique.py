@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Without `axis` the input is flattened and its distinct values are returned; with `axis` the distinct slices along that axis. `sorted` chooses ascending order or order of first appearance.\nThe optional outputs give the first position of each unique value, for each input element the position of its value among the unique ones, and how often each occurs.\n'
@@ -50,6 +51,9 @@ _ATTR_0 = Attribute(
     name='axis',
     type=AttrType.INT,
     description=_TEXT_2,
+    constraint=ValueConstraint(
+        axis_of='X',
+    ),
 )
 _ATTR_1 = Attribute(
     name='sorted',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     RuleRef,
     SupportType,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Each output dimension is the input dimension times its scale, rounded down; output values are sampled from the input by nearest neighbour or by linear interpolation.\nVersion 1, which is experimental, scales only height and width; version 7 takes a scale for every axis as an attribute and version 9 as an input. Version 10 deprecates the operator in favour of Resize.\n'
@@ -23,6 +24,9 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description='nearest (the default) or linear (bilinear in version 1).',
     default='nearest',
+    constraint=ValueConstraint(
+        allowed=('nearest', 'linear'),
+    ),
 )
 _PARAM_0 = FormalParameter(
     name='X',

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from opspec.runtime.constraints import attribute_violations
 from opspec.runtime.contract.context import bind_formals
 from opspec.runtime.inference.read_attributes import attribute_kind
 from opspec.runtime.contract.values import type_string
@@ -13,14 +14,22 @@ _VARIADIC = FormalParameterOption.Variadic
 _SINGLE = FormalParameterOption.Single
 
 
-def formal_positions(params: Sequence[Any], count: int) -> list[int | None]:
+def formal_positions(params: Sequence[Any], count: int) -> Sequence[int | None]:
     """For each of ``count`` actual values, the index of the formal parameter it binds to
     (None beyond every formal)."""
-    positions: list[int | None] = [None] * count
-    for index, bound in enumerate(bind_formals(params, count)):
-        for position in bound:
-            positions[position] = index
-    return positions
+    key = (id(params), count)
+    found = _POSITIONS.get(key)
+    if found is None or found[0] is not params:
+        positions: list[int | None] = [None] * count
+        for index, bound in enumerate(bind_formals(params, count)):
+            for position in bound:
+                positions[position] = index
+        found = _POSITIONS[key] = (params, tuple(positions))  # holding params keeps its id from being reused
+    return found[1]
+
+
+#: formal_positions by (the formal parameters' identity, count): schemas are few, nodes many.
+_POSITIONS: dict[tuple[int, int], tuple[Any, tuple[int | None, ...]]] = {}
 
 
 def _bound(count: int) -> str:
@@ -51,8 +60,33 @@ def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, 
     """Every way the node breaks ``schema``, one message each (empty when it conforms).
 
     ``inputs`` are the known input types (None when unknown or absent); ``attributes`` the
-    node's ``AttributeProto`` messages and ``values`` their plain values by name.
+    node's ``AttributeProto`` messages and ``values`` their plain values by name. Models
+    repeat the same node many times, so a node like one that conformed before is passed at
+    once (a schema without a rule checks attribute values here, so its nodes are always checked).
     """
+    key = None
+    if schema.inference is not None:
+        try:
+            key = (id(schema), output_count, tuple(inputs), tuple([not name for name in input_names]),
+                   tuple([(a.name, a.type or attribute_kind(a), a.ref_attr_name) for a in attributes]))
+            if _CONFORMING.get(key) is schema:
+                return []
+        except TypeError:  # something unhashable in a type
+            key = None
+    problems = _problems(schema, input_names, output_count, inputs, attributes, values)
+    if key is not None and not problems and len(_CONFORMING) < _CONFORMING_LIMIT:
+        _CONFORMING[key] = schema  # holding the schema keeps its id from being reused
+    return problems
+
+
+#: Nodes found to conform, by schema identity, output count, input types, which inputs are
+#: omitted, and attribute names and kinds.
+_CONFORMING: dict[tuple[Any, ...], OpSchema] = {}
+_CONFORMING_LIMIT = 16384
+
+
+def _problems(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
+              attributes: Sequence[Any], values: dict) -> list[str]:
     problems: list[str] = []
     count = len(input_names)
     problem = _arity("input", count, schema.min_input, schema.max_input)
@@ -106,12 +140,11 @@ def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, 
         if kind != spec.type:
             problems.append(f"attribute '{name}' must be {spec.type.spelling}, got {_kind_name(kind)}")
             continue
-        if spec.constraint is not None and name in values:
-            for violation in spec.constraint.violations(values[name]):
-                problems.append(f"attribute '{name}' {violation} ({spec.constraint.describe()})")
     for name, spec in declared.items():
         if spec.required and name not in values:
             problems.append(f"required attribute '{name}' is missing")
+    if schema.inference is None:  # otherwise the rule checks them (runtime.rulebook)
+        problems.extend(attribute_violations(schema, values, inputs))
     return problems
 
 

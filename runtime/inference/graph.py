@@ -148,10 +148,11 @@ _IR_INITIALIZERS_APART = 4
 
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
                 data_prop: bool = False, report: bool = True, external: Any = None,
-                overridable_initializers: bool | None = None) -> GraphOutcome:
+                overridable_initializers: bool | None = None, write_back: bool = True) -> GraphOutcome:
     """Infer every value of ``model``'s graph and write the results into it.
 
-    ``report`` also records each node's op (for :meth:`GraphOutcome.values`); ``external``
+    ``report`` also records each node's op (for :meth:`GraphOutcome.values`); ``write_back``
+    False leaves the model as it is (for a check that only wants the problems); ``external``
     (a :class:`~opspec.runtime.ir.external.ExternalData`) reads small initializers stored
     in files beside the model. Raises
     :class:`InferenceError` at the first node problem when ``strict_mode``.
@@ -250,8 +251,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             outcome.implied = engine.implied
         if report:
             outcome.nodes = nodes
-        _write_back(graph, outcome, value_info_types, output_types)
-        write_subgraphs(graph, engine.subgraphs.records)
+        if write_back:
+            _write_back(graph, outcome, value_info_types, output_types)
+            write_subgraphs(graph, engine.subgraphs.records)
     return outcome
 
 

@@ -8,7 +8,7 @@ every domain a node uses has an opset import. Problems are collected, never rais
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from opspec.runtime.ir.codes import AttrType
 
@@ -17,10 +17,12 @@ _ONNX_DOMAINS = ("", "ai.onnx")
 
 @dataclass(frozen=True)
 class GraphProblem:
-    """One structural problem: where it is (a graph or a node) and what is wrong."""
+    """One structural problem: where it is (a graph or a node), what is wrong, and its kind
+    (a stable code scripts can filter on)."""
 
     where: str
     message: str
+    code: str = "graph-structure"
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
@@ -55,7 +57,8 @@ def check_graphs(model: Any) -> list[GraphProblem]:
         _check_nodes(function.node, defined, frozenset(), label, own, problems)
         for name in function.output:
             if name not in defined:
-                problems.append(GraphProblem(label, f"output '{name}' is not produced by any node or input"))
+                problems.append(GraphProblem(label, f"output '{name}' is not produced by any node or input",
+                                             "graph-output"))
     return problems
 
 
@@ -67,55 +70,80 @@ def _check_graph(graph: Any, outer: frozenset[str], label: str, imported: set[st
                  problems: list[GraphProblem]) -> None:
     where = f"graph '{graph.name}'"
     defined: set[str] = set()
-    for name in _once(graph.input, "input", where, problems):
-        defined.add(name)
-    initializers = [*graph.initializer, *(sparse.values for sparse in graph.sparse_initializer)]
-    for name in _once(initializers, "initializer", where, problems):
-        defined.add(name)
+    _once([entry.name for entry in graph.input], "input", where, defined, problems)
+    names = [tensor.name for tensor in graph.initializer]
+    names += [sparse.values.name for sparse in graph.sparse_initializer]
+    _once(names, "initializer", where, defined, problems)
     _check_nodes(graph.node, defined, outer, label, imported, problems)
     for value_info in graph.output:
         name = value_info.name
         if name not in defined:
-            problems.append(GraphProblem(where, f"output '{name}' is not produced by any node, input or initializer"))
+            problems.append(GraphProblem(where, f"output '{name}' is not produced by any node, input or initializer",
+                                         "graph-output"))
 
 
-def _once(entries: Iterable[Any], kind: str, where: str, problems: list[GraphProblem]) -> Iterator[str]:
-    """The names of ``entries``, each reported once more for every repetition."""
-    seen: set[str] = set()
-    for entry in entries:
-        name = entry.name
-        if name in seen:
-            problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once"))
-        seen.add(name)
-        yield name
+def _once(names: list[str], kind: str, where: str, defined: set[str], problems: list[GraphProblem]) -> None:
+    """Add ``names`` to ``defined``, reporting each repetition among them."""
+    unique = set(names)
+    if len(unique) != len(names):
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                problems.append(GraphProblem(where, f"{kind} '{name}' is declared more than once", "duplicate-name"))
+            seen.add(name)
+    defined |= unique
 
 
 def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: str, imported: set[str],
                  problems: list[GraphProblem]) -> None:
-    later = {name for node in nodes for name in node.output if name}
+    later: set[str] | None = None  # every node output, made only when an input is not yet defined
+    defined.add("")  # an omitted optional input or output: set operations below then pass the common case at once
     for index, node in enumerate(nodes):
-        label = node_label(node, index, graph)
-        if _domain(node.domain) not in imported:
-            problems.append(GraphProblem(label, f"domain '{node.domain or 'ai.onnx'}' has no opset import"))
-        for name in node.input:
-            if not name or name in defined or name in outer:
-                continue
-            if name in later:
-                problems.append(GraphProblem(label, f"input '{name}' is produced by a later node "
-                                                    "(nodes must be in topological order)"))
-            else:
-                problems.append(GraphProblem(label, f"input '{name}' is not defined: no graph input, initializer "
-                                                    "or earlier node output has that name"))
-        visible = outer | defined
-        for subgraph in subgraphs(node):
-            _check_graph(subgraph, visible, subgraph.name, imported, problems)
-        for name in node.output:
+        domain = node.domain
+        if domain and _domain(domain) not in imported or not domain and "" not in imported:
+            problems.append(GraphProblem(node_label(node, index, graph),
+                                         f"domain '{domain or 'ai.onnx'}' has no opset import", "opset-import"))
+        inputs = node.input
+        if not defined.issuperset(inputs):
+            later = _check_inputs(nodes, node, index, graph, inputs, defined, outer, later, problems)
+        if node.attribute:
+            inner = list(subgraphs(node))
+            if inner:
+                visible = outer | defined  # a copy only for nodes that hold graphs: one at every node is quadratic
+                for subgraph in inner:
+                    _check_graph(subgraph, visible, subgraph.name, imported, problems)
+        outputs = node.output
+        if defined.isdisjoint(outputs) and (not outer or outer.isdisjoint(outputs)):
+            defined.update(outputs)
+            continue
+        for name in outputs:
             if not name:
                 continue
             if name in defined or name in outer:
-                problems.append(GraphProblem(label, f"output '{name}' is already defined: each value is "
-                                                    "assigned once"))
+                problems.append(GraphProblem(node_label(node, index, graph),
+                                             f"output '{name}' is already defined: each value is assigned once",
+                                             "duplicate-name"))
             defined.add(name)
+
+
+def _check_inputs(nodes: Any, node: Any, index: int, graph: str, inputs: Any, defined: set[str],
+                  outer: frozenset[str], later: set[str] | None, problems: list[GraphProblem]) -> set[str] | None:
+    """Report the node's inputs that nothing defined before it; the set of every node output
+    (made on first need) for the next call."""
+    for name in inputs:
+        if not name or name in defined or name in outer:
+            continue
+        if later is None:
+            later = {name for node in nodes for name in node.output if name}
+        if name in later:
+            problems.append(GraphProblem(node_label(node, index, graph),
+                                         f"input '{name}' is produced by a later node (nodes must be in "
+                                         "topological order)", "topological-order"))
+        else:
+            problems.append(GraphProblem(node_label(node, index, graph),
+                                         f"input '{name}' is not defined: no graph input, initializer or earlier "
+                                         "node output has that name", "undefined-value"))
+    return later
 
 
 __all__ = ["GraphProblem", "check_graphs", "node_label", "subgraphs"]

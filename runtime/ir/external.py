@@ -57,30 +57,36 @@ class ExternalData:
         copy.raw_data = data
         return copy
 
+    def location_problem(self, name: str, location: str) -> str | None:
+        """Why tensor ``name``'s external ``location`` may not be read (None when it may);
+        nothing is opened."""
+        return self._resolve(name, location)[1]
+
     def _path(self, name: str, location: str) -> str | None:
         """The file's real path if it lies inside the folder; otherwise record why not."""
-        refuse = self.refusals.append
+        path, problem = self._resolve(name, location)
+        if problem is not None:
+            self.refusals.append(problem)
+        return path
+
+    def _resolve(self, name: str, location: str) -> tuple[str | None, str | None]:
+        """(the file's real path, None) when it lies inside the folder, else (None, why not)."""
         if not location:
-            refuse(f"tensor '{name}': external data without a location")
-            return None
+            return None, f"tensor '{name}': external data without a location"
         if "\0" in location or os.path.isabs(location) or location.startswith(("/", "\\")) or ":" in location:
-            refuse(f"tensor '{name}': external data location '{location}' is not relative to the model's folder; "
-                   "not read")
-            return None
+            return None, (f"tensor '{name}': external data location '{location}' is not relative to the model's "
+                          "folder; not read")
         parts = location.replace("\\", "/").split("/")
         if ".." in parts:
-            refuse(f"tensor '{name}': external data location '{location}' leaves the model's folder; not read")
-            return None
+            return None, f"tensor '{name}': external data location '{location}' leaves the model's folder; not read"
         if self.folder is None:
-            refuse(f"tensor '{name}': external data '{location}' is not read: the model was not given as a file "
-                   "path, so it has no folder")
-            return None
+            return None, (f"tensor '{name}': external data '{location}' is not read: the model was not given as a "
+                          "file path, so it has no folder")
         path = os.path.realpath(os.path.join(self.folder, location))
         if os.path.commonpath([path, self.folder]) != self.folder:
-            refuse(f"tensor '{name}': external data location '{location}' leads outside the model's folder "
-                   "(through a link); not read")
-            return None
-        return path
+            return None, (f"tensor '{name}': external data location '{location}' leads outside the model's folder "
+                          "(through a link); not read")
+        return path, None
 
     def _read(self, name: str, location: str, path: str, offset: int, length: int) -> bytes | None:
         try:

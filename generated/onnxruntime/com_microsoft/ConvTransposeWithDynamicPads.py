@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Computes the transposed convolution of `X`, shaped `(N, C, D1, ..., Dn)`, with `W`, shaped `(C, M / group, k1, ..., kn)`, as the standard ConvTranspose does, giving `Y` of shape `(N, M, O1, ..., On)`.\nThe pads are read at run time from the int64 tensor `Pads`, laid out as `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`, so each output length is `stride_i * (D_i - 1) + output_padding_i + (k_i - 1) * dilation_i + 1 - pad_begin_i - pad_end_i`.\nonnxruntime's CPU kernel requires `Pads`; the optional bias `B` adds one value per output channel.\n"
@@ -65,22 +66,36 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use the pads), SAME_UPPER, SAME_LOWER, or VALID.',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
                 description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'output_padding': Attribute(
                 name='output_padding',
@@ -91,6 +106,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step between the positions of the kernel in the output; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Computes the convolution of `X`, shaped `(N, C, D1, ..., Dn)`, with the filters `W`, shaped `(M, C / group, k1, ..., kn)`, exactly as the standard Conv does, giving `Y` of shape `(N, M, O1, ..., On)` with the same spatial arithmetic (kernel, pads, strides, dilations, `auto_pad`).\nThe optional bias `B` and the optional tensor `Z`, which has the shape of `Y`, are added to the result, and the activation named by `activation` is then applied element by element, with `activation_params` supplying its constants.\nonnxruntime's graph optimizer writes this op when it folds a Conv and the activation (and Add) that follow it into one node.\n"
@@ -75,22 +76,36 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
                 description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -101,6 +116,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the kernel along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

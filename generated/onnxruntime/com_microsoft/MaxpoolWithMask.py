@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Slides a window of size `kernel_shape` over the spatial axes of `X`, shaped `(N, C, D1, ..., Dn)`, and writes the largest value it finds to `Y`, shaped `(N, C, O1, ..., On)` with the output lengths of the standard MaxPool for the same kernel, pads and strides (no dilations, no ceil mode).\nThe int32 mask `M` covers the spatial positions of the channel planes of `X`; scanning a window stops at the first position whose mask value is 0, so that position and the ones after it in the window do not take part.\n'
@@ -49,11 +50,18 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Size of the pooling window along each spatial axis; needed for shape inference.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -70,6 +78,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the window along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Takes the largest value inside a window of size `kernel_shape` sliding over the spatial axes of the channels-last `x`, shaped `(N, D1, ..., Dn, C)`, and gives `y` of shape `(N, O1, ..., On, C)`.\nThe output lengths follow the standard MaxPool's arithmetic (kernel, pads, strides, dilations, `auto_pad`, `ceil_mode`) on the channels-first view of `x`.\nonnxruntime's CPU optimizer writes this op for MaxPool nodes between quantized convolutions that it moves to the channels-last layout.\n"
@@ -44,6 +45,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
@@ -55,12 +59,20 @@ SCHEMAS = (
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between window taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Size of the pooling window along each spatial axis.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -71,6 +83,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the window along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Dequantizes `X`, averages it over windows as the standard AveragePool does, and quantizes the\nmeans with `y_scale` and `y_zero_point`. `X` is laid out (N, C, D1, ..., Dn), or\n(N, D1, ..., Dn, C) when `channels_last` is 1, and `Y` keeps that layout. Each output spatial\nlength is `floor((in + pad_begin + pad_end - kernel) / stride) + 1` (`ceil` with `ceil_mode`),\nor follows `auto_pad`; N and C are unchanged.\n'
@@ -71,6 +72,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding: NOTSET uses `pads`; VALID pads nothing; SAME_UPPER and SAME_LOWER pad so that each output length is the input length divided by the stride, rounded up, putting an odd extra cell at the end or the beginning.',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
@@ -95,6 +99,10 @@ SCHEMAS = (
                 type=AttrType.INTS,
                 description='Window size along each spatial axis.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -105,6 +113,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the window along each spatial axis; 1 when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Dequantizes the input and weights with their scales and zero points, convolves them as the\nstandard Conv does, adds the optional int32 bias, and quantizes the result with `y_scale` and\n`y_zero_point`. `x` is laid out (N, C, D1, ..., Dn), or (N, D1, ..., Dn, C) when `channels_last`\nis 1; `w` is always (M, C/group, k1, ..., kn). `y` has M channels in the layout of `x`, with the\nspatial lengths Conv gives.\n'
@@ -94,6 +95,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding: NOTSET uses `pads`; VALID pads nothing; SAME_UPPER and SAME_LOWER pad so that each output length is the input length divided by the stride, rounded up, putting an odd extra cell at the end or the beginning.',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'channels_last': Attribute(
                 name='channels_last',
@@ -105,17 +109,28 @@ SCHEMAS = (
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between kernel taps along each spatial axis; 1 when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
                 description='Number of groups the input and output channels are split into.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Kernel size along each spatial axis; taken from `w` when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -126,6 +141,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the window along each spatial axis; 1 when absent.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Convolves `X` with the filters `W` as the standard Conv does, then adds the optional bias `B` and the optional tensor `Sum` (shaped like `Y`) and applies the activation named by `activation`, if any, with the constants in `activation_params`.\n`X` is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, or, for a first layer with few input channels, in the plain `(N, C, D1, ..., Dn)` layout; `Y`, shaped `(N, M, O1, ..., On)`, is in the blocked layout.\n`W` holds the filters already rearranged and padded for the blocked kernels, so its leading dim `M` is the padded number of output channels; spatial lengths follow the standard Conv's arithmetic (kernel, pads, strides, dilations, `auto_pad`).\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op, with its rearranged filters, in place of a standard Conv or FusedConv.\n"
@@ -74,22 +75,36 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
                 description='Number of groups the (padded) channels are split into; 1 by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Spatial size of the kernel; taken from the trailing dims of `W` when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -100,6 +115,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the kernel along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

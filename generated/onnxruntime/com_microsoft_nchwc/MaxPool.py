@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Takes the largest value inside a sliding window over the spatial axes of `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels; the output `Y` stays in that layout, shaped `(N, Cp, O1, ..., On)`.\nOutput lengths follow the standard MaxPool's arithmetic (kernel, pads, strides, dilations, `auto_pad`, `ceil_mode`).\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard MaxPool.\n"
@@ -43,6 +44,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
@@ -54,12 +58,20 @@ SCHEMAS = (
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between window taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Size of the pooling window along each spatial axis.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -76,6 +88,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the window along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Averages the values inside a window sliding over the spatial axes, as the standard AveragePool does.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -49,6 +50,9 @@ _ATTR_2 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_2,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_3 = Attribute(
     name='count_include_pad',
@@ -61,6 +65,10 @@ _ATTR_4 = Attribute(
     type=AttrType.INTS,
     description='Size of the window along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_5 = Attribute(
     name='pads',
@@ -71,6 +79,10 @@ _ATTR_6 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description='Step of the window along each spatial axis; 1 when omitted.',
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -226,6 +238,10 @@ SCHEMAS = (
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between window taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

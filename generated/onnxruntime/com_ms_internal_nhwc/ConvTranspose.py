@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Computes a transposed convolution, as the standard ConvTranspose does; the weights `W` keep the standard `(C, M / group, k1, ..., kn)` layout and `Y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -68,22 +69,36 @@ _ATTR_2 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_3,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_3 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_4,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_4 = Attribute(
     name='group',
     type=AttrType.INT,
     description=_TEXT_5,
     default=1,
+    constraint=ValueConstraint(
+        minimum=1,
+    ),
 )
 _ATTR_5 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description=_TEXT_6,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_6 = Attribute(
     name='output_padding',
@@ -104,6 +119,10 @@ _ATTR_9 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description=_TEXT_10,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

@@ -12,6 +12,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Computes the p-norm of the values inside a window sliding over the spatial axes, as the standard LpPool does.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -35,12 +36,19 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_0,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_1 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description='Size of the window along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_2 = Attribute(
     name='p',
@@ -57,6 +65,10 @@ _ATTR_4 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description='Step of the window along each spatial axis; 1 when omitted.',
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -127,6 +139,10 @@ SCHEMAS = (
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between window taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

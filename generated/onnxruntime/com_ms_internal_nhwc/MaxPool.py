@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Takes the largest value inside a window sliding over the spatial axes, as the standard MaxPool does.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nThe optional `Indices` output keeps the standard op's meaning; its layout is not stated.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -54,12 +55,19 @@ _ATTR_2 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_2,
     default='NOTSET',
+    constraint=ValueConstraint(
+        allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+    ),
 )
 _ATTR_3 = Attribute(
     name='kernel_shape',
     type=AttrType.INTS,
     description='Size of the window along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_4 = Attribute(
     name='pads',
@@ -70,6 +78,10 @@ _ATTR_5 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description='Step of the window along each spatial axis; 1 when omitted.',
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
@@ -104,6 +116,10 @@ _ATTR_8 = Attribute(
     name='dilations',
     type=AttrType.INTS,
     description=_TEXT_8,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 
 SCHEMAS = (

@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Writes every value of `X` into a zero tensor at the position MaxPool recorded for it in `I`, as the standard MaxUnpool does; the output size follows from the kernel, strides and pads, or from `output_shape`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -64,6 +65,10 @@ _ATTR_2 = Attribute(
     type=AttrType.INTS,
     description='Size of the pooling window along each spatial axis.',
     required=True,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_3 = Attribute(
     name='pads',
@@ -74,6 +79,10 @@ _ATTR_4 = Attribute(
     name='strides',
     type=AttrType.INTS,
     description=_TEXT_6,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',

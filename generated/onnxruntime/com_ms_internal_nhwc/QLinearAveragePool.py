@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Averages quantized values inside a window sliding over the spatial axes: the input is read as `(X - x_zero_point) * x_scale`, averaged as by AveragePool, and requantized with `y_scale` and `y_zero_point`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps its usual layout, and the shapes are those of the com.microsoft op of the same name computed on the channels-first view of the data.\nThe op also keeps the `channels_last` attribute of the com.microsoft op it comes from; a node of this domain that sets it has its layout in doubt, and opspec then states only its rank and batch size.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -71,6 +72,9 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'ceil_mode': Attribute(
                 name='ceil_mode',
@@ -95,6 +99,10 @@ SCHEMAS = (
                 type=AttrType.INTS,
                 description='Size of the window along each spatial axis.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pads': Attribute(
                 name='pads',
@@ -105,6 +113,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step of the window along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

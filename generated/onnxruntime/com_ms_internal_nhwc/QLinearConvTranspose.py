@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Computes a transposed convolution of quantized data with quantized weights: each operand is read as `(value - zero_point) * scale`, the result is requantized with `y_scale` and `y_zero_point`; the weights `w` keep the `(C, M / group, k1, ..., kn)` layout of ConvTranspose and `y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps its usual layout, and the shapes are those of the standard ConvTranspose computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
@@ -94,22 +95,36 @@ SCHEMAS = (
                 type=AttrType.STRING,
                 description='Automatic padding policy: NOTSET (default, use `pads`), SAME_UPPER, SAME_LOWER, or VALID (no padding).',
                 default='NOTSET',
+                constraint=ValueConstraint(
+                    allowed=('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID', ''),
+                ),
             ),
             'dilations': Attribute(
                 name='dilations',
                 type=AttrType.INTS,
                 description='Spacing between kernel taps along each spatial axis; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'group': Attribute(
                 name='group',
                 type=AttrType.INT,
                 description='Number of groups the input and output channels are split into; 1 by default.',
                 default=1,
+                constraint=ValueConstraint(
+                    minimum=1,
+                ),
             ),
             'kernel_shape': Attribute(
                 name='kernel_shape',
                 type=AttrType.INTS,
                 description='Spatial size of the kernel; taken from the trailing dims of the weights when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'output_padding': Attribute(
                 name='output_padding',
@@ -130,6 +145,10 @@ SCHEMAS = (
                 name='strides',
                 type=AttrType.INTS,
                 description='Step between the positions of the kernel in the output; 1 when omitted.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
         }),
         type_constraints=(

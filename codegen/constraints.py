@@ -1,0 +1,50 @@
+"""Compile-time checks of an attribute's value constraint against the attribute itself.
+
+Each part of a constraint must make sense for the attribute's type (bounds for numbers,
+lengths for lists, axes for ints), allowed values must be of that type, and an input a
+limit is relative to must be an input of the version. The default is checked against the
+limits that need no input in :mod:`opspec.codegen.resolve`.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from opspec.runtime.schema import AttrType, ValueConstraint
+
+_NUMBERS = {AttrType.INT, AttrType.FLOAT, AttrType.INTS, AttrType.FLOATS}
+_INTS = {AttrType.INT, AttrType.INTS}
+_ELEMENT = {AttrType.INT: int, AttrType.INTS: int, AttrType.FLOAT: (int, float), AttrType.FLOATS: (int, float),
+            AttrType.STRING: str, AttrType.STRINGS: str}
+
+
+def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Iterable[str]) -> list[str]:
+    """Every way ``constraint`` does not fit an attribute of type ``kind`` in a version whose
+    inputs are ``inputs`` (empty when it fits)."""
+    problems = []
+    spelling = kind.spelling
+    if (constraint.minimum is not None or constraint.maximum is not None) and kind not in _NUMBERS:
+        problems.append(f"a bound (>, >=, <, <=) needs a number or a list of numbers, not {spelling}")
+    if constraint.allowed is not None:
+        element = _ELEMENT.get(kind)
+        if element is None:
+            problems.append(f"allowed values need an int, float or string type, not {spelling}")
+        else:
+            wrong = [value for value in constraint.allowed
+                     if not isinstance(value, element) or isinstance(value, bool)]
+            if wrong:
+                problems.append(f"allowed value {wrong[0]!r} is not of the attribute's type {spelling}")
+    relative_length = constraint.length_of is not None
+    if (constraint.min_length is not None or constraint.max_length is not None or relative_length) \
+            and not kind.is_list:
+        problems.append(f"a length (len) needs a list type, not {spelling}")
+    if constraint.axis_of is not None and kind not in _INTS:
+        problems.append(f"an axis range (in rank(...)) needs int or ints, not {spelling}")
+    names = set(inputs)
+    for relative_to in (constraint.axis_of, constraint.length_of):
+        if relative_to is not None and relative_to not in names:
+            known = ", ".join(sorted(names)) or "none"
+            problems.append(f"rank({relative_to}) names no input of this version (inputs: {known})")
+    return problems
+
+
+__all__ = ["constraint_problems"]

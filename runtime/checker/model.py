@@ -1,0 +1,187 @@
+"""Checks of a model's own fields, the ones ``onnx.checker`` makes before any schema: IR and
+opset versions, graph names, the types of graph inputs and outputs, every stored tensor
+(initializers, attribute tensors, sparse tensors) and every attribute's form.
+
+Problems are collected, never raised; each names where it is.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from opspec.runtime.checker.problems import ModelProblem
+from opspec.runtime.checker.tensors import check_sparse, check_tensor
+from opspec.runtime.inference.graph_checks import node_label
+
+#: The IR versions opspec reads (its IR module holds version 14's messages); models of IR
+#: version 1 and 2 predate opset imports.
+MIN_IR_VERSION, MAX_IR_VERSION = 3, 14
+
+# AttributeProto.AttributeType -> the field that holds its value.
+_ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
+                     8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
+_VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
+_HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})  # fields holding messages
+_TENSOR_TYPE_CASES = ("tensor_type", "sparse_tensor_type")
+
+
+class _Collector:
+    """The problems found so far, and how external data locations are judged."""
+
+    def __init__(self, folder: str | None) -> None:
+        self.problems: list[ModelProblem] = []
+        self.folder = folder
+        self._external: Any = None
+
+    def at(self, where: str) -> Callable[[str, str], None]:
+        """A reporter of problems located at ``where``."""
+        return lambda message, code: self.problems.append(ModelProblem(where, message, code))
+
+    def at_node(self, node: Any, index: int, graph: str) -> Callable[[str, str], None]:
+        """A reporter of problems located at a node (its label made only when one is found)."""
+        return lambda message, code: self.problems.append(ModelProblem(node_label(node, index, graph), message, code))
+
+    def location_problem(self, name: str, location: str) -> str | None:
+        if self.folder is None:
+            return f"tensor '{name}': external data location '{location}' cannot be checked without the model's folder"
+        if self._external is None:
+            from opspec.runtime.ir.external import ExternalData
+
+            self._external = ExternalData(self.folder)
+        problem: str | None = self._external.location_problem(name, location)
+        if problem is None and not os.path.isfile(os.path.join(self._external.folder, location)):
+            problem = f"tensor '{name}': external data file '{location}' does not exist in the model's folder"
+        return problem
+
+
+def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProblem]:
+    """Every problem of ``model``'s own fields; ``folder`` is where the model file lies
+    (external data must stay inside it), None when it was not read from a file."""
+    found = _Collector(folder)
+    report = found.at("model")
+    if not MIN_IR_VERSION <= model.ir_version <= MAX_IR_VERSION:
+        report(f"IR version {model.ir_version} is outside the versions opspec reads "
+               f"({MIN_IR_VERSION} to {MAX_IR_VERSION})", "ir-version")
+    _check_opsets(model.opset_import, report)
+    if model.HasField("graph"):
+        _check_graph(model.graph, found, main=True)
+    for function in model.functions:
+        where = f"function '{function.name}' (domain '{function.domain}')"
+        _check_opsets(function.opset_import, found.at(where))
+        _check_nodes(function.node, "", found)
+    return found.problems
+
+
+def _check_opsets(imports: Any, report: Callable[[str, str], None]) -> None:
+    from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.registry import SchemaError
+
+    seen: set[str] = set()
+    for entry in imports:
+        domain = entry.domain or "ai.onnx"
+        canonical = "" if entry.domain in ("", "ai.onnx") else entry.domain
+        if canonical in seen:
+            report(f"domain '{domain}' is imported more than once", "opset-import")
+        seen.add(canonical)
+        if entry.version < 1:
+            report(f"opset version {entry.version} of domain '{domain}' is not a version (versions start at 1)",
+                   "opset-version")
+            continue
+        try:
+            info = INFERENCE.domain(canonical)
+        except SchemaError:
+            continue  # a domain opspec does not know: its nodes are reported as unknown ops
+        if entry.version > info.opset_max:
+            report(f"opset version {entry.version} of domain '{domain}' is beyond the newest one opspec knows "
+                   f"({info.opset_max})", "opset-version")
+
+
+def _check_graph(graph: Any, found: _Collector, main: bool) -> None:
+    where = f"graph '{graph.name}'"
+    report = found.at(where)
+    if not graph.name:
+        report("the graph has no name", "graph-name")
+    for kind, group in (("input", graph.input), ("output", graph.output)):
+        for value_info in group:
+            _check_value_info(value_info, kind, main, report)
+    for tensor in graph.initializer:
+        check_tensor(tensor, report, found.location_problem)
+    for sparse in graph.sparse_initializer:
+        check_sparse(sparse, report, found.location_problem)
+    _check_nodes(graph.node, "" if main else graph.name, found)
+
+
+def _check_value_info(value_info: Any, kind: str, main: bool, report: Callable[[str, str], None]) -> None:
+    name = value_info.name
+    if not name:
+        report(f"a graph {kind} has no name", "value-info")
+    if not main:
+        return  # a subgraph's inputs and outputs may leave their types to inference
+    if not value_info.HasField("type"):
+        report(f"{kind} '{name}' has no type", "value-info")
+        return
+    case = value_info.type.WhichOneof("value")
+    if case is None:
+        report(f"{kind} '{name}' has a type with no kind (tensor, sequence, map, optional...)", "value-info")
+    elif case in _TENSOR_TYPE_CASES:
+        tensor_type = getattr(value_info.type, case)
+        if not tensor_type.HasField("elem_type"):
+            report(f"{kind} '{name}' has a tensor type with no element type", "value-info")
+
+
+def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:
+    for index, node in enumerate(nodes):
+        well_formed = node.op_type and (node.input or node.output)
+        if well_formed and not node.attribute:
+            continue
+        report = found.at_node(node, index, graph)
+        if not node.op_type:
+            report("the node has no op_type", "node-form")
+        if not node.input and not node.output:
+            report("the node has neither inputs nor outputs", "node-form")
+        names = [attribute.name for attribute in node.attribute]
+        if "" in names or len(set(names)) != len(names):
+            seen: set[str] = set()
+            for name in names:
+                if not name:
+                    report("an attribute has no name", "attribute-form")
+                elif name in seen:
+                    report(f"attribute '{name}' is given more than once", "attribute-duplicate")
+                seen.add(name)
+        for attribute in node.attribute:
+            _check_attribute(attribute, report, found)
+
+
+def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: _Collector) -> None:
+    kind = attribute.type
+    filled = [field.name for field, _ in attribute.ListFields() if field.name in _VALUE_FIELDS]
+    if len(filled) == 1 and _ATTRIBUTE_FIELDS.get(kind) == filled[0] and filled[0] not in _HOLDERS:
+        return  # the common case: one plain value in the field its type names
+    name = attribute.name
+    if len(filled) > 1:
+        report(f"attribute '{name}' fills more than one value field ({', '.join(filled)})", "attribute-form")
+    if not kind:
+        if not attribute.ref_attr_name:
+            report(f"attribute '{name}' has no type", "attribute-form")
+    else:
+        field = _ATTRIBUTE_FIELDS.get(kind)
+        if field is None:
+            report(f"attribute '{name}' has type {kind}, which is not an attribute type", "attribute-form")
+        elif filled and field not in filled:
+            report(f"attribute '{name}' says its type is {field!r} but fills {filled[0]!r}", "attribute-type")
+    if filled and filled[0] in _HOLDERS:
+        if "t" in filled:
+            check_tensor(attribute.t, report, found.location_problem)
+        for tensor in attribute.tensors:
+            check_tensor(tensor, report, found.location_problem)
+        if "sparse_tensor" in filled:
+            check_sparse(attribute.sparse_tensor, report, found.location_problem)
+        for sparse in attribute.sparse_tensors:
+            check_sparse(sparse, report, found.location_problem)
+        if "g" in filled:
+            _check_graph(attribute.g, found, main=False)
+        for graph in attribute.graphs:
+            _check_graph(graph, found, main=False)
+
+
+__all__ = ["MAX_IR_VERSION", "MIN_IR_VERSION", "check_model_fields"]

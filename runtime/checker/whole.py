@@ -1,0 +1,50 @@
+"""Everything ``opspec check`` checks in one model, as one list of located problems."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from opspec.runtime.checker.model import check_model_fields
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The problems of the model's fields and graph structure, those of its nodes (schema,
+    attribute constraints, inference, declared-vs-inferred conflicts; one per broken
+    constraint), and its node count."""
+
+    structure: list[Any]
+    nodes: list[Any]
+    node_count: int
+
+    @property
+    def problems(self) -> list[Any]:
+        return [*self.structure, *self.nodes]
+
+
+def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> CheckResult:
+    """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
+    file it was read from, whose folder external data must stay inside (None: not from a file)."""
+    from opspec.runtime.constraints import split_violations
+    from opspec.runtime.inference.api import infer_in_place
+    from opspec.runtime.inference.node_errors import NodeError
+    from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
+
+    folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
+    fields = check_model_fields(model, folder)
+    structure = [*fields, *check_graphs(model)]
+    result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True, report=False,
+                            write_back=False)
+    reported = {problem.message for problem in fields}
+    structure += [GraphProblem(f"graph '{model.graph.name}'", refusal, "external-data")
+                  for refusal in result.external_refusals if refusal not in reported]
+    unknown = [NodeError(node.index, node.name, node.op_type, node.domain, f"cannot be checked: {node.message}")
+               for node in result.unknown_nodes]
+    errors = [NodeError(error.index, error.name, error.op_type, error.domain, message)
+              for error in result.errors for message in split_violations(error.message)]
+    nodes = sorted([*errors, *unknown], key=lambda error: error.index)
+    return CheckResult(structure, nodes, result.node_count)
+
+
+__all__ = ["CheckResult", "check_model"]

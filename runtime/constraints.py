@@ -1,0 +1,114 @@
+"""Enforcing the value constraints the YAML declares on attributes, against one node.
+
+A constraint that needs no input (bounds, allowed values, list lengths) is checked on the
+value alone; an axis range or a list length relative to an input's rank is checked when
+that input's rank is known, and never otherwise. Only attributes the node sets are
+checked: the compiler has checked every default already.
+
+Every rule runs behind :func:`enforcing`, so inference reports a node whose attributes
+break their constraints as a node error, in place of the rule's answer.
+"""
+from __future__ import annotations
+
+import re
+from functools import wraps
+from typing import Any, Callable, Mapping, Sequence
+
+from opspec.runtime.contract.context import InferenceError
+from opspec.runtime.contract.values import SparseTensorType, TensorType
+from opspec.runtime.schema import AttrType, ValueConstraint
+
+_SCALARS: dict[AttrType, tuple[type, ...]] = {AttrType.INT: (int,), AttrType.FLOAT: (int, float),
+                                              AttrType.STRING: (str,)}
+_LISTS = {AttrType.INTS: AttrType.INT, AttrType.FLOATS: AttrType.FLOAT, AttrType.STRINGS: AttrType.STRING}
+
+
+def _fits(kind: AttrType, value: Any) -> bool:
+    """Whether ``value`` is of the kind the schema declares (a wrong kind is reported elsewhere)."""
+    if kind in _SCALARS:
+        return isinstance(value, _SCALARS[kind]) and not isinstance(value, bool)
+    if kind in _LISTS:
+        return isinstance(value, (list, tuple)) and all(_fits(_LISTS[kind], item) for item in value)
+    return False
+
+
+def _rank(schema: Any, inputs: Sequence[Any], formal: str) -> int | None:
+    """The rank of the input bound to formal parameter ``formal``, when it is known (only a
+    schema's last formal may be variadic, so a formal's position is its input's position)."""
+    for position, param in enumerate(schema.inputs):
+        if param.name == formal:
+            if position < len(inputs):
+                value = inputs[position]
+                if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
+                    return len(value.shape)
+            return None
+    return None
+
+
+def _rank_violations(constraint: ValueConstraint, value: Any, schema: Any, inputs: Sequence[Any]) -> list[str]:
+    problems = []
+    if constraint.axis_of is not None:
+        rank = _rank(schema, inputs, constraint.axis_of)
+        if rank is not None:
+            bound = rank + constraint.axis_extra
+            for axis in value if isinstance(value, (list, tuple)) else (value,):
+                if bound == 0:
+                    problems.append(f"axis {axis} cannot be given: input '{constraint.axis_of}' has rank 0")
+                elif not -bound <= axis < bound:
+                    problems.append(f"axis {axis} is outside [{-bound}, {bound - 1}] for input "
+                                    f"'{constraint.axis_of}' of rank {rank}")
+    if constraint.length_of is not None:
+        rank = _rank(schema, inputs, constraint.length_of)
+        if rank is not None:
+            wanted = constraint.length_scale * rank + constraint.length_offset
+            if len(value) != wanted:
+                problems.append(f"has {len(value)} values, but {constraint.length_text()} is {wanted} for input "
+                                f"'{constraint.length_of}' of rank {rank}")
+    return problems
+
+
+def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[str]:
+    """One message for every way the node's ``attributes`` (plain values by name) break their
+    constraints, given the node's input types ``inputs`` (None where unknown)."""
+    problems: list[str] = []
+    declared = schema.attributes
+    for name, value in attributes.items():
+        spec = declared.get(name)
+        if spec is None or spec.constraint is None or not _fits(spec.type, value):
+            continue
+        constraint = spec.constraint
+        found = constraint.violations(value)
+        if constraint.axis_of is not None or constraint.length_of is not None:
+            found += _rank_violations(constraint, value, schema, inputs)
+        shown = list(value) if isinstance(value, tuple) else value
+        problems.extend(f"attribute '{name}' = {shown!r}: {problem} (constraint: {constraint.describe()})"
+                        for problem in found)
+    return problems
+
+
+#: Between the messages of one node's broken constraints in the error its rule raises.
+JOINER = "; "
+_JOINED = re.compile(r"(?<=\)); (?=attribute ')")
+
+
+def split_violations(message: str) -> list[str]:
+    """The messages :func:`enforcing` joined into one node error, one per broken constraint."""
+    return _JOINED.split(message) if message.startswith("attribute '") else [message]
+
+
+def enforcing(rule: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``rule`` behind a check of the node's attribute constraints: a node that breaks one
+    is an :class:`InferenceError` naming every broken constraint."""
+
+    @wraps(rule)
+    def checked(ctx: Any) -> None:
+        if ctx._attributes:
+            problems = attribute_violations(ctx.schema, ctx._attributes, ctx._inputs)
+            if problems:
+                raise InferenceError(JOINER.join(problems))
+        rule(ctx)
+
+    return checked
+
+
+__all__ = ["JOINER", "attribute_violations", "enforcing", "split_violations"]

@@ -1,0 +1,142 @@
+"""Every attribute value constraint of the newest version of every ai.onnx operator is
+enforced: a node that breaks it (one per constrained attribute, made from the schema) is a
+node error naming the attribute and the constraint, in inference and in ``opspec check``.
+Hand-written cases follow, for the limits relative to an input's rank.
+"""
+from __future__ import annotations
+
+import pytest
+
+import opspec
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+from opspec.runtime.schema import AttrType  # noqa: E402
+
+RANK = 4
+
+
+def _newest_schemas():
+    newest = {}
+    for schema in opspec.get_all_schemas_with_history():
+        if schema.domain == "" and schema.since_version >= newest.get(schema.name, schema).since_version:
+            newest[schema.name] = schema
+    return newest
+
+
+def _constrained():
+    return [(schema, attribute) for _, schema in sorted(_newest_schemas().items())
+            for attribute in schema.attributes.values() if attribute.constraint is not None]
+
+
+def _violation(attribute):
+    """A value of the attribute's type that breaks its constraint, for an input of rank RANK."""
+    constraint, kind = attribute.constraint, attribute.type
+    element = {AttrType.INTS: AttrType.INT, AttrType.FLOATS: AttrType.FLOAT,
+               AttrType.STRINGS: AttrType.STRING}.get(kind, kind)
+    if constraint.allowed is not None:
+        bad = "not_a_choice" if element is AttrType.STRING else max(constraint.allowed) + 1
+    elif constraint.minimum is not None:
+        bad = constraint.minimum if constraint.exclusive_minimum else constraint.minimum - 1
+    elif constraint.maximum is not None:
+        bad = constraint.maximum if constraint.exclusive_maximum else constraint.maximum + 1
+    elif constraint.axis_of is not None:
+        bad = RANK + constraint.axis_extra
+    else:
+        bad = None
+    if element is AttrType.FLOAT and bad is not None:
+        bad = float(bad)
+    if kind is element:
+        return bad
+    if bad is not None:
+        return [bad]
+    if constraint.length_of is not None:
+        return [1] * (constraint.length_scale * RANK + constraint.length_offset + 1)
+    return [1] * ((constraint.max_length or 0) + 1)
+
+
+def _node_model(schema, name, value):
+    """A one-node model of ``schema`` whose attribute ``name`` is ``value``; every input is a
+    graph input, the ones a constraint is relative to of rank RANK, the others of unknown type."""
+    relative = {schema.attributes[name].constraint.axis_of, schema.attributes[name].constraint.length_of}
+    inputs, names = [], []
+    for param in schema.inputs:
+        if param.is_optional and param.name not in relative:
+            continue
+        tensor_types = sorted(t for t in param.types if t.startswith("tensor("))
+        if param.name in relative and tensor_types:
+            elem = helper.np_dtype_to_tensor_dtype(helper.tensor_dtype_to_np_dtype(
+                getattr(TensorProto, tensor_types[0][7:-1].upper())))
+            inputs.append(helper.make_tensor_value_info(param.name, elem, [2] * RANK))
+        else:
+            inputs.append(helper.make_tensor_value_info(param.name, TensorProto.UNDEFINED, None))
+        names.append(param.name)
+    outputs = [f"out{i}" for i in range(max(1, schema.min_output))]
+    node = helper.make_node(schema.name, names, outputs, name="n", **{name: value})
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info(o, 0, None) for o in outputs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", schema.since_version)])
+
+
+CONSTRAINED = _constrained()
+
+
+@pytest.mark.parametrize("schema,attribute", CONSTRAINED, ids=[f"{s.name}.{a.name}" for s, a in CONSTRAINED])
+def test_a_node_that_breaks_a_constraint_is_a_node_error(schema, attribute):
+    value = _violation(attribute)
+    assert attribute.constraint.violations(value) or attribute.constraint.axis_of or attribute.constraint.length_of
+    model = _node_model(schema, attribute.name, value)
+    prefix = f"attribute '{attribute.name}' = "
+    found = [e.message for e in opspec.infer(model).errors if e.message.startswith(prefix)
+             or f"; {prefix}" in e.message]
+    assert found and f"(constraint: {attribute.constraint.describe()})" in found[0], opspec.infer(model).errors
+
+
+def _conv(x_shape, w_shape=(4, 3, 3, 3), **attributes):
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="c", **attributes)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
+                               helper.make_tensor_value_info("w", TensorProto.FLOAT, w_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_lengths_relative_to_the_input_rank():
+    (error,) = opspec.infer(_conv([1, 3, 8, 8], pads=[1, 1, 1])).errors
+    assert error.message == ("attribute 'pads' = [1, 1, 1]: has 3 values, but 2 * rank(X) - 4 is 4 for input 'X' "
+                             "of rank 4 (constraint: len == 2 * rank(X) - 4)")
+    assert opspec.infer(_conv([1, 3, 8, 8], pads=[1, 1, 1, 1], strides=[2, 2])).errors == []
+    assert opspec.infer(_conv(["N", "C", "H", "W"], kernel_shape=[3, 3])).errors == []
+
+
+def test_a_limit_relative_to_an_unknown_rank_is_not_checked():
+    assert opspec.infer(_conv(None, None, pads=[1, 1, 1, 1, 1, 1])).errors == []  # 3 spatial axes: fine for rank 5
+
+
+def test_every_broken_constraint_of_a_node_is_named():
+    (error,) = opspec.infer(_conv([1, 3, 8, 8], strides=[0, 1, 1], group=0)).errors
+    assert error.message.count("attribute '") == 3  # two for strides (a zero, a length), one for group
+
+
+def test_check_gives_constraint_problems_their_code(tmp_path, capsys):
+    import json
+
+    from opspec.cli import main
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_conv([1, 3, 8, 8], auto_pad="SAME").SerializeToString())
+    assert main(["check", str(path), "--format", "json"]) == 1
+    (problem,) = json.loads(capsys.readouterr().out)["problems"]
+    assert problem["code"] == "attribute-value" and problem["node"] == "c"
+
+
+def test_check_lists_each_broken_constraint_of_a_node_as_a_problem(tmp_path, capsys):
+    import json
+
+    from opspec.cli import main
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_conv([1, 3, 8, 8], auto_pad="SAME", pads=[1, 1, 1]).SerializeToString())
+    assert main(["check", str(path), "--format", "json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [(p["code"], p["message"].split(" = ")[0]) for p in problems] == [
+        ("attribute-value", "attribute 'auto_pad'"), ("attribute-value", "attribute 'pads'")]

@@ -1,0 +1,228 @@
+"""``opspec check`` held against ``onnx.checker.check_model(full_check=True)``: every kind of
+model onnx rejects is rejected with its own code, malformed models made from a seed are never
+accepted where onnx rejects them (except the committed list of onnx's overstrict cases), and
+real exported models are accepted wherever onnx accepts them.
+
+``OPSPEC_CHECKER_CASES`` sets the number of malformed models (default 150).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, checker, helper  # noqa: E402
+
+from malformed_models import malformed_models  # noqa: E402
+from opspec.cli import main  # noqa: E402
+from opspec.runtime.checker import check_model  # noqa: E402
+from opspec.runtime.checker.codes import CODES  # noqa: E402
+from opspec.runtime.checker.onnx_differences import ONNX_OVERSTRICT, excused  # noqa: E402
+from opspec.runtime.ir import ModelLoadError, load_model  # noqa: E402
+
+CASES = int(os.environ.get("OPSPEC_CHECKER_CASES", "150"))
+SEED = 20261126  # not used by any other generator of the suite
+
+
+def _model(**changes):
+    graph = helper.make_graph([helper.make_node("Add", ["x", "c"], ["y"], name="add")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor("c", TensorProto.FLOAT, [2], [1.0, 2.0])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _clear_data(tensor):
+    for field in ("float_data", "int32_data", "int64_data", "raw_data", "double_data", "uint64_data", "string_data"):
+        tensor.ClearField(field)
+
+
+def _wrong_field(m):
+    _clear_data(m.graph.initializer[0])
+    m.graph.initializer[0].int64_data.extend([1, 2])
+
+
+def _external_outside(m):
+    tensor = m.graph.initializer[0]
+    _clear_data(tensor)
+    tensor.data_location = TensorProto.EXTERNAL
+    entry = tensor.external_data.add()
+    entry.key, entry.value = "location", "../../etc/passwd"
+
+
+def _sparse_out_of_range(m):
+    values = helper.make_tensor("s", TensorProto.FLOAT, [2], [1.0, 2.0])
+    indices = helper.make_tensor("si", TensorProto.INT64, [2], [0, 5])
+    m.graph.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [4]))
+
+
+def _attribute_twice(m):
+    node = m.graph.node[0]
+    node.op_type = "Softmax"
+    node.input.pop()
+    node.attribute.extend([helper.make_attribute("axis", 0), helper.make_attribute("axis", 0)])
+
+
+def _attribute_field_mismatch(m):
+    node = m.graph.node[0]
+    node.op_type = "Softmax"
+    node.input.pop()
+    attribute = node.attribute.add()
+    attribute.name, attribute.type, attribute.f = "axis", 2, 1.0
+
+
+ONNX_REJECTS = {
+    "ir-version": lambda m: setattr(m, "ir_version", 15),
+    "opset-version": lambda m: setattr(m.opset_import[0], "version", 0),
+    "tensor-data-field": _wrong_field,
+    "tensor-data-count": lambda m: setattr(m.graph.initializer[0], "raw_data", b"123")
+    or m.graph.initializer[0].ClearField("float_data"),
+    "tensor-data-type": lambda m: setattr(m.graph.initializer[0], "data_type", 0),
+    "tensor-dims": lambda m: m.graph.initializer[0].dims.__setitem__(0, -1),
+    "value-info": lambda m: m.graph.input[0].type.Clear(),
+    "graph-name": lambda m: setattr(m.graph, "name", ""),
+    "attribute-duplicate": _attribute_twice,
+    "attribute-type": _attribute_field_mismatch,
+    "sparse-tensor": _sparse_out_of_range,
+    "external-data": _external_outside,
+    "declared-conflict": lambda m: setattr(m.graph.output[0].type.tensor_type, "elem_type", TensorProto.INT64),
+}
+
+
+@pytest.mark.parametrize("code", sorted(ONNX_REJECTS))
+def test_each_kind_onnx_rejects_is_one_located_problem_with_its_code(code, tmp_path, capsys):
+    model = _model()
+    ONNX_REJECTS[code](model)
+    with pytest.raises(Exception):  # noqa: B017 - onnx raises ValidationError or InferenceError
+        checker.check_model(model, full_check=True)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    assert main(["check", str(path), "--format", "json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert code in [problem["code"] for problem in problems], problems
+    assert all(problem["code"] in CODES for problem in problems)
+
+
+def test_every_problem_is_reported_at_once():
+    model = _model()
+    for code in ("ir-version", "tensor-data-field", "graph-name", "declared-conflict"):
+        ONNX_REJECTS[code](model)
+    codes = {problem.code if hasattr(problem, "code") else "node" for problem in
+             check_model(load_model(model.SerializeToString()).model).problems}
+    assert {"ir-version", "tensor-data-field", "graph-name"} <= codes
+
+
+def test_external_data_is_judged_without_reading_it(tmp_path):
+    model = _model()
+    _external_outside(model)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    (problem,) = [p for p in check_model(load_model(str(path)).model, str(path)).problems]
+    assert problem.code == "external-data" and "leaves the model's folder; not read" in problem.message
+
+
+def test_the_data_count_and_packing_of_each_storage_field():
+    from opspec.runtime.checker.tensors import check_tensor
+
+    def problems(tensor):
+        found = []
+        check_tensor(tensor, lambda message, code: found.append(code), lambda *_: None)
+        return found
+
+    assert problems(helper.make_tensor("t", TensorProto.INT4, [3], [1, 2, 3])) == []  # two values per int32
+    assert problems(helper.make_tensor("t", TensorProto.COMPLEX64, [1], [1 + 2j])) == []  # two floats per value
+    short = helper.make_tensor("t", TensorProto.FLOAT, [2], [1.0, 2.0])
+    del short.float_data[-1]
+    assert problems(short) == ["tensor-data-count"]
+    empty = helper.make_tensor("t", TensorProto.FLOAT, [0], [])
+    empty.raw_data = b""
+    assert problems(empty) == []  # an empty raw_data is no data
+    strings = helper.make_tensor("t", TensorProto.STRING, [1], [b"a"])
+    _clear_data(strings)
+    strings.raw_data = b"a"
+    assert problems(strings) == ["tensor-data-field"]
+
+
+def _onnx_verdict(model_or_path) -> str:
+    try:
+        checker.check_model(model_or_path, full_check=True)
+    except Exception as error:  # noqa: BLE001 - onnx's ValidationError or InferenceError
+        return str(error).splitlines()[0] or type(error).__name__
+    return ""
+
+
+def test_malformed_models_onnx_rejects_are_rejected(tmp_path):
+    from conformance.harness import cases
+
+    models = [case.model for case in cases()]
+    path = tmp_path / "m.onnx"
+    missed, rejected = [], 0
+    for case, model in malformed_models(SEED, CASES, models):
+        path.write_bytes(model.SerializeToString())
+        verdict = _onnx_verdict(str(path))
+        try:
+            problems = check_model(load_model(str(path)).model, str(path)).problems
+        except ModelLoadError:
+            problems = ["cannot be read"]
+        if verdict and not problems and excused(verdict) is None:
+            missed.append((case, verdict))
+        rejected += bool(verdict)
+    assert rejected > CASES // 2  # the generator makes models onnx rejects
+    assert missed == []
+
+
+def _overstrict_models():
+    sys.path.insert(0, os.path.dirname(__file__))
+    import exporter_models
+
+    no_shape = exporter_models.detection_head()  # its outputs have no shape, as exporters write them
+    no_shape.ir_version = 10  # one onnxruntime reads
+    simplified = helper.make_model(
+        helper.make_graph([helper.make_node("SimplifiedLayerNormalization", ["x", "s"], ["y"], axis=-1)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4]),
+                           helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])]),
+        opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    return [no_shape, simplified]
+
+
+@pytest.mark.parametrize("index", range(len(ONNX_OVERSTRICT)))
+def test_onnx_overstrict_cases_run_in_onnxruntime_and_pass_opspec(index):
+    ort = pytest.importorskip("onnxruntime")
+    case, model = ONNX_OVERSTRICT[index], _overstrict_models()[index]
+    verdict = _onnx_verdict(model)
+    assert excused(verdict) is case, verdict
+    assert check_model(load_model(model.SerializeToString()).model).problems == []
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = {}
+    for value in session.get_inputs():
+        shape = [dim if isinstance(dim, int) else 2 for dim in value.shape]
+        kind = np.int64 if "int64" in value.type else np.float32
+        feeds[value.name] = np.ones(shape, dtype=kind)
+    session.run(None, feeds)
+
+
+def test_real_exported_models_pass_where_onnx_passes():
+    import exporter_models
+    import models
+
+    builders = [exporter_models.unet, exporter_models.detection_head, exporter_models.quantized_matmul,
+                exporter_models.bidirectional_lstm, exporter_models.rotary_attention, exporter_models.fused_attention,
+                exporter_models.vit_embedding, exporter_models.fused_attention_4d,
+                exporter_models.interpolate_pyramid, models.small_cnn, models.transformer]
+    for build in builders:
+        model = build()
+        verdict = _onnx_verdict(model)
+        problems = check_model(load_model(model.SerializeToString()).model).problems
+        assert verdict == "" or excused(verdict) is not None, (build.__name__, verdict)
+        assert problems == [], (build.__name__, problems)
+
+
+def test_every_code_is_documented_in_the_readme():
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
+    assert [code for code in CODES if f"`{code}`" not in readme] == []
+    assert [case.name for case in ONNX_OVERSTRICT if case.name not in readme] == []
