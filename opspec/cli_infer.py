@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
+from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
 from opspec.cli_report import declared_types, print_table, problem_json, value_json, value_rows, write_json
 
 
@@ -26,6 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     for command in (infer, check):
         command.add_argument("--format", choices=("text", "json"), default="text",
                              help="text for people (default) or json for scripts")
+        add_gate_options(command, unknown=command is infer)
 
 
 def _load(path: str) -> Any:
@@ -66,8 +68,9 @@ def _infer(args: argparse.Namespace) -> int:
     declared = declared_types(model)
     without_rule = ops_without_rule(model)
     try:
-        result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
-                      data_prop=not args.no_data_prop)
+        with Progress(f"inferring {args.model}", enabled=args.format == "text" and not args.quiet):
+            result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
+                                    data_prop=not args.no_data_prop)
     except InferenceError as error:
         if args.format == "json":
             write_json({"ok": False, "errors": [{"message": str(error)}]}, sys.stdout)
@@ -75,6 +78,7 @@ def _infer(args: argparse.Namespace) -> int:
             print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
     rows = value_rows(result.values, declared)
+    status = gate_status(len(result.errors), len(result.unknown_reasons), len(without_rule), args.fail_on_unknown)
     if args.output:
         from opspec.runtime.ir import save_model
 
@@ -84,7 +88,7 @@ def _infer(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write {args.output}: {error.strerror or error}") from None
     if args.format == "json":
         write_json({
-            "ok": not result.errors, "nodes": result.node_count,
+            "ok": status == EXIT_OK, "nodes": result.node_count,
             "values": [value_json(row) for row in rows],
             "errors": [problem_json(error) for error in result.errors],
             "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
@@ -96,8 +100,12 @@ def _infer(args: argparse.Namespace) -> int:
                                for domain, version in sorted(result.implied_opsets.items())],
             "output": args.output,
         }, sys.stdout)
-        return EXIT_FAILED if result.errors else EXIT_OK
-    print_table(rows, sys.stdout)
+        return status
+    problems = bool(result.errors or result.unknown_reasons or without_rule or refusals)
+    if args.quiet and not problems:
+        return status
+    if not args.quiet:
+        print_table(rows, sys.stdout)
     if result.errors:
         print(f"\n{plural(len(result.errors), 'error')}:")
         for error in result.errors:
@@ -110,7 +118,7 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):")
         for domain, op_type, version in without_rule:
             print(f"  {op_type} version {version} (domain '{domain}')")
-    if result.implied_opsets:
+    if result.implied_opsets and not args.quiet:
         print(f"\n{plural(len(result.implied_opsets), 'domain')} used without an opset import "
               "(inferred at its newest version, as onnxruntime runs it):")
         for domain, version in sorted(result.implied_opsets.items()):
@@ -119,11 +127,11 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"\n{plural(len(refusals), 'tensor')} with external data not read:")
         for refusal in refusals:
             print(f"  {refusal}")
-    if args.output:
+    if args.output and not args.quiet:
         print(f"\nwrote {args.output}")
-    print(f"\n{result.node_count} nodes, {len(rows)} values; {plural(len(result.errors), 'error')}, "
-          f"{plural(len(result.unknown_reasons), 'unknown op')}")
-    return EXIT_FAILED if result.errors else EXIT_OK
+    print("\n" + summary_line(args.model, result.node_count, len(rows), len(result.errors),
+                              len(result.unknown_reasons), len(without_rule)))
+    return status
 
 
 def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
@@ -150,7 +158,8 @@ def _check(args: argparse.Namespace) -> int:
 
     model = _load(args.model)
     structure = check_graphs(model)
-    result, refusals = _run(model, args.model, check_type=True, strict_mode=False, data_prop=True)
+    with Progress(f"checking {args.model}", enabled=args.format == "text" and not args.quiet):
+        result, refusals = _run(model, args.model, check_type=True, strict_mode=False, data_prop=True)
     structure += [GraphProblem(f"graph '{model.graph.name}'", refusal) for refusal in refusals]
     nodes = sorted([*result.errors, *(_no_schema(node) for node in result.unknown_nodes)],
                    key=lambda error: error.index)
@@ -169,7 +178,8 @@ def _check(args: argparse.Namespace) -> int:
         else:
             print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {plural(result.node_count, 'node')} conform to their schemas")
+    if not args.quiet:
+        print(f"ok: {plural(result.node_count, 'node')} conform to their schemas")
     return EXIT_OK
 
 
