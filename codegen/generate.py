@@ -14,6 +14,7 @@ from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
+from opspec.codegen.vocabulary import builtin_domains, extension_problems, is_builtin
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OPDEFS = REPO / "opdefs"
@@ -102,6 +103,9 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     rendered into the subfolder of ``out`` named like it.
     """
     domains = compile_tree(opdefs)
+    if not is_builtin(opdefs) and (problems := extension_problems(
+            tuple(domain.decl for domain in domains), builtin_domains(), "the built-in op set", claims=False)):
+        raise CompileError(problems)
     layers = {folder.name: _compile_layer(folder, domains) for folder in layered_trees(opdefs)}
     files = _rendered(opdefs, domains, out, _suite(opdefs), tuple(layers))
     for name, layer_domains in layers.items():
@@ -129,22 +133,9 @@ def _compile_layer(folder: Path, base: tuple[CompiledDomain, ...]) -> tuple[Comp
         raise CompileError([Diagnostic(Location(_display(folder / LAYER_FILE), 1, 1),
                                        f"a layered op set's folder name must be a Python identifier, not {folder.name!r}")])
     domains = compile_tree(folder)
-    by_name = {domain.decl.name: domain.decl for domain in base}
-    problems = []
-    for domain in domains:
-        decl = domain.decl
-        target = by_name.get(decl.name)
-        if decl.extends and target is None:
-            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends a domain that "
-                                                      f"{_display(folder.parent)} does not define"))
-        elif decl.extends and (decl.node_domain != target.node_domain or decl.opset_min < target.opset_min
-                               or decl.opset_max > target.opset_max):
-            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends {target.path}: it must use "
-                                                      f"its node domain and stay within opsets "
-                                                      f"{target.opset_min}-{target.opset_max}"))
-        elif not decl.extends and target is not None:
-            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} is defined in {target.path}; "
-                                                      "say `extends: true` to add versions to it"))
+    targets = {spelling: domain.decl for domain in base
+               for spelling in (domain.decl.name, domain.decl.node_domain, *domain.decl.aliases)}
+    problems = extension_problems(tuple(domain.decl for domain in domains), targets, _display(folder.parent))
     if problems:
         raise CompileError(problems)
     return domains
