@@ -118,6 +118,9 @@ def _import(args: argparse.Namespace) -> int:
         print(f"kept {path} (it exists; --force drafts it again, keeping its descriptions and bindings)")
     for name, reason in report.failed:
         print(f"opspec: {name}: {reason}", file=sys.stderr)
+    if report.without_rule:
+        print(f"opspec: warning: no known inference rule for {', '.join(report.without_rule)}: drafted with "
+              "`inference: null`; name a rule or write one (docs/rules.md lists them)", file=sys.stderr)
     print(f"{len(report.drafted)} drafted, {len(report.skipped)} kept, {len(report.failed)} failed; "
           "write descriptions in place of the TODO markers")
     return EXIT_FAILED if report.failed else EXIT_OK
