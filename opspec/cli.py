@@ -160,9 +160,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
-    from opspec.cli_infer import register
+    from opspec import cli_infer, cli_scaffold
 
-    register(commands)
+    cli_infer.register(commands)
+    cli_scaffold.register(commands)
     for command in commands.choices.values():
         if command.prog.split()[-1] in _USES_REGISTRY:
             command.add_argument("--registry", metavar="DIR", action="append", default=[],
