@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Callable
 
 from opspec.cli_common import EXIT_OK, UserError
 
@@ -27,34 +28,34 @@ def register(commands: argparse._SubParsersAction) -> None:
     schema_path.set_defaults(run=_schema_path)
 
 
-def _init(args: argparse.Namespace) -> int:
-    from opspec.codegen.scaffold import ScaffoldError, init_tree
+def _written(make: Callable[[], list[Path]], where: str) -> None:
+    """Run a scaffolding step and list the files it wrote; its refusals are one-line user errors."""
+    from opspec.codegen.scaffold import ScaffoldError
 
-    folder = Path(args.folder)
     try:
-        written = init_tree(folder, args.domain)
+        written = make()
     except ScaffoldError as error:
         raise UserError(str(error)) from None
     except OSError as error:
-        raise UserError(f"cannot write {error.filename or folder}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {error.filename or where}: {error.strerror or error}") from None
     for path in written:
         print(f"wrote {path}")
+
+
+def _init(args: argparse.Namespace) -> int:
+    from opspec.codegen.scaffold import init_tree
+
+    folder = Path(args.folder)
+    _written(lambda: init_tree(folder, args.domain), args.folder)
     print(f"next: opspec generate --opdefs {folder / 'opdefs'} --out {folder / 'build'}/<name>, "
           f"then python -m pytest {folder / 'tests'} (see {folder / 'README.md'})")
     return EXIT_OK
 
 
 def _new_op(args: argparse.Namespace) -> int:
-    from opspec.codegen.scaffold import ScaffoldError, new_op
+    from opspec.codegen.scaffold import new_op
 
-    try:
-        written = new_op(Path(args.tree), args.op, args.domain, args.family)
-    except ScaffoldError as error:
-        raise UserError(str(error)) from None
-    except OSError as error:
-        raise UserError(f"cannot write {error.filename or args.tree}: {error.strerror or error}") from None
-    for path in written:
-        print(f"wrote {path}")
+    _written(lambda: new_op(Path(args.tree), args.op, args.domain, args.family), args.tree)
     return EXIT_OK
 
 
