@@ -67,15 +67,17 @@ def extension_problems(domains: tuple[DomainDecl, ...], targets: dict[str, Domai
     problems = []
     for decl in domains:
         target = next((targets[s] for s in (decl.name, decl.node_domain, *decl.aliases) if s in targets), None)
-        if decl.extends and target is None:
-            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends a domain that {base} does not "
-                                                      "define"))
-        elif decl.extends and (decl.name != target.name or decl.node_domain != target.node_domain
-                               or decl.opset_min < target.opset_min or decl.opset_max > target.opset_max):
-            problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends {target.path}: it must use "
-                                                      f"its name {target.name!r}, its node domain and stay within "
-                                                      f"opsets {target.opset_min}-{target.opset_max}"))
-        elif claims and not decl.extends and target is not None:
+        if target is None:
+            if decl.extends:
+                problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends a domain that {base} "
+                                                          "does not define"))
+        elif decl.extends:
+            if (decl.name != target.name or decl.node_domain != target.node_domain
+                    or decl.opset_min < target.opset_min or decl.opset_max > target.opset_max):
+                problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends {target.path}: it must "
+                                                          f"use its name {target.name!r}, its node domain and stay "
+                                                          f"within opsets {target.opset_min}-{target.opset_max}"))
+        elif claims:
             problems.append(Diagnostic(decl.location, f"domain {decl.name!r} is defined in {target.path}; "
                                                       "say `extends: true` to add versions to it"))
     return problems
