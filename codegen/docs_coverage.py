@@ -27,7 +27,7 @@ NO_RULE = "#222222"
 COVERAGE_PAGE = "coverage.md"
 COVERAGE_PICTURE = "coverage.svg"
 _CELL, _LABEL, _HEAD = 14, 220, 56
-_LEGEND_WIDTH = 560
+_LEGEND_WIDTH = 640
 
 
 def _cell(x: int, y: int, fill: str, title: str, ruled: bool) -> str:
