@@ -68,7 +68,8 @@ def _infer(args: argparse.Namespace) -> int:
     declared = declared_types(model)
     without_rule = ops_without_rule(model)
     try:
-        with Progress(f"inferring {args.model}", enabled=args.format == "text" and not args.quiet):
+        with Progress(f"inferring {args.model}, {plural(len(model.graph.node), 'node')}",
+                      enabled=args.format == "text" and not args.quiet):
             result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
                                     data_prop=not args.no_data_prop)
     except InferenceError as error:

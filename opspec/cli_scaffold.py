@@ -43,11 +43,12 @@ def _written(make: Callable[[], list[Path]], where: str) -> None:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from opspec.codegen.render import module_name
     from opspec.codegen.scaffold import init_tree
 
     folder = Path(args.folder)
     _written(lambda: init_tree(folder, args.domain), args.folder)
-    print(f"next: opspec generate --opdefs {folder / 'opdefs'} --out {folder / 'build'}/<name>, "
+    print(f"next: opspec generate --opdefs {folder / 'opdefs'} --out {folder / 'build' / module_name(args.domain)}, "
           f"then python -m pytest {folder / 'tests'} (see {folder / 'README.md'})")
     return EXIT_OK
 
