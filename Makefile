@@ -8,12 +8,12 @@ LOCK   := requirements/lock.txt
 # pip's own notices about this machine's configuration are not ours to print; errors still show.
 PIP     = -m pip --quiet --quiet --disable-pip-version-check
 
-.PHONY: generate test check bench conformance lock compat clean
+.PHONY: generate test docs check bench conformance lock compat clean
 
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python $(PIP) install -c $(LOCK) pip setuptools
-	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev]'
+	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,docs]'
 	touch $(STAMP)
 
 ## Compile opdefs/ (and the IR protos) into generated/, print a summary, byte-compile the package.
@@ -25,6 +25,10 @@ generate: $(STAMP)
 test: $(STAMP)
 	$(BIN)/opspec generate --check
 	$(BIN)/python -m pytest
+
+## Build the reference site with search (MkDocs, strict: any warning or broken link fails) into build/site.
+docs: $(STAMP)
+	$(BIN)/python -m opspec.codegen.docs_site
 
 ## Score ONNX's node conformance suite, rewrite the committed expectations, regenerate the docs.
 conformance: $(STAMP)

@@ -16,7 +16,7 @@ ROOTS = {
     "opspec.opdefs": "opdefs",
 }
 #: Data files shipped in the wheel: templates, opdefs (YAML, JSON Schemas, the format guide), docs.
-DATA_SUFFIXES = (".j2", ".yaml", ".json", ".md")
+DATA_SUFFIXES = (".j2", ".yaml", ".json", ".md", ".svg")
 
 
 def _layout() -> tuple[list[str], dict[str, list[str]]]:

@@ -16,6 +16,7 @@ from opspec.codegen.resolve import resolve_op
 from opspec.codegen.type_sets import TypeSets
 from opspec.codegen.version_extras import read_version_extras
 from opspec.codegen.rule_specs import RULES_FOLDER, DeclaredRule, read_catalogue, rule_modules
+from opspec.codegen.vocabulary import inherited_types
 from opspec.runtime.schema import OpSchema
 
 
@@ -69,7 +70,7 @@ def compile_tree(root: Path, warn: Callable[[Diagnostic], None] = print_warning)
     diagnostics = Diagnostics()
     if not root.is_dir():
         raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
-    tree = load_tree(root, diagnostics)
+    tree = load_tree(root, diagnostics, inherited_types(root))
     read_version_extras(tree, diagnostics)
     catalogue = _catalogue(root, diagnostics)
     domains = _resolve(tree, catalogue, diagnostics)

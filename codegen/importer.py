@@ -22,6 +22,11 @@ from opspec.runtime.types import normalize_type_string
 
 TODO = "TODO"
 RuleChooser = Callable[[str, int], "str | dict[str, Any] | None"]
+#: The modeline of a draft in the built-in tree's layout (``<tree>/<domain>/<family>/<Op>.yaml``).
+OP_MODELINE = "# yaml-language-server: $schema=../../schema/op.schema.json"
+#: Written beside ``inference: null`` when no rule is known for a version.
+NO_RULE_NOTE = "  # no rule known: outputs stay untyped until one is named or written"
+_UNSET = object()
 
 
 @dataclass(frozen=True)
@@ -162,15 +167,19 @@ def _function_lines(version: _Version) -> list[str]:
 
 
 def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | None = None,
-             kept: Kept | None = None) -> str:
-    """YAML text for one operator, given all its onnx schemas (and what a person wrote before)."""
+             kept: Kept | None = None, modeline: str = OP_MODELINE) -> str:
+    """YAML text for one operator, given all its onnx schemas (and what a person wrote before).
+
+    Every version states its rule or, where none is known, ``inference: null`` with a note:
+    a draft never leaves a gap that reads as an oversight.
+    """
     kept = kept or Kept()
     versions = [_version(s) for s in sorted(schemas, key=lambda s: s.since_version)]
     name = schemas[0].name
-    lines = ["# yaml-language-server: $schema=../../schema/op.schema.json", f"op: {name}"]
+    lines = [modeline, f"op: {name}"]
     lines += _text("summary", kept.summary) + _text("doc", kept.doc) + ["versions:"]
     previous: _Version | None = None
-    previous_rule: Any = None
+    previous_rule: Any = _UNSET
     order: list[str] = []
     names: dict[str, None] = {}
     for version in versions:
@@ -181,7 +190,7 @@ def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | N
             order = list(version.types)
         rule = _chosen_rule(kept, rules, name, version.since, previous_rule)
         if rule != previous_rule:
-            body.append(f"  inference: {_rule_text(rule)}")
+            body.append(f"  inference: {_rule_text(rule)}" + (NO_RULE_NOTE if rule is None else ""))
             previous_rule = rule
         body += _changed_flags(previous, version)
         if version.allow:
@@ -258,7 +267,8 @@ def _rule_text(rule: Any) -> str:
         return "null"
     if isinstance(rule, str):
         return rule
-    return "{" + ", ".join(f"{key}: {value}" for key, value in rule.items()) + "}"
+    return "{" + ", ".join(f"{key}: {value if isinstance(value, str) and value.isidentifier() else json.dumps(value)}"
+                           for key, value in rule.items()) + "}"
 
 
 def _delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -81,8 +81,12 @@ class Tree:
     documents: dict[str, Map] = field(default_factory=dict)
 
 
-def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
-    """Read ``root``; problems go to ``diagnostics`` and the bad parts are skipped."""
+def load_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None = None) -> Tree:
+    """Read ``root``; problems go to ``diagnostics`` and the bad parts are skipped.
+
+    ``inherited_types`` is a ``types.yaml`` whose sets the tree may name as its own (the
+    built-in one, for a user's tree); a layered tree inherits those of the tree it layers over.
+    """
     tree = Tree(root)
     base = root.parent
 
@@ -117,10 +121,10 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
 
     if layered:
         read(root / LAYER_FILE, "layer")  # only checked: it marks the folder, its text is for people
-    for types_path in ((root.parent / TYPES_FILE) if layered else None, root / TYPES_FILE):
+    for types_path in ((root.parent / TYPES_FILE) if layered else inherited_types, root / TYPES_FILE):
         if types_path is not None and os.path.lexists(types_path) and inside(types_path) \
                 and (document := read(types_path, "types")) is not None:
-            _read_type_sets(document, tree)
+            _read_type_sets(document, tree, diagnostics)
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not _skipped(p) and inside(p)):
         domain_path = folder / DOMAIN_FILE
         if not os.path.lexists(domain_path):
@@ -132,7 +136,7 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
         document = read(domain_path, "domain") if inside(domain_path) else None
         if document is None:
             continue
-        domain = _read_domain(document, folder.name, shown(domain_path))
+        domain = read_domain(document, folder.name, shown(domain_path))
         if domain.opset_min > domain.opset_max:
             diagnostics.error(document["opset"].location,
                               f"opset range is inverted: min {domain.opset_min} is above max {domain.opset_max}")
@@ -159,15 +163,22 @@ def load_tree(root: Path, diagnostics: Diagnostics) -> Tree:
     return tree
 
 
-def _read_type_sets(document: Map, tree: Tree) -> None:
+def _read_type_sets(document: Map, tree: Tree, diagnostics: Diagnostics) -> None:
+    """Add the sets of a ``types.yaml``; one that an inherited file already names must list the
+    same items (a copy of the built-in file is harmless; a different meaning is not)."""
     sets = document["type_sets"]
     for name, items in sets.items():
-        tree.type_sets[name] = TypeSetDecl(
-            name, tuple(zip(items, items.item_locations)), sets.key_at(name)
-        )
+        declared = TypeSetDecl(name, tuple(zip(items, items.item_locations)), sets.key_at(name))
+        inherited = tree.type_sets.get(name)
+        if inherited is not None and [i for i, _ in inherited.items] != [i for i, _ in declared.items]:
+            diagnostics.error(declared.location, f"type set {name!r} is already defined at {inherited.location} "
+                                                 "with other types; name the built-in set as it is, or choose "
+                                                 "another name")
+            continue
+        tree.type_sets[name] = declared
 
 
-def _read_domain(document: Map, folder: str, path: str) -> DomainDecl:
+def read_domain(document: Map, folder: str, path: str) -> DomainDecl:
     opset = document["opset"]
     name = document["domain"]
     return DomainDecl(

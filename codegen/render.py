@@ -16,6 +16,8 @@ from typing import Any
 import jinja2
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
+from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
+from opspec.codegen.docs_function import function_listing
 from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_rows, version_anchor
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
@@ -114,6 +116,7 @@ def _environment() -> jinja2.Environment:
         badge=badge,
         anchor=version_anchor,
         opset_page=opset_page,
+        function_listing=function_listing,
     )
     return env
 
@@ -290,6 +293,8 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
         files[f"{folder}/status.md"] = env.get_template("status.md.j2").render(
             domain=domain, rows=status_rows(domain, suite), suite=bool(suite)
         )
+        files[f"{folder}/{COVERAGE_PAGE}"] = coverage_page(domain)
+        files[f"{folder}/{COVERAGE_PICTURE}"] = coverage_svg(domain)
         op_template = env.get_template("op.md.j2")
         for op in domain.ops:
             files[f"{folder}/{op.decl.name}.md"] = op_template.render(

@@ -1,6 +1,7 @@
 """Named type sets: expanded recursively, in order, with ``seq(S)``/``optional(S)`` wrapping a set."""
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from opspec.codegen.diagnostics import Diagnostics
@@ -12,6 +13,10 @@ def wrapped_set(item: str) -> tuple[str, str] | None:
     """``("seq", "numeric_types")`` for ``seq(numeric_types)``: a container of every type of a set."""
     split = split_type_string(item)
     return split if split is not None and split[0] in ("seq", "optional") else None
+
+
+#: Up to this many known set names are listed in an error.
+_LISTED = 12
 
 
 class TypeSets:
@@ -30,12 +35,20 @@ class TypeSets:
             return ()
         declared = self._declared.get(name)
         if declared is None:
-            known = ", ".join(sorted(self._declared)) or "none are defined"
-            self._diagnostics.error(location, f"unknown type set {name!r} (known: {known})")
+            self._diagnostics.error(location, f"unknown type set {name!r} ({self._hint(name)})")
             return ()
         result = self.items(declared.items, trail + (name,))
         self._expanded[name] = result
         return result
+
+    def _hint(self, name: str) -> str:
+        """The closest known names, else every known name (few) or where they are listed."""
+        close = difflib.get_close_matches(name, self._declared, n=3)
+        if close:
+            return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+        if len(self._declared) > _LISTED:
+            return f"none of the {len(self._declared)} known sets; the reference lists them in types.md"
+        return "known: " + (", ".join(sorted(self._declared)) or "none are defined")
 
     def items(self, items: tuple[tuple[str, Location], ...], trail: tuple[str, ...] = ()) -> tuple[str, ...]:
         """Expand a list of type strings and type set names, de-duplicated in order."""

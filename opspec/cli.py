@@ -135,6 +135,9 @@ def _import(args: argparse.Namespace) -> int:
         print(f"kept {path} (it exists; --force drafts it again, keeping its descriptions and bindings)")
     for name, reason in report.failed:
         print(f"opspec: {name}: {reason}", file=sys.stderr)
+    if report.without_rule:
+        print(f"opspec: warning: no known inference rule for {', '.join(report.without_rule)}: drafted with "
+              "`inference: null`; name a rule or write one (docs/rules.md lists them)", file=sys.stderr)
     print(f"{len(report.drafted)} drafted, {len(report.skipped)} kept, {len(report.failed)} failed; "
           "write descriptions in place of the TODO markers")
     return EXIT_FAILED if report.failed else EXIT_OK
@@ -183,9 +186,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
-    from opspec.cli_infer import register
+    from opspec import cli_infer, cli_scaffold
 
-    register(commands)
+    cli_infer.register(commands)
+    cli_scaffold.register(commands)
     for command in commands.choices.values():
         if command.prog.split()[-1] in _USES_REGISTRY:
             command.add_argument("--registry", metavar="DIR", action="append", default=[],

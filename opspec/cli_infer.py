@@ -20,6 +20,7 @@ from opspec.cli_report import (
 
 #: Models with more values than this get a summary in place of the table (unless ``--values``).
 TABLE_LIMIT = 1000
+from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,6 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     for command in (infer, check):
         command.add_argument("--format", choices=("text", "json"), default="text",
                              help="text for people (default) or json for scripts")
+        add_gate_options(command, unknown=command is infer)
 
 
 def _load(path: str) -> Any:
@@ -84,8 +86,10 @@ def _infer(args: argparse.Namespace) -> int:
     declared = declared_types(model)
     without_rule = ops_without_rule(model)
     try:
-        result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
-                      data_prop=not args.no_data_prop)
+        with Progress(f"inferring {args.model}, {plural(len(model.graph.node), 'node')}",
+                      enabled=args.format == "text" and not args.quiet):
+            result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
+                                    data_prop=not args.no_data_prop)
     except InferenceError as error:
         if args.format == "json":
             write_json({"ok": False, "errors": [{"message": str(error)}]}, sys.stdout)
@@ -96,6 +100,7 @@ def _infer(args: argparse.Namespace) -> int:
     def rows() -> Any:
         return value_rows(result.iter_values(), declared)
 
+    status = gate_status(len(result.errors), len(result.unknown_reasons), len(without_rule), args.fail_on_unknown)
     if args.output:
         from opspec.runtime.ir import save_model
 
@@ -105,7 +110,7 @@ def _infer(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write {args.output}: {error.strerror or error}") from None
     if args.format == "json":
         write_json({
-            "ok": not result.errors, "nodes": result.node_count,
+            "ok": status == EXIT_OK, "nodes": result.node_count,
             "values": map(value_json, rows()),
             "errors": [problem_json(error) for error in result.errors],
             "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
@@ -117,12 +122,16 @@ def _infer(args: argparse.Namespace) -> int:
                                for domain, version in sorted(result.implied_opsets.items())],
             "output": args.output,
         }, sys.stdout)
-        return EXIT_FAILED if result.errors else EXIT_OK
+        return status
+    problems = bool(result.errors or result.unknown_reasons or without_rule or refusals)
+    if args.quiet and not problems:
+        return status
     value_count = result.value_count
-    if args.values or value_count <= TABLE_LIMIT:
-        print_table(rows, sys.stdout)
-    else:
-        print_summary(value_origins(result.iter_values(), declared), sys.stdout)
+    if not args.quiet:
+        if args.values or value_count <= TABLE_LIMIT:
+            print_table(rows, sys.stdout)
+        else:
+            print_summary(value_origins(result.iter_values(), declared), sys.stdout)
     if result.errors:
         print(f"\n{plural(len(result.errors), 'error')}:")
         for problem in result.errors:
@@ -135,7 +144,7 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):")
         for domain, op_type, version in without_rule:
             print(f"  {op_type} version {version} (domain '{domain}')")
-    if result.implied_opsets:
+    if result.implied_opsets and not args.quiet:
         print(f"\n{plural(len(result.implied_opsets), 'domain')} used without an opset import "
               "(inferred at its newest version, as onnxruntime runs it):")
         for domain, version in sorted(result.implied_opsets.items()):
@@ -144,11 +153,11 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"\n{plural(len(refusals), 'tensor')} with external data not read:")
         for refusal in refusals:
             print(f"  {refusal}")
-    if args.output:
+    if args.output and not args.quiet:
         print(f"\nwrote {args.output}")
-    print(f"\n{result.node_count} nodes, {value_count} values; {plural(len(result.errors), 'error')}, "
-          f"{plural(len(result.unknown_reasons), 'unknown op')}")
-    return EXIT_FAILED if result.errors else EXIT_OK
+    print("\n" + summary_line(args.model, result.node_count, value_count, len(result.errors),
+                              len(result.unknown_reasons), len(without_rule)))
+    return status
 
 
 def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
@@ -173,7 +182,8 @@ def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
 def _check(args: argparse.Namespace) -> int:
     from opspec.runtime.checker.whole import check_model
 
-    checked = check_model(_load(args.model), args.model)
+    with Progress(f"checking {args.model}", enabled=args.format == "text" and not args.quiet):
+        checked = check_model(_load(args.model), args.model)
     structure, nodes, problems = checked.structure, checked.nodes, checked.problems
     if args.format == "json":
         write_json({"ok": not problems, "nodes": checked.node_count,
@@ -189,7 +199,8 @@ def _check(args: argparse.Namespace) -> int:
         else:
             print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {plural(checked.node_count, 'node')} conform to their schemas")
+    if not args.quiet:
+        print(f"ok: {plural(checked.node_count, 'node')} conform to their schemas")
     return EXIT_OK
 
 

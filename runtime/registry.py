@@ -65,8 +65,11 @@ class Registry:
                 self._extend(info, ops)
                 continue
             node_domain = info.node_domain
-            if node_domain in self._domains:
-                raise SchemaError(f"domain {info.name!r} is already registered (from {self._domains[node_domain].package})")
+            claimed = next((self._spellings[s] for s in (node_domain, info.name, *info.aliases) if s in self._spellings),
+                           None)
+            if claimed is not None:
+                raise SchemaError(f"domain {info.name!r} is already registered (from {self._domains[claimed].package}); "
+                                  "an op set adds versions to it only when its domain.yaml says `extends: true`")
             self._domains[node_domain] = info
             for spelling in {info.name, node_domain, *info.aliases}:
                 self._spellings[spelling] = node_domain

@@ -81,7 +81,8 @@ def test_existing_files_are_kept_and_a_forced_draft_keeps_what_a_person_wrote(tm
     path = tree / "ai.onnx/activation/Elu.yaml"
     written = path.read_text().replace("summary: TODO", "summary: Smooth exponential unit.").replace(
         "  X: TODO", "  X: The input.")
-    written = written.replace("  6:\n", "  6:\n    inference: elementwise\n", 1)
+    assert "    inference: elementwise\n" in written  # the built-in set's rule for Elu
+    written = written.replace("    inference: elementwise\n", "", 1).replace("  6:\n", "  6:\n    inference: elementwise\n", 1)
     path.write_text(written)
     assert main(["import", "--ops", "Elu", "--out", str(tree / "ai.onnx")]) == 0
     assert "kept" in capsys.readouterr().out and path.read_text() == written
@@ -92,3 +93,24 @@ def test_existing_files_are_kept_and_a_forced_draft_keeps_what_a_person_wrote(tm
     assert again["docs"]["X"] == "The input."
     assert again["versions"][6]["inference"] == "elementwise"
     assert "inference" not in again["versions"][1]
+
+
+def test_every_draft_states_its_rule_or_says_it_has_none(tmp_path, capsys):
+    tree = tmp_path / "opdefs"
+    assert main(["import", "--ops", "Gradient,Adam", "--domain", "ai.onnx.preview.training",
+                 "--out", str(tree / "ai.onnx.preview.training")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: no known inference rule for Gradient: drafted with `inference: null`" in err
+    gradient = yaml.safe_load((tree / "ai.onnx.preview.training/training/Gradient.yaml").read_text())
+    assert "inference" in gradient["versions"][1] and gradient["versions"][1]["inference"] is None
+    adam = yaml.safe_load((tree / "ai.onnx.preview.training/training/Adam.yaml").read_text())
+    assert adam["versions"][1]["inference"] == {"rule": "optimizer", "input_groups": 4, "output_groups": "0,2,3"}
+
+
+def test_draft_modelines_name_schemas_that_exist(tmp_path):
+    tree = tmp_path / "opdefs"
+    assert main(["import", "--ops", "Celu", "--out", str(tree / "ai.onnx")]) == 0
+    for path, kind in ((tree / "ai.onnx/domain.yaml", "domain"), (tree / "ai.onnx/math/Celu.yaml", "op")):
+        first = path.read_text().splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema=") and first.endswith(f"/{kind}.schema.json")
+        assert (path.parent / first.partition("$schema=")[2]).resolve().is_file()

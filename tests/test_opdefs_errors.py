@@ -79,7 +79,7 @@ CASES = [
     ("unknown element type", OP.replace("tensor(float)", "tensor(flaot)"),
      ["12:11: error: unknown element type 'flaot' in 'tensor(flaot)'"]),
     ("unknown type set", OP.replace("[tensor(float)]", "float_typez"),
-     ["12:10: error: unknown type set 'float_typez' (known: none are defined)"]),
+     ["12:10: error: unknown type set 'float_typez' (did you mean 'float_types' or 'float8_types' or 'float6_types'?)"]),
     ("unknown rule", OP.replace("inference: elementwise", "inference: elementwize"),
      ["13:16: error: unknown inference rule 'elementwize' (did you mean 'elementwise'?)"]),
     ("unknown rule, nothing close", OP.replace("inference: elementwise", "inference: qqq"),

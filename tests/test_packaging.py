@@ -132,3 +132,39 @@ def test_the_sdist_builds_the_wheel_and_ships_no_tests(built):
     assert {"LICENSE", "pyproject.toml", "setup.py", "requirements/lock.txt", "runtime/ir/opspec_ir.proto",
             "opdefs/types.yaml", "generated/opspec_ir_pb2.py"} <= names
     assert not any(name.startswith(("tests/", "benchmarks/")) for name in names)
+
+
+def _readme_walkthrough() -> list[str]:
+    """The commands of the README's walk-through from `pip install` to a tested op set."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("From `pip install` to a generated, tested op set of your own", 1)[1]
+    block = block.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_walkthrough_goes_from_the_wheel_to_a_tested_op_set_in_five_commands(built, tmp_path):
+    wheel, _, _ = built
+    commands = _readme_walkthrough()
+    assert len(commands) == 5 and commands[0].startswith("pip install opspec-")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    environment = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))},
+                   "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(venv),
+                   "PIP_CONSTRAINT": str(REPO / "requirements/lock.txt"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    work = tmp_path / "work"
+    work.mkdir()
+    for command in commands:
+        command = re.sub(r"opspec-\S+\.whl", str(wheel), command)
+        done = subprocess.run(command, shell=True, cwd=work, env=environment, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert "passed" in done.stdout and "failed" not in done.stdout
+    located = subprocess.run([str(venv / "bin/python"), "-c", "import opspec; print(opspec.__file__)"], cwd=work,
+                             capture_output=True, text=True, env=environment)
+    assert str(venv) in located.stdout  # the wheel's opspec ran, not the source tree's
+    ops = {p.stem for p in (work / "my_ops/opdefs/com.example").rglob("*.yaml")} - {"domain"}
+    assert ops == {"TileLastAxis", "MyGelu"}
+    for path in (work / "my_ops/opdefs").rglob("*.yaml"):  # modelines reach the installed schemas
+        schema = path.read_text().splitlines()[0].partition("$schema=")[2]
+        assert (path.parent / schema).resolve().is_file() and "site-packages" in str((path.parent / schema).resolve())
+    assert (work / "my_ops/build/com_example/docs/com.example/MyGelu.md").is_file()
