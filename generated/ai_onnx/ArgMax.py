@@ -114,6 +114,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ArgMax',
@@ -144,7 +149,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ArgMax',
@@ -191,6 +196,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
-        line=26,
+        line=27,
     ),
 )

@@ -229,6 +229,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=29,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -263,7 +266,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=34,
+        line=35,
     ),
     OpSchema(
         name='AveragePool',
@@ -314,6 +317,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=37,
+        line=38,
     ),
 )

@@ -156,6 +156,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=22,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Flatten',
@@ -200,7 +205,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=25,
+        line=26,
     ),
     OpSchema(
         name='Flatten',
@@ -245,7 +250,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=32,
+        line=33,
     ),
     OpSchema(
         name='Flatten',
@@ -290,7 +295,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=35,
+        line=36,
     ),
     OpSchema(
         name='Flatten',
@@ -335,7 +340,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=38,
+        line=39,
     ),
     OpSchema(
         name='Flatten',
@@ -380,6 +385,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=41,
+        line=42,
     ),
 )

@@ -200,6 +200,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
         line=24,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='LpPool',
@@ -234,7 +237,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=29,
+        line=30,
     ),
     OpSchema(
         name='LpPool',
@@ -285,6 +288,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=33,
+        line=34,
     ),
 )

@@ -246,6 +246,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=37,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -298,7 +301,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=39,
+        line=40,
     ),
     OpSchema(
         name='MaxPool',
@@ -351,6 +354,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=47,
+        line=48,
     ),
 )

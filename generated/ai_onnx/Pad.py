@@ -235,6 +235,12 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
         line=25,
+        convert=MappingProxyType({
+            'by': 'signature',
+            'inputs_from': MappingProxyType({
+                'constant_value': 'value',
+            }),
+        }),
     ),
     OpSchema(
         name='Pad',
@@ -265,7 +271,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=37,
+        line=38,
     ),
     OpSchema(
         name='Pad',
@@ -298,7 +304,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=46,
+        line=47,
     ),
     OpSchema(
         name='Pad',
@@ -331,7 +337,12 @@ SCHEMAS = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=56,
+        line=57,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'mode': ('wrap',),
+            }),
+        }),
     ),
     OpSchema(
         name='Pad',
@@ -387,7 +398,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=58,
+        line=60,
     ),
     OpSchema(
         name='Pad',
@@ -443,7 +454,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=61,
+        line=63,
     ),
     OpSchema(
         name='Pad',
@@ -499,7 +510,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=64,
+        line=66,
     ),
     OpSchema(
         name='Pad',
@@ -555,6 +566,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=67,
+        line=69,
     ),
 )

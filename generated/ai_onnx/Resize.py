@@ -361,5 +361,10 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=52,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'coordinate_transformation_mode': ('half_pixel_symmetric',),
+            }),
+        }),
     ),
 )

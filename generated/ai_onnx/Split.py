@@ -202,6 +202,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=31,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Split',
@@ -231,7 +236,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=34,
+        line=35,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Split',
@@ -266,6 +274,9 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=44,
+        line=46,
+        convert=MappingProxyType({
+            'by': 'split_count',
+        }),
     ),
 )

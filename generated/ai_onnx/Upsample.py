@@ -168,6 +168,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
         line=29,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Upsample',
@@ -198,6 +201,6 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=37,
+        line=38,
     ),
 )

@@ -1,0 +1,160 @@
+"""Replace a node by its function body, for an opset where the operator does not exist.
+
+Bodies written as data (a version's ``function``) are instantiated as they are: formal
+names become the node's values, inner values get fresh names, attribute references take
+the node's attribute or the schema's default. Operators whose body onnx builds per node
+(``context_dependent``) have a builder here. The body's nodes are returned with the
+opset they are written for; the caller converts them on to the target opset.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from opspec.runtime.convert.values import GraphValues, Refusal
+from opspec.runtime.convert.work_node import WorkNode, bind_formals, make_attribute
+from opspec.runtime.schema import AttrType, OpSchema
+
+Builder = Callable[[WorkNode, OpSchema, GraphValues], list[WorkNode]]
+
+
+def expand(node: WorkNode, schema: OpSchema, target_opset: int, values: GraphValues) -> tuple[int, list[WorkNode]]:
+    """``(opset of the body, its nodes)`` for ``node``, or raise :class:`Refusal`."""
+    builder = BUILDERS.get((schema.domain, schema.name))
+    if builder is not None:
+        return builder.opset, builder.build(node, schema, values)
+    if not schema.functions:
+        raise Refusal(f"{schema.name} has no version at opset {target_opset} and no function body to expand")
+    below = [body for body in schema.functions if body.opset <= target_opset]
+    body = below[-1] if below else schema.functions[0]
+    return body.opset, _instantiate(node, schema, body, values)
+
+
+def _instantiate(node: WorkNode, schema: OpSchema, body, values: GraphValues) -> list[WorkNode]:
+    function = schema.get_function_with_opset_version(body.opset)
+    names: dict[str, str] = {"": ""}
+    for formal, actuals in bind_formals(schema.inputs, node.inputs).items():
+        names[formal] = actuals[0] if actuals else ""
+    for formal, actuals in bind_formals(schema.outputs, node.outputs).items():
+        names[formal] = actuals[0] if actuals else ""
+    nodes = []
+    for inner in function.node:
+        if any(a.HasField("g") or a.graphs for a in inner.attribute):
+            raise Refusal(f"the function body of {schema.name} holds a subgraph, which is not expanded")
+        for output in inner.output:
+            if output and (output not in names or not names[output]):
+                names[output] = values.fresh(f"{node.outputs[0]}_{output}")
+        work = WorkNode(inner.op_type, inner.domain, "", [names.get(i, i) for i in inner.input],
+                        [names[o] for o in inner.output])
+        for attribute in inner.attribute:
+            if not attribute.ref_attr_name:
+                copy = make_attribute(attribute.name, AttrType.INT, 0)
+                copy.CopyFrom(attribute)
+                work.attributes[attribute.name] = copy
+                continue
+            referred = node.attributes.get(attribute.ref_attr_name)
+            default = schema.attributes.get(attribute.ref_attr_name)
+            if referred is not None:
+                copy = make_attribute(attribute.name, AttrType.INT, 0)
+                copy.CopyFrom(referred)
+                copy.name = attribute.name
+                work.attributes[attribute.name] = copy
+            elif default is not None and default.default is not None:
+                work.set(attribute.name, default.type, default.default)
+        work.name = f"{node.name}_{len(nodes)}" if node.name else ""
+        nodes.append(work)
+    return nodes
+
+
+class _Built:
+    """A builder of the body of one context-dependent operator, written for ``opset``."""
+
+    def __init__(self, opset: int, build: Builder):
+        self.opset, self.build = opset, build
+
+
+def _element(node: WorkNode, values: GraphValues) -> int:
+    known = values.type_of(node.inputs[0])
+    if known is None:
+        raise Refusal("the input's element type is unknown, so the body's constants cannot be typed")
+    return known.elem
+
+
+class _Emitter:
+    """Writes body nodes with fresh names."""
+
+    def __init__(self, node: WorkNode, values: GraphValues):
+        self.node, self.values, self.nodes = node, values, []
+
+    def __call__(self, op: str, *inputs: str, out: str | None = None, **attributes) -> str:
+        result = out or self.values.fresh(f"{self.node.outputs[0]}_{op.lower()}")
+        work = WorkNode(op, "", f"{self.node.name}_{len(self.nodes)}" if self.node.name else "",
+                        list(inputs), [result])
+        for name, value in attributes.items():
+            kind = AttrType.INTS if isinstance(value, list) else AttrType.FLOAT if isinstance(value, float) \
+                else AttrType.INT
+            work.set(name, kind, value)
+        self.nodes.append(work)
+        return result
+
+    def scalar(self, hint: str, elem: int, value: float) -> str:
+        return self.values.add_constant(f"{self.node.outputs[0]}_{hint}", elem, (), [value])
+
+
+def _layer_normalization(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    elem = _element(node, values)
+    known = values.type_of(node.inputs[0])
+    axis = node.value("axis")
+    axis = schema.attributes["axis"].default if axis is None else axis
+    epsilon = node.value("epsilon")
+    epsilon = schema.attributes["epsilon"].default if epsilon is None else epsilon
+    stash = node.value("stash_type")
+    stash = schema.attributes["stash_type"].default if stash is None else stash
+    if axis < 0:
+        axes = list(range(axis, 0))
+    elif known is not None and known.rank is not None:
+        axes = list(range(axis - known.rank, 0))
+    else:
+        raise Refusal("axis counts from the front of an input of unknown rank")
+    emit = _Emitter(node, values)
+    x = node.inputs[0] if stash == elem else emit("Cast", node.inputs[0], to=stash)
+    mean = emit("ReduceMean", x, axes=axes)
+    centred = emit("Sub", x, mean)
+    variance = emit("ReduceMean", emit("Mul", centred, centred), axes=axes)
+    spread = emit("Sqrt", emit("Add", variance, emit.scalar("epsilon", stash, epsilon)))
+    outputs = node.outputs + [""] * (3 - len(node.outputs))
+    inverse = emit("Reciprocal", spread, out=outputs[2] or None)
+    normal = emit("Mul", centred, inverse)
+    if stash != elem:
+        normal = emit("Cast", normal, to=elem)
+    has_bias = len(node.inputs) > 2 and node.inputs[2]
+    scaled = emit("Mul", normal, node.inputs[1], out=None if has_bias else outputs[0])
+    if has_bias:
+        emit("Add", scaled, node.inputs[2], out=outputs[0])
+    if outputs[1]:
+        emit("Identity", mean, out=outputs[1])
+    return emit.nodes
+
+
+def _gelu(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    elem = _element(node, values)
+    approximate = node.value("approximate") or "none"
+    emit = _Emitter(node, values)
+    x = node.inputs[0]
+    half = emit("Mul", x, emit.scalar("half", elem, 0.5))
+    if approximate == "tanh":
+        cube = emit("Mul", emit("Mul", x, x), x)
+        inner = emit("Add", x, emit("Mul", cube, emit.scalar("coefficient", elem, 0.044715)))
+        core = emit("Tanh", emit("Mul", inner, emit.scalar("scale", elem, math.sqrt(2 / math.pi))))
+    elif approximate == "none":
+        core = emit("Erf", emit("Mul", x, emit.scalar("scale", elem, 1 / math.sqrt(2))))
+    else:
+        raise Refusal(f"approximate = {approximate!r} is not a form of Gelu")
+    emit("Mul", half, emit("Add", core, emit.scalar("one", elem, 1.0)), out=node.outputs[0])
+    return emit.nodes
+
+
+BUILDERS: dict[tuple[str, str], _Built] = {
+    ("", "LayerNormalization"): _Built(13, _layer_normalization),
+    ("", "Gelu"): _Built(13, _gelu),
+}

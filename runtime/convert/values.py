@@ -1,0 +1,174 @@
+"""What the converter knows about the values of one graph: types, constants, fresh names.
+
+Types come from opspec's own inference over the whole model (subgraphs included);
+constants are initializers that a caller cannot override and outputs of ``Constant``
+nodes. New constants the converter needs become initializers of the graph being
+converted.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
+from opspec.runtime.inference.convert import tensor_data
+
+
+class Refusal(Exception):
+    """A node that cannot be converted; the message says why."""
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """A value's element type and dims (None: unknown dim; ``dims`` None: unknown rank)."""
+
+    elem: int
+    dims: tuple[int | None, ...] | None
+
+    @property
+    def type_string(self) -> str:
+        return f"tensor({ELEMENT_NAMES.get(self.elem, '?')})"
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+
+def value_type(type_proto: Any) -> ValueType | str | None:
+    """A tensor type as :class:`ValueType`, any other type as its kind name, None when unset."""
+    kind = type_proto.WhichOneof("value")
+    if kind != "tensor_type":
+        return kind
+    tensor = type_proto.tensor_type
+    if not tensor.elem_type:
+        return None
+    dims = None
+    if tensor.HasField("shape"):
+        dims = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in tensor.shape.dim)
+    return ValueType(tensor.elem_type, dims)
+
+
+def collect_types(graph: Any, found: dict[str, Any]) -> None:
+    """Every declared or inferred type of ``graph`` and its subgraphs, by value name."""
+    for info in [*graph.input, *graph.value_info, *graph.output]:
+        known = value_type(info.type)
+        if known is not None:
+            found.setdefault(info.name, known)
+    for tensor in graph.initializer:
+        found.setdefault(tensor.name, ValueType(tensor.data_type, tuple(tensor.dims)))
+    for node in graph.node:
+        for attribute in node.attribute:
+            for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs:
+                collect_types(sub, found)
+
+
+@dataclass
+class GraphValues:
+    """Values of one graph as the converter sees them; ``added`` collects new initializers."""
+
+    graph: Any
+    types: dict[str, Any]
+    constants: dict[str, Any]
+    taken: set[str]
+    tensor_class: Any
+    added: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool) -> GraphValues:
+        graph_inputs = {value.name for value in graph.input}
+        constants = dict(outer.constants) if outer is not None else {}
+        for tensor in graph.initializer:
+            if not (overridable and tensor.name in graph_inputs):
+                constants[tensor.name] = tensor
+        for node in graph.node:
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and len(node.output) == 1:
+                tensor = constant_tensor(node)
+                if tensor is not None:
+                    constants[node.output[0]] = tensor
+        taken = set(outer.taken) if outer is not None else set()
+        taken |= _names(graph)
+        tensor_class = type(graph).DESCRIPTOR.fields_by_name["initializer"].message_type._concrete_class
+        return cls(graph, types, constants, taken, tensor_class)
+
+    def type_of(self, name: str) -> ValueType | None:
+        known = self.types.get(name)
+        return known if isinstance(known, ValueType) else None
+
+    def fresh(self, hint: str) -> str:
+        """A value name used nowhere in the model yet."""
+        base = f"{hint}_cv"
+        name, count = base, 0
+        while name in self.taken:
+            count += 1
+            name = f"{base}{count}"
+        self.taken.add(name)
+        return name
+
+    def values_of(self, name: str) -> tuple[tuple[int, ...], tuple] | None:
+        """``(dims, values)`` of a constant input (None when it is not a readable constant)."""
+        tensor = self.constants.get(name)
+        if tensor is None:
+            return None
+        data = tensor_data(tensor, limit=1 << 16)
+        return None if data is None else (tuple(data.dims), tuple(data.values))
+
+    def add_constant(self, hint: str, elem: int, dims: tuple[int, ...], values: list) -> str:
+        """A new initializer holding ``values``; returns its name."""
+        name = self.fresh(hint)
+        tensor = make_tensor(self.tensor_class, name, elem, dims, values)
+        self.added.append(tensor)
+        self.constants[name] = tensor
+        self.types[name] = ValueType(elem, dims)
+        return name
+
+
+def _names(graph: Any) -> set[str]:
+    names = {value.name for value in [*graph.input, *graph.output, *graph.value_info, *graph.initializer]}
+    for node in graph.node:
+        names.update(node.input)
+        names.update(node.output)
+        for attribute in node.attribute:
+            for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs:
+                names |= _names(sub)
+    return names
+
+
+_PACKED = {ELEMENT_TYPES["float16"]: "e", ELEMENT_TYPES["float"]: "f", ELEMENT_TYPES["double"]: "d",
+           ELEMENT_TYPES["int64"]: "q", ELEMENT_TYPES["int32"]: "i", ELEMENT_TYPES["int8"]: "b",
+           ELEMENT_TYPES["uint8"]: "B", ELEMENT_TYPES["int16"]: "h", ELEMENT_TYPES["uint16"]: "H",
+           ELEMENT_TYPES["uint32"]: "I", ELEMENT_TYPES["uint64"]: "Q", ELEMENT_TYPES["bool"]: "?"}
+_BFLOAT16 = ELEMENT_TYPES["bfloat16"]
+
+
+def make_tensor(tensor_class: Any, name: str, elem: int, dims: tuple[int, ...], values: list) -> Any:
+    """A ``TensorProto`` with ``values`` stored as little-endian raw data."""
+    if elem == _BFLOAT16:
+        raw = b"".join(struct.pack("<f", float(v))[2:] for v in values)
+    elif elem in _PACKED:
+        code = _PACKED[elem]
+        cast = float if code in "efd" else bool if code == "?" else int
+        raw = struct.pack(f"<{len(values)}{code}", *[cast(v) for v in values])
+    else:
+        raise Refusal(f"cannot write a constant of element type {ELEMENT_NAMES.get(elem, elem)}")
+    return tensor_class(name=name, data_type=elem, dims=list(dims), raw_data=raw)
+
+
+def constant_tensor(node: Any) -> Any | None:
+    """The tensor a ``Constant`` node gives, when it is held in its ``value`` attribute or a
+    numeric list/scalar attribute (None otherwise)."""
+    for attribute in node.attribute:
+        if attribute.name == "value" and attribute.HasField("t"):
+            return attribute.t
+        if attribute.name in ("value_int", "value_ints", "value_float", "value_floats"):
+            tensor_class = type(attribute).DESCRIPTOR.fields_by_name["t"].message_type._concrete_class
+            if attribute.name == "value_int":
+                return make_tensor(tensor_class, "", ELEMENT_TYPES["int64"], (), [attribute.i])
+            if attribute.name == "value_ints":
+                return make_tensor(tensor_class, "", ELEMENT_TYPES["int64"], (len(attribute.ints),),
+                                   list(attribute.ints))
+            if attribute.name == "value_float":
+                return make_tensor(tensor_class, "", ELEMENT_TYPES["float"], (), [attribute.f])
+            return make_tensor(tensor_class, "", ELEMENT_TYPES["float"], (len(attribute.floats),),
+                               list(attribute.floats))
+    return None
