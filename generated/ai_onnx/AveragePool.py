@@ -318,5 +318,10 @@ SCHEMAS = (
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=38,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'ceil_mode': (1,),
+            }),
+        }),
     ),
 )

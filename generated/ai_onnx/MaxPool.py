@@ -355,5 +355,10 @@ SCHEMAS = (
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=48,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'ceil_mode': (1,),
+            }),
+        }),
     ),
 )

@@ -154,7 +154,29 @@ def _gelu(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNod
     return emit.nodes
 
 
+def _shape_range(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    """Shape with ``start``/``end`` (version 15) as Shape, then Slice."""
+    start, end = node.value("start") or 0, node.value("end")
+    emit = _Emitter(node, values)
+    whole = emit("Shape", node.inputs[0])
+    bounds = [values.add_constant(f"{node.outputs[0]}_{hint}", 7, (1,), [bound])
+              for hint, bound in (("start", start), ("end", 2**63 - 1 if end is None else end), ("axis", 0))]
+    emit("Slice", whole, *bounds, out=node.outputs[0])
+    return emit.nodes
+
+
+def _cast_like(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    known = values.type_of(node.inputs[1])
+    if known is None:
+        raise Refusal("the element type of 'target_type' is unknown")
+    emit = _Emitter(node, values)
+    emit("Cast", node.inputs[0], out=node.outputs[0], to=known.elem)
+    return emit.nodes
+
+
 BUILDERS: dict[tuple[str, str], _Built] = {
     ("", "LayerNormalization"): _Built(13, _layer_normalization),
     ("", "Gelu"): _Built(13, _gelu),
+    ("", "Shape"): _Built(13, _shape_range),
+    ("", "CastLike"): _Built(13, _cast_like),
 }

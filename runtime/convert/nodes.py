@@ -60,6 +60,9 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
         body_opset, body = expand(node, schema, target_opset, values)
         converted: list[WorkNode] = []
         for inner in body:
+            inner_schema = _schema(inner.op_type, body_opset)
+            if inner_schema is not None:
+                values.learn(inner.message(), inner_schema)
             converted += convert_node(inner, body_opset, target_opset, values, depth + 1)
     except Refusal as problem:
         if first_problem is not None:

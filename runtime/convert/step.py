@@ -51,8 +51,8 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
     if how is None and newer.change_class == "breaking":
         raise Refusal(f"{newer.name} changes meaning between versions {older.since_version} and "
                       f"{newer.since_version} in a way no conversion is declared for")
+    _check_new_values(node, newer, values)
     if not up:
-        _check_new_values(node, newer, values)
         if how is None and newer.change_class == "semantic" and "new_values" not in newer.convert:
             raise Refusal(f"{newer.name} {newer.since_version} means something version {older.since_version} "
                           f"does not, and no conversion down is declared ({where})")

@@ -49,6 +49,20 @@ def value_type(type_proto: Any) -> ValueType | str | None:
     return ValueType(tensor.elem_type, dims)
 
 
+def type_proto(known: ValueType) -> Any:
+    """``known`` as a ``TypeProto``."""
+    from opspec.generated.opspec_ir_pb2 import TypeProto
+
+    result = TypeProto()
+    result.tensor_type.elem_type = known.elem
+    if known.dims is not None:
+        shape = result.tensor_type.shape
+        shape.SetInParent()
+        for dim in known.dims:
+            shape.dim.add(**({} if dim is None else {"dim_value": dim}))
+    return result
+
+
 def collect_types(graph: Any, found: dict[str, Any]) -> None:
     """Every declared or inferred type of ``graph`` and its subgraphs, by value name."""
     for info in [*graph.input, *graph.value_info, *graph.output]:
@@ -111,7 +125,27 @@ class GraphValues:
         if tensor is None:
             return None
         data = tensor_data(tensor, limit=1 << 16)
-        return None if data is None else (tuple(data.dims), tuple(data.values))
+        return None if data is None else (tuple(data.shape), tuple(data.values))
+
+    def learn(self, node: Any, schema: Any) -> None:
+        """Record the output types inference gives a new ``node`` (a ``NodeProto`` of ``schema``)."""
+        from opspec.runtime.inference.single_node import infer_node_outputs
+
+        types, data = {}, {}
+        for name in node.input:
+            known = self.type_of(name)
+            if name and known is not None:
+                types[name] = type_proto(known)
+            if name in self.constants:
+                data[name] = self.constants[name]
+        try:
+            outputs = infer_node_outputs(schema, node, types, input_data=data)
+        except Exception:  # noqa: BLE001 - what inference cannot tell stays unknown
+            return
+        for name, found in outputs.items():
+            known = value_type(found)
+            if known is not None:
+                self.types.setdefault(name, known)
 
     def add_constant(self, hint: str, elem: int, dims: tuple[int, ...], values: list) -> str:
         """A new initializer holding ``values``; returns its name."""
@@ -143,6 +177,9 @@ _BFLOAT16 = ELEMENT_TYPES["bfloat16"]
 
 def make_tensor(tensor_class: Any, name: str, elem: int, dims: tuple[int, ...], values: list) -> Any:
     """A ``TensorProto`` with ``values`` stored as little-endian raw data."""
+    if elem == ELEMENT_TYPES["string"]:
+        strings = [v.encode() if isinstance(v, str) else v for v in values]
+        return tensor_class(name=name, data_type=elem, dims=list(dims), string_data=strings)
     if elem == _BFLOAT16:
         raw = b"".join(struct.pack("<f", float(v))[2:] for v in values)
     elif elem in _PACKED:

@@ -71,7 +71,7 @@ def make_attribute(name: str, kind: AttrType, value: Any) -> Any:
         attribute.floats.extend(float(v) for v in value)
     elif kind == AttrType.STRINGS:
         attribute.strings.extend(v.encode() if isinstance(v, str) else v for v in value)
-    else:
+    elif kind != AttrType.TENSOR:
         raise ValueError(f"attribute kind {kind.spelling} cannot be written from a plain value")
     return attribute
 
