@@ -168,6 +168,23 @@ def seeded_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
     return feeds
 
 
+def runnable(model: Any, seed: int = 0) -> Any:
+    """``model`` with the IR version onnx pairs with its opset and its all-zero float weights (as test
+    builders write them) filled with seeded values in [0.5, 1.5], so that every weight counts."""
+    from opspec.runtime.convert.api import IR_FOR_OPSET
+
+    rng = np.random.default_rng(seed)
+    copy = type(model)()
+    copy.CopyFrom(model)
+    copy.ir_version = IR_FOR_OPSET.get(standard_opset(copy), copy.ir_version)
+    for index, tensor in enumerate(copy.graph.initializer):
+        array = numpy_helper.to_array(tensor)
+        if array.dtype.kind == "f" and array.size > 1 and not array.any():
+            filled = rng.uniform(0.5, 1.5, array.shape).astype(array.dtype)
+            copy.graph.initializer[index].CopyFrom(numpy_helper.from_array(filled, tensor.name))
+    return copy
+
+
 def sampled_targets(case_name: str, source: int, count: int, seed: int = 0) -> list[int]:
     """``count`` target opsets for a case (seeded by its name), always different from its own."""
     choices = [t for t in range(OLDEST, NEWEST + 1) if t != source]
@@ -182,5 +199,5 @@ def baseline(case: Case) -> list | None:
         return None
 
 
-__all__ = ["Case", "NEWEST", "OK", "OLDEST", "Outcome", "REFUSED", "WRONG", "baseline", "judge", "node_suite_cases",
+__all__ = ["Case", "NEWEST", "run", "runnable", "OK", "OLDEST", "Outcome", "REFUSED", "WRONG", "baseline", "judge", "node_suite_cases",
            "numpy_helper", "onnx_convert", "opspec_convert", "sampled_targets", "seeded_inputs", "standard_opset"]

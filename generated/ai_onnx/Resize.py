@@ -279,6 +279,9 @@ SCHEMAS = (
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=37,
+        convert=MappingProxyType({
+            'by': 'empty_roi',
+        }),
     ),
     OpSchema(
         name='Resize',
@@ -319,7 +322,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=47,
+        line=48,
     ),
     OpSchema(
         name='Resize',
@@ -360,7 +363,7 @@ SCHEMAS = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=52,
+        line=53,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'coordinate_transformation_mode': ('half_pixel_symmetric',),

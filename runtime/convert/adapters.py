@@ -76,4 +76,15 @@ def constant_value(node: WorkNode, source: OpSchema, target: OpSchema, values: G
         node.attributes["value"].t.CopyFrom(tensor)
 
 
-ADAPTERS: dict[str, Adapter] = {"last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
+def empty_roi(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """Resize before 13 needs ``roi`` even where it reads none: an empty one then."""
+    if target.since_version < source.since_version and (len(node.inputs) < 2 or not node.inputs[1]):
+        mode = node.value("coordinate_transformation_mode")
+        if mode == "tf_crop_and_resize":
+            raise Refusal("tf_crop_and_resize reads 'roi', which is absent")
+        node.inputs[1:2] = [values.add_constant(f"{node.outputs[0]}_roi", 1, (0,), [])]
+        while len(node.inputs) < 2:
+            node.inputs.append("")
+
+
+ADAPTERS: dict[str, Adapter] = {"empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}

@@ -114,9 +114,9 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
         if entry.domain in _STANDARD:
             entry.version = target_version
     copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version))
-    _verify(before, copy, result)
+    checked = _verify(before, copy, result)
     if not result.refusals:
-        result.model = loaded.to_source_kind(copy)
+        result.model = loaded.to_source_kind(checked)
     return result
 
 
@@ -156,9 +156,11 @@ def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict
                 info.type.tensor_type.shape.dim.add(dim_value=dim)
 
 
-def _verify(before: Any, model: Any, result: ConversionResult) -> None:
-    """Refuse a conversion after which inference finds a node problem the original did not have,
-    or gives a graph output another element type or rank."""
+def _verify(before: Any, model: Any, result: ConversionResult) -> Any:
+    """The converted model with its inferred types written in, as onnx's converter gives it.
+
+    Refuses a conversion after which inference finds a node problem the original did not
+    have, or gives a graph output another element type or rank."""
     from opspec.runtime.inference.api import infer
 
     after = infer(model, data_prop=True)
@@ -176,6 +178,7 @@ def _verify(before: Any, model: Any, result: ConversionResult) -> None:
                 _rank(old_type) not in (None, _rank(new_type)):
             result.refusals.append(NodeRefusal(f"graph '{model.graph.name}'", -1, output.name, "(output)",
                                                f"after conversion the output is {new_type}, not {old_type}"))
+    return after.model
 
 
 def _rank(value: Any) -> int | None:
