@@ -157,9 +157,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
+    from opspec.cli_convert import register as register_convert
     from opspec.cli_infer import register
 
     register(commands)
+    register_convert(commands)
     for command in commands.choices.values():
         if command.prog.split()[-1] in _USES_REGISTRY:
             command.add_argument("--registry", metavar="DIR", action="append", default=[],

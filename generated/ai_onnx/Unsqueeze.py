@@ -117,7 +117,7 @@ SCHEMAS = (
         line=20,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
-                'axes': 'negative',
+                'axes': 'negative_in_output',
             }),
         }),
     ),

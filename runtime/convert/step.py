@@ -64,11 +64,17 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
 
 
 def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues) -> None:
+    """Refuse values the older version reads differently; negative axes are counted from the
+    front where the rank is known (``negative``: the first input's; ``negative_in_output``: the
+    output's, which has one axis more per entry)."""
     for name, banned in newer.convert.get("new_values", {}).items():
         found: list = []
         if name in node.attributes:
             value = node.value(name)
             found = list(value) if isinstance(value, (list, tuple)) else [value]
+            if isinstance(banned, str) and any(item < 0 for item in found):
+                _count_from_front(node, name, found, banned, values)
+                continue
         else:
             actuals = bind_formals(newer.inputs, node.inputs).get(name, [])
             actual = actuals[0] if actuals else ""
@@ -79,9 +85,18 @@ def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues) -> N
                                   f"{newer.since_version - 1} reads it the same")
                 found = list(constant[1])
         for item in found:
-            if (banned == "negative" and isinstance(item, (int, float)) and item < 0) or \
-                    (banned != "negative" and item in banned):
+            if (isinstance(banned, str) and item < 0) or (not isinstance(banned, str) and item in banned):
                 raise Refusal(f"{name} = {item!r} is new in version {newer.since_version}")
+
+
+def _count_from_front(node: WorkNode, name: str, found: list, how: str, values: GraphValues) -> None:
+    known = values.type_of(node.inputs[0]) if node.inputs else None
+    if known is None or known.rank is None:
+        raise Refusal(f"{name} counts from the back of an input of unknown rank, which older versions cannot say")
+    rank = known.rank + (len(found) if how == "negative_in_output" else 0)
+    counted = [item + rank if item < 0 else item for item in found]
+    kind = node.attributes[name].type
+    node.set(name, AttrType(kind), counted if AttrType(kind).is_list else counted[0])
 
 
 def _match(source: tuple[FormalParameter, ...], target: tuple[FormalParameter, ...],
