@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -182,7 +182,7 @@ def runnable(model: Any, seed: int = 0) -> Any:
         if array.dtype.kind == "f" and array.size > 1 and not array.any():
             filled = rng.uniform(0.5, 1.5, array.shape).astype(array.dtype)
             copy.graph.initializer[index].CopyFrom(numpy_helper.from_array(filled, tensor.name))
-    return copy
+    return onnx.shape_inference.infer_shapes(copy)
 
 
 def sampled_targets(case_name: str, source: int, count: int, seed: int = 0) -> list[int]:
@@ -199,5 +199,55 @@ def baseline(case: Case) -> list | None:
         return None
 
 
-__all__ = ["Case", "NEWEST", "run", "runnable", "OK", "OLDEST", "Outcome", "REFUSED", "WRONG", "baseline", "judge", "node_suite_cases",
+__all__ = ["Case", "NEWEST", "Table", "model_cases", "run", "runnable", "score", "OK", "OLDEST", "Outcome", "REFUSED", "WRONG", "baseline", "judge", "node_suite_cases",
            "numpy_helper", "onnx_convert", "opspec_convert", "sampled_targets", "seeded_inputs", "standard_opset"]
+
+
+def model_cases() -> Iterator[Case]:
+    """Models written as exporters write them (tests/models.py, tests/exporter_models.py), each at
+    every opset from 9 on where it is valid and onnxruntime runs it, with seeded weights and inputs."""
+    import exporter_models
+    import models
+
+    builders = [models.small_cnn, models.transformer, exporter_models.unet, exporter_models.detection_head,
+                exporter_models.quantized_matmul, exporter_models.bidirectional_lstm,
+                exporter_models.rotary_attention, exporter_models.fused_attention, exporter_models.interpolate_pyramid]
+    for build in builders:
+        for opset in (9, 11, 13, 15, 17, 19, 21, 23):
+            try:
+                model = runnable(build(opset=opset))
+                onnx.checker.check_model(model, full_check=True)
+            except Exception:  # noqa: BLE001 - the builder writes ops this opset lacks
+                continue
+            case = Case(f"{build.__name__}@{opset}", model, seeded_inputs(model))
+            if baseline(case) is not None:
+                yield case
+
+
+@dataclass
+class Table:
+    """Outcomes by converter, direction and target opset."""
+
+    counts: dict = field(default_factory=dict)
+    wrong: list = field(default_factory=list)
+
+    def add(self, converter: str, source: int, target: int, outcome: Outcome, case: str) -> None:
+        key = (converter, "up" if target > source else "down", target)
+        verdicts = self.counts.setdefault(key, {OK: 0, REFUSED: 0, WRONG: 0})
+        verdicts[outcome.verdict] += 1
+        if outcome.verdict == WRONG:
+            self.wrong.append((converter, case, source, target, outcome.detail))
+
+
+def score(cases: list[Case], targets: Callable[[Case], list[int]], converters: dict[str, Callable]) -> Table:
+    """Every case converted to each of its targets by each converter, judged."""
+    table = Table()
+    for case in cases:
+        expected = baseline(case)
+        if expected is None:
+            continue
+        source = standard_opset(case.model)
+        for target in targets(case):
+            for name, convert in converters.items():
+                table.add(name, source, target, judge(case, target, convert, expected), case.name)
+    return table
