@@ -192,8 +192,9 @@ def sampled_targets(case_name: str, source: int, count: int, seed: int = 0) -> l
 
 
 def baseline(case: Case) -> list | None:
-    """The original's outputs (None when onnxruntime does not run it)."""
+    """The original's outputs (None when the full check rejects it or onnxruntime does not run it)."""
     try:
+        onnx.checker.check_model(case.model, full_check=True)
         return run(case.model, case.inputs)
     except Exception:  # noqa: BLE001 - a model onnxruntime cannot run proves nothing
         return None

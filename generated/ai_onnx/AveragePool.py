@@ -319,9 +319,7 @@ SCHEMAS = (
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=38,
         convert=MappingProxyType({
-            'new_values': MappingProxyType({
-                'ceil_mode': (1,),
-            }),
+            'by': 'ceil_window',
         }),
     ),
 )

@@ -356,9 +356,7 @@ SCHEMAS = (
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=48,
         convert=MappingProxyType({
-            'new_values': MappingProxyType({
-                'ceil_mode': (1,),
-            }),
+            'by': 'ceil_window',
         }),
     ),
 )

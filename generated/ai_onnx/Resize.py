@@ -241,6 +241,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=19,
+        convert=MappingProxyType({
+            'by': 'resize_10',
+        }),
     ),
     OpSchema(
         name='Resize',
@@ -278,7 +281,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=37,
+        line=38,
         convert=MappingProxyType({
             'by': 'empty_roi',
         }),
@@ -322,7 +325,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=48,
+        line=49,
     ),
     OpSchema(
         name='Resize',
@@ -363,7 +366,7 @@ SCHEMAS = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=53,
+        line=54,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'coordinate_transformation_mode': ('half_pixel_symmetric',),

@@ -202,5 +202,8 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
         line=38,
+        convert=MappingProxyType({
+            'replaced_by': 'Resize',
+        }),
     ),
 )

@@ -1,8 +1,8 @@
 """Version steps that data cannot describe, by the name a version's ``convert: by`` gives.
 
 Each adapter brings the node to a form the computed signature step then finishes, or
-raises :class:`Refusal`. It receives the node, the schema it leaves and the adjacent
-schema it goes to.
+raises :class:`Refusal`; one that returns True has done the whole step itself. It
+receives the node, the schema it leaves and the adjacent schema it goes to.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from opspec.runtime.convert.values import GraphValues, Refusal, make_tensor
 from opspec.runtime.convert.work_node import WorkNode, make_attribute
 from opspec.runtime.schema import AttrType, OpSchema
 
-Adapter = Callable[[WorkNode, OpSchema, OpSchema, GraphValues], None]
+Adapter = Callable[[WorkNode, OpSchema, OpSchema, GraphValues], "bool | None"]
 
 
 def last_axis(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
@@ -87,4 +87,82 @@ def empty_roi(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphV
             node.inputs.append("")
 
 
-ADAPTERS: dict[str, Adapter] = {"empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
+def ceil_window(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """Pooling 22 drops a last window that ``ceil_mode`` would start in the end padding; older
+    versions keep it. The two agree when no such window exists, which known dims show."""
+    if not node.value("ceil_mode"):
+        return
+    auto_pad = node.value("auto_pad") or "NOTSET"
+    known = values.type_of(node.inputs[0])
+    kernel = node.value("kernel_shape")
+    if auto_pad not in ("NOTSET", "VALID") or known is None or known.dims is None or kernel is None:
+        raise Refusal("with ceil_mode the versions differ where a last window starts in the padding, "
+                      "and the input's dims or padding are not known")
+    count = len(kernel)
+    spatial = known.dims[2:]
+    strides = node.value("strides") or [1] * count
+    dilations = node.value("dilations") or [1] * count
+    pads = node.value("pads") if auto_pad == "NOTSET" and node.value("pads") else [0] * (2 * count)
+    for axis, size in enumerate(spatial):
+        if size is None:
+            raise Refusal(f"with ceil_mode the versions can differ, and spatial axis {axis} has no known length")
+        span = size + pads[axis] + pads[axis + count] - dilations[axis] * (kernel[axis] - 1) - 1
+        windows = -(-span // strides[axis]) + 1
+        if (windows - 1) * strides[axis] >= size + pads[axis]:
+            raise Refusal(f"with ceil_mode the last window along spatial axis {axis} starts in the padding, "
+                          f"which versions {source.since_version} and {target.since_version} treat differently")
+
+
+def dft_axis(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """DFT 20 reads an absent ``axis`` input as -2, where DFT 17's attribute defaults to 1."""
+    if target.since_version < source.since_version and (len(node.inputs) < 3 or not node.inputs[2]):
+        node.inputs += [""] * (3 - len(node.inputs))
+        node.inputs[2] = values.add_constant(f"{node.outputs[0]}_axis", 7, (), [-2])
+
+
+def _resize_scales(node: WorkNode, values: GraphValues, actual: str) -> list[float]:
+    constant = values.values_of(actual) if actual else None
+    if constant is None:
+        raise Refusal("the scales are computed at run time, and the two versions round nearest positions "
+                      "differently depending on them")
+    return [float(scale) for scale in constant[1]]
+
+
+def resize_10(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> bool:
+    """Resize 10 samples at asymmetric coordinates and rounds nearest positions down when
+    enlarging and up when shrinking (as onnxruntime runs it); 11 says both in attributes."""
+    up = target.since_version > source.since_version
+    scales_name = node.inputs[1] if up else (node.inputs[2] if len(node.inputs) > 2 else "")
+    mode = node.value("mode") or "nearest"
+    rounding = ""
+    if mode == "nearest":
+        scales = _resize_scales(node, values, scales_name)
+        kinds = {"floor" if scale > 1 else "ceil" for scale in scales if scale != 1}
+        if len(kinds) > 1:
+            raise Refusal("the scales enlarge some axes and shrink others, which Resize 10 rounds differently")
+        rounding = kinds.pop() if kinds else "floor"
+    if up:
+        node.inputs = [node.inputs[0], values.add_constant(f"{node.outputs[0]}_roi", 1, (0,), []), scales_name]
+        node.set("coordinate_transformation_mode", AttrType.STRING, "asymmetric")
+        if rounding:
+            node.set("nearest_mode", AttrType.STRING, rounding)
+        return True
+    if any(name for name in node.inputs[3:]) or not scales_name:
+        raise Refusal("Resize 10 takes scales only, not sizes")
+    settings = ("coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+                "extrapolation_value")
+    current = {name: node.value(name) if name in node.attributes else source.attributes[name].default
+               for name in settings}
+    if current["coordinate_transformation_mode"] != "asymmetric" or current["exclude_outside"] != 0 or \
+            (rounding and current["nearest_mode"] != rounding):
+        raise Refusal("Resize 10 samples only at asymmetric coordinates, rounding nearest positions down when "
+                      "enlarging and up when shrinking")
+    for name in settings:
+        node.attributes.pop(name, None)
+    if mode not in ("nearest", "linear"):
+        raise Refusal(f"mode {mode!r} is new in Resize 11")
+    node.inputs = [node.inputs[0], scales_name]
+    return True
+
+
+ADAPTERS: dict[str, Adapter] = {"resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}

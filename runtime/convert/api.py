@@ -20,7 +20,7 @@ from opspec.runtime.ir import ModelSource, load_model
 
 _STANDARD = ("", "ai.onnx")
 #: The oldest opset a model can be converted from or to.
-OLDEST_OPSET = 7
+OLDEST_OPSET = 1
 #: The IR version onnx pairs with each opset; a converted model gets at least this one.
 IR_FOR_OPSET = {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9,
                 20: 9, 21: 10, 22: 10, 23: 11, 24: 12, 25: 13, 26: 13, 27: 13, 28: 14}

@@ -43,6 +43,12 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
     if schema is None:
         raise Refusal(f"opset {source_opset} has no operator {node.op_type}")
     chain = version_chain(node.op_type, schema, target_opset)
+    successor = next((index for index, version in enumerate(chain) if index and version.deprecated), None)
+    if target_opset > source_opset and successor is not None and "replaced_by" in chain[successor].convert:
+        replaced_at = chain[successor].since_version
+        before = convert_node(node, source_opset, replaced_at - 1, values, depth)
+        node.op_type = chain[successor].convert["replaced_by"]
+        return before[:-1] + convert_node(node, replaced_at, target_opset, values, depth)
     first_problem: Refusal | None = None
     if chain:
         saved = (list(node.inputs), list(node.outputs), dict(node.attributes), len(values.added))

@@ -16,7 +16,7 @@ from opspec.runtime.convert.values import GraphValues, Refusal, ValueType
 from opspec.runtime.convert.work_node import WorkNode, bind_formals
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.schema import Attribute, AttrType, FormalParameter, FormalParameterOption, OpSchema
-from opspec.runtime.types import is_type_string
+from opspec.runtime.types import formal_type_string, is_type_string
 
 _FLOAT_KINDS = (AttrType.FLOAT, AttrType.FLOATS)
 _LIST_KINDS = (AttrType.INTS, AttrType.FLOATS)
@@ -59,7 +59,8 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
     if how not in (None, "signature"):
         from opspec.runtime.convert.adapters import ADAPTERS
 
-        ADAPTERS[how](node, source, target, values)
+        if ADAPTERS[how](node, source, target, values):
+            return
     _signature(node, source, target, values, moved_attributes(older, newer), up)
 
 
@@ -271,21 +272,15 @@ def _types(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValu
                 if not actual:
                     continue
                 known = values.types.get(actual)
-                if isinstance(known, ValueType):
-                    text = known.type_string
-                elif isinstance(known, str):
-                    text = ""
-                else:
+                text = known.type_string if isinstance(known, ValueType) else known
+                if text is None:
                     if before.get(name) == formal.types:
                         continue
                     raise Refusal(f"the type of '{actual}' is unknown, and versions {source.since_version} and "
                                   f"{target.since_version} accept different types")
-                if text and text not in formal.types:
+                if formal_type_string(text) not in formal.types:
                     raise Refusal(f"'{actual}' is {text}, which version {target.since_version} does not accept")
-                if text and not is_type_string(formal.type_str) and formal.is_homogeneous:
+                if not is_type_string(formal.type_str) and formal.is_homogeneous:
                     if bound.setdefault(formal.type_str, text) != text:
                         raise Refusal(f"version {target.since_version} needs one type for every value of "
                                       f"{formal.type_str}, and '{actual}' is {text}, not {bound[formal.type_str]}")
-                if not text and before.get(name) != formal.types:
-                    raise Refusal(f"'{actual}' is a {known}; versions {source.since_version} and "
-                                  f"{target.since_version} accept different types")

@@ -36,10 +36,11 @@ class ValueType:
 
 
 def value_type(type_proto: Any) -> ValueType | str | None:
-    """A tensor type as :class:`ValueType`, any other type as its kind name, None when unset."""
+    """A tensor type as :class:`ValueType`, any other type as its type string (``seq(tensor(float))``),
+    None when unset or partly unknown."""
     kind = type_proto.WhichOneof("value")
     if kind != "tensor_type":
-        return kind
+        return _type_string(type_proto)
     tensor = type_proto.tensor_type
     if not tensor.elem_type:
         return None
@@ -47,6 +48,18 @@ def value_type(type_proto: Any) -> ValueType | str | None:
     if tensor.HasField("shape"):
         dims = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in tensor.shape.dim)
     return ValueType(tensor.elem_type, dims)
+
+
+def _type_string(type_proto: Any) -> str | None:
+    kind = type_proto.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        elem = getattr(type_proto, kind).elem_type
+        name = ELEMENT_NAMES.get(elem)
+        return f"{kind[:-5]}({name})" if name else None
+    if kind in ("sequence_type", "optional_type"):
+        inner = _type_string(getattr(type_proto, kind).elem_type)
+        return f"{'seq' if kind == 'sequence_type' else 'optional'}({inner})" if inner else None
+    return None
 
 
 def type_proto(known: ValueType) -> Any:
