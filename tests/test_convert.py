@@ -1,0 +1,216 @@
+"""``opspec convert`` / ``opspec.convert_version``: every converted model is proven by running it.
+
+Each conversion here is judged by ``convert_cases.judge``: at the target opset, accepted by
+``onnx.checker``'s full check, equal outputs in onnxruntime on seeded inputs, and opspec's
+inference agreeing with the run. A refusal must name the node and why and write nothing.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import onnx
+import pytest
+from convert_cases import (NEWEST, OK, OLDEST, REFUSED, WRONG, Case, baseline, judge, model_cases, node_suite_cases,
+                           onnx_convert, opspec_convert, sampled_targets, score, seeded_inputs, standard_opset)
+from onnx import TensorProto, helper, numpy_helper
+
+import opspec
+from opspec.cli import main
+from opspec.runtime.convert import convert
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _model(nodes, inputs, outputs, opset, initializers=()):
+    from opspec.runtime.convert.api import IR_FOR_OPSET
+
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = IR_FOR_OPSET[opset]
+    return model
+
+
+def _case(model, name="case"):
+    return Case(name, model, seeded_inputs(model))
+
+
+def _proven(case, target):
+    expected = baseline(case)
+    assert expected is not None, "the original must pass the checker and run"
+    return judge(case, target, opspec_convert, expected)
+
+
+def _ints(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def _floats(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+def test_an_attribute_that_became_an_input_moves_both_ways():
+    model = _model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)],
+                   [helper.make_tensor_value_info("x", F, [2, 3, 4])], [helper.make_tensor_value_info("y", F, [2, 4])],
+                   13)
+    up = opspec.convert_version(model, 18)
+    assert [i.name for i in up.graph.initializer] and len(up.graph.node[0].input) == 2
+    assert not [a for a in up.graph.node[0].attribute if a.name == "axes"]
+    for target in (11, 18, 21):
+        assert _proven(_case(model), target).verdict == OK
+    down = opspec.convert_version(up, 13)
+    assert [a.ints for a in down.graph.node[0].attribute if a.name == "axes"] == [[1]]
+
+
+def test_an_input_known_only_at_run_time_is_refused_with_the_node_named(tmp_path):
+    model = _model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum_axes")],
+                   [helper.make_tensor_value_info("x", F, [2, 3]), helper.make_tensor_value_info("axes", I64, [1])],
+                   [helper.make_tensor_value_info("y", F, None)], 13)
+    result = convert(model, 11)
+    assert not result.ok and result.model is None
+    (refusal,) = result.refusals
+    assert (refusal.name, refusal.op_type) == ("sum_axes", "ReduceSum")
+    assert "computed at run time" in refusal.reason
+    with pytest.raises(opspec.ConversionError, match="sum_axes"):
+        opspec.convert_version(model, 11)
+    path, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 1
+    assert not out.exists(), "a refused conversion writes nothing"
+
+
+def test_the_command_line_writes_the_converted_model(tmp_path, capsys):
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
+                   [helper.make_tensor_value_info("x", F, [2, 5])], [helper.make_tensor_value_info("y", F, [2, 5])], 13)
+    path, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 0
+    assert standard_opset(onnx.load(out)) == 11
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 2, "an existing file needs --force"
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11", "--force"]) == 0
+    assert main(["convert", str(path), "-o", str(out), "--opset", "99", "--force"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_input_model_is_never_changed():
+    model = _model([helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0])],
+                   [helper.make_tensor_value_info("x", F, [3])], [helper.make_tensor_value_info("y", F, [1, 3])], 11)
+    before = model.SerializeToString()
+    converted = opspec.convert_version(model, 13)
+    assert model.SerializeToString() == before
+    assert isinstance(converted, onnx.ModelProto)
+    assert isinstance(opspec.convert_version(before, 13), bytes)
+
+
+@pytest.mark.parametrize("axis, rank, converts", [(-1, 3, True), (2, 3, True), (1, 3, False), (1, 2, True)])
+def test_softmax_converts_across_13_only_where_both_meanings_agree(axis, rank, converts):
+    shape = [2, 3, 4][:rank]
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
+                   [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, shape)], 11)
+    assert _proven(_case(model), 13).verdict == (OK if converts else REFUSED)
+
+
+@pytest.mark.parametrize("length, converts", [(6, True), (7, True), (None, False)])
+def test_split_into_a_number_of_outputs_goes_below_18_where_the_length_is_known(length, converts):
+    model = _model([helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
+                   [helper.make_tensor_value_info("x", F, [2, length if length else "L"])],
+                   [helper.make_tensor_value_info(n, F, None) for n in "abc"], 18)
+    if length is None:
+        assert not convert(model, 13).ok
+        return
+    model = onnx.shape_inference.infer_shapes(model)
+    assert _proven(_case(model), 13).verdict == OK
+    assert _proven(_case(model), 11).verdict == OK
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_layer_normalization_and_gelu_expand_below_their_opsets(opset):
+    nodes = [helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["n"], axis=-1, epsilon=1e-3),
+             helper.make_node("Gelu", ["n"], ["g"]),
+             helper.make_node("Gelu", ["g"], ["y"], approximate="tanh")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["B", 4, 8])],
+                   [helper.make_tensor_value_info("y", F, ["B", 4, 8])], 20,
+                   [_floats("scale", np.linspace(0.5, 1.5, 8)), _floats("bias", np.linspace(-1, 1, 8))])
+    assert _proven(_case(model), opset).verdict == OK
+    ops = {node.op_type for node in opspec.convert_version(model, opset).graph.node}
+    assert "Gelu" not in ops and "Erf" in ops and "Tanh" in ops
+    assert ("LayerNormalization" in ops) == (opset >= 17)
+
+
+def test_shape_ranges_castlike_and_constant_forms_go_down():
+    nodes = [helper.make_node("Shape", ["x"], ["s"], start=1, end=-1),
+             helper.make_node("Constant", [], ["c"], value_ints=[5]),
+             helper.make_node("Concat", ["s", "c"], ["sc"], axis=0),
+             helper.make_node("CastLike", ["sc", "x"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2, 3, 4, 5])],
+                   [helper.make_tensor_value_info("y", F, [3])], 21)
+    for target in (13, 11, 9):
+        assert _proven(_case(model), target).verdict == OK, target
+
+
+def test_resize_10_moves_to_11_with_its_rounding_stated():
+    for scales, shape in (([1, 1, 2, 3], [1, 1, 8, 18]), ([1, 1, 0.5, 0.5], [1, 1, 2, 3])):
+        for mode in ("nearest", "linear"):
+            model = _model([helper.make_node("Resize", ["x", "s"], ["y"], mode=mode)],
+                           [helper.make_tensor_value_info("x", F, [1, 1, 4, 6])],
+                           [helper.make_tensor_value_info("y", F, shape)], 10, [_floats("s", scales)])
+            for target in (11, 19):
+                assert _proven(_case(model), target).verdict == OK, (scales, mode, target)
+
+
+def test_a_value_new_in_a_version_is_refused_below_it():
+    model = _model([helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")],
+                   [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("y", F, [4, 5])],
+                   19, [_ints("pads", [1, 1, 1, 1])])
+    (refusal,) = convert(model, 18).refusals
+    assert "wrap" in refusal.reason
+
+
+def _node_cases(step: int) -> list[Case]:
+    chosen = list(node_suite_cases())
+    return random.Random(23).sample(chosen, len(chosen) // step)
+
+
+def test_node_suite_models_convert_up_and_down_and_run_the_same():
+    """A seeded sample of onnx's node conformance models, each to two seeded target opsets."""
+    table = score(_node_cases(4), lambda case: sampled_targets(case.name, standard_opset(case.model), 2),
+                  {"opspec": opspec_convert})
+    assert not table.wrong, table.wrong[:5]
+    ups = sum(v[OK] for (name, direction, _), v in table.counts.items() if direction == "up")
+    downs = sum(v[OK] for (name, direction, _), v in table.counts.items() if direction == "down")
+    assert ups and downs
+
+
+def test_exported_models_convert_to_every_opset_and_run_the_same():
+    models = list(model_cases())
+    targets = list(range(OLDEST, NEWEST + 1))
+    table = score(models, lambda case: [t for t in targets if t != standard_opset(case.model)], {"opspec": opspec_convert})
+    assert not table.wrong, table.wrong[:5]
+    by_name = {case.name: case for case in models}
+    for name, target in (("transformer@17", 13), ("small_cnn@17", 7), ("unet@17", 13), ("bidirectional_lstm@13", 9)):
+        assert _proven(by_name[name], target).verdict == OK, (name, target)
+
+
+def test_wherever_onnx_converts_an_exported_model_opspec_does_too():
+    for case in list(model_cases())[::3]:
+        expected = baseline(case)
+        for target in (13, 17, 21):
+            if target == standard_opset(case.model):
+                continue
+            if judge(case, target, onnx_convert, expected).verdict == OK:
+                assert judge(case, target, opspec_convert, expected).verdict == OK, (case.name, target)
+
+
+def test_the_adapters_the_schema_names_are_the_ones_written():
+    import json
+    from pathlib import Path
+
+    from opspec.runtime.convert.adapters import ADAPTERS
+
+    schema = json.loads((Path(opspec.__file__).parent.parent / "opdefs/schema/op.schema.json").read_text())
+    declared = schema["$defs"] if "$defs" in schema else schema
+    text = json.dumps(declared)
+    named = set(json.loads(text[text.index('"enum": ["signature"') + 8:].split("]", 1)[0] + "]"))
+    assert named == {"signature", *ADAPTERS}
+    used = {schema.convert["by"] for schema in opspec.get_all_schemas_with_history() if "by" in schema.convert}
+    assert used <= named
