@@ -214,3 +214,37 @@ def test_the_adapters_the_schema_names_are_the_ones_written():
     assert named == {"signature", *ADAPTERS}
     used = {schema.convert["by"] for schema in opspec.get_all_schemas_with_history() if "by" in schema.convert}
     assert used <= named
+
+
+def _normalization_model(node, shape, opset, initializers):
+    return _model([node], [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, shape)],
+                  opset, initializers)
+
+
+def test_rms_and_group_normalization_expand_below_their_opsets():
+    rng = np.random.default_rng(0)
+    rms = _normalization_model(helper.make_node("RMSNormalization", ["x", "s"], ["y"]), [2, 3, 8], 23,
+                               [_floats("s", rng.random(8))])
+    for target in (21, 13, 9):
+        assert _proven(_case(rms), target).verdict == OK
+    scale = rng.random(4)
+    group = _normalization_model(helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2),
+                                 [2, 4, 3, 3], 21, [_floats("s", scale), _floats("b", scale + 1)])
+    for target in (18, 17, 13):
+        assert _proven(_case(group), target).verdict == OK
+
+
+def test_group_normalization_scales_per_group_become_per_channel_going_up():
+    from opspec.runtime.convert.adapters import group_scale
+    from opspec.runtime.convert.values import GraphValues, ValueType
+    from opspec.runtime.convert.work_node import WorkNode
+    from opspec.runtime.ir import load_model
+
+    model = _normalization_model(helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2),
+                                 [2, 4, 3, 3], 18, [_floats("s", [1, 2]), _floats("b", [3, 4])])
+    ours = load_model(model).model
+    values = GraphValues.of(ours.graph, {"x": ValueType(F, (2, 4, 3, 3))}, None, True)
+    node = WorkNode.of(ours.graph.node[0])
+    group_scale(node, opspec.get_schema("GroupNormalization", 18), opspec.get_schema("GroupNormalization", 21), values)
+    assert values.values_of(node.inputs[1])[1] == (1, 1, 2, 2)
+    assert values.values_of(node.inputs[2])[1] == (3, 3, 4, 4)

@@ -165,4 +165,29 @@ def resize_10(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphV
     return True
 
 
-ADAPTERS: dict[str, Adapter] = {"resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
+def group_scale(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """GroupNormalization 21 scales each channel where 18 scales each group: constant scales and
+    biases are repeated per channel going up, and taken once per group going down when every
+    channel of a group has the same one."""
+    groups = node.value("num_groups")
+    known = values.type_of(node.inputs[0])
+    channels = known.dims[1] if known is not None and known.dims and len(known.dims) > 1 else None
+    if not groups or channels is None or channels % groups:
+        raise Refusal("the channel count is unknown, so scales per group and per channel cannot be matched")
+    width = channels // groups
+    for position in (1, 2):
+        constant = values.values_of(node.inputs[position])
+        if constant is None:
+            raise Refusal(f"input {position} is computed at run time; its layout differs between versions 18 and 21")
+        items = list(constant[1])
+        if target.since_version > source.since_version:
+            laid = [item for item in items for _ in range(width)]
+        else:
+            laid = items[::width]
+            if any(items[index] != laid[index // width] for index in range(len(items))):
+                raise Refusal("the channels of a group have different scales, which version 18 cannot state")
+        elem = values.constants[node.inputs[position]].data_type
+        node.inputs[position] = values.add_constant(f"{node.outputs[0]}_{position}", elem, (len(laid),), laid)
+
+
+ADAPTERS: dict[str, Adapter] = {"group_scale": group_scale, "resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}

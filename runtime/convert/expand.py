@@ -154,6 +154,65 @@ def _gelu(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNod
     return emit.nodes
 
 
+def _stash_settings(node: WorkNode, schema: OpSchema, values: GraphValues) -> tuple[int, int, float]:
+    """(element type, stash element type, epsilon) of a normalization node."""
+    elem = _element(node, values)
+    stash = node.value("stash_type")
+    stash = schema.attributes["stash_type"].default if stash is None and "stash_type" in schema.attributes else stash
+    epsilon = node.value("epsilon")
+    epsilon = schema.attributes["epsilon"].default if epsilon is None else epsilon
+    return elem, stash or elem, epsilon
+
+
+def _rms_normalization(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    elem, stash, epsilon = _stash_settings(node, schema, values)
+    known = values.type_of(node.inputs[0])
+    axis = node.value("axis")
+    axis = schema.attributes["axis"].default if axis is None else axis
+    if axis >= 0 and (known is None or known.rank is None):
+        raise Refusal("axis counts from the front of an input of unknown rank")
+    axes = list(range(axis, 0)) if axis < 0 else list(range(axis - known.rank, 0))
+    emit = _Emitter(node, values)
+    x = node.inputs[0] if stash == elem else emit("Cast", node.inputs[0], to=stash)
+    mean_square = emit("ReduceMean", emit("Mul", x, x), axes=axes)
+    inverse = emit("Reciprocal", emit("Sqrt", emit("Add", mean_square, emit.scalar("epsilon", stash, epsilon))))
+    normal = emit("Mul", x, inverse)
+    if stash != elem:
+        normal = emit("Cast", normal, to=elem)
+    emit("Mul", normal, node.inputs[1], out=node.outputs[0])
+    return emit.nodes
+
+
+def _group_normalization(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    """Version 18 scales each group, version 21 each channel."""
+    elem, stash, epsilon = _stash_settings(node, schema, values)
+    groups = node.value("num_groups")
+    known = values.type_of(node.inputs[0])
+    per_channel = schema.since_version >= 21
+    if per_channel and (known is None or known.rank is None):
+        raise Refusal("the input's rank is unknown, so the channel scale cannot be laid out")
+    emit = _Emitter(node, values)
+    x = node.inputs[0] if stash == elem else emit("Cast", node.inputs[0], to=stash)
+    grouped = emit("Reshape", x, values.add_constant(f"{node.outputs[0]}_grouped", 7, (3,), [0, groups, -1]))
+    mean = emit("ReduceMean", grouped, axes=[2])
+    centred = emit("Sub", grouped, mean)
+    variance = emit("ReduceMean", emit("Mul", centred, centred), axes=[2])
+    normal = emit("Div", centred, emit("Sqrt", emit("Add", variance, emit.scalar("epsilon", stash, epsilon))))
+    if stash != elem:
+        normal = emit("Cast", normal, to=elem)
+    whole = emit("Shape", node.inputs[0])
+    if per_channel:
+        normal = emit("Reshape", normal, whole)
+        layout = values.add_constant(f"{node.outputs[0]}_layout", 7, (known.rank - 1,), [-1] + [1] * (known.rank - 2))
+    else:
+        layout = values.add_constant(f"{node.outputs[0]}_layout", 7, (2,), [-1, 1])
+    scaled = emit("Mul", normal, emit("Reshape", node.inputs[1], layout))
+    shifted = emit("Add", scaled, emit("Reshape", node.inputs[2], layout), out=node.outputs[0] if per_channel else None)
+    if not per_channel:
+        emit("Reshape", shifted, whole, out=node.outputs[0])
+    return emit.nodes
+
+
 def _shape_range(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
     """Shape with ``start``/``end`` (version 15) as Shape, then Slice."""
     start, end = node.value("start") or 0, node.value("end")
@@ -179,4 +238,6 @@ BUILDERS: dict[tuple[str, str], _Built] = {
     ("", "Gelu"): _Built(13, _gelu),
     ("", "Shape"): _Built(13, _shape_range),
     ("", "CastLike"): _Built(13, _cast_like),
+    ("", "RMSNormalization"): _Built(13, _rms_normalization),
+    ("", "GroupNormalization"): _Built(13, _group_normalization),
 }
