@@ -248,3 +248,14 @@ def test_group_normalization_scales_per_group_become_per_channel_going_up():
     group_scale(node, opspec.get_schema("GroupNormalization", 18), opspec.get_schema("GroupNormalization", 21), values)
     assert values.values_of(node.inputs[1])[1] == (1, 1, 2, 2)
     assert values.values_of(node.inputs[2])[1] == (3, 3, 4, 4)
+
+
+def test_the_op_pages_say_how_each_version_step_converts():
+    from pathlib import Path
+
+    docs = Path(opspec.__file__).parent.parent / "generated" / "docs" / "ai.onnx"
+    reduce_mean = (docs / "ReduceMean.md").read_text()
+    assert ("from version 13 up, attributes become constant inputs (`axes`); down to version 13, constant inputs "
+            "become attributes (`axes`; refused when computed at run time)") in reduce_mean
+    assert "below opset 17, expanded into its function body" in (docs / "LayerNormalization.md").read_text()
+    assert "refused when `mode` is `wrap`" in (docs / "Pad.md").read_text()
