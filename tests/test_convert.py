@@ -110,15 +110,26 @@ def test_softmax_converts_across_13_only_where_both_meanings_agree(axis, rank, c
     assert _proven(_case(model), 13).verdict == (OK if converts else REFUSED)
 
 
-@pytest.mark.parametrize("length, converts", [(6, True), (7, True), (None, False)])
-def test_split_into_a_number_of_outputs_goes_below_18_where_the_length_is_known(length, converts):
+@pytest.mark.parametrize("length", [6, 7, "L"])
+def test_split_into_a_number_of_outputs_goes_below_18(length):
+    """A known length gives split sizes; an unknown one, Slices at bounds computed at run time."""
     model = _model([helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
-                   [helper.make_tensor_value_info("x", F, [2, length if length else "L"])],
+                   [helper.make_tensor_value_info("x", F, [2, length])],
                    [helper.make_tensor_value_info(n, F, None) for n in "abc"], 18)
-    if length is None:
-        assert not convert(model, 13).ok
-        return
     model = onnx.shape_inference.infer_shapes(model)
+    assert _proven(_case(model), 13).verdict == OK
+    assert _proven(_case(model), 11).verdict == OK
+    ops = {node.op_type for node in opspec.convert_version(model, 13).graph.node}
+    assert ops == ({"Slice", "Shape", "Gather", "Add", "Div", "Mul"} if length == "L" else {"Split"})
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("k", [None, -1, 2])
+def test_trilu_expands_below_14(upper, k):
+    inputs = ["x"] + (["k"] if k is not None else [])
+    model = _model([helper.make_node("Trilu", inputs, ["y"], upper=upper)],
+                   [helper.make_tensor_value_info("x", F, ["B", 3, 4])], [helper.make_tensor_value_info("y", F, ["B", 3, 4])],
+                   14, [_ints("k", k)] if k is not None else [])
     assert _proven(_case(model), 13).verdict == OK
     assert _proven(_case(model), 11).verdict == OK
 

@@ -328,6 +328,43 @@ def _attention(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[Wo
     return emit.nodes
 
 
+def _split_count(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    """Split into ``num_outputs`` chunks of ceil(length / count) (the last one smaller) as Slices,
+    for an axis whose length is known only at run time."""
+    count = node.value("num_outputs")
+    if not count or (len(node.inputs) > 1 and node.inputs[1]):
+        raise Refusal("only a split into num_outputs chunks is expanded")
+    axis = node.value("axis") or 0
+    emit = _Emitter(node, values)
+    length = emit("Gather", emit("Shape", node.inputs[0]), emit.ints("axis", [axis]), axis=0)
+    chunk = emit("Div", emit("Add", length, emit.ints("round_up", [count - 1])), emit.ints("count", [count]))
+    bounds = [emit("Mul", chunk, emit.ints("index", [index])) for index in range(count + 1)]
+    for index, output in enumerate(node.outputs):
+        if output:
+            emit("Slice", node.inputs[0], bounds[index], bounds[index + 1], emit.ints("axes", [axis]), out=output)
+    return emit.nodes
+
+
+def _trilu(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    """Trilu as a mask of the last two axes: keep (i, j) where j - i >= k (upper) or <= k (lower)."""
+    known = values.type_of(node.inputs[0])
+    if known is None or known.rank is None or known.rank < 2 or known.elem == 9:
+        raise Refusal("the input's rank is unknown, or it is boolean")
+    rank = known.rank
+    emit = _Emitter(node, values)
+    shape = emit("Shape", node.inputs[0])
+    zero, one = emit.scalar("zero", 7, 0), emit.scalar("one", 7, 1)
+    rows = emit("Range", zero, emit("Squeeze", emit.last(shape, 0, rank - 2, rank - 1), emit.ints("at", [0])), one)
+    columns = emit("Range", zero, emit("Squeeze", emit.last(shape, 0, rank - 1, rank), emit.ints("at", [0])), one)
+    offset = emit("Sub", emit("Unsqueeze", columns, emit.ints("at", [0])), emit("Unsqueeze", rows, emit.ints("at", [1])))
+    k = node.inputs[1] if len(node.inputs) > 1 and node.inputs[1] else emit.scalar("k", 7, 0)
+    k = emit("Reshape", k, emit.ints("scalar", [1, 1]))
+    upper = node.value("upper")
+    keep = emit("Not", emit("Less", offset, k)) if upper is None or upper else emit("Not", emit("Greater", offset, k))
+    emit("Where", keep, node.inputs[0], emit("Sub", node.inputs[0], node.inputs[0]), out=node.outputs[0])
+    return emit.nodes
+
+
 def _shape_range(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
     """Shape with ``start``/``end`` (version 15) as Shape, then Slice."""
     start, end = node.value("start") or 0, node.value("end")
@@ -355,6 +392,8 @@ BUILDERS: dict[tuple[str, str], _Built] = {
     ("", "CastLike"): _Built(13, _cast_like),
     ("", "RMSNormalization"): _Built(13, _rms_normalization),
     ("", "Attention"): _Built(14, _attention),
+    ("", "Split"): _Built(13, _split_count),
+    ("", "Trilu"): _Built(13, _trilu),
     ("", "RotaryEmbedding"): _Built(13, _rotary_embedding),
     ("", "GroupNormalization"): _Built(13, _group_normalization),
 }
