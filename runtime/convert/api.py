@@ -27,6 +27,8 @@ IR_FOR_OPSET = {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 
 
 
 @dataclass(frozen=True)
+
+
 class NodeRefusal:
     """A node that cannot be converted: where it is (``graph``: the graph's path), and why."""
 
@@ -50,6 +52,8 @@ class ConversionError(ValueError):
 
 
 @dataclass
+
+
 class ConversionResult:
     """The converted model (None when refused), the opsets, and every node refused."""
 

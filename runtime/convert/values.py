@@ -20,6 +20,8 @@ class Refusal(Exception):
 
 
 @dataclass(frozen=True)
+
+
 class ValueType:
     """A value's element type and dims (None: unknown dim; ``dims`` None: unknown rank)."""
 
@@ -91,6 +93,8 @@ def collect_types(graph: Any, found: dict[str, Any]) -> None:
 
 
 @dataclass
+
+
 class GraphValues:
     """Values of one graph as the converter sees them; ``added`` collects new initializers."""
 

@@ -10,6 +10,8 @@ from opspec.runtime.schema import AttrType, FormalParameter, FormalParameterOpti
 
 
 @dataclass
+
+
 class WorkNode:
     """One node in conversion; ``source`` is the message it came from (None for new nodes)."""
 
