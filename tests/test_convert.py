@@ -6,6 +6,7 @@ inference agreeing with the run. A refusal must name the node and why and write 
 """
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -90,6 +91,18 @@ def test_the_command_line_writes_the_converted_model(tmp_path, capsys):
     assert main(["convert", str(path), "-o", str(out), "--opset", "11", "--force"]) == 0
     assert main(["convert", str(path), "-o", str(out), "--opset", "99", "--force"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_malformed_node_is_refused_not_a_crash(tmp_path, capsys):
+    node = helper.make_node("Softmax", ["x"], ["y"])
+    node.attribute.append(helper.make_attribute("axis", "last"))
+    model = _model([node], [helper.make_tensor_value_info("x", F, [2, 5])], [helper.make_tensor_value_info("y", F, None)],
+                   11)
+    path, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    assert main(["convert", str(path), "-o", str(out), "--opset", "13", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["refused"][0]["op_type"] == "Softmax" and not out.exists()
 
 
 def test_the_input_model_is_never_changed():

@@ -148,6 +148,9 @@ def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict
             converted += [work.message() for work in convert_node(WorkNode.of(node), source, target, values)]
         except Refusal as refusal:
             refusals.append(NodeRefusal(path, index, node.name, node.op_type, str(refusal)))
+        except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as error:  # a malformed node
+            refusals.append(NodeRefusal(path, index, node.name, node.op_type,
+                                        f"the node does not fit its schema ({type(error).__name__}: {error})"))
     del graph.node[:]
     graph.node.extend(converted)
     graph.initializer.extend(values.added)
