@@ -283,3 +283,40 @@ def test_the_op_pages_say_how_each_version_step_converts():
             "become attributes (`axes`; refused when computed at run time)") in reduce_mean
     assert "below opset 17, expanded into its function body" in (docs / "LayerNormalization.md").read_text()
     assert "refused when `mode` is `wrap`" in (docs / "Pad.md").read_text()
+
+
+_OP = """op: Foo
+summary: A test op.
+versions:
+  1:
+    inputs:
+      X: T
+    outputs:
+      Y: T
+    attributes:
+      axis: int = 0
+    types:
+      T: [tensor(float)]
+    inference: elementwise
+  2:
+    inputs:
+      X: T
+      axis: tensor(int64)?
+    outputs:
+      Y: T
+    attributes:
+      axis: null
+    convert: {inputs_from: {axes: axis}, new_values: {mode: [wrap]}}
+"""
+
+
+def test_a_convert_block_naming_what_does_not_exist_is_reported_at_its_place(tmp_path, capsys):
+    files = {"opdefs/x.test/domain.yaml": "domain: x.test\nopset: {min: 1, max: 5}\n", "opdefs/x.test/f/Foo.yaml": _OP}
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    assert main(["generate", "--opdefs", str(tmp_path / "opdefs"), "--out", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "opdefs/x.test/f/Foo.yaml:22:14: error: inputs_from: 'axes' is not an input new in version 2",
+        "opdefs/x.test/f/Foo.yaml:22:14: error: new_values: version 2 has no attribute or input 'mode'",
+        f"opspec: 2 errors in {tmp_path / 'opdefs'}"]
