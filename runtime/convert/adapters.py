@@ -135,7 +135,9 @@ def resize_10(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphV
     scales_name = node.inputs[1] if up else (node.inputs[2] if len(node.inputs) > 2 else "")
     mode = node.value("mode") or "nearest"
     rounding = ""
-    if mode == "nearest":
+    if mode == "nearest" and up and node.source is not None and node.source.op_type == "Upsample":
+        rounding = "floor"  # Upsample's scales are at least 1
+    elif mode == "nearest":
         scales = _resize_scales(node, values, scales_name)
         kinds = {"floor" if scale > 1 else "ceil" for scale in scales if scale != 1}
         if len(kinds) > 1:
