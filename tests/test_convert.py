@@ -320,3 +320,15 @@ def test_a_convert_block_naming_what_does_not_exist_is_reported_at_its_place(tmp
         "opdefs/x.test/f/Foo.yaml:22:14: error: inputs_from: 'axes' is not an input new in version 2",
         "opdefs/x.test/f/Foo.yaml:22:14: error: new_values: version 2 has no attribute or input 'mode'",
         f"opspec: 2 errors in {tmp_path / 'opdefs'}"]
+
+
+@pytest.mark.parametrize("prefix", ["test_attention", "test_rotary_embedding", "test_layer_normalization",
+                                    "test_rms_normalization", "test_group_normalization", "test_gelu"])
+def test_the_node_suite_cases_of_expanded_ops_run_the_same_below_their_opsets(prefix):
+    """Masks (boolean and added, whole rows blocked), causal, grouped heads, softcap and past caches;
+    interleaved and partial rotations; every axis and stash type the suite has."""
+    chosen = [case for case in node_suite_cases() if case.name.startswith(prefix) and "expanded" not in case.name]
+    table = score(chosen, lambda case: [t for t in (13, 17, 21) if t < standard_opset(case.model)],
+                  {"opspec": opspec_convert})
+    assert not table.wrong, table.wrong[:5]
+    assert sum(v[OK] for v in table.counts.values()) >= len(chosen) // 2

@@ -106,7 +106,7 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
     if result.refusals or source == target_version:
         result.model = None if result.refusals else loaded.to_source_kind(copy)
         return result
-    before = infer(copy, data_prop=True)
+    before = infer(copy, check_type=True, data_prop=True)
     types: dict[str, Any] = {}
     collect_types(before.model.graph, types)
     overridable = copy.ir_version >= 4
@@ -170,7 +170,7 @@ def _verify(before: Any, model: Any, result: ConversionResult) -> Any:
     have, or gives a graph output another element type or rank."""
     from opspec.runtime.inference.api import infer
 
-    after = infer(model, data_prop=True)
+    after = infer(model, check_type=True, data_prop=True)
     known_before = {(error.op_type, error.message) for error in before.errors}
     for error in after.errors:
         if (error.op_type, error.message) not in known_before:

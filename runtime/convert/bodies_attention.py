@@ -67,12 +67,17 @@ def repeat_heads(emit: Emitter, x: str, repeat: str, heads: int) -> str:
 
 
 def attention(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
-    """Scaled dot-product attention without caches: softmax(Q K^T * scale + mask) V."""
+    """Scaled dot-product attention: softmax(Q K^T * scale + mask) V, keys and values after their past
+    caches, where a row that the mask blocks entirely gives zeros."""
     inputs = node.inputs + [""] * (6 - len(node.inputs))
-    if any(inputs[4:]) or any(node.outputs[1:]):
-        raise Refusal("caches, sequence lengths and the extra outputs are not expanded")
-    if node.value("softcap"):
-        raise Refusal("softcap is not expanded")
+    outputs = node.outputs + [""] * (4 - len(node.outputs))
+    cached = bool(inputs[4] and inputs[5])
+    if any(inputs[6:]) or outputs[3] or inputs[4] != inputs[4] or bool(inputs[4]) != bool(inputs[5]):
+        raise Refusal("sequence lengths and the product output are not expanded")
+    if cached and node.value("is_causal"):
+        raise Refusal("a causal mask over a cache is not expanded")
+    if (outputs[1] or outputs[2]) and not cached:
+        raise Refusal("present caches without past ones are not expanded")
     elem = element_of(node, values)
     if node.value("softmax_precision") not in (None, elem):
         raise Refusal("a softmax precision other than the input's is not expanded")
@@ -92,24 +97,35 @@ def attention(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[Wor
     q = heads_first(emit, inputs[0], query.rank, q_heads)
     k = heads_first(emit, inputs[1], query.rank, kv_heads)
     v = heads_first(emit, inputs[2], query.rank, kv_heads)
+    if cached:
+        k = emit("Concat", inputs[4], k, axis=2, out=outputs[1] or None)
+        v = emit("Concat", inputs[5], v, axis=2, out=outputs[2] or None)
     if q_heads != kv_heads:
         repeat = emit.ints("repeat", [1, 1, q_heads // kv_heads, 1, 1])
         k, v = (repeat_heads(emit, t, repeat, q_heads) for t in (k, v))
     scores = emit("Mul", emit("MatMul", q, emit("Transpose", k, perm=[0, 1, 3, 2])), emit.scalar("scale", elem, scale))
+    softcap = node.value("softcap")
+    if softcap:
+        cap = emit.scalar("softcap", elem, softcap)
+        scores = emit("Mul", emit("Tanh", emit("Div", scores, cap)), cap)
     zero, blocked = emit.scalar("zero", elem, 0.0), emit.scalar("blocked", elem, float("-inf"))
     if inputs[3]:
         mask = values.type_of(inputs[3])
         if mask is None:
             raise Refusal("the mask's type is unknown")
-        if mask.elem == 9:
-            raise Refusal("a boolean mask may block a whole row, which Attention answers with zeros")
-        scores = emit("Add", scores, inputs[3] if mask.elem == elem else emit("Cast", inputs[3], to=elem))
+        bias = emit("Where", inputs[3], zero, blocked) if mask.elem == 9 else \
+            (inputs[3] if mask.elem == elem else emit("Cast", inputs[3], to=elem))
+        scores = emit("Add", scores, bias)
     if node.value("is_causal"):
         lengths = [emit("Gather", emit("Shape", t), emit.ints("sequence_axis", [2]), axis=0) for t in (q, k)]
         ones = emit("Expand", emit.scalar("one", elem, 1.0), emit("Concat", *lengths, axis=0))
         allowed = emit("Cast", emit("Trilu", ones, upper=0), to=9)
         scores = emit("Add", scores, emit("Where", allowed, zero, blocked))
-    weighted = emit("MatMul", emit("Softmax", scores, axis=-1), v, out=node.outputs[0] if query.rank == 4 else None)
+    weights = emit("Softmax", scores, axis=-1)
+    if inputs[3]:  # a row the mask blocks entirely attends to nothing: zeros, not the NaN softmax gives
+        dead = emit("Equal", emit("ReduceMax", scores, axes=[-1]), blocked)
+        weights = emit("Where", dead, zero, weights)
+    weighted = emit("MatMul", weights, v, out=node.outputs[0] if query.rank == 4 else None)
     if query.rank == 3:
         emit("Reshape", emit("Transpose", weighted, perm=[0, 2, 1, 3]), emit.ints("fold_heads", [0, 0, -1]),
              out=node.outputs[0])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from opspec.runtime.convert.expand import expand
-from opspec.runtime.convert.step import run_step
+from opspec.runtime.convert.step import check_types, run_step
 from opspec.runtime.convert.values import GraphValues, Refusal
 from opspec.runtime.convert.work_node import WorkNode
 from opspec.runtime.defs import get_schema
@@ -68,6 +68,7 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
         for inner in body:
             inner_schema = _schema(inner.op_type, body_opset)
             if inner_schema is not None:
+                check_types(inner, inner_schema, values)
                 values.learn(inner.message(), inner_schema)
             converted += convert_node(inner, body_opset, target_opset, values, depth + 1)
     except Refusal as problem:

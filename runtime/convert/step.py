@@ -261,6 +261,11 @@ def _input_to_attribute(node: WorkNode, target: OpSchema, actual: str, attribute
     node.set(attribute_name, spec.type, value)
 
 
+def check_types(node: WorkNode, schema: OpSchema, values: GraphValues) -> None:
+    """Refuse a node whose known types ``schema`` does not accept."""
+    _types(node, schema, schema, values)
+
+
 def _types(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
     bound: dict[str, str] = {}
     for role in ("inputs", "outputs"):
