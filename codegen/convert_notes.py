@@ -5,8 +5,14 @@ Computed from the two schemas and the newer version's ``convert`` block by the r
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from opspec.runtime.convert.step import moved_attributes
 from opspec.runtime.schema import FormalParameterOption, OpSchema
+
+if TYPE_CHECKING:
+    from opspec.codegen.compiler import CompiledDomain
+    from opspec.codegen.docs_pages import GlanceRow
 
 
 def _adapter(name: str) -> str:
@@ -90,4 +96,15 @@ def below_first(schema: OpSchema) -> str:
     return "refused: the operator does not exist there"
 
 
-__all__ = ["below_first", "downward", "upward"]
+def at_opset(domain: CompiledDomain, row: GlanceRow) -> str:
+    """How an operator that changed at an opset converts to the opset before, for the opset pages."""
+    if not row.schema.file.startswith("opdefs/ai.onnx/"):
+        return ""
+    if row.previous is None:
+        return f"Below it, {below_first(row.schema)}."
+    op = next(op for op in domain.ops if op.decl.name == row.op)
+    older = next(schema for schema in op.schemas if schema.since_version == row.previous)
+    return f"Down to opset {row.schema.since_version - 1}, {downward(older, row.schema)}; up from it, {upward(older, row.schema)}."
+
+
+__all__ = ["at_opset", "below_first", "downward", "upward"]

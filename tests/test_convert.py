@@ -283,6 +283,8 @@ def test_the_op_pages_say_how_each_version_step_converts():
             "become attributes (`axes`; refused when computed at run time)") in reduce_mean
     assert "below opset 17, expanded into its function body" in (docs / "LayerNormalization.md").read_text()
     assert "refused when `mode` is `wrap`" in (docs / "Pad.md").read_text()
+    assert ("Down to opset 17, constant inputs become attributes (`axes`; refused when computed at run time)"
+            in (docs / "opset-18.md").read_text())
 
 
 _OP = """op: Foo
