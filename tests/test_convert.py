@@ -12,9 +12,10 @@ import random
 import numpy as np
 import onnx
 import pytest
-from convert_cases import (NEWEST, OK, OLDEST, REFUSED, WRONG, Case, baseline, judge, model_cases, node_suite_cases,
+from convert_cases import (NEWEST, OK, OLDEST, REFUSED, Case, baseline, judge, model_cases, node_suite_cases,
                            onnx_convert, opspec_convert, sampled_targets, score, seeded_inputs, standard_opset)
 from onnx import TensorProto, helper, numpy_helper
+from test_opdefs_errors import DOMAIN, FILE, OP, _run, _tree
 
 import opspec
 from opspec.cli import main
@@ -287,20 +288,7 @@ def test_the_op_pages_say_how_each_version_step_converts():
             in (docs / "opset-18.md").read_text())
 
 
-_OP = """op: Foo
-summary: A test op.
-versions:
-  1:
-    inputs:
-      X: T
-    outputs:
-      Y: T
-    attributes:
-      axis: int = 0
-    types:
-      T: [tensor(float)]
-    inference: elementwise
-  2:
+_OP = OP + """  2:
     inputs:
       X: T
       axis: tensor(int64)?
@@ -313,12 +301,10 @@ versions:
 
 
 def test_a_convert_block_naming_what_does_not_exist_is_reported_at_its_place(tmp_path, capsys):
-    files = {"opdefs/x.test/domain.yaml": "domain: x.test\nopset: {min: 1, max: 5}\n", "opdefs/x.test/f/Foo.yaml": _OP}
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
-    assert main(["generate", "--opdefs", str(tmp_path / "opdefs"), "--out", str(tmp_path / "out")]) == 1
-    assert capsys.readouterr().err.splitlines() == [
+    opdefs = _tree(tmp_path, {"opdefs/x.test/domain.yaml": DOMAIN, FILE: _OP})
+    code, errors = _run(opdefs, tmp_path / "out", capsys)
+    assert code == 1
+    assert errors == [
         "opdefs/x.test/f/Foo.yaml:22:14: error: inputs_from: 'axes' is not an input new in version 2",
         "opdefs/x.test/f/Foo.yaml:22:14: error: new_values: version 2 has no attribute or input 'mode'",
         f"opspec: 2 errors in {tmp_path / 'opdefs'}"]
