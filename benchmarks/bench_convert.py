@@ -39,6 +39,20 @@ def _table(table, title: str, targets: list[int]) -> list[str]:
     return rows + [""]
 
 
+def _timing(models: list, target: int, converters: dict) -> dict[str, float]:
+    """Milliseconds each converter takes for every model, the best of three rounds."""
+    best = {}
+    for name, convert in converters.items():
+        rounds = []
+        for _ in range(3):
+            started = time.perf_counter()
+            for case in models:
+                convert(case.model, target)
+            rounds.append((time.perf_counter() - started) * 1000)
+        best[name] = min(rounds)
+    return best
+
+
 def bench_convert() -> list[str]:
     import onnx
 
@@ -71,6 +85,9 @@ def bench_convert() -> list[str]:
         "",
         *_table(node_table, "Node conformance suite", list(NODE_SUITE_TARGETS)),
     ]
+    timing = _timing(models, NEWEST, converters)
+    rows += [f"Speed, same run: converting all {len(models)} exported-style models up to opset {NEWEST} (both converters "
+             f"succeed on each), best of 3: " + ", ".join(f"{name} {ms:.0f} ms" for name, ms in timing.items()) + ".", ""]
     wrong = [entry for entry in model_table.wrong + node_table.wrong if entry[0] == "opspec"]
     rows.append(f"opspec wrong results: {len(wrong)}." + "".join(f" {case} {source}->{target}: {detail}."
                                                                  for _, case, source, target, detail in wrong[:10]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from opspec.runtime.convert.values import GraphValues, Refusal, make_tensor
+from opspec.runtime.convert.values import CONSTANT_FORMS, GraphValues, Refusal, make_tensor
 from opspec.runtime.convert.work_node import WorkNode, make_attribute
 from opspec.runtime.schema import AttrType, OpSchema
 
@@ -58,20 +58,16 @@ def split_count(node: WorkNode, source: OpSchema, target: OpSchema, values: Grap
     node.inputs[1:2] = [values.add_constant(f"{node.outputs[0]}_split", 7, (count,), sizes)]
 
 
-_CONSTANT_FORMS = {"value_float": (1, False), "value_floats": (1, True), "value_int": (7, False),
-                   "value_ints": (7, True), "value_string": (8, False), "value_strings": (8, True)}
-
-
 def constant_value(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
     """Constant 12 adds ``value_int``, ``value_floats``...: below it they are a ``value`` tensor."""
     if target.since_version > source.since_version:
         return
-    for name, (elem, is_list) in _CONSTANT_FORMS.items():
+    for name, (elem, is_list) in CONSTANT_FORMS.items():
         if name not in node.attributes:
             continue
         items = list(node.value(name)) if is_list else [node.value(name)]
         del node.attributes[name]
-        tensor = make_tensor(values.tensor_class, "", elem, (len(items),) if is_list else (), items)
+        tensor = make_tensor("", elem, (len(items),) if is_list else (), items)
         node.attributes["value"] = make_attribute("value", AttrType.TENSOR, None)
         node.attributes["value"].t.CopyFrom(tensor)
 

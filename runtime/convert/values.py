@@ -11,8 +11,9 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from opspec.generated.opspec_ir_pb2 import TensorProto
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
-from opspec.runtime.inference.convert import tensor_data
+from opspec.runtime.inference.convert import attribute_value, tensor_data
 
 
 class Refusal(Exception):
@@ -102,7 +103,6 @@ class GraphValues:
     types: dict[str, Any]
     constants: dict[str, Any]
     taken: set[str]
-    tensor_class: Any
     added: list[Any] = field(default_factory=list)
 
     @classmethod
@@ -119,8 +119,7 @@ class GraphValues:
                     constants[node.output[0]] = tensor
         taken = set(outer.taken) if outer is not None else set()
         taken |= _names(graph)
-        tensor_class = type(graph).DESCRIPTOR.fields_by_name["initializer"].message_type._concrete_class
-        return cls(graph, types, constants, taken, tensor_class)
+        return cls(graph, types, constants, taken)
 
     def type_of(self, name: str) -> ValueType | None:
         known = self.types.get(name)
@@ -167,7 +166,7 @@ class GraphValues:
     def add_constant(self, hint: str, elem: int, dims: tuple[int, ...], values: list) -> str:
         """A new initializer holding ``values``; returns its name."""
         name = self.fresh(hint)
-        tensor = make_tensor(self.tensor_class, name, elem, dims, values)
+        tensor = make_tensor(name, elem, dims, values)
         self.added.append(tensor)
         self.constants[name] = tensor
         self.types[name] = ValueType(elem, dims)
@@ -192,11 +191,11 @@ _PACKED = {ELEMENT_TYPES["float16"]: "e", ELEMENT_TYPES["float"]: "f", ELEMENT_T
 _BFLOAT16 = ELEMENT_TYPES["bfloat16"]
 
 
-def make_tensor(tensor_class: Any, name: str, elem: int, dims: tuple[int, ...], values: list) -> Any:
+def make_tensor(name: str, elem: int, dims: tuple[int, ...], values: list) -> Any:
     """A ``TensorProto`` with ``values`` stored as little-endian raw data."""
     if elem == ELEMENT_TYPES["string"]:
         strings = [v.encode() if isinstance(v, str) else v for v in values]
-        return tensor_class(name=name, data_type=elem, dims=list(dims), string_data=strings)
+        return TensorProto(name=name, data_type=elem, dims=list(dims), string_data=strings)
     if elem == _BFLOAT16:
         raw = b"".join(struct.pack("<f", float(v))[2:] for v in values)
     elif elem in _PACKED:
@@ -205,24 +204,22 @@ def make_tensor(tensor_class: Any, name: str, elem: int, dims: tuple[int, ...], 
         raw = struct.pack(f"<{len(values)}{code}", *[cast(v) for v in values])
     else:
         raise Refusal(f"cannot write a constant of element type {ELEMENT_NAMES.get(elem, elem)}")
-    return tensor_class(name=name, data_type=elem, dims=list(dims), raw_data=raw)
+    return TensorProto(name=name, data_type=elem, dims=list(dims), raw_data=raw)
+
+
+#: The typed value attributes of Constant (version 12 on): element type, and whether a list.
+CONSTANT_FORMS = {"value_float": (ELEMENT_TYPES["float"], False), "value_floats": (ELEMENT_TYPES["float"], True),
+                  "value_int": (ELEMENT_TYPES["int64"], False), "value_ints": (ELEMENT_TYPES["int64"], True),
+                  "value_string": (ELEMENT_TYPES["string"], False), "value_strings": (ELEMENT_TYPES["string"], True)}
 
 
 def constant_tensor(node: Any) -> Any | None:
-    """The tensor a ``Constant`` node gives, when it is held in its ``value`` attribute or a
-    numeric list/scalar attribute (None otherwise)."""
+    """The tensor a ``Constant`` node gives (None for a sparse one)."""
     for attribute in node.attribute:
         if attribute.name == "value" and attribute.HasField("t"):
             return attribute.t
-        if attribute.name in ("value_int", "value_ints", "value_float", "value_floats"):
-            tensor_class = type(attribute).DESCRIPTOR.fields_by_name["t"].message_type._concrete_class
-            if attribute.name == "value_int":
-                return make_tensor(tensor_class, "", ELEMENT_TYPES["int64"], (), [attribute.i])
-            if attribute.name == "value_ints":
-                return make_tensor(tensor_class, "", ELEMENT_TYPES["int64"], (len(attribute.ints),),
-                                   list(attribute.ints))
-            if attribute.name == "value_float":
-                return make_tensor(tensor_class, "", ELEMENT_TYPES["float"], (), [attribute.f])
-            return make_tensor(tensor_class, "", ELEMENT_TYPES["float"], (len(attribute.floats),),
-                               list(attribute.floats))
+        if attribute.name in CONSTANT_FORMS:
+            elem, is_list = CONSTANT_FORMS[attribute.name]
+            items = list(attribute_value(attribute)) if is_list else [attribute_value(attribute)]
+            return make_tensor("", elem, (len(items),) if is_list else (), items)
     return None
