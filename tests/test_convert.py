@@ -320,3 +320,28 @@ def test_the_node_suite_cases_of_expanded_ops_run_the_same_below_their_opsets(pr
                   {"opspec": opspec_convert})
     assert not table.wrong, table.wrong[:5]
     assert sum(v[OK] for v in table.counts.values()) >= len(chosen) // 2
+
+
+def test_model_local_functions_are_inlined_and_converted():
+    """Calls of a model's own function (as exporters write them) become its body, attribute
+    references resolved from the call or the function's default."""
+    leaky = helper.make_node("LeakyRelu", ["D"], ["Y"])
+    leaky.attribute.append(onnx.AttributeProto(name="alpha", ref_attr_name="slope", type=onnx.AttributeProto.FLOAT))
+    function = helper.make_function("pkg.local", "Centre", ["X"], ["Y"],
+                                    [helper.make_node("ReduceMean", ["X"], ["M"], axes=[-1]),
+                                     helper.make_node("Sub", ["X", "M"], ["D"]), leaky],
+                                    opset_imports=[helper.make_opsetid("", 17)])
+    function.attribute_proto.append(helper.make_attribute("slope", 0.5))
+    calls = [helper.make_node("Centre", ["x"], ["c"], domain="pkg.local"),
+             helper.make_node("Centre", ["c"], ["y"], domain="pkg.local", slope=0.1)]
+    graph = helper.make_graph(calls, "g", [helper.make_tensor_value_info("x", F, [2, 5])],
+                              [helper.make_tensor_value_info("y", F, [2, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("pkg.local", 1)],
+                              functions=[function])
+    model.ir_version = 8
+    for target in (11, 13, 18, 21):
+        assert _proven(_case(model), target).verdict == OK
+    converted = opspec.convert_version(model, 18)
+    assert not converted.functions
+    assert [a.f for n in converted.graph.node if n.op_type == "LeakyRelu" for a in n.attribute] == \
+        pytest.approx([0.5, 0.1])

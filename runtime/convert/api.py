@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from opspec.runtime.convert.inline import inline_functions
 from opspec.runtime.convert.nodes import convert_node
-from opspec.runtime.convert.values import GraphValues, Refusal, collect_types
+from opspec.runtime.convert.values import GraphValues, Refusal, collect_types, value_names
 from opspec.runtime.convert.work_node import WorkNode
 from opspec.runtime.defs import onnx_opset_version
 from opspec.runtime.ir import ModelSource, load_model
@@ -99,12 +100,11 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
     if source < OLDEST_OPSET:
         raise ConversionError(f"the model is at opset {source}; conversion starts from opset {OLDEST_OPSET}")
     result = ConversionResult(None, source, target_version)
-    for function in copy.functions:
-        if any(entry.domain in _STANDARD and entry.version != target_version for entry in function.opset_import):
-            result.refusals.append(NodeRefusal(f"function '{function.name}'", 0, function.name, "(function)",
-                                               "model-local functions are not converted"))
-    if result.refusals or source == target_version:
-        result.model = None if result.refusals else loaded.to_source_kind(copy)
+    if source == target_version:
+        result.model = loaded.to_source_kind(copy)
+        return result
+    _inline(copy, source, result)
+    if result.refusals:
         return result
     before = infer(copy, check_type=True, data_prop=True)
     types: dict[str, Any] = {}
@@ -122,6 +122,20 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
     if not result.refusals:
         result.model = loaded.to_source_kind(checked)
     return result
+
+
+def _inline(model: Any, source: int, result: ConversionResult) -> None:
+    """Replace calls of model-local functions by their bodies (written for the model's opset)."""
+    for function in model.functions:
+        if any(entry.domain in _STANDARD and entry.version != source for entry in function.opset_import):
+            result.refusals.append(NodeRefusal(f"function '{function.name}'", 0, function.name, "(function)",
+                                               f"it imports the standard domain at another opset than {source}"))
+    if result.refusals:
+        return
+    try:
+        inline_functions(model, value_names(model.graph))
+    except Refusal as refusal:
+        result.refusals.append(NodeRefusal(f"graph '{model.graph.name}'", 0, "", "(function)", str(refusal)))
 
 
 def standard_opset(model: Any) -> int:

@@ -118,7 +118,7 @@ class GraphValues:
                 if tensor is not None:
                     constants[node.output[0]] = tensor
         taken = set(outer.taken) if outer is not None else set()
-        taken |= _names(graph)
+        taken |= value_names(graph)
         return cls(graph, types, constants, taken)
 
     def type_of(self, name: str) -> ValueType | None:
@@ -173,14 +173,15 @@ class GraphValues:
         return name
 
 
-def _names(graph: Any) -> set[str]:
+def value_names(graph: Any) -> set[str]:
+    """Every value name ``graph`` and its subgraphs use."""
     names = {value.name for value in [*graph.input, *graph.output, *graph.value_info, *graph.initializer]}
     for node in graph.node:
         names.update(node.input)
         names.update(node.output)
         for attribute in node.attribute:
             for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs:
-                names |= _names(sub)
+                names |= value_names(sub)
     return names
 
 
