@@ -237,6 +237,9 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
     if "inference" in body:
         version.inference_set = True
         version.inference = _read_rule(body["inference"], body.value_at("inference"))
+    if "convert" in body:
+        version.convert = _plain_value(body["convert"])
+        version.convert_location = body.value_at("convert")
     if "deprecated" in body:
         version.deprecated = body["deprecated"]
     examples = body.get("examples", ())
@@ -323,3 +326,12 @@ def _read_rule(value: Any, where: Location) -> RuleDecl | None:
     return RuleDecl(
         value["rule"], args, value.value_at("rule"), {key: value.value_at(key) for key in args}
     )
+
+
+def _plain_value(value: Any) -> Any:
+    """A located YAML value as plain dicts, tuples and scalars."""
+    if isinstance(value, dict):
+        return {str(key): _plain_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return tuple(_plain_value(item) for item in value)
+    return value

@@ -103,6 +103,9 @@ class VersionDecl:
     allow: dict[str, Location] = field(default_factory=dict)
     type_order: tuple[str, ...] | None = None
     type_order_location: Location | None = None
+    #: The ``convert`` block as written (plain values), and where it is.
+    convert: dict[str, Any] = field(default_factory=dict)
+    convert_location: Location | None = None
 
 
 @dataclass

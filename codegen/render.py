@@ -23,6 +23,7 @@ from opspec.codegen.examples import examples_of
 from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.pyliteral import docstring, py
+from opspec.codegen.convert_notes import at_opset, below_first, downward, upward
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -108,6 +109,10 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(py=py, pydoc=docstring, mdcell=_md_cell, mdcode=_md_code)
     env.globals.update(
+        convert_up=upward,
+        convert_down=downward,
+        convert_below=below_first,
+        convert_at=at_opset,
         signature=signature,
         kind=_kind,
         differentiable=_differentiable,

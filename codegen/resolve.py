@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from opspec.codegen.constraints import constraint_problems
+from opspec.codegen.convert_block import check_convert, frozen
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
     AttrDecl,
@@ -87,6 +88,7 @@ def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics:
         schemas.append(schema)
         previous = version
     _check_docs(op, schemas, diagnostics)
+    check_convert(op.versions, schemas, diagnostics)
     return schemas
 
 
@@ -184,6 +186,7 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
         context_dependent_function_opset_versions=state.function.context_dependent if state.function else (),
         file=version.location.path,
         line=version.location.line,
+        convert=frozen(version.convert),
     )
     if state.inference is not None:
         rule = _rule(state.inference, schema, diagnostics, rules)

@@ -34,6 +34,8 @@ _EXPORTS = {
     "register": "opspec.runtime.defs",
     "schema_version_map": "opspec.runtime.defs",
     "OpSchema": "opspec.runtime.schema",
+    "convert_version": "opspec.runtime.convert.api",
+    "ConversionError": "opspec.runtime.convert.api",
     "infer_shapes": "opspec.runtime.inference.api",
     "infer_shapes_path": "opspec.runtime.inference.api",
     "infer_node_outputs": "opspec.runtime.inference.single_node",

@@ -242,10 +242,10 @@ class OpSchema(record(
     "OpSchema",
     "name domain since_version inputs outputs attributes type_constraints min_input max_input "
     "min_output max_output doc summary deprecated inference support_level node_determinism "
-    "functions context_dependent_function_opset_versions change_class file line",
+    "functions context_dependent_function_opset_versions change_class file line convert",
     doc="", summary="", deprecated=False, inference=None, support_level=SupportType.COMMON,
     node_determinism=NodeDeterminism.Deterministic, functions=(),
-    context_dependent_function_opset_versions=(), change_class="", file="", line=0,
+    context_dependent_function_opset_versions=(), change_class="", file="", line=0, convert=_EMPTY,
 )):
     """One version of one operator, fully resolved.
 
@@ -256,7 +256,9 @@ class OpSchema(record(
     says how this version relates to the one before (``compatible``, ``narrowing``,
     ``breaking`` or ``semantic``; empty for a first version), as opdefs/README.md defines.
     ``file`` and ``line`` say where the version is declared (a YAML path relative to the
-    folder that holds the opdefs tree).
+    folder that holds the opdefs tree). ``convert`` says how a model converts between this
+    version and the one before where the signature cannot say it (the YAML's ``convert``
+    block; see opdefs/README.md).
     """
 
     __slots__ = ()

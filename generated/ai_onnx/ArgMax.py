@@ -118,6 +118,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ArgMax',
@@ -148,7 +153,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ArgMax',
@@ -195,6 +200,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMax.yaml',
-        line=26,
+        line=27,
     ),
 )

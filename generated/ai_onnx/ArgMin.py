@@ -118,6 +118,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ArgMin',
@@ -148,7 +153,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ArgMin',
@@ -195,6 +200,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
-        line=26,
+        line=27,
     ),
 )

@@ -256,6 +256,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=29,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -290,7 +293,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=34,
+        line=35,
     ),
     OpSchema(
         name='AveragePool',
@@ -341,6 +344,9 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=37,
+        line=38,
+        convert=MappingProxyType({
+            'by': 'ceil_window',
+        }),
     ),
 )

@@ -460,6 +460,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=53,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -544,6 +547,9 @@ SCHEMAS = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
-        line=69,
+        line=70,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

@@ -164,6 +164,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/math/Clip.yaml',
         line=31,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Clip',
@@ -218,7 +221,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Clip.yaml',
-        line=42,
+        line=43,
     ),
     OpSchema(
         name='Clip',
@@ -278,6 +281,6 @@ SCHEMAS = (
         context_dependent_function_opset_versions=(13,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Clip.yaml',
-        line=45,
+        line=46,
     ),
 )

@@ -199,6 +199,9 @@ SCHEMAS = (
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=25,
+        convert=MappingProxyType({
+            'by': 'constant_value',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -241,7 +244,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=33,
+        line=34,
     ),
     OpSchema(
         name='Constant',
@@ -284,7 +287,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=36,
+        line=37,
     ),
     OpSchema(
         name='Constant',
@@ -327,7 +330,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=39,
+        line=40,
     ),
     OpSchema(
         name='Constant',
@@ -370,7 +373,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=42,
+        line=43,
     ),
     OpSchema(
         name='Constant',
@@ -413,7 +416,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=45,
+        line=46,
     ),
     OpSchema(
         name='Constant',
@@ -456,6 +459,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=48,
+        line=49,
     ),
 )

@@ -213,6 +213,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/Conv.yaml',
         line=28,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Conv',
@@ -277,6 +280,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Conv.yaml',
-        line=35,
+        line=36,
     ),
 )

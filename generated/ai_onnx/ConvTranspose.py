@@ -233,6 +233,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
         line=28,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='ConvTranspose',
@@ -299,6 +302,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
-        line=35,
+        line=36,
     ),
 )

@@ -142,5 +142,8 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/math/DFT.yaml',
         line=29,
+        convert=MappingProxyType({
+            'by': 'dft_axis',
+        }),
     ),
 )

@@ -198,5 +198,8 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/DepthToSpace.yaml',
         line=28,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

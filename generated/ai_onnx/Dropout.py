@@ -291,6 +291,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
         line=38,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Dropout',
@@ -348,7 +351,7 @@ SCHEMAS = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=52,
+        line=53,
     ),
     OpSchema(
         name='Dropout',
@@ -410,6 +413,6 @@ SCHEMAS = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=62,
+        line=63,
     ),
 )

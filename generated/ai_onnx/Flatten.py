@@ -161,6 +161,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
         line=22,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Flatten',
@@ -205,7 +210,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=25,
+        line=26,
     ),
     OpSchema(
         name='Flatten',
@@ -250,7 +255,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=32,
+        line=33,
     ),
     OpSchema(
         name='Flatten',
@@ -295,7 +300,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=35,
+        line=36,
     ),
     OpSchema(
         name='Flatten',
@@ -340,7 +345,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=38,
+        line=39,
     ),
     OpSchema(
         name='Flatten',
@@ -385,6 +390,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Flatten.yaml',
-        line=41,
+        line=42,
     ),
 )

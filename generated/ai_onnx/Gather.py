@@ -122,6 +122,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Gather.yaml',
         line=22,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'indices': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Gather',
@@ -174,6 +179,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Gather.yaml',
-        line=24,
+        line=25,
     ),
 )

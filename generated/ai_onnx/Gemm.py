@@ -177,6 +177,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=29,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Gemm',
@@ -210,7 +213,7 @@ SCHEMAS = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=31,
+        line=32,
     ),
     OpSchema(
         name='Gemm',
@@ -249,7 +252,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=35,
+        line=36,
     ),
     OpSchema(
         name='Gemm',
@@ -289,7 +292,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=38,
+        line=39,
     ),
     OpSchema(
         name='Gemm',
@@ -352,6 +355,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=46,
+        line=47,
     ),
 )

@@ -146,5 +146,8 @@ SCHEMAS = (
         change_class='compatible',
         file='opdefs/ai.onnx/nn/GroupNormalization.yaml',
         line=24,
+        convert=MappingProxyType({
+            'by': 'group_scale',
+        }),
     ),
 )

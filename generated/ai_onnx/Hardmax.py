@@ -103,6 +103,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/math/Hardmax.yaml',
         line=20,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Hardmax',
@@ -155,6 +160,9 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/math/Hardmax.yaml',
-        line=22,
+        line=23,
+        convert=MappingProxyType({
+            'by': 'last_axis',
+        }),
     ),
 )

@@ -103,6 +103,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/math/LogSoftmax.yaml',
         line=20,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='LogSoftmax',
@@ -156,6 +161,9 @@ SCHEMAS = (
         context_dependent_function_opset_versions=(13, 18),
         change_class='breaking',
         file='opdefs/ai.onnx/math/LogSoftmax.yaml',
-        line=22,
+        line=23,
+        convert=MappingProxyType({
+            'by': 'last_axis',
+        }),
     ),
 )

@@ -233,6 +233,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
         line=24,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='LpPool',
@@ -267,7 +270,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=29,
+        line=30,
     ),
     OpSchema(
         name='LpPool',
@@ -318,6 +321,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=33,
+        line=34,
     ),
 )

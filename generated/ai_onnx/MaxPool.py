@@ -276,6 +276,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=37,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -328,7 +331,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=39,
+        line=40,
     ),
     OpSchema(
         name='MaxPool',
@@ -381,6 +384,9 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=47,
+        line=48,
+        convert=MappingProxyType({
+            'by': 'ceil_window',
+        }),
     ),
 )

@@ -180,6 +180,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
         line=24,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='MaxUnpool',
@@ -229,6 +232,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
-        line=31,
+        line=32,
     ),
 )

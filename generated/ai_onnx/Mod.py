@@ -163,5 +163,8 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/math/Mod.yaml',
         line=27,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

@@ -158,6 +158,9 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
         line=26,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='NegativeLogLikelihoodLoss',
@@ -214,6 +217,6 @@ SCHEMAS = (
         context_dependent_function_opset_versions=(22,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
-        line=35,
+        line=36,
     ),
 )

@@ -248,6 +248,12 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
         line=25,
+        convert=MappingProxyType({
+            'by': 'signature',
+            'inputs_from': MappingProxyType({
+                'constant_value': 'value',
+            }),
+        }),
     ),
     OpSchema(
         name='Pad',
@@ -278,7 +284,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=37,
+        line=38,
     ),
     OpSchema(
         name='Pad',
@@ -311,7 +317,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=46,
+        line=47,
     ),
     OpSchema(
         name='Pad',
@@ -344,7 +350,12 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=56,
+        line=57,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'mode': ('wrap',),
+            }),
+        }),
     ),
     OpSchema(
         name='Pad',

@@ -130,6 +130,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceL2',
@@ -159,7 +164,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ReduceL2',
@@ -208,6 +213,9 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
-        line=30,
+        line=31,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

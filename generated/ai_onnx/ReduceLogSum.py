@@ -146,6 +146,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceLogSum',
@@ -175,7 +180,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ReduceLogSum',
@@ -212,7 +217,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=30,
+        line=31,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='ReduceLogSum',
@@ -265,6 +273,6 @@ SCHEMAS = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=43,
+        line=45,
     ),
 )

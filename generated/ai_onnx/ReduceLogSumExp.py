@@ -146,6 +146,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceLogSumExp.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceLogSumExp',
@@ -175,7 +180,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceLogSumExp.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ReduceLogSumExp',
@@ -212,7 +217,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceLogSumExp.yaml',
-        line=30,
+        line=31,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='ReduceLogSumExp',
@@ -265,6 +273,6 @@ SCHEMAS = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/reduction/ReduceLogSumExp.yaml',
-        line=46,
+        line=48,
     ),
 )

@@ -152,6 +152,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
         line=22,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceMax',
@@ -198,7 +203,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
-        line=24,
+        line=25,
     ),
     OpSchema(
         name='ReduceMax',
@@ -231,7 +236,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
-        line=27,
+        line=28,
     ),
     OpSchema(
         name='ReduceMax',
@@ -265,7 +270,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
-        line=34,
+        line=35,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='ReduceMax',
@@ -315,6 +323,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMax.yaml',
-        line=43,
+        line=45,
     ),
 )

@@ -129,6 +129,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceMean',
@@ -158,7 +163,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ReduceMean',
@@ -201,6 +206,9 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMean.yaml',
-        line=30,
+        line=31,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

@@ -152,6 +152,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceMin',
@@ -198,7 +203,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
-        line=23,
+        line=24,
     ),
     OpSchema(
         name='ReduceMin',
@@ -231,7 +236,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
-        line=26,
+        line=27,
     ),
     OpSchema(
         name='ReduceMin',
@@ -265,7 +270,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
-        line=33,
+        line=34,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='ReduceMin',
@@ -315,6 +323,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceMin.yaml',
-        line=42,
+        line=44,
     ),
 )

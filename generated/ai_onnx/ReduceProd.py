@@ -135,6 +135,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
         line=20,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceProd',
@@ -167,7 +172,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
-        line=22,
+        line=23,
     ),
     OpSchema(
         name='ReduceProd',
@@ -213,6 +218,9 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
-        line=29,
+        line=30,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

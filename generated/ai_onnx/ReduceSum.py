@@ -116,6 +116,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
         line=21,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='ReduceSum',
@@ -177,6 +182,9 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
-        line=23,
+        line=24,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
 )

@@ -13,7 +13,6 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
-    ValueConstraint,
 )
 
 DOC = 'The output size comes from `scales` (each output dimension is the input dimension times its scale, rounded down) or from `sizes`; exactly one of them is given. Each output coordinate is mapped back into the input as `coordinate_transformation_mode` says, and the value there is sampled by nearest neighbour, linear or cubic interpolation.\nVersion 11 adds the region of interest, the coordinate modes and cubic sampling; version 18 adds `axes`, `keep_aspect_ratio_policy` and `antialias` for downscaling; version 19 adds the half_pixel_symmetric coordinate mode.\n'
@@ -39,18 +38,12 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description='nearest (the default), linear, or cubic (from version 11).',
     default='nearest',
-    constraint=ValueConstraint(
-        allowed=('nearest', 'linear', 'cubic'),
-    ),
 )
 _ATTR_1 = Attribute(
     name='coordinate_transformation_mode',
     type=AttrType.STRING,
     description=_TEXT_1,
     default='half_pixel',
-    constraint=ValueConstraint(
-        allowed=('half_pixel', 'asymmetric', 'pytorch_half_pixel', 'tf_half_pixel_for_nn', 'align_corners', 'tf_crop_and_resize'),
-    ),
 )
 _ATTR_2 = Attribute(
     name='cubic_coeff_a',
@@ -134,18 +127,12 @@ _ATTR_7 = Attribute(
     name='axes',
     type=AttrType.INTS,
     description=_TEXT_6,
-    constraint=ValueConstraint(
-        axis_of='X',
-    ),
 )
 _ATTR_8 = Attribute(
     name='keep_aspect_ratio_policy',
     type=AttrType.STRING,
     description=_TEXT_7,
     default='stretch',
-    constraint=ValueConstraint(
-        allowed=('stretch', 'not_larger', 'not_smaller'),
-    ),
 )
 
 SCHEMAS = (
@@ -171,15 +158,7 @@ SCHEMAS = (
             ),
         ),
         attributes=MappingProxyType({
-            'mode': Attribute(
-                name='mode',
-                type=AttrType.STRING,
-                description='nearest (the default), linear, or cubic (from version 11).',
-                default='nearest',
-                constraint=ValueConstraint(
-                    allowed=('nearest', 'linear'),
-                ),
-            ),
+            'mode': _ATTR_0,
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -262,6 +241,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=19,
+        convert=MappingProxyType({
+            'by': 'resize_10',
+        }),
     ),
     OpSchema(
         name='Resize',
@@ -300,6 +282,9 @@ SCHEMAS = (
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=38,
+        convert=MappingProxyType({
+            'by': 'empty_roi',
+        }),
     ),
     OpSchema(
         name='Resize',
@@ -340,7 +325,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=48,
+        line=49,
     ),
     OpSchema(
         name='Resize',
@@ -357,15 +342,7 @@ SCHEMAS = (
         ),
         attributes=MappingProxyType({
             'mode': _ATTR_0,
-            'coordinate_transformation_mode': Attribute(
-                name='coordinate_transformation_mode',
-                type=AttrType.STRING,
-                description=_TEXT_1,
-                default='half_pixel',
-                constraint=ValueConstraint(
-                    allowed=('half_pixel', 'half_pixel_symmetric', 'asymmetric', 'pytorch_half_pixel', 'tf_half_pixel_for_nn', 'align_corners', 'tf_crop_and_resize'),
-                ),
-            ),
+            'coordinate_transformation_mode': _ATTR_1,
             'cubic_coeff_a': _ATTR_2,
             'exclude_outside': _ATTR_3,
             'extrapolation_value': _ATTR_4,
@@ -387,8 +364,13 @@ SCHEMAS = (
         inference=RuleRef(
             name='resize',
         ),
-        change_class='compatible',
+        change_class='semantic',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=53,
+        line=54,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'coordinate_transformation_mode': ('half_pixel_symmetric',),
+            }),
+        }),
     ),
 )

@@ -148,5 +148,8 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Scatter.yaml',
         line=21,
+        convert=MappingProxyType({
+            'replaced_by': 'ScatterElements',
+        }),
     ),
 )

@@ -229,5 +229,10 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
         line=33,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'reduction': ('max', 'min'),
+            }),
+        }),
     ),
 )

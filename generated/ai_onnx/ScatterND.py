@@ -204,5 +204,10 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
         line=30,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'reduction': ('max', 'min'),
+            }),
+        }),
     ),
 )

@@ -156,6 +156,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
         line=23,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Slice',
@@ -187,7 +190,12 @@ SCHEMAS = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
-        line=38,
+        line=39,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Slice',
@@ -261,6 +269,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
-        line=41,
+        line=43,
     ),
 )

@@ -209,6 +209,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=31,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axis': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Split',
@@ -238,7 +243,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=34,
+        line=35,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Split',
@@ -276,6 +284,9 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=44,
+        line=46,
+        convert=MappingProxyType({
+            'by': 'split_count',
+        }),
     ),
 )

@@ -116,6 +116,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
         line=20,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative',
+            }),
+        }),
     ),
     OpSchema(
         name='Squeeze',
@@ -159,7 +164,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
-        line=23,
+        line=24,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Squeeze',
@@ -203,7 +211,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
-        line=33,
+        line=35,
     ),
     OpSchema(
         name='Squeeze',
@@ -247,7 +255,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
-        line=36,
+        line=38,
     ),
     OpSchema(
         name='Squeeze',
@@ -291,7 +299,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
-        line=39,
+        line=41,
     ),
     OpSchema(
         name='Squeeze',
@@ -335,6 +343,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Squeeze.yaml',
-        line=42,
+        line=44,
     ),
 )

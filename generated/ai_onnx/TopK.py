@@ -160,6 +160,12 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
         line=21,
+        convert=MappingProxyType({
+            'by': 'signature',
+            'inputs_from': MappingProxyType({
+                'K': ('k',),
+            }),
+        }),
     ),
     OpSchema(
         name='TopK',
@@ -212,7 +218,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=31,
+        line=32,
     ),
     OpSchema(
         name='TopK',
@@ -265,6 +271,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=43,
+        line=44,
     ),
 )

@@ -115,6 +115,11 @@ SCHEMAS = (
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=20,
+        convert=MappingProxyType({
+            'new_values': MappingProxyType({
+                'axes': 'negative_in_output',
+            }),
+        }),
     ),
     OpSchema(
         name='Unsqueeze',
@@ -158,7 +163,10 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=23,
+        line=24,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Unsqueeze',
@@ -202,7 +210,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=33,
+        line=35,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -246,7 +254,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=36,
+        line=38,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -290,7 +298,7 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=39,
+        line=41,
     ),
     OpSchema(
         name='Unsqueeze',
@@ -334,6 +342,6 @@ SCHEMAS = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=42,
+        line=44,
     ),
 )

@@ -172,6 +172,9 @@ SCHEMAS = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
         line=29,
+        convert=MappingProxyType({
+            'by': 'signature',
+        }),
     ),
     OpSchema(
         name='Upsample',
@@ -202,6 +205,9 @@ SCHEMAS = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=37,
+        line=38,
+        convert=MappingProxyType({
+            'replaced_by': 'Resize',
+        }),
     ),
 )

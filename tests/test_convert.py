@@ -1,0 +1,347 @@
+"""``opspec convert`` / ``opspec.convert_version``: every converted model is proven by running it.
+
+Each conversion here is judged by ``convert_cases.judge``: at the target opset, accepted by
+``onnx.checker``'s full check, equal outputs in onnxruntime on seeded inputs, and opspec's
+inference agreeing with the run. A refusal must name the node and why and write nothing.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import onnx
+import pytest
+from convert_cases import (NEWEST, OK, OLDEST, REFUSED, Case, baseline, judge, model_cases, node_suite_cases,
+                           onnx_convert, opspec_convert, sampled_targets, score, seeded_inputs, standard_opset)
+from onnx import TensorProto, helper, numpy_helper
+from test_opdefs_errors import DOMAIN, FILE, OP, _run, _tree
+
+import opspec
+from opspec.cli import main
+from opspec.runtime.convert import convert
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _model(nodes, inputs, outputs, opset, initializers=()):
+    from opspec.runtime.convert.api import IR_FOR_OPSET
+
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = IR_FOR_OPSET[opset]
+    return model
+
+
+def _case(model, name="case"):
+    return Case(name, model, seeded_inputs(model))
+
+
+def _proven(case, target):
+    expected = baseline(case)
+    assert expected is not None, "the original must pass the checker and run"
+    return judge(case, target, opspec_convert, expected)
+
+
+def _ints(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def _floats(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+def test_an_attribute_that_became_an_input_moves_both_ways():
+    model = _model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)],
+                   [helper.make_tensor_value_info("x", F, [2, 3, 4])], [helper.make_tensor_value_info("y", F, [2, 4])],
+                   13)
+    up = opspec.convert_version(model, 18)
+    assert [i.name for i in up.graph.initializer] and len(up.graph.node[0].input) == 2
+    assert not [a for a in up.graph.node[0].attribute if a.name == "axes"]
+    for target in (11, 18, 21):
+        assert _proven(_case(model), target).verdict == OK
+    down = opspec.convert_version(up, 13)
+    assert [a.ints for a in down.graph.node[0].attribute if a.name == "axes"] == [[1]]
+
+
+def test_an_input_known_only_at_run_time_is_refused_with_the_node_named(tmp_path):
+    model = _model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum_axes")],
+                   [helper.make_tensor_value_info("x", F, [2, 3]), helper.make_tensor_value_info("axes", I64, [1])],
+                   [helper.make_tensor_value_info("y", F, None)], 13)
+    result = convert(model, 11)
+    assert not result.ok and result.model is None
+    (refusal,) = result.refusals
+    assert (refusal.name, refusal.op_type) == ("sum_axes", "ReduceSum")
+    assert "computed at run time" in refusal.reason
+    with pytest.raises(opspec.ConversionError, match="sum_axes"):
+        opspec.convert_version(model, 11)
+    path, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 1
+    assert not out.exists(), "a refused conversion writes nothing"
+
+
+def test_the_command_line_writes_the_converted_model(tmp_path, capsys):
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
+                   [helper.make_tensor_value_info("x", F, [2, 5])], [helper.make_tensor_value_info("y", F, [2, 5])], 13)
+    path, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 0
+    assert standard_opset(onnx.load(out)) == 11
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 2, "an existing file needs --force"
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11", "--force"]) == 0
+    assert main(["convert", str(path), "-o", str(out), "--opset", "99", "--force"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_malformed_node_is_refused_not_a_crash(tmp_path, capsys):
+    node = helper.make_node("Softmax", ["x"], ["y"])
+    node.attribute.append(helper.make_attribute("axis", "last"))
+    model = _model([node], [helper.make_tensor_value_info("x", F, [2, 5])], [helper.make_tensor_value_info("y", F, None)],
+                   11)
+    path, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    assert main(["convert", str(path), "-o", str(out), "--opset", "13", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["refused"][0]["op_type"] == "Softmax" and not out.exists()
+
+
+def test_the_input_model_is_never_changed():
+    model = _model([helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0])],
+                   [helper.make_tensor_value_info("x", F, [3])], [helper.make_tensor_value_info("y", F, [1, 3])], 11)
+    before = model.SerializeToString()
+    converted = opspec.convert_version(model, 13)
+    assert model.SerializeToString() == before
+    assert isinstance(converted, onnx.ModelProto)
+    assert isinstance(opspec.convert_version(before, 13), bytes)
+
+
+@pytest.mark.parametrize("axis, rank, converts", [(-1, 3, True), (2, 3, True), (1, 3, False), (1, 2, True)])
+def test_softmax_converts_across_13_only_where_both_meanings_agree(axis, rank, converts):
+    shape = [2, 3, 4][:rank]
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
+                   [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, shape)], 11)
+    assert _proven(_case(model), 13).verdict == (OK if converts else REFUSED)
+
+
+@pytest.mark.parametrize("length", [6, 7, "L"])
+def test_split_into_a_number_of_outputs_goes_below_18(length):
+    """A known length gives split sizes; an unknown one, Slices at bounds computed at run time."""
+    model = _model([helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
+                   [helper.make_tensor_value_info("x", F, [2, length])],
+                   [helper.make_tensor_value_info(n, F, None) for n in "abc"], 18)
+    model = onnx.shape_inference.infer_shapes(model)
+    assert _proven(_case(model), 13).verdict == OK
+    assert _proven(_case(model), 11).verdict == OK
+    ops = {node.op_type for node in opspec.convert_version(model, 13).graph.node}
+    assert ops == ({"Slice", "Shape", "Gather", "Add", "Div", "Mul"} if length == "L" else {"Split"})
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("k", [None, -1, 2])
+def test_trilu_expands_below_14(upper, k):
+    inputs = ["x"] + (["k"] if k is not None else [])
+    model = _model([helper.make_node("Trilu", inputs, ["y"], upper=upper)],
+                   [helper.make_tensor_value_info("x", F, ["B", 3, 4])], [helper.make_tensor_value_info("y", F, ["B", 3, 4])],
+                   14, [_ints("k", k)] if k is not None else [])
+    assert _proven(_case(model), 13).verdict == OK
+    assert _proven(_case(model), 11).verdict == OK
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_layer_normalization_and_gelu_expand_below_their_opsets(opset):
+    nodes = [helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["n"], axis=-1, epsilon=1e-3),
+             helper.make_node("Gelu", ["n"], ["g"]),
+             helper.make_node("Gelu", ["g"], ["y"], approximate="tanh")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["B", 4, 8])],
+                   [helper.make_tensor_value_info("y", F, ["B", 4, 8])], 20,
+                   [_floats("scale", np.linspace(0.5, 1.5, 8)), _floats("bias", np.linspace(-1, 1, 8))])
+    assert _proven(_case(model), opset).verdict == OK
+    ops = {node.op_type for node in opspec.convert_version(model, opset).graph.node}
+    assert "Gelu" not in ops and "Erf" in ops and "Tanh" in ops
+    assert ("LayerNormalization" in ops) == (opset >= 17)
+
+
+def test_shape_ranges_castlike_and_constant_forms_go_down():
+    nodes = [helper.make_node("Shape", ["x"], ["s"], start=1, end=-1),
+             helper.make_node("Constant", [], ["c"], value_ints=[5]),
+             helper.make_node("Concat", ["s", "c"], ["sc"], axis=0),
+             helper.make_node("CastLike", ["sc", "x"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2, 3, 4, 5])],
+                   [helper.make_tensor_value_info("y", F, [3])], 21)
+    for target in (13, 11, 9):
+        assert _proven(_case(model), target).verdict == OK, target
+
+
+def test_resize_10_moves_to_11_with_its_rounding_stated():
+    for scales, shape in (([1, 1, 2, 3], [1, 1, 8, 18]), ([1, 1, 0.5, 0.5], [1, 1, 2, 3])):
+        for mode in ("nearest", "linear"):
+            model = _model([helper.make_node("Resize", ["x", "s"], ["y"], mode=mode)],
+                           [helper.make_tensor_value_info("x", F, [1, 1, 4, 6])],
+                           [helper.make_tensor_value_info("y", F, shape)], 10, [_floats("s", scales)])
+            for target in (11, 19):
+                assert _proven(_case(model), target).verdict == OK, (scales, mode, target)
+
+
+def test_a_value_new_in_a_version_is_refused_below_it():
+    model = _model([helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")],
+                   [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("y", F, [4, 5])],
+                   19, [_ints("pads", [1, 1, 1, 1])])
+    (refusal,) = convert(model, 18).refusals
+    assert "wrap" in refusal.reason
+
+
+def _node_cases(step: int) -> list[Case]:
+    chosen = list(node_suite_cases())
+    return random.Random(23).sample(chosen, len(chosen) // step)
+
+
+def test_node_suite_models_convert_up_and_down_and_run_the_same():
+    """A seeded sample of onnx's node conformance models, each to two seeded target opsets."""
+    table = score(_node_cases(4), lambda case: sampled_targets(case.name, standard_opset(case.model), 2),
+                  {"opspec": opspec_convert})
+    assert not table.wrong, table.wrong[:5]
+    ups = sum(v[OK] for (name, direction, _), v in table.counts.items() if direction == "up")
+    downs = sum(v[OK] for (name, direction, _), v in table.counts.items() if direction == "down")
+    assert ups and downs
+
+
+def test_exported_models_convert_to_every_opset_and_run_the_same():
+    models = list(model_cases())
+    targets = list(range(OLDEST, NEWEST + 1))
+    table = score(models, lambda case: [t for t in targets if t != standard_opset(case.model)], {"opspec": opspec_convert})
+    assert not table.wrong, table.wrong[:5]
+    by_name = {case.name: case for case in models}
+    for name, target in (("transformer@17", 13), ("small_cnn@17", 7), ("unet@17", 13), ("bidirectional_lstm@13", 9)):
+        assert _proven(by_name[name], target).verdict == OK, (name, target)
+
+
+def test_wherever_onnx_converts_an_exported_model_opspec_does_too():
+    for case in list(model_cases())[::3]:
+        expected = baseline(case)
+        for target in (13, 17, 21):
+            if target == standard_opset(case.model):
+                continue
+            if judge(case, target, onnx_convert, expected).verdict == OK:
+                assert judge(case, target, opspec_convert, expected).verdict == OK, (case.name, target)
+
+
+def test_the_adapters_the_schema_names_are_the_ones_written():
+    import json
+    from pathlib import Path
+
+    from opspec.runtime.convert.adapters import ADAPTERS
+
+    schema = json.loads((Path(opspec.__file__).parent.parent / "opdefs/schema/op.schema.json").read_text())
+    declared = schema["$defs"] if "$defs" in schema else schema
+    text = json.dumps(declared)
+    named = set(json.loads(text[text.index('"enum": ["signature"') + 8:].split("]", 1)[0] + "]"))
+    assert named == {"signature", *ADAPTERS}
+    used = {schema.convert["by"] for schema in opspec.get_all_schemas_with_history() if "by" in schema.convert}
+    assert used <= named
+
+
+def _normalization_model(node, shape, opset, initializers):
+    return _model([node], [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, shape)],
+                  opset, initializers)
+
+
+def test_rms_and_group_normalization_expand_below_their_opsets():
+    rng = np.random.default_rng(0)
+    rms = _normalization_model(helper.make_node("RMSNormalization", ["x", "s"], ["y"]), [2, 3, 8], 23,
+                               [_floats("s", rng.random(8))])
+    for target in (21, 13, 9):
+        assert _proven(_case(rms), target).verdict == OK
+    scale = rng.random(4)
+    group = _normalization_model(helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2),
+                                 [2, 4, 3, 3], 21, [_floats("s", scale), _floats("b", scale + 1)])
+    for target in (18, 17, 13):
+        assert _proven(_case(group), target).verdict == OK
+
+
+def test_group_normalization_scales_per_group_become_per_channel_going_up():
+    from opspec.runtime.convert.adapters import group_scale
+    from opspec.runtime.convert.values import GraphValues, ValueType
+    from opspec.runtime.convert.work_node import WorkNode
+    from opspec.runtime.ir import load_model
+
+    model = _normalization_model(helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2),
+                                 [2, 4, 3, 3], 18, [_floats("s", [1, 2]), _floats("b", [3, 4])])
+    ours = load_model(model).model
+    values = GraphValues.of(ours.graph, {"x": ValueType(F, (2, 4, 3, 3))}, None, True)
+    node = WorkNode.of(ours.graph.node[0])
+    group_scale(node, opspec.get_schema("GroupNormalization", 18), opspec.get_schema("GroupNormalization", 21), values)
+    assert values.values_of(node.inputs[1])[1] == (1, 1, 2, 2)
+    assert values.values_of(node.inputs[2])[1] == (3, 3, 4, 4)
+
+
+def test_the_op_pages_say_how_each_version_step_converts():
+    from pathlib import Path
+
+    docs = Path(opspec.__file__).parent.parent / "generated" / "docs" / "ai.onnx"
+    reduce_mean = (docs / "ReduceMean.md").read_text()
+    assert ("from version 13 up, attributes become constant inputs (`axes`); down to version 13, constant inputs "
+            "become attributes (`axes`; refused when computed at run time)") in reduce_mean
+    assert "below opset 17, expanded into its function body" in (docs / "LayerNormalization.md").read_text()
+    assert "refused when `mode` is `wrap`" in (docs / "Pad.md").read_text()
+    assert ("Down to opset 17, constant inputs become attributes (`axes`; refused when computed at run time)"
+            in (docs / "opset-18.md").read_text())
+
+
+_OP = OP + """  2:
+    inputs:
+      X: T
+      axis: tensor(int64)?
+    outputs:
+      Y: T
+    attributes:
+      axis: null
+    convert: {inputs_from: {axes: axis}, new_values: {mode: [wrap]}}
+"""
+
+
+def test_a_convert_block_naming_what_does_not_exist_is_reported_at_its_place(tmp_path, capsys):
+    opdefs = _tree(tmp_path, {"opdefs/x.test/domain.yaml": DOMAIN, FILE: _OP})
+    code, errors = _run(opdefs, tmp_path / "out", capsys)
+    assert code == 1
+    assert errors == [
+        "opdefs/x.test/f/Foo.yaml:22:14: error: inputs_from: 'axes' is not an input new in version 2",
+        "opdefs/x.test/f/Foo.yaml:22:14: error: new_values: version 2 has no attribute or input 'mode'",
+        f"opspec: 2 errors in {tmp_path / 'opdefs'}"]
+
+
+@pytest.mark.parametrize("prefix", ["test_attention", "test_rotary_embedding", "test_layer_normalization",
+                                    "test_rms_normalization", "test_group_normalization", "test_gelu"])
+def test_the_node_suite_cases_of_expanded_ops_run_the_same_below_their_opsets(prefix):
+    """Masks (boolean and added, whole rows blocked), causal, grouped heads, softcap and past caches;
+    interleaved and partial rotations; every axis and stash type the suite has."""
+    chosen = [case for case in node_suite_cases() if case.name.startswith(prefix) and "expanded" not in case.name]
+    table = score(chosen, lambda case: [t for t in (13, 17, 21) if t < standard_opset(case.model)],
+                  {"opspec": opspec_convert})
+    assert not table.wrong, table.wrong[:5]
+    assert sum(v[OK] for v in table.counts.values()) >= len(chosen) // 2
+
+
+def test_model_local_functions_are_inlined_and_converted():
+    """Calls of a model's own function (as exporters write them) become its body, attribute
+    references resolved from the call or the function's default."""
+    leaky = helper.make_node("LeakyRelu", ["D"], ["Y"])
+    leaky.attribute.append(onnx.AttributeProto(name="alpha", ref_attr_name="slope", type=onnx.AttributeProto.FLOAT))
+    function = helper.make_function("pkg.local", "Centre", ["X"], ["Y"],
+                                    [helper.make_node("ReduceMean", ["X"], ["M"], axes=[-1]),
+                                     helper.make_node("Sub", ["X", "M"], ["D"]), leaky],
+                                    opset_imports=[helper.make_opsetid("", 17)])
+    function.attribute_proto.append(helper.make_attribute("slope", 0.5))
+    calls = [helper.make_node("Centre", ["x"], ["c"], domain="pkg.local"),
+             helper.make_node("Centre", ["c"], ["y"], domain="pkg.local", slope=0.1)]
+    graph = helper.make_graph(calls, "g", [helper.make_tensor_value_info("x", F, [2, 5])],
+                              [helper.make_tensor_value_info("y", F, [2, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("pkg.local", 1)],
+                              functions=[function])
+    model.ir_version = 8
+    for target in (11, 13, 18, 21):
+        assert _proven(_case(model), target).verdict == OK
+    converted = opspec.convert_version(model, 18)
+    assert not converted.functions
+    assert [a.f for n in converted.graph.node if n.op_type == "LeakyRelu" for a in n.attribute] == \
+        pytest.approx([0.5, 0.1])
