@@ -60,7 +60,7 @@ class _State:
 def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
                rules: Mapping[str, Any]) -> list[OpSchema]:
     """All versions of ``op``, resolved; problems go to ``diagnostics``."""
-    state, schemas, previous = _State(), [], None
+    state, schemas, previous = _State(), list[OpSchema](), None
     for position, version in enumerate(op.versions):
         if previous is not None and version.since <= previous.since:
             diagnostics.error(
@@ -388,7 +388,7 @@ def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
 
 
 def _check_docs(op: OpDecl, schemas: list[OpSchema], diagnostics: Diagnostics) -> None:
-    names = set()
+    names: set[str] = set()
     for schema in schemas:
         names.update(p.name for p in schema.inputs + schema.outputs)
         names.update(schema.attributes)

@@ -100,8 +100,8 @@ def _infer(args: argparse.Namespace) -> int:
     print_table(rows, sys.stdout)
     if result.errors:
         print(f"\n{plural(len(result.errors), 'error')}:")
-        for error in result.errors:
-            print(f"  {error}")
+        for problem in result.errors:
+            print(f"  {problem}")
     if result.unknown_reasons:
         print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):")
         for (domain, op_type), reason in sorted(result.unknown_reasons.items()):

@@ -49,7 +49,7 @@ def _fits(kind: int, value: object) -> bool:
     return True
 
 
-class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):
+class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):  # type: ignore[misc]  # bases known at run time
     """A node's inputs or attributes contradict its schema; the engine adds the node."""
 
 

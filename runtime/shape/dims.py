@@ -116,11 +116,11 @@ def div_dim(a: Dim, b: Dim, evenly: bool = True) -> Dim:
         return a
     if a is None or b is None:
         return None
-    if type(b) is int:  # a is a Sym
+    if type(b) is int and type(a) is Sym:
         if evenly and a.remainder(b):
             raise ShapeError(f"cannot evenly divide dim {a} by {b}")
         return a // b
-    if type(a) is int:  # a non-zero constant over a symbol is never an exact expression
+    if type(a) is not Sym:  # a non-zero constant over a symbol is never an exact expression
         return None
     return a.exact_div(b)
 
@@ -135,9 +135,9 @@ def ceil_div_dim(a: Dim, b: Dim) -> Dim:
         return a
     if a is None or b is None:
         return None
-    if type(b) is int:
+    if type(b) is int and type(a) is Sym:
         return a.ceildiv(b)
-    if type(a) is int:
+    if type(a) is not Sym:
         return None
     return a.exact_div(b)
 
