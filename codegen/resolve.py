@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from opspec.codegen.diagnostics import Diagnostics
+from opspec.codegen.source import Location
 from opspec.codegen.model import (
     AttrDecl,
     DomainDecl,
@@ -40,6 +41,9 @@ from opspec.runtime.schema import (
 )
 from opspec.codegen.type_sets import TypeSets
 from opspec.runtime.types import TypeStringError, formal_type_string, is_type_string, normalize_type_string
+
+#: An attribute's or a type parameter's declaration.
+_Decl = TypeVar("_Decl")
 
 
 @dataclass
@@ -98,30 +102,32 @@ def _same_contract(before: OpSchema, after: OpSchema) -> bool:
     return contract(before) == contract(after)
 
 
+def _apply_changes(table: dict[str, _Decl], changes: Mapping[str, _Decl | None], where: Mapping[str, Location],
+                   what: str, diagnostics: Diagnostics) -> None:
+    """Add, replace or remove (a ``None`` change) the declarations a version names."""
+    for name, declared in changes.items():
+        if declared is None:
+            if name not in table:
+                diagnostics.error(where[name], f"cannot remove {what} {name!r}: the previous version has none")
+            table.pop(name, None)
+        else:
+            table[name] = declared
+
+
 def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> None:
     if version.inputs is not None:
         state.inputs = version.inputs
     if version.outputs is not None:
         state.outputs = version.outputs
-    for table, changes, where, what in (
-        (state.attributes, version.attributes, version.attribute_locations, "attribute"),
-        (state.types, version.types, version.type_locations, "type parameter"),
-    ):
-        for name, declared in changes.items():
-            if declared is None:
-                if name not in table:
-                    diagnostics.error(where[name], f"cannot remove {what} {name!r}: the previous version has none")
-                table.pop(name, None)
-            else:
-                table[name] = declared
+    _apply_changes(state.attributes, version.attributes, version.attribute_locations, "attribute", diagnostics)
+    _apply_changes(state.types, version.types, version.type_locations, "type parameter", diagnostics)
     if version.inference_set:
         state.inference = version.inference
     if version.deprecated is not None:
         state.deprecated = version.deprecated
     if version.type_order is not None:
-        where = version.type_order_location or version.location
         if sorted(version.type_order) != sorted(state.types):
-            diagnostics.error(where, f"type_order must list every type parameter once: {', '.join(state.types)}")
+            diagnostics.error(version.type_order_location or version.location, f"type_order must list every type parameter once: {', '.join(state.types)}")
         else:
             state.types = {name: state.types[name] for name in version.type_order}
     state.support_level = version.support_level or state.support_level

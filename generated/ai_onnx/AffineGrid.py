@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = "For each batch entry, the points of a regular grid over the normalised output space [-1, 1] are multiplied by the entry's affine matrix, giving where to sample the input (for use with GridSample). 2-D and 3-D grids are supported. The standard also gives the operator as a body of basic operators."
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='AffineGrid',
         domain='',

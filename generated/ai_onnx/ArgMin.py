@@ -55,7 +55,7 @@ _ATTR_2 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ArgMin',
         domain='',

@@ -155,7 +155,7 @@ _PARAM_10 = FormalParameter(
     description=_TEXT_10,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Attention',
         domain='',

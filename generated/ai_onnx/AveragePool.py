@@ -97,7 +97,7 @@ _ATTR_6 = Attribute(
     description=_TEXT_8,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='AveragePool',
         domain='',

@@ -154,7 +154,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description=_TEXT_11,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BatchNormalization',
         domain='',

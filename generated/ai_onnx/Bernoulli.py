@@ -38,7 +38,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Element types the output can take.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Bernoulli',
         domain='',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Keeps the bytes of every element and reads them as the type given by `to`, which must have the\nsame size in bits. The shape is unchanged.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int2)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint2)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BitCast',
         domain='',

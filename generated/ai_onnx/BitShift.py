@@ -24,7 +24,7 @@ _ATTR_0 = Attribute(
     required=True,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BitShift',
         domain='',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = "Every bit of every element is flipped. The output keeps the input's shape and integer type."
 _TYPES_0 = frozenset({'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BitwiseNot',
         domain='',

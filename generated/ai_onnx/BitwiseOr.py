@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = "Each output element combines the bits of the matching elements of A and B with OR, i.e. `C = A | B`.\nA and B are broadcast against each other with numpy rules and the result takes the broadcast shape. The output has the operands' integer type.\n"
 _TYPES_0 = frozenset({'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BitwiseOr',
         domain='',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The output is a 1-D tensor of `size` values following the Blackman curve, a sum of three cosine terms that tapers to zero at both ends. With `periodic` 1 (the default) the window is built one sample longer and its last sample dropped, which suits spectral analysis; with 0 it is symmetric.\nThe standard also gives the operator as a body of basic operators.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BlackmanWindow',
         domain='',

@@ -71,7 +71,7 @@ _ATTR_2 = Attribute(
     default='up',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Cast',
         domain='',

@@ -36,7 +36,7 @@ _ATTR_1 = Attribute(
     default='up',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CastLike',
         domain='',

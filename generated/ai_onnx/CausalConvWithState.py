@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = 'Convolves each channel with its own kernel, looking only at the current and earlier\npositions. Tensors are shaped (batch, channels, length). The last kernel_size - 1 positions\nof the past state, or zeros, are placed in front of the input, and the same number of trailing\npositions is returned as the present state for the next call. An optional SiLU activation is\napplied to the result.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CausalConvWithState',
         domain='',

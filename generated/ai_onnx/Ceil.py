@@ -36,7 +36,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Ceil',
         domain='',

@@ -25,7 +25,7 @@ _ATTR_0 = Attribute(
     default=1.0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Celu',
         domain='',

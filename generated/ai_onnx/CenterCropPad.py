@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Along each chosen axis the tensor is cropped equally from both ends when it is longer than requested and padded with zeros equally at both ends when it is shorter; when the difference is odd, the extra element is taken or added at the end. The standard builds its body per node.'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CenterCropPad',
         domain='',

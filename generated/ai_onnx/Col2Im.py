@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "The input holds, for every position of a sliding block, the block's values as a column. They are placed back at their positions in an image of `image_shape` and overlapping contributions are added, undoing the im2col rearrangement."
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Col2Im',
         domain='',

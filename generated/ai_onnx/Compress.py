@@ -41,7 +41,7 @@ _PARAM_0 = FormalParameter(
     description='1-D bool tensor of selections.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Compress',
         domain='',

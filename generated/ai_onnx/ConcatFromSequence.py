@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = 'All tensors are concatenated along `axis`; with `new_axis` 1 they are first given a new axis of length 1 at that position, so they are stacked.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ConcatFromSequence',
         domain='',

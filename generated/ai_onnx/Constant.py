@@ -75,7 +75,7 @@ _ATTR_8 = Attribute(
     description='A list of strings, producing a 1-D string tensor.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Constant',
         domain='',

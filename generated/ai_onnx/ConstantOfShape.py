@@ -35,7 +35,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Type of the shape input, which is int64 only.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ConstantOfShape',
         domain='',

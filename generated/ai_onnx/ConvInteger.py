@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Subtracts the zero points from the input and the weights and convolves them like Conv,\nwithout a bias; the result is int32.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ConvInteger',
         domain='',

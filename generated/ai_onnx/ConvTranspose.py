@@ -74,7 +74,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Floating-point element types.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ConvTranspose',
         domain='',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Along the axis given by the scalar input `axis`, each output element is the product of the input elements up to and including its own position (`y[i] = x[0] * ... * x[i]`).\nWith `exclusive` 1 the element's own value is left out, so the first position holds the identity value; with `reverse` 1 the running total starts from the far end of the axis. The output has the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CumProd',
         domain='',

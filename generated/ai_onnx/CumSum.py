@@ -46,7 +46,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Integer type of the axis input.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CumSum',
         domain='',

@@ -65,7 +65,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Integer types of the length and axis inputs.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DFT',
         domain='',

@@ -56,7 +56,7 @@ _ATTR_5 = Attribute(
     description=_TEXT_5,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DeformConv',
         domain='',

@@ -70,7 +70,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Element types accepted for input and output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DepthToSpace',
         domain='',

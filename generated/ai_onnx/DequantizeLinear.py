@@ -132,7 +132,7 @@ _TYPE_PARAM_4 = TypeConstraintParam(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DequantizeLinear',
         domain='',

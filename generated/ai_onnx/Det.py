@@ -17,7 +17,7 @@ _TEXT_0 = 'Determinants, one per matrix, shaped like X without its last two axes
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Det',
         domain='',

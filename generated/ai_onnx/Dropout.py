@@ -97,7 +97,7 @@ _PARAM_4 = FormalParameter(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Dropout',
         domain='',

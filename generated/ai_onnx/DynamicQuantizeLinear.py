@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Finds the range of the input (widened to include 0), picks a scale and zero point mapping it\nonto 0..255, and returns the quantized tensor together with that scale and zero point.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DynamicQuantizeLinear',
         domain='',

@@ -25,7 +25,7 @@ _ATTR_0 = Attribute(
     required=True,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Einsum',
         domain='',

@@ -31,7 +31,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Elu',
         domain='',

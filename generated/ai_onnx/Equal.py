@@ -58,7 +58,7 @@ _PARAM_3 = FormalParameter(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Equal',
         domain='',

@@ -37,7 +37,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Exp',
         domain='',

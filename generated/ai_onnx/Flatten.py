@@ -50,7 +50,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_3,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Flatten',
         domain='',

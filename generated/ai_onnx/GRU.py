@@ -155,7 +155,7 @@ _ATTR_8 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GRU',
         domain='',

@@ -57,7 +57,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Integer types allowed for `indices`, 32 or 64 bits wide.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Gather',
         domain='',

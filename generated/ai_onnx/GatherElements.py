@@ -31,7 +31,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Integer type of the indices.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatherElements',
         domain='',

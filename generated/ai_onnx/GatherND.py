@@ -50,7 +50,7 @@ _ATTR_0 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatherND',
         domain='',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Each element x becomes `x * P(Z <= x)` for a standard normal Z, that is `0.5 * x * (1 + erf(x / sqrt(2)))`. With `approximate` set to tanh the normal distribution function is replaced by a cheaper tanh expression.\nThe output keeps the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Gelu',
         domain='',

@@ -108,7 +108,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description=_TEXT_5,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Gemm',
         domain='',

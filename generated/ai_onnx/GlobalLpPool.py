@@ -33,7 +33,7 @@ _ATTR_0 = Attribute(
     default=2,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GlobalLpPool',
         domain='',

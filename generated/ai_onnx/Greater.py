@@ -49,7 +49,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Element type of the result, always bool.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Greater',
         domain='',

@@ -71,7 +71,7 @@ _ATTR_2 = Attribute(
     default='linear',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GridSample',
         domain='',

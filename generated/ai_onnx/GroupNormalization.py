@@ -66,7 +66,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_3,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GroupNormalization',
         domain='',

@@ -59,7 +59,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Boolean tensor.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='If',
         domain='',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The input holds the bytes of one image file; the output is a uint8 tensor of shape (height, width, channels), with the channels in the order `pixel_format` names, or a single channel for Grayscale.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ImageDecoder',
         domain='',

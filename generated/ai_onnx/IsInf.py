@@ -42,7 +42,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Element type of the result, always bool.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='IsInf',
         domain='',

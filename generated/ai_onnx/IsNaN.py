@@ -26,7 +26,7 @@ _PARAM_0 = FormalParameter(
     description="Bool tensor of X's shape, true at NaN elements.",
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='IsNaN',
         domain='',

@@ -172,7 +172,7 @@ _ATTR_7 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LSTM',
         domain='',

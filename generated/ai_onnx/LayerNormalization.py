@@ -18,7 +18,7 @@ DOC = "The axes from `axis` through the last one form the normalized group: for 
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LayerNormalization',
         domain='',

@@ -30,7 +30,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Floating-point element types accepted for input and output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LeakyRelu',
         domain='',

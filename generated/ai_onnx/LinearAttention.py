@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = 'Queries, keys and values are 3-D (batch, length, heads * head size). Each key/value head keeps\na state matrix updated token by token; the update rule chooses plain accumulation, a decayed\n(gated) accumulation, a delta-rule correction with rate beta, or both decay and delta. Each\noutput token is the scaled product of its query with the state. Query heads can share\nkey/value heads in groups. The final state is returned for the next call, and long inputs may\nbe computed in chunks, which does not change the result.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LinearAttention',
         domain='',

@@ -73,7 +73,7 @@ _TYPE_PARAM_2 = TypeConstraintParam(
     description='Boolean tensor.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Loop',
         domain='',

@@ -31,7 +31,7 @@ _ATTR_1 = Attribute(
     default=2,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LpNormalization',
         domain='',

@@ -93,7 +93,7 @@ _ATTR_6 = Attribute(
     description=_TEXT_4,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LpPool',
         domain='',

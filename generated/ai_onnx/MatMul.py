@@ -20,7 +20,7 @@ _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMul',
         domain='',

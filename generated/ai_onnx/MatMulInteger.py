@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "Both inputs have their zero points subtracted and are multiplied as numpy.matmul does, with the products summed in 32-bit integers. The output is an int32 tensor of MatMul's shape."
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulInteger',
         domain='',

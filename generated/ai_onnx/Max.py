@@ -41,7 +41,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_2,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Max',
         domain='',

@@ -106,7 +106,7 @@ _PARAM_3 = FormalParameter(
     description=_TEXT_6,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MaxPool',
         domain='',

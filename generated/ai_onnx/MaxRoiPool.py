@@ -32,7 +32,7 @@ _ATTR_1 = Attribute(
     default=1.0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MaxRoiPool',
         domain='',

@@ -62,7 +62,7 @@ _PARAM_1 = FormalParameter(
     description=_TEXT_0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MaxUnpool',
         domain='',

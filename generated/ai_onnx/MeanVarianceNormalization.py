@@ -27,7 +27,7 @@ _ATTR_0 = Attribute(
     default=(0, 2, 3),
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MeanVarianceNormalization',
         domain='',

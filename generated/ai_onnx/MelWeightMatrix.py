@@ -18,7 +18,7 @@ DOC = 'The output has one row per frequency bin of a one-sided spectrum of `dft_
 _TYPES_0 = frozenset({'tensor(int32)', 'tensor(int64)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MelWeightMatrix',
         domain='',

@@ -51,7 +51,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Numeric element types accepted; A, B and C share one.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Mod',
         domain='',

@@ -58,7 +58,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_3,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Mul',
         domain='',

@@ -49,7 +49,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Integer types the output may take.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Multinomial',
         domain='',

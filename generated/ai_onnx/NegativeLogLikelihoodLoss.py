@@ -51,7 +51,7 @@ _PARAM_0 = FormalParameter(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NegativeLogLikelihoodLoss',
         domain='',

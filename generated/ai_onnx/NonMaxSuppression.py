@@ -62,7 +62,7 @@ _ATTR_0 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NonMaxSuppression',
         domain='',

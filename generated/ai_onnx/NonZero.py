@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'The output is an int64 matrix with one row per input axis and one column per non-zero element, in row-major order of the elements; column j holds the coordinates of the j-th such element.'
 _TEXT_0 = 'int64 tensor of shape (rank of X, number of non-zero elements).'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NonZero',
         domain='',

@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = "Every element of the input is inverted, so true becomes false and false becomes true.\nThe output is a bool tensor with exactly the input's shape.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Not',
         domain='',

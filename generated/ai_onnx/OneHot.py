@@ -55,7 +55,7 @@ _PARAM_1 = FormalParameter(
     description='Scalar length of the new axis.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='OneHot',
         domain='',

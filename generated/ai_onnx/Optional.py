@@ -21,7 +21,7 @@ _ATTR_0 = Attribute(
     description='Type of the empty optional, needed when there is no input.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Optional',
         domain='',

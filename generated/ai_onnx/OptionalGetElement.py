@@ -26,7 +26,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Any tensor or sequence type.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='OptionalGetElement',
         domain='',

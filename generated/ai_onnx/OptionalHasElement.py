@@ -26,7 +26,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Boolean tensor.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='OptionalHasElement',
         domain='',

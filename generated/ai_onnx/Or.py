@@ -28,7 +28,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Element type of the result, always bool.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Or',
         domain='',

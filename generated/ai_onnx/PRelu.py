@@ -44,7 +44,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Element types accepted; X, slope and Y share one.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='PRelu',
         domain='',

@@ -105,7 +105,7 @@ _TYPE_PARAM_2 = TypeConstraintParam(
     description='Integer type of the axes input.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Pad',
         domain='',

@@ -71,7 +71,7 @@ _TYPE_PARAM_2 = TypeConstraintParam(
     description=_TEXT_2,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Pow',
         domain='',

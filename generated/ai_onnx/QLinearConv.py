@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes the input and weights with their scales and zero points, convolves them like\nConv with an optional int32 bias, and requantizes the result with the output scale and zero\npoint.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearConv',
         domain='',

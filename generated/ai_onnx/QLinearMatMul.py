@@ -17,7 +17,7 @@ _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int8)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearMatMul',
         domain='',

@@ -142,7 +142,7 @@ _TYPE_PARAM_4 = TypeConstraintParam(
     description='Quantized types of the output and zero point.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QuantizeLinear',
         domain='',

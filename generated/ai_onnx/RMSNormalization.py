@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "For every slice of X over the axes from `axis` to the last, the root mean square of its elements is computed and each element is divided by `sqrt(mean(x^2) + epsilon)`, then multiplied by `scale`, which broadcasts onto the normalised axes.\nThe output has X's shape and the scale's element type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RMSNormalization',
         domain='',

@@ -142,7 +142,7 @@ _ATTR_6 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RNN',
         domain='',

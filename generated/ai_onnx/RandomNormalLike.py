@@ -40,7 +40,7 @@ _ATTR_3 = Attribute(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RandomNormalLike',
         domain='',

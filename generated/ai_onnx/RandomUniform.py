@@ -47,7 +47,7 @@ _ATTR_4 = Attribute(
     required=True,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RandomUniform',
         domain='',

@@ -38,7 +38,7 @@ _ATTR_3 = Attribute(
     description='Seed for the generator; chosen by the runtime when absent.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RandomUniformLike',
         domain='',

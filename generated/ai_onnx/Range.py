@@ -20,7 +20,7 @@ _TEXT_1 = 'Numeric element types shared by the three inputs and the output.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Range',
         domain='',

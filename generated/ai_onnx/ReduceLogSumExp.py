@@ -87,7 +87,7 @@ _ATTR_2 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReduceLogSumExp',
         domain='',

@@ -70,7 +70,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description=_TEXT_3,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReduceMean',
         domain='',

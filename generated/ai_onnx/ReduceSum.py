@@ -51,7 +51,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_3,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReduceSum',
         domain='',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "Each output element is true when the whole of the matching input string matches `pattern` (RE2 syntax), and false otherwise. The output is a bool tensor of the input's shape."
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RegexFullMatch',
         domain='',

@@ -37,7 +37,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Element types accepted for input and output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Relu',
         domain='',

@@ -135,7 +135,7 @@ _ATTR_8 = Attribute(
     default='stretch',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Resize',
         domain='',

@@ -37,7 +37,7 @@ _ATTR_1 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReverseSequence',
         domain='',

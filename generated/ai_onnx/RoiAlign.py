@@ -91,7 +91,7 @@ _ATTR_5 = Attribute(
     default='half_pixel',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RoiAlign',
         domain='',

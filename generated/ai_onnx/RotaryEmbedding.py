@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Pairs of hidden features are rotated by position-dependent angles whose cosines and sines come from `cos_cache` and `sin_cache`, indexed by `position_ids` when given. Pairs are adjacent features with `interleaved` 1 and the two halves of the rotated part otherwise; only the first `rotary_embedding_dim` features are rotated when it is set.\nX is either 4-D (batch, heads, sequence, head size) or 3-D with heads folded into the last axis, which then needs `num_heads`. The output has X's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RotaryEmbedding',
         domain='',

@@ -19,7 +19,7 @@ DOC = 'Frames of `frame_length` samples are taken every `frame_step` samples, ea
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='STFT',
         domain='',

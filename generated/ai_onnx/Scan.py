@@ -82,7 +82,7 @@ _ATTR_5 = Attribute(
     description=_TEXT_4,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Scan',
         domain='',

@@ -36,7 +36,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Integer type of the indices.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Scatter',
         domain='',

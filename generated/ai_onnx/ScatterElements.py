@@ -72,7 +72,7 @@ _ATTR_1 = Attribute(
     default='none',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ScatterElements',
         domain='',

@@ -61,7 +61,7 @@ _ATTR_0 = Attribute(
     default='none',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ScatterND',
         domain='',

@@ -38,7 +38,7 @@ _ATTR_1 = Attribute(
     default=1.0507010221481323,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Selu',
         domain='',

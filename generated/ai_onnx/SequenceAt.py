@@ -13,7 +13,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Returns a copy of the element at `position`.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SequenceAt',
         domain='',

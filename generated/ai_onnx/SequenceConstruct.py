@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The output is a sequence holding the inputs in order; they share one element type.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SequenceConstruct',
         domain='',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The output is a sequence with no elements whose element type `dtype` gives.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SequenceEmpty',
         domain='',

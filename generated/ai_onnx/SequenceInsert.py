@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = "The tensor goes in before the element at `position`, or at the end when no position is given.\nA negative position counts from the end. The tensor must have the sequence's element type.\n"
 _TYPES_0 = frozenset({'seq(tensor(bool))', 'seq(tensor(complex128))', 'seq(tensor(complex64))', 'seq(tensor(double))', 'seq(tensor(float))', 'seq(tensor(float16))', 'seq(tensor(int16))', 'seq(tensor(int32))', 'seq(tensor(int64))', 'seq(tensor(int8))', 'seq(tensor(string))', 'seq(tensor(uint16))', 'seq(tensor(uint32))', 'seq(tensor(uint64))', 'seq(tensor(uint8))'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SequenceInsert',
         domain='',

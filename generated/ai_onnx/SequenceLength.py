@@ -13,7 +13,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Returns a scalar int64 tensor with the number of elements of the sequence.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SequenceLength',
         domain='',

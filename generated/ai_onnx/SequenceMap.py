@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The body runs once per element of `input_sequence`. Each run receives that element and, for\nevery additional input, the element at the same position when it is a sequence (of the same\nlength) or the whole value when it is a tensor. Output i of the node is the sequence of the\nbody's output i over all runs, in order.\n"
 _TYPES_0 = frozenset({'seq(tensor(bool))', 'seq(tensor(complex128))', 'seq(tensor(complex64))', 'seq(tensor(double))', 'seq(tensor(float))', 'seq(tensor(float16))', 'seq(tensor(int16))', 'seq(tensor(int32))', 'seq(tensor(int64))', 'seq(tensor(int8))', 'seq(tensor(string))', 'seq(tensor(uint16))', 'seq(tensor(uint32))', 'seq(tensor(uint64))', 'seq(tensor(uint8))'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SequenceMap',
         domain='',

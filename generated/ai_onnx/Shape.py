@@ -56,7 +56,7 @@ _ATTR_1 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Shape',
         domain='',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Elements whose magnitude does not exceed `lambd` become 0. Any element x above `lambd` becomes `x - bias`, and any element below `-lambd` becomes `x + bias`.\nWith `bias` 0 this is hard shrinkage; with `bias` equal to `lambd` it is soft shrinkage. The output keeps the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Shrink',
         domain='',

@@ -26,7 +26,7 @@ _PARAM_0 = FormalParameter(
     description='0-D int64 tensor with the element count.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Size',
         domain='',

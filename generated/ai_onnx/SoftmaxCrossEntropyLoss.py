@@ -39,7 +39,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Integer types of the labels.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SoftmaxCrossEntropyLoss',
         domain='',

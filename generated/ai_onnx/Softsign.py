@@ -19,7 +19,7 @@ _TEXT_1 = 'Floating-point element types accepted; input and output share one.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Softsign',
         domain='',

@@ -46,7 +46,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Element types accepted for input and output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SpaceToDepth',
         domain='',

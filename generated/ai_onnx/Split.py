@@ -81,7 +81,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description=_TEXT_2,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Split',
         domain='',

@@ -42,7 +42,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='32- or 64-bit integer tensor.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SplitToSequence',
         domain='',

@@ -56,7 +56,7 @@ _PARAM_2 = FormalParameter(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Squeeze',
         domain='',

@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Each output element is the string of X followed by the string of Y at the matching position.\nX and Y are broadcast against each other with numpy rules and the result takes the broadcast shape.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='StringConcat',
         domain='',

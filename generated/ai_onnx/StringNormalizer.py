@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Strings listed in `stopwords` are removed, comparing with or without case as `is_case_sensitive` says, and the others may be changed to lower or upper case according to `locale`. The input is 1-D or of shape (1, C); when every string is removed the output holds a single empty string.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='StringNormalizer',
         domain='',

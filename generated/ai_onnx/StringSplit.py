@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "Splits each string at the delimiter (at runs of whitespace when the delimiter is empty or\nabsent), at most maxsplit times. The substrings are padded with empty strings to the largest\ncount, forming a tensor with one more axis, and the count of each string's substrings is\nreturned alongside.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='StringSplit',
         domain='',

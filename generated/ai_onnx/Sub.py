@@ -59,7 +59,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_4,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Sub',
         domain='',

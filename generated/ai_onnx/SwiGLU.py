@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Multiplies B, element by element, by the Swish of A (a * sigmoid(alpha * a)). A and B must\nhave the same shape, with no broadcasting, and the output has that shape too.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SwiGLU',
         domain='',

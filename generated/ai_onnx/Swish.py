@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Each element is scaled by the logistic sigmoid of itself times `alpha`; with the default alpha of 1 this is also known as SiLU.\nThe output keeps the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Swish',
         domain='',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The output starts as a copy of `past_cache`. For each batch entry the slices of `update` are written along `axis` starting at the position `write_indices` gives (0 when it is absent). In `circular` mode positions wrap around the end of the axis; in `linear` mode they must fit.\nThe output has the cache's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(float8e8m0)', 'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint4)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TensorScatter',
         domain='',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Looks for the n-grams listed in the pool in each row of X, allowing gaps of up to\nmax_skip_count items between their elements, and counts them. The counts become term\nfrequencies, inverse document frequencies or their product, placed at the output positions\nngram_indexes gives.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TfIdfVectorizer',
         domain='',

@@ -27,7 +27,7 @@ _ATTR_0 = Attribute(
     default=1.0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ThresholdedRelu',
         domain='',

@@ -26,7 +26,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description=_TEXT_2,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Tile',
         domain='',

@@ -80,7 +80,7 @@ _ATTR_2 = Attribute(
     default=1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TopK',
         domain='',

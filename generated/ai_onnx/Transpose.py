@@ -30,7 +30,7 @@ _ATTR_0 = Attribute(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Transpose',
         domain='',

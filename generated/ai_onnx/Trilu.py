@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The input is treated as a batch of matrices over its last two dimensions. With `upper` 1 (the default) every element below the k-th diagonal is set to zero; with `upper` 0 every element above it is. The diagonal offset k comes from the optional scalar input and is 0 when absent; positive k moves the diagonal up, negative k moves it down.\nThe output has the input's shape and type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Trilu',
         domain='',

@@ -58,7 +58,7 @@ _ATTR_1 = Attribute(
     default=1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Unique',
         domain='',

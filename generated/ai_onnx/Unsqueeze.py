@@ -55,7 +55,7 @@ _PARAM_2 = FormalParameter(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Unsqueeze',
         domain='',

@@ -48,7 +48,7 @@ _PARAM_2 = FormalParameter(
     description=_TEXT_0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Upsample',
         domain='',

@@ -31,7 +31,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Element type of the mask, which must be bool.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Where',
         domain='',

@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 DOC = 'The output keeps every dimension of X but the last, and along the last one holds the elements whose positions are listed in Y, in that order.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int32)', 'tensor(int64)', 'tensor(string)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ArrayFeatureExtractor',
         domain='ai.onnx.ml',

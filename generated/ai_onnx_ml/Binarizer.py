@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "Every element greater than `threshold` becomes 1 and every other element becomes 0, in the input's type and shape."
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Binarizer',
         domain='ai.onnx.ml',

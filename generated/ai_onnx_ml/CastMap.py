@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "The map's values are written out in ascending key order and cast to the type named by `cast_to`.\nWith `map_form` DENSE the keys are taken to be consecutive from 0 and the output holds one element per key; with SPARSE the output has `max_map` elements and positions without a key get zero.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CastMap',
         domain='ai.onnx.ml',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "The two category lists pair each string with an integer. String inputs become their paired integer and integer inputs their paired string; values without a pair become the default of the output type. The output has the input's shape."
 _TYPES_0 = frozenset({'tensor(int64)', 'tensor(string)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CategoryMapper',
         domain='ai.onnx.ml',

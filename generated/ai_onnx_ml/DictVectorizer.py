@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "The vocabulary lists the possible keys in order; the output has one element per vocabulary entry, holding the map's value for that key, or zero when the map lacks it. Keys absent from the vocabulary are ignored.\nExactly one of the two vocabularies is set, and its type must match the map's key type. The output element type is the map's value type.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DictVectorizer',
         domain='ai.onnx.ml',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The inputs are laid side by side along the feature axis, each contributing the number of columns `inputdimensions` gives for it (padding with zeros or cutting as needed), and the result is cast to float.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FeatureVectorizer',
         domain='ai.onnx.ml',

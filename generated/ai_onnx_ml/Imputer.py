@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "Every element equal to the replaced value (for floats, NaN when the replaced value is NaN) is swapped for the imputed value of its feature, or for the single imputed value when only one is given. The output has the input's shape and type."
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Imputer',
         domain='ai.onnx.ml',

@@ -72,7 +72,7 @@ _ATTR_8 = Attribute(
     description=_TEXT_5,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LabelEncoder',
         domain='ai.onnx.ml',

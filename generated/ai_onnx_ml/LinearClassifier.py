@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "Each class score is the dot product of the features with that class's coefficients plus its intercept, optionally passed through the post transform. The label of the best score is reported per row, with all scores beside it."
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LinearClassifier',
         domain='ai.onnx.ml',

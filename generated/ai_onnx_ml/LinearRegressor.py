@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "Each target is the dot product of the features with that target's coefficients plus its intercept, optionally passed through the post transform. The result is a float tensor with one column per target."
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LinearRegressor',
         domain='ai.onnx.ml',

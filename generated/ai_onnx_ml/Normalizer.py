@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "Each row is divided by its norm: the largest absolute value for MAX, the sum of absolute values for L1, or the Euclidean length for L2. The result is a float tensor of the input's shape."
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Normalizer',
         domain='ai.onnx.ml',

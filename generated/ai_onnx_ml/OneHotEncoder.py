@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "Every input element is looked up among the categories and becomes a vector with 1 at the category's position and 0 elsewhere; the output adds a trailing axis of length equal to the number of categories. A value outside the categories gives all zeros when `zeros` is 1, and is an error otherwise."
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='OneHotEncoder',
         domain='ai.onnx.ml',

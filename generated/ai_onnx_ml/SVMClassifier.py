@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The features are compared with the support vectors through the kernel, the weighted sums give one decision value per class pair or class, and the label with the best vote or score is reported per row, with the scores beside it. With `prob_a` and `prob_b` the scores are turned into probabilities by Platt scaling.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SVMClassifier',
         domain='ai.onnx.ml',

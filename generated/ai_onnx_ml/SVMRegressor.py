@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The features are compared with the support vectors through the kernel and the weighted sum plus offset gives the prediction, optionally passed through the post transform. With `one_class` 1 the output is the sign of that value instead.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SVMRegressor',
         domain='ai.onnx.ml',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "Each element has the offset of its feature (its position on the last axis) subtracted and is then multiplied by that feature's scale. A single offset or scale applies to every feature. The result is a float tensor of the input's shape."
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Scaler',
         domain='ai.onnx.ml',

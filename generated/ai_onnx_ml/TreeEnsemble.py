@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "Each tree starts at its root in `tree_roots`. An interior node compares one feature with its split value using its mode, which may also test membership in a set of values, and continues to its true or false child, either of which may be a leaf. The weights of the leaves reached are combined over the trees with the aggregate function, per target, and the post transform is applied.\nThe output has one row per example and one column per target, in the input's type.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TreeEnsemble',
         domain='ai.onnx.ml',

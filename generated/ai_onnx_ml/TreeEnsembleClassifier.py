@@ -162,7 +162,7 @@ _ATTR_20 = Attribute(
     description=_TEXT_10,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TreeEnsembleClassifier',
         domain='ai.onnx.ml',

@@ -151,7 +151,7 @@ _ATTR_20 = Attribute(
     description='The leaf weights as a tensor; use this or target_weights.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TreeEnsembleRegressor',
         domain='ai.onnx.ml',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = "For a 2-D float tensor of shape [N, C], the output is a sequence of N maps; map i pairs the C class labels with the C scores of row i.\nThe labels come from exactly one of the two label attributes, and decide the map's key type: strings or int64.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ZipMap',
         domain='ai.onnx.ml',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Scores are the products of queries with keys, scaled by `scale` (one over the root of the head size when absent). The `score_mod` graph may rewrite each score, a softmax turns scores into probabilities, the `prob_mod` graph may rewrite those, and the result weights the values.\nThe operator is experimental and defined in code per node.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FlexAttention',
         domain='ai.onnx.preview',

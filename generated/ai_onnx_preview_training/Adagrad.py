@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'For each tensor, the squared gradient is added to an accumulator and the tensor moves against its gradient by a step scaled down by the square root of the accumulator. The learning rate decays with the step count.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Adagrad',
         domain='ai.onnx.preview.training',

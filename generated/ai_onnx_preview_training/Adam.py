@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'For each tensor, running averages of the gradient and of its square are updated and the tensor moves by the ratio of the first to the root of the second, with bias correction for the early steps.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Adam',
         domain='ai.onnx.preview.training',

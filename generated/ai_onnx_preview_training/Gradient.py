@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = 'The node computes the derivative of the tensor named `y` with respect to each tensor named in `xs`, treating those in `zs` as further inputs held constant. Its inputs are the values of xs and then zs; its outputs are the gradients, in the order of xs. It has no inference rule, on purpose, because a training runtime replaces the node by the differentiated graph before anything runs, so the node itself promises no output types.'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Gradient',
         domain='ai.onnx.preview.training',

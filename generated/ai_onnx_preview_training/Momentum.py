@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'For each tensor, a velocity accumulates the gradients with decay `alpha` and weight `beta`, and the tensor moves against it; `mode` chooses the standard or the Nesterov form of the update.'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Momentum',
         domain='ai.onnx.preview.training',

@@ -28,7 +28,7 @@ def merge_shapes(a: Shape, b: Shape) -> Shape:
         )
     if a == b:
         return a
-    out = []
+    out: list[Dim] = []
     append = out.append
     for x, y in zip(a, b):  # merge_dim, inlined
         if x is y or y is None:
@@ -127,9 +127,9 @@ def num_elements(s: Shape) -> Dim:
         return total
     if 0 in s:
         return 0
-    total = 1
+    product: Dim = 1
     for d in s:
-        total = mul_dim(total, d)
-        if total is None:
+        product = mul_dim(product, d)
+        if product is None:
             return None
-    return total
+    return product

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'The op merges the content-to-content scores with the content-to-position and position-to-content scores, the latter two looked up by relative distance up to `span`, and scales the total by `factor`.\nThe output has the shape of the 3-D `c2c_attention` input. onnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DisentangledAttention_TRT',
         domain='',

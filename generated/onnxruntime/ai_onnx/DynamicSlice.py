@@ -60,7 +60,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description=_TEXT_1,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DynamicSlice',
         domain='',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'For each image the op drops boxes scoring below `score_threshold`, suppresses boxes overlapping a better one by more than `iou_threshold`, and keeps at most `max_output_boxes` detections.\nThe outputs have fixed shapes: `num_detections` `(batch, 1)`, `detection_boxes` `(batch, max_output_boxes, 4)`, `detection_scores` and `detection_classes` `(batch, max_output_boxes)`.\nonnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='EfficientNMS_TRT',
         domain='',

@@ -20,7 +20,7 @@ DOC = "The axes from `axis` to the last one form the normalized group: for each 
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(double)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LayerNormalization',
         domain='',

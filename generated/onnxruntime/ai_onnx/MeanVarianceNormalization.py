@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'For `input` `(N, C, H, W)` the op subtracts the mean taken over the positions of each channel of each image, or with `across_channels` 1 over all channels and positions of each image, and with `normalize_variance` 1 also divides by the standard deviation over the same elements.\n`output` has the shape and element type of `input`. The standard MeanVarianceNormalization of opset 9 names the axes to normalize instead.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MeanVarianceNormalization',
         domain='',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "For every box of `boxes` the op picks a level of the feature pyramid, crops the box's region from that feature map and resizes it to `pooled_size` by `pooled_size`, giving `patches` `(batch, boxes, channels, pooled_size, pooled_size)` with the channels of `feature_map_0`.\n`image_size` is the size of the image the boxes refer to. onnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MultilevelCropAndResize_TRT',
         domain='',

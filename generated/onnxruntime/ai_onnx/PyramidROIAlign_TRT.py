@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "For every box of `boxes` the op picks a level of the feature pyramid and samples the box's region of that feature map into a `pooled_size` by `pooled_size` patch, giving `patches` `(batch, boxes, channels, pooled_size, pooled_size)` with the channels of `feature_map_0`.\nonnxruntime declares the op for old models that name TensorRT plugins in the default domain; only the TensorRT execution provider runs it.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='PyramidROIAlign_TRT',
         domain='',

@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = "The axes from `axis` to the last one form the normalized group: for each index of the leading axes the op divides the group by `sqrt(mean(x^2) + epsilon)`, subtracting no mean, and multiplies it by `scale`, broadcast onto `X`.\nThe statistics are computed in the element type `stash_type` names. `Y` has the shape of `X` and the element type of `scale`.\nThe optional `inv_std_var` holds each group's `1 / sqrt(mean(x^2) + epsilon)` in the `stash_type` element type, shaped like `X` with the normalized axes of length 1, as onnxruntime's kernel writes it.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SimplifiedLayerNormalization',
         domain='',

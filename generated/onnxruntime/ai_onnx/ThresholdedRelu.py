@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = '`Y = X` where `X > alpha` and 0 elsewhere, elementwise; `Y` has the shape and element type of `X`.\nThe standard ThresholdedRelu starts at opset 10; this version serves models with an older default-domain opset.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ThresholdedRelu',
         domain='',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Multiplies `input`, shaped `(batch, seq, input_hidden)`, by `weights`, shaped `(input_hidden, q_hidden + k_hidden + v_hidden)`, adds the optional `bias`, and splits the result into Q, K and V along the last axis.\nEach of them is cut into `num_heads` heads; Q and K share their head size, V may have another.\nEvery query position attends to the key positions allowed by `mask_index`, `unidirectional` and `attention_bias`: scores `Q * K^T * scale` are normalized with a softmax over the keys and weight the values.\nThe heads are joined again, so `output` is `(batch, seq, v_hidden)`.\n\nThe three hidden sizes are equal unless `qkv_hidden_sizes` lists them.\nWith a cache, `past` holds the keys and values of earlier steps stacked on a leading axis of 2, `(2, batch, num_heads, past_seq, head_size)`, and the new ones are appended: `present` is `(2, batch, num_heads, past_seq + seq, head_size)`.\nWhen `past_present_share_buffer` is set, `past` and `present` are one preallocated buffer of `(2, batch, num_heads, max_seq, head_size)` whose first `past_sequence_length` positions are filled, and `present` keeps that shape.\nWithout `past`, `present` (when requested) holds the keys and values of this call, `(2, batch, num_heads, seq, head_size)`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Attention',
         domain='com.microsoft',

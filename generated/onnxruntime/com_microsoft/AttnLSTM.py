@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "At each step the LSTM cell reads the input step concatenated with the previous attention state, with the gates, peepholes, clipping, activations and directions of the standard `LSTM` (`W`, `R`, `B`, `P`, `hidden_size`, `direction`, `input_forget`, `clip`, `activations`, `activation_alpha`, `activation_beta`).\nThe attention mechanism projects the memory `M` by `MW` into keys and the new hidden state by `QW` into a query, scores them as `softmax(reduce_sum(V * tanh(keys + query)))` over the memory steps (each batch entry's `memory_seq_lens` bounding its valid steps), and forms a context as the weighted sum of the memory.\nThe next attention state is that context, or, when `AW` is given, the concatenation of hidden state and context projected by `AW`.\nAs in `LSTM`, `Y` holds every step's hidden state and `Y_h` and `Y_c` the last valid hidden and cell states. onnxruntime infers no type or shape for this op, and neither does opspec.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='AttnLSTM',
         domain='com.microsoft',

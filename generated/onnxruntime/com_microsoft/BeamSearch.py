@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Generates sequences with beam search: at each step the decoder subgraph scores the next token of\nevery live hypothesis, and the num_beams best continuations per batch entry are kept, each scored\nby its summed log-probability divided by its length raised to length_penalty. A hypothesis ends at\neos_token_id or at max_length tokens; early_stopping ends a batch entry as soon as num_beams\nhypotheses have ended. Sequences are padded with pad_token_id up to max_length.\n\ninput_ids is the prompt (batch, sequence_length). model_type selects the decoder setup: 0 a\ndecoder-only model such as GPT-2 (init_decoder may process the prompt), 1 an encoder-decoder model\nsuch as T5 (encoder runs once, then decoder), 2 Whisper, where input_ids carries audio features\n(batch, feature_size, frames). sequences is (batch, num_return_sequences, max_length): the best\nnum_return_sequences hypotheses of each entry (num_return_sequences <= num_beams). The optional\nsequences_scores (batch, num_return_sequences) are their final scores; scores\n(max_length - sequence_length, batch, num_beams, vocab_size) holds the processed log-probabilities\nof every step.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BeamSearch',
         domain='com.microsoft',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`Y = X + bias + skip`, where `X` and `skip` are `(N, S, C)` (batch, spatial positions H * W, channels) and the 1-D `bias` `(C,)` is added at every position.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BiasAdd',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Computes `output = Dropout(data + bias, ratio) + residual`, the pattern transformer blocks repeat after each projection.\n`bias` either matches the last axis of `data` or the whole shape of `data`, and `residual`, when given, has the shape of `data`.\nIn training mode each element of `data + bias` is zeroed with probability `ratio` and the kept ones are scaled by `1 / (1 - ratio)`; otherwise the sum passes through unchanged.\n`output` has the shape of `data`; the optional `mask` has the same shape and is true where an element was kept.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BiasDropout',
         domain='com.microsoft',

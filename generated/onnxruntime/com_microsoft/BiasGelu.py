@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`C = Gelu(A + B)` with `Gelu(x) = x * (1 + erf(x / sqrt(2))) / 2`, where `B` is normally a 1-D bias with the length of the last axis of `A`.\n`C` has the shape and element type of `A`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BiasGelu',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "`output = softmax(data + bias)`, the softmax normalizing together all elements of the axes from `axis` to the last one.\n`bias` covers fewer elements than `data` and is repeated along a run of `data`'s axes before `axis`: with `is_inner_broadcast` 1 the run ends just before `axis`, with 0 it starts at axis 0.\n`output` has the shape and element type of `data`.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BiasSoftmax',
         domain='com.microsoft',

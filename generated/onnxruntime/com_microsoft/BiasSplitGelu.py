@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'With `X` `(N, S, D)` and `bias` `(D,)`, the op forms `h = X + bias`, splits `h` along its last axis into `left = h[..., :D/2]` and `right = h[..., D/2:]`, and returns `Y = left * Gelu(right)`.\n`Y` is `(N, S, D / 2)`; diffusion models use the op in their feed-forward blocks.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BiasSplitGelu',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = "Used by aggressive decoding, where the decoder's output is expected to copy long stretches of the source.\nWithout `pred_tokens`, `tokens` is `cur_tokens`. With them (`len(src_tokens) + 1 - prev_suffix_match_idx` predictions), the op compares them with `src_tokens` from `prev_suffix_match_idx` on, finds the first position where they differ, and appends the predictions up to and including that one to `cur_tokens`; so the length of `tokens` depends on the data.\nThen for n from `min_ngram_size` to `max_ngram_size` it looks up the last n tokens of `tokens` in `src_tokens`; when they occur exactly once, `suffix_match_idx` is the position just after that occurrence, and otherwise -1.\nThe token inputs are 1-D; `suffix_match_idx` has the shape of `prev_suffix_match_idx`.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BifurcationDetector',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Computes `output = Dropout(data + bias, ratio) + residual` like `BiasDropout`, but writes the mask as bits: element `i` of the flattened `data` is bit `i % 32` of word `i / 32` of a 1-D uint32 tensor, so `mask` has `ceil(numel(data) / 32)` elements.\n`bias` either matches the last axis of `data` or the whole shape of `data`, and `residual`, when given, has the shape of `data`.\nIn training mode each element is zeroed with probability `ratio` and the kept ones are scaled by `1 / (1 - ratio)`; otherwise the sum passes through unchanged.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BitmaskBiasDropout',
         domain='com.microsoft',

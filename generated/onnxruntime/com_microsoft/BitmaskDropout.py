@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = 'Behaves like the standard `Dropout`: in training mode each element of `data` is zeroed with probability `ratio` and the kept ones are multiplied by `1 / (1 - ratio)`; otherwise `data` passes through unchanged.\nThe mask differs: element `i` of the flattened `data` is bit `i % 32` of word `i / 32` of a 1-D uint32 tensor, so `mask` has `ceil(numel(data) / 32)` elements instead of the shape of `data`.\n`output` has the shape of `data`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BitmaskDropout',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "`X` holds C branches of H elements each, grouped as `(..., C, H)` or flattened as `(..., C * H)`; the flattened form needs `num_branches` to give C.\nEach branch vector of H elements is divided by `sqrt(mean(x^2) + epsilon)` over its own elements, then multiplied elementwise by `scale` when it is given.\n`scale` is `(H,)`, shared by every branch, or `(C, H)` or `(C * H,)`, one row per branch.\nThe arithmetic runs in 32-bit float and `Y`, shaped like `X`, is converted back to `X`'s element type.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BranchwiseRMSNorm',
         domain='com.microsoft',

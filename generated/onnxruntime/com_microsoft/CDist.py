@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "For `A` of shape (M, N) and `B` of shape (K, N), `C[i, j]` is the distance between `A[i]` and `B[j]` under `metric`, so `C` has shape (M, K).\nThe attribute accepts the metric names of scipy.spatial.distance.cdist; onnxruntime's CPU kernel implements `euclidean` and `sqeuclidean` (the squared Euclidean distance, the default).\nonnxruntime infers no type or shape for this op; opspec gives (M, K) from the two row counts.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CDist',
         domain='com.microsoft',

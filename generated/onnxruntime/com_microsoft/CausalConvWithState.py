@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Each channel is convolved with its own kernel, and along the last spatial axis the output at a position reads only that position and earlier ones, the kernel taps spaced `dilation` apart.\nThe positions before the first one come from `past_state` (zeros when absent), and `present_state` returns the last `(k - 1) * dilation` positions of the input extended by that state, k being the last kernel size, to pass to the next call. An optional SiLU (`silu` or `swish`) can be applied to the result.\nChannels-first, `input` is (B, C, spatial...) with `ndim` spatial axes, `weight` (C, 1, k_1, ...), and the state (B, C, the spatial axes but the last, (k - 1) * dilation). With `channels_last` 1, which needs `ndim` 1, `input` is (B, L, d_1, ..., d_n) with C = d_1 * ... * d_n and the state (B, (k - 1) * dilation, d_1, ..., d_n); `weight` and `bias` keep their channels-first shapes.\nWith `state_window` W > 0 both states gain a leading axis of W slots: slot j holds the state after position L - W + j, slot W - 1 is the usual state and the one read from `past_state`, and slots before the first position are zero. `output` has the shape of `input`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CausalConvWithState',
         domain='com.microsoft',

@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 DOC = 'Both inputs hold complex numbers along a last axis of length 2, the real part first and the imaginary part second, and `C` holds `A * conj(B)` in the same layout.\nonnxruntime infers no type or shape for this op, and neither does opspec.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ComplexMulConj',
         domain='com.microsoft',

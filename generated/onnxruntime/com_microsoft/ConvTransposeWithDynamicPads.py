@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes the transposed convolution of `X`, shaped `(N, C, D1, ..., Dn)`, with `W`, shaped `(C, M / group, k1, ..., kn)`, as the standard ConvTranspose does, giving `Y` of shape `(N, M, O1, ..., On)`.\nThe pads are read at run time from the int64 tensor `Pads`, laid out as `[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`, so each output length is `stride_i * (D_i - 1) + output_padding_i + (k_i - 1) * dilation_i + 1 - pad_begin_i - pad_end_i`.\nonnxruntime's CPU kernel requires `Pads`; the optional bias `B` adds one value per output channel.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ConvTransposeWithDynamicPads',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Each row of `rois` is a box `[y1, x1, y2, x2]` in coordinates normalized to the image (0 and 1 are its first and last pixel centers), taken from the image of the batch that the matching entry of `batch_indices` names.\nThe box is sampled on a `crop_height` x `crop_width` grid whose corners lie on the box corners, with bilinear interpolation or the nearest pixel as `mode` says; sample points outside the image take `extrapolation_value`.\nFor `X` of shape (N, C, H, W) and `num_rois` boxes, `Y` has shape (num_rois, C, crop_height, crop_width).\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='CropAndResize',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "`query` is `(seq, batch, hidden)` and `key` `(total_seq, batch, hidden)`, with `hidden = num_heads * head_size`.\nThe op projects the queries with `q_weight` `(hidden, hidden)` and the keys and values with `kv_weight` `(hidden, 2 * hidden)`, adds `bias` `(3 * hidden)`, splits them into heads and computes softmax attention, masking padded keys with `key_padding_mask`.\n`output` has `query`'s shape.\nFour boolean scalars choose the mode at run time: `static_kv` selects cross-attention instead of self-attention, `use_past` whether the caches are used, `has_layer_state` whether the layer keeps a key/value state across steps, and `has_key_padding_mask` whether the mask is applied.\nThe caches `key_cache` and `value_cache` and the outputs `new_key_cache` and `new_value_cache` are `(batch, num_heads, cache_seq, head_size)`; how long the new caches are depends on those flags.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DecoderAttention',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "A decoding step of `Attention` for one new token per sequence: `input` `(batch, 1, input_hidden)` is projected with `weights` `(input_hidden, q_hidden + k_hidden + v_hidden)` and `bias` into Q, K and V, each split into `num_heads` heads.\nThe new key and value are written into the cache `past`, `(2, batch, num_heads, max_seq, head_size)`, at position `past_sequence_length`, and the query attends to the filled positions.\n`output` is `(batch, 1, v_hidden)`.\n`present` is the updated cache: with `past_present_share_buffer` set it is the same buffer, of `past`'s shape; otherwise it is `(2, batch, num_heads, past_seq + 1, head_size)`.\nWith beam search, `beam_width` and `cache_indirection` tell which beam each cached position came from.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DecoderMaskedSelfAttention',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Decodes the bytes `x`, written by QuantizeBFP in the format `bfp_type` with blocks along\n`block_dim`, back to a tensor with the given `shape` and `strides`, in the element type that\n`dtype` names. opspec infers the element type from `dtype`; like onnxruntime it infers no\nshape.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DequantizeBFP',
         domain='com.microsoft',

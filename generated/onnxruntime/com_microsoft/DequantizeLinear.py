@@ -19,7 +19,7 @@ DOC = 'Computes `y = (x - x_zero_point) * x_scale`. The scale and zero point are
 _TYPES_0 = frozenset({'tensor(int16)', 'tensor(int32)', 'tensor(int4)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint4)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DequantizeLinear',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Each element becomes `input * scale_input`, read in the layout `order_input` names and written in the layout `order_output` names.\nThe output has the shape of `input` and the element type the attribute `to` names (float or float16).\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DequantizeWithOrder',
         domain='com.microsoft',

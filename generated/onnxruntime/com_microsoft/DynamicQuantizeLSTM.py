@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = 'Runs the standard LSTM recurrence (gates in the order input, output, forget, cell) with the\nmatrix products done on 8-bit integers: `W` and `R` are stored quantized with their scales and\nzero points, and the float operands they multiply are quantized when the op runs. Unlike the\nstandard LSTM, the weights are laid out input-major: `W` is (num_directions, input_size,\n4 * hidden_size) and `R` is (num_directions, hidden_size, 4 * hidden_size). `X` is\n(seq_length, batch_size, input_size). `Y` is (seq_length, num_directions, batch_size,\nhidden_size), and `Y_h` and `Y_c` are (num_directions, batch_size, hidden_size).\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DynamicQuantizeLSTM',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = 'Quantizes `A` to 8 bits with a scale and zero point computed from its values, multiplies it by\n`B - b_zero_point` as integers with numpy matmul semantics, rescales the products to float, and\nadds the optional `bias`. `Y` is float, with the matmul shape of `A` and `B`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DynamicQuantizeMatMul',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "query is (batch, sequence_length, num_heads * head_size) with key and value\n(batch, sequence_length, kv_num_heads * head_size), or a packed query with key and value omitted.\nThe new keys and values are appended to the main cache (past_key and past_value,\n(batch, kv_num_heads, cache_length, head_size)); present_key and present_value are the updated\ncache, of the past cache's shape, or (batch, kv_num_heads, total_sequence_length, head_size)\nwithout one. Selection only changes which entries are read: for every query, selected_indices\nlists the request-local positions it may attend to, of which the first selected_counts are valid.\nattention_mode selected_only attends to the selected entries only; local_plus_selected (with a\npositive local_window_size) combines the causally visible main-cache entries of the window and the\nselected entries, which then come from the auxiliary cache, in one softmax. head_sink, or with\nsmooth_softmax a zero logit, joins the softmax denominator without contributing a value; a query\nwith nothing to attend to gives zeros. Optional rotary embedding and per-head RMS normalization of\nQ and K apply before attention. The output is (batch, sequence_length, num_heads * head_size).\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DynamicSparseAttention',
         domain='com.microsoft',

@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = '`input[r][c]` is the cost of passing through point (r, c). From a point the path may step to (r + 1, c), (r, c + 1) or (r + 1, c + 1), and it runs from (0, 0) to (M - 1, N - 1).\nThe output lists the points of the cheapest such path: row 0 holds their row indices and row 1 their column indices, so its shape is (2, L) with `max(M, N) <= L < M + N`; `L` depends on the costs.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DynamicTimeWarping',
         domain='com.microsoft',

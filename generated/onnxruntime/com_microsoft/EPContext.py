@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "When a session saves a graph after an execution provider compiled some of it (for instance for QNN or TensorRT), each compiled part becomes one EPContext node.\nThe node carries the provider's compiled context, inline in `ep_cache_context` when `embed_mode` is 1 or as a path relative to the model file when it is 0, and the provider loads it instead of compiling again.\nThe inputs and outputs are those of the compiled part, each of its own type. onnxruntime infers no type or shape for this op, and neither does opspec.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='EPContext',
         domain='com.microsoft',

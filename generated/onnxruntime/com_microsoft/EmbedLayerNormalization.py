@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "For every token of `input_ids` `(batch, sequence)` the op adds the row of `word_embedding` its id selects, the row of `position_embedding` for its position (read from `position_ids` when given, else the token's index in the sequence) and, when `segment_ids` is given, the row of `segment_embedding` its segment selects.\nThe sum is normalized over the hidden axis as LayerNormalization does, with `gamma` as scale, `beta` as offset and `epsilon` added to the variance, giving `output` of shape `(batch, sequence, hidden_size)`.\nThe three tables, `gamma` and `beta` share the hidden size, and `segment_ids` and `mask` have the shape of `input_ids`.\nThe optional `mask_index` output reduces `mask` to one int32 count per sequence, and `embedding_sum` returns the sum before normalization.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='EmbedLayerNormalization',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "`key` and `query` have shape (B, S, hc_mult, hidden); `value` has shape (B, S, hidden) and is shared by all `hc_mult` hyper-connections.\nBoth `key` and `query` are RMS-normalized over `hidden` with their scales; their dot product divided by `sqrt(hidden)`, call it `d`, gives the gate `sigmoid(sign(d) * sqrt(max(|d|, 1e-6)))`, one per token and hyper-connection.\n`output` is the gate times `value`, of shape (B, S, hc_mult, hidden). The optional `gated_value_normed` is that product RMS-normalized with `conv_norm_scale`, which is then required; it can feed a `CausalConvWithState`.\nThe key and value projections stay outside the op, so they can use the provider's matrix multiplications.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='EngramGate',
         domain='com.microsoft',

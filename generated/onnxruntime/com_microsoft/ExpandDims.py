@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'Works like `Unsqueeze` with a single axis: `Y` is `X` with a new axis of length 1 at position `axis` of the output, so `Y` has rank `rank(X) + 1`.\n`axis` lies in [-rank(X) - 1, rank(X)]; a negative value counts from the end of the output, so -1 appends the axis last.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ExpandDims',
         domain='com.microsoft',

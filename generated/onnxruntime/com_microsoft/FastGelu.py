@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = '`Y = 0.5 * x * (1 + tanh(0.797885 * x + 0.035677 * x^3))` with `x = X + bias` when `bias` is given and `x = X` otherwise.\n`bias` is normally 1-D with the length of the last axis of `X`, and `Y` then has the shape and element type of `X`.\nWhere onnxruntime runs the op through its function body instead of a kernel (float16 on its CPU provider), `X` and `bias` broadcast as in `Add`, so `Y` has their broadcast shape.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FastGelu',
         domain='com.microsoft',

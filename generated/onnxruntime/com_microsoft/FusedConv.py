@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes the convolution of `X`, shaped `(N, C, D1, ..., Dn)`, with the filters `W`, shaped `(M, C / group, k1, ..., kn)`, exactly as the standard Conv does, giving `Y` of shape `(N, M, O1, ..., On)` with the same spatial arithmetic (kernel, pads, strides, dilations, `auto_pad`).\nThe optional bias `B` and the optional tensor `Z`, which has the shape of `Y`, are added to the result, and the activation named by `activation` is then applied element by element, with `activation_params` supplying its constants.\nonnxruntime's graph optimizer writes this op when it folds a Conv and the activation (and Add) that follow it into one node.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FusedConv',
         domain='com.microsoft',

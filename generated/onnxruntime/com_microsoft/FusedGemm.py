@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes `alpha * op(A) * op(B) + beta * C` as the standard Gemm does, where `op` transposes its matrix when `transA` or `transB` is set, so `op(A)` is `(M, K)`, `op(B)` is `(K, N)` and `Y` is `(M, N)`; the optional `C` must broadcast to `(M, N)`.\nThe activation named by `activation` is then applied to every element, its constants taken from `activation_alpha`, `activation_beta` and `activation_gamma` as it needs them.\nonnxruntime's graph optimizer writes this op when it folds a Gemm and the activation that follows it into one node.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FusedGemm',
         domain='com.microsoft',

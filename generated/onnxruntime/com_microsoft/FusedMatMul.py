@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Multiplies `A` by `B` as numpy.matmul does and scales the result by `alpha`: vectors are promoted to matrices and the promoted axis is dropped again, and the batch axes in front of the last two broadcast against each other.\nEach operand of rank 2 or more can first be rearranged: `transA` (`transB`) swaps its last two axes; `transBatchA` (`transBatchB`) takes its leading axis as the row axis, behind the remaining batch axes, so an `A` of shape `(M, B1, ..., Bk, K)` is read as `(B1, ..., Bk, M, K)` (and with `transA` also set, `(K, B1, ..., Bk, M)` is read as `(B1, ..., Bk, M, K)`).\nFor example, with `transA` set, `A` of shape `(B, K, M)` and `B` of shape `(K, N)` give `Y` of shape `(B, M, N)`.\nonnxruntime's graph optimizer writes this op when it folds Transpose and Mul or Div nodes around a MatMul into it.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FusedMatMul',
         domain='com.microsoft',

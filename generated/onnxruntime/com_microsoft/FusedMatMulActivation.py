@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Multiplies `A` by `B` as numpy.matmul does and scales the result by `alpha`: vectors are promoted to matrices and the promoted axis is dropped again, and the batch axes in front of the last two broadcast against each other.\nEach operand of rank 2 or more can first be rearranged: `transA` (`transB`) swaps its last two axes; `transBatchA` (`transBatchB`) takes its leading axis as the row axis, behind the remaining batch axes, as FusedMatMul does.\nFor example, with `transA` set, `A` of shape `(B, K, M)` and `B` of shape `(K, N)` give `Y` of shape `(B, M, N)`.\nThe activation named by `activation` is then applied to the result, its constants taken from `activation_alpha`, `activation_beta` and `activation_gamma` and, for activations that work along one axis, the axis from `activation_axis`; the shape of `Y` is that of the product.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='FusedMatMulActivation',
         domain='com.microsoft',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`output = X + Y * gate`, where `X` and `Y` share one shape `(..., C)` and `gate`, `(..., 1)`, holds one factor per row, repeated along the last axis.\nFor reduced-precision types the product is rounded to the element type before the addition, as separate Mul and Add nodes would round it.\n`output` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatedAdd',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'With C the length of `scale`, the last axis of `X` is cut into consecutive groups of C elements; its length must be a multiple of C, so a packed `(..., heads * C)` tensor is normalized head by head.\nEach group is divided by `sqrt(mean(x^2) + epsilon)` over its C elements, multiplied elementwise by `scale`, and multiplied by `activation(gate)`, where `gate` has the shape of `X` and the activation is SiLU (`z * sigmoid(z)`) or a plain sigmoid.\nAll arithmetic runs in 32-bit float; `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatedRMSNorm',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'The gated relative position bias of WavLM-style models. query_layer plus query_bias is split into\nnum_heads heads of head_size; each head vector goes through a linear layer (weight (head_size, D),\nbias (D)), whose D outputs are summed in two halves and passed through a sigmoid to give two\ngates u and r per head and token. The output is rel_pos (1, num_heads, seq_len, seq_len) scaled per\nrow by u * (r * eco_a - 1) + 2, eco_a holding one factor per head (1, num_heads, 1, 1). query_layer\nis (batch, seq_len, num_heads * head_size), or packed (token_count, num_heads * head_size) with\ntoken_offset (batch, seq_len) from RemovePadding telling where each token belongs. The output is\n(batch, num_heads, seq_len, seq_len).\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatedRelativePositionBias',
         domain='com.microsoft',

@@ -19,7 +19,7 @@ DOC = 'Works like `Gather` on `data` along `gather_axis`, then dequantizes the g
 _TYPES_0 = frozenset({'tensor(float4e2m1)', 'tensor(float8e4m3fn)', 'tensor(float8e4m3fnuz)', 'tensor(float8e5m2)', 'tensor(float8e5m2fnuz)', 'tensor(int4)', 'tensor(uint4)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatherBlockQuantized',
         domain='com.microsoft',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`data` has rank r >= 1 and `indices` rank q >= 1; the last axis of `indices`, of length m <= r, holds index tuples into the first m axes of `data`.\nEach tuple picks the slice `data[i1, ..., im]`, so the output has shape `indices.shape[:-1] + data.shape[m:]` and rank q - 1 + r - m.\nThis is the standard `GatherND` of opset 11, without `batch_dims`.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GatherND',
         domain='com.microsoft',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`Y = X * (1 + erf(X / sqrt(2))) / 2`: each element weighted by the standard normal cumulative distribution at its value.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Gelu',
         domain='com.microsoft',

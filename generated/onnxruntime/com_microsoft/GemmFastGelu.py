@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = '`Y = FastGelu(MatMul(X, W) + bias)`, where the product follows MatMul: `X` `(..., M, K)` times `W` `(K, N)`, or batches of matrices whose leading axes broadcast, gives `(..., M, N)`.\n`bias`, when given, is `(N,)`; FastGelu is `0.5 * x * (1 + tanh(0.797885 * x + 0.035677 * x^3))`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GemmFastGelu',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "`A'` is `A` or its transpose (`transA`), `B'` is `B` or its transpose (`transB`); both operands are matrices, `A'` of shape (M, K) and `B'` of shape (K, N), and `Y` has shape (M, N).\nThe optional `C` is scaled by `beta` and added to the product; `activation` may apply RELU or GELU to the result.\nFor float8 operands, `scaleA`, `scaleB` and `scaleY` give the scales of `A`, `B` and the output; with float8 inputs only `transA` 0 and `transB` 1 are supported.\nThe element type of `Y` is the one `dtype` names (float by default), whatever the inputs' types.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(float8e5m2)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GemmFloat8',
         domain='com.microsoft',

@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = "Computes `output1 = q * cos(emb) + q_rot * sin(emb)` and `output2 = k * cos(emb) + k_rot * sin(emb)`, where `emb` `(batch, seq, dim)` holds the angles in float, its sine and cosine are converted to float16 and broadcast over the heads, and `q_rot` and `k_rot` are the half-rotated copies of `q` and `k`.\nAll of `q`, `q_rot`, `k` and `k_rot` are `(batch, num_heads, seq, dim)`, and both outputs have `q`'s shape.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GemmaRotaryEmbedding',
         domain='com.microsoft',

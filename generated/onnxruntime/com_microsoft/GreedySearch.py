@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Runs the decoder subgraph once per step and appends to every sequence its highest-scoring next\ntoken, after the optional penalties and masks, until it emits eos_token_id or reaches max_length\ntokens; finished sequences are padded with pad_token_id. input_ids is the prompt\n(batch, sequence_length) and sequences is (batch, max_length). model_type 0 is a decoder-only\nmodel (init_decoder may process the prompt), 1 an encoder-decoder model whose encoder runs once\nfirst.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GreedySearch',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'For `X` of shape (N, C, H, W) and `Grid` of shape (N, H_out, W_out, 2), `Y[n, :, h, w]` is `X[n]` sampled at the point whose x and y coordinates are `Grid[n, h, w]`, normalized so that -1 and 1 are the two borders of the image.\n`mode` picks bilinear or bicubic interpolation or the nearest pixel; `padding_mode` decides what points outside the image read (zeros, the border pixel, or the image reflected at its border); `align_corners` says whether -1 and 1 are the centers of the corner pixels (1) or their outer edges (0).\n`Y` has shape (N, C, H_out, W_out) and the element type of `X`. This is the 4-D predecessor of the standard `GridSample`.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GridSample',
         domain='com.microsoft',

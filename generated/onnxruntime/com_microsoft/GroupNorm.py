@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "The C channels are split into `groups` groups of `C / groups` consecutive channels; for each image and group, the mean and variance are taken over the group's channels at all spatial positions, and each value becomes `(x - mean) / sqrt(variance + epsilon) * gamma[c] + beta[c]`.\nWith `channels_last` 1 (the default) `X` is `(N, H, W, C)`; with 0 it is `(N, C, H, W)`. `activation` 1 applies SiLU to the result.\n`Y` has the shape and element type of `X`.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GroupNorm',
         domain='com.microsoft',

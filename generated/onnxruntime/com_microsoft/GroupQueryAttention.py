@@ -19,7 +19,7 @@ DOC = "`query` has `num_heads` heads and the keys and values have `kv_num_heads`
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GroupQueryAttention',
         domain='com.microsoft',

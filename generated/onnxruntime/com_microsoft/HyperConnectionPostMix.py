@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Computes `Y[..., k, h] = sum over c of stream_mix[..., c, k] * streams[..., c, h] + post_mix[..., k, h] * block_output[..., h]`, with no activation; without `stream_mix` the streams pass through unmixed.\n`streams` is grouped, (..., C, H), when `num_branches` is 0, or flattened, (..., C * H), when `num_branches` gives C. `block_output` has shape (..., H), `post_mix` the leading axes followed by (C), (C, 1) or (C, H), and `stream_mix` the leading axes followed by (C, C).\n`output` has the shape of `streams`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='HyperConnectionPostMix',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Computes `Y[..., h] = reduction_scale * sum over c of streams[..., c, h] * pre_mix[..., c, h]`, with no activation.\n`streams` is grouped, (..., C, H), when `num_branches` is 0, or flattened, (..., C * H), when `num_branches` gives C; `Y` has shape (..., H).\n`pre_mix` carries the leading axes of `streams` followed by (C), (C, 1) or (C, H), so one weight may serve a whole stream or each feature have its own.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='HyperConnectionPreMix',
         domain='com.microsoft',

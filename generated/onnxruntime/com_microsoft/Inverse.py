@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`X` has shape [*, M, M]: zero or more batch axes followed by square matrices, each of which must be invertible (what a singular matrix gives is not defined).\n`Y` has the shape of `X` and holds the inverse of each matrix.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Inverse',
         domain='com.microsoft',

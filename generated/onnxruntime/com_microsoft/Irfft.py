@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = '`X` holds a one-sided spectrum as `Rfft` writes it: `n / 2 + 1` frequencies along the last signal axis and a last axis of length 2 with the real and imaginary parts.\n`Y` is the real signal of length n along that axis, without the pair axis.\nOnly the unnormalized (`normalized` 0), one-sided (`onesided` 1) form is supported. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Irfft',
         domain='com.microsoft',

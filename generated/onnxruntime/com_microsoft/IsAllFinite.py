@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Returns a scalar bool that is true when no element of any input is infinite or NaN.\n`isinf_only` restricts the check to positive and negative infinity, `isnan_only` to NaN; setting both is an error.\nThe inputs may have any shapes.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='IsAllFinite',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'query (B, T, q_num_heads * d_k), key (B, T, kv_num_heads * d_k) and value\n(B, T, kv_num_heads * d_v) are packed by head. Each key/value head keeps a (d_k, d_v) state S,\nupdated token by token as update_rule chooses, and each output token is scale times the query\ntimes the updated state:\n\n- linear: S = S + k v^T\n- gated: S = exp(g) S + k v^T\n- delta: S = S + beta k (v - S^T k)^T\n- gated_delta (default): S = exp(g) S + beta k (v - exp(g) S^T k)^T\n\nwhere g is the log-space decay (decay, needed by the gated rules) and beta the update rate (beta,\nneeded by the delta rules). Query heads share key/value heads in groups; with more key/value heads\nthan query heads each key/value head gives an output head. output is\n(B, T, max(q_num_heads, kv_num_heads) * d_v). past_state (zeros when absent) and present_state are\n(B, kv_num_heads, d_k, d_v); a state_window W above 0 adds a leading axis of W slots holding the\nstates after each of the last W tokens, slot W - 1 being the final one and the one read from\npast_state. chunk_size only tunes the computation of long inputs.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LinearAttention',
         domain='com.microsoft',

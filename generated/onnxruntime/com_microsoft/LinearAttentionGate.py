@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "decay = decay_scale * softplus(a + dt_bias) and, when the beta output is asked for,\nbeta = sigmoid(b), computed in float32 and rounded once to the output type. a and b are\n(B, T, H) projections; dt_bias and decay_scale are float32 vectors (H) per head, decay_scale\nusually being -exp(A_log). decay and beta have the shape (B, T, H) of a; b is required for beta\nand must have a's shape.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LinearAttentionGate',
         domain='com.microsoft',

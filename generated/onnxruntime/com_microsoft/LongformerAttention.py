@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "The input (batch, sequence_length, hidden_size), hidden_size = num_heads * head_size, is projected\nto queries, keys and values by weight (hidden_size, 3 * hidden_size) and bias (3 * hidden_size).\nEvery token attends to the window tokens before it and the window tokens after it. Tokens whose\nglobal flag is 1 attend to every token, with their own projection global_weight and global_bias.\nmask (batch, sequence_length) is added to the attention scores: 0 keeps a token, a large negative\nvalue such as -10000 masks it. sequence_length must be padded to a multiple of 2 * window. The\noutput has the input's shape (batch, sequence_length, hidden_size).\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LongformerAttention',
         domain='com.microsoft',

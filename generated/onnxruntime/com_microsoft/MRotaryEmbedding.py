@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Works as `RotaryEmbedding`, except that each token has three positions (temporal, height and width) and each rotated channel pair takes its angle from one of them.\n`mrope_section` splits the `rotary_dim / 2` pairs among the three streams: with `mrope_layout` 0 the pairs form three contiguous chunks of those sizes; with 1 the streams interleave, the height and width streams taking every third pair from offsets 1 and 2 up to three times their section size and the temporal stream the rest.\nFor text tokens the three positions coincide and the op is plain rotary embedding.\n`input` is `(batch, seq, hidden)` or `(batch, num_heads, seq, head_size)`, and `output` has its shape.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MRotaryEmbedding',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = '`B` holds the (N, K) weight with two E2M1 values per byte, low half first, so its shape is `(N, K / 2)` and `K` must be even.\nEach weight value is dequantized as `e2m1(B[n, k]) * weight_scale_2 * e4m3(weight_scale[n, k / block_size])` and the op computes `Y = A @ dequantized_weight^T + bias`.\n`A` has shape `(..., K)`, its last dim twice the second dim of `B`; `Y` has shape `(..., N)` with `N` the first dim of `B`, in the element type of `A`.\n`input_scale` is accepted for checkpoints that carry an activation scale; the weight-only computation does not use it.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulBlockQuantizedFp4Weight',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = '`B` is the (N, K) weight in float8e4m3fn, one value per element, and `b_scale` holds one scale per `block_size` consecutive values along K, shape `(N, ceil(K / block_size))`.\nEach weight value is dequantized as `B[n, k] * b_scale[n, k / block_size]`, and the op computes `Y = A @ dequantized_weight^T + bias`.\nGiven the scalar `a_scale`, `A` is first rounded through FP8 with that scale (`fp8(A / a_scale) * a_scale`); otherwise `A` keeps its precision.\n`A` has shape `(..., K)` with its last dim equal to the second dim of `B`; `Y` has shape `(..., N)` with `N` the first dim of `B`, in the element type of `A`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulBlockQuantizedFp8Weight',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'The weight is an (N, K) matrix, flattened, cut into blocks of `block_size` values and quantized to 4-bit FP4 or NF4 codes with one `absmax` scale per block.\n`B` holds `ceil(N * K / 2)` bytes (two codes each) and `absmax` holds `ceil(N * K / block_size)` values.\nWith `transB` 1 (the default) `A` has shape `(..., K)` and `Y = A @ dequantized_weight^T` has shape `(..., N)`; with `transB` 0 `A` has shape `(..., N)` and `Y = A @ dequantized_weight` has shape `(..., K)`.\nThe last dim of `A` must match the attribute it is multiplied against (`K`, or `N` when `transB` is 0).\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulBnb4',
         domain='com.microsoft',

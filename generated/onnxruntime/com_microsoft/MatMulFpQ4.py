@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "The weight is a (K, N) matrix whose columns are cut into blocks along K; each block holds 4-bit integers with a scale and, for some block types, an offset, all packed into the byte blob `B`.\n`B_shape` gives the logical shape (K, N) of the weight, so `A` of shape `(..., K)` gives `Y` of shape `(..., N)`.\n`blk_quant_type` selects the block format: 0 for blocks of 32 without offset, 1 (the default) for blocks of 32 with an offset, 2 for blocks of 64 without offset.\nShape inference needs the values of `B_shape` (a vector of two non-negative values) to know `N`; the size of the blob depends on the machine's packing and is not checked.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulFpQ4',
         domain='com.microsoft',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'Multiplies `A` by `B` with numpy matmul semantics (batch axes broadcast, 1-D operands are\npromoted to matrices). Each product of two elements fits in 32 bits; only the sums may\noverflow. `Y` has the matmul shape of `A` and `B`; onnxruntime types it int32.\n'
 _TYPES_0 = frozenset({'tensor(int16)', 'tensor(uint16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulInteger16',
         domain='com.microsoft',

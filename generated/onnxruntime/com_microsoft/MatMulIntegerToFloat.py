@@ -17,7 +17,7 @@ DOC = 'Multiplies `A - a_zero_point` by `B - b_zero_point` as integers with nump
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulIntegerToFloat',
         domain='com.microsoft',

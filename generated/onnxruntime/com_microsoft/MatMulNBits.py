@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The weight is a (K, N) matrix stored transposed: each of the N output features owns K quantized values, cut into `k_blocks = ceil(K / block_size)` blocks along K.\nEach value is dequantized as `(q - zero_point) * scale` with its block's scale and zero point, and the op computes `Y = A @ dequantized_weight + bias`.\n`A` has shape `(..., K)` and `Y` has shape `(..., N)`: the leading dims of `A` are kept and its last dim, which must equal the attribute `K`, becomes `N`.\n`B` packs the values of each block along K, lowest bits first, into `blob_size = block_size * bits / 8` bytes, giving the shape `(N, k_blocks, blob_size)`.\nBecause the sizes come from the attributes rather than from `B`, shape inference reads `K` and `N` only; it also requires `bias`, when given, to be a vector of `N` elements.\nonnxruntime's 4-bit weight quantizer writes this op for MatMul nodes whose right-hand side is a constant.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulNBits',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Two projections of one input are fused: `gate = A_norm @ W_gate + gate_bias` and `up = A_norm @ W_up + up_bias`, then `Y = activation(gate) * up` elementwise.\nBoth weights are (K, N) matrices stored as `MatMulNBits` stores `B` (shape `(N, k_blocks, blob_size)` with one scale per block); there are no zero-point inputs.\nWhen `norm_scale` is given, `A_norm` is `A` normalized by the root mean square of its last axis (with `epsilon`) and multiplied by `norm_scale`; otherwise `A_norm` is `A`.\nWhen `skip` is also given, the normalization is applied to `A + skip`, and that sum can be returned as `input_skip_bias_sum`; `skip` needs `norm_scale`.\n`A` has shape `(..., K)` with its last dim equal to `K`; `Y` has shape `(..., N)` and `input_skip_bias_sum` the shape of `A`.\nShape inference also requires `norm_scale` to be a vector of `K` elements and each bias a vector of `N`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulNBitsMlp',
         domain='com.microsoft',

@@ -19,7 +19,7 @@ DOC = '`A` (or `A + skip` when `skip` is given) is normalized by the root mean s
 _TEXT_0 = 'As an output, the key projection of shape `(..., Nkv)`; as an attribute, the number of input features shared by `A`, `norm_scale` and the three weights.'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MatMulNBitsQkv',
         domain='com.microsoft',

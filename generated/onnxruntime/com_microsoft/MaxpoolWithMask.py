@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Slides a window of size `kernel_shape` over the spatial axes of `X`, shaped `(N, C, D1, ..., Dn)`, and writes the largest value it finds to `Y`, shaped `(N, C, O1, ..., On)` with the output lengths of the standard MaxPool for the same kernel, pads and strides (no dilations, no ceil mode).\nThe int32 mask `M` covers the spatial positions of the channel planes of `X`; scanning a window stops at the first position whose mask value is 0, so that position and the ones after it in the window do not take part.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MaxpoolWithMask',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Each token (a row of `input`, which is `(num_tokens, hidden_size)` or `(batch_size, sequence_length, hidden_size)`) is routed to the `k` experts with the highest `router_probs`, and the output is the sum of those experts' results weighted by their routing probabilities (renormalized over the chosen experts when `normalize_routing_weights` is set, or chosen by the sparse mixer when `use_sparse_mixer` is set).\nAn expert is a feed-forward block: `fc2(activation(fc1(x)))`, where `activation_type` is relu, gelu, silu, identity or swiglu.\nWith swiglu the expert computes `G * sigmoid(activation_alpha * G) * (L + activation_beta)`, with the gate `G` clamped from above and the linear part `L` clamped on both sides by `swiglu_limit` (no clamping without it); the two halves come from `fc1` and `fc3` (`swiglu_fusion` 0), or from `fc1` alone with its rows interleaved (1) or concatenated (2).\nTokens are independent, so a 2-D input may pack tokens of several sequences without padding.\nThe output has the shape and element type of `input`.\n\nThe expert weights are float tensors: `fc1_experts_weights` is `(num_experts, fusion_size * inter_size, hidden_size)` (fusion size 2 for fused swiglu, else 1), `fc2_experts_weights` is `(num_experts, hidden_size, inter_size)`.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MoE',
         domain='com.microsoft',

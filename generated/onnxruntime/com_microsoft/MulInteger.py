@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = "Subtracts each operand's zero point and multiplies the results with numpy-style broadcasting:\n`C = (A - A_zero_point) * (B - B_zero_point)`, computed and returned in int32 with no\nrescaling. The zero points are scalars. `C` has the broadcast shape of `A` and `B`.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MulInteger',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Splits Q, K and V into `num_heads` heads, adds the optional projection `bias`, and lets every query position attend to the key positions allowed by `key_padding_mask`, `unidirectional` and `attention_bias`: scores `Q * K^T * scale` are normalized with a softmax over the keys and weight the values.\nThe heads are joined again, so `output` is `(batch, seq, v_hidden)`.\n\n`query` is `(batch, seq, hidden)`, or Q, K and V packed together as `(batch, seq, num_heads, 3, head_size)` with `key` and `value` absent.\n`key` and `value` are `(batch, kv_seq, hidden)` and `(batch, kv_seq, v_hidden)`; split per head as `(batch, num_heads, kv_seq, head_size)` (cross-attention over keys and values computed once); or packed together in `key` as `(batch, kv_seq, num_heads, 2, head_size)` with `value` absent.\n`past_key` and `past_value`, `(batch, num_heads, past_seq, head_size)`, hold the keys and values of earlier steps; `present_key` and `present_value` append the new ones, `(batch, num_heads, past_seq + kv_seq, head_size)`.\nWhen `past_sequence_length` is given, past and present instead share preallocated buffers of a maximum length, filled up to that many positions, and the presents keep the pasts' shapes.\nThe optional `qk` output holds the scaled scores, `(batch, num_heads, seq, total_seq)`.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MultiHeadAttention',
         domain='com.microsoft',

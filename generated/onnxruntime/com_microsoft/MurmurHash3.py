@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Applies the 32-bit x86 variant of MurmurHash3, started from `seed`, to each element of `X` (strings by their UTF-8 bytes), for feature hashing and lookup tables.\n`Y` has the shape of `X`; its element type is uint32 when `positive` is 1 and int32 otherwise.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MurmurHash3',
         domain='com.microsoft',

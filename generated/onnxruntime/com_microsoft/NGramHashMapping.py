@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'For each n from 2 to `max_ngram_size`, the n-gram ending at a token is the token and the n - 1 before it; its hash mixes the tokens as `t_0 * multipliers[0] xor ... xor t_(n-1) * multipliers[n-1]`, and each of the `n_head_per_ngram` heads of that order takes it modulo its entry of `vocab_sizes`, then adds its entry of `head_offsets` when given.\n`hash_ids` has shape (B, S, (max_ngram_size - 1) * n_head_per_ngram), heads of order 2 first.\nTokens before the sequence are taken from `past_ids` (B, max_ngram_size - 1), right-aligned, or are `pad_id` (`eos_token_id` when given); `present_ids` returns the last `max_ngram_size - 1` tokens seen, to pass as `past_ids` to the next chunk, so hashing a sequence in chunks equals hashing it whole.\nWith `reset_on_eos` and `eos_token_id`, tokens up to an end-of-sequence token are replaced by it in later n-grams; `segment_ids` (B, S) likewise cuts the history where the segment id changes.\n'
 _TYPES_0 = frozenset({'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NGramHashMapping',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'For each batch entry, the last ngram_size - 1 tokens of input_ids (batch, sequence_length) are\nlooked up earlier in the sequence; every token that followed such an earlier occurrence would\ncomplete a repeated n-gram, and its score is set to -infinity. scores_out has the shape of scores\n(batch, vocab_size) and equals it elsewhere.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NGramRepeatBlock',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes the convolution of the channels-last `X`, shaped `(N, D1, ..., Dn, C)`, with the filters `W`, shaped `(M, C / group, k1, ..., kn)` as for the standard Conv, and gives `Y` channels-last, shaped `(N, O1, ..., On, M)`.\nThe spatial lengths follow the standard Conv's arithmetic (kernel, pads, strides, dilations, `auto_pad`) on the channels-first view of `X`, and the optional bias `B` adds one value per output channel.\nExecution providers that prefer channels-last data (such as CUDA) have the graph rewritten to use it.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NhwcConv',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes the convolution of the channels-last `X`, shaped `(N, D1, ..., Dn, C)`, with the filters `W`, shaped `(M, C / group, k1, ..., kn)` as for the standard Conv, and gives `Y` channels-last, shaped `(N, O1, ..., On, M)`.\nThe spatial lengths follow the standard Conv's arithmetic (kernel, pads, strides, dilations, `auto_pad`) on the channels-first view of `X`, and the optional bias `B` adds one value per output channel.\nThe optional `Z`, shaped like `Y`, is added to the result and the activation named by `activation` is then applied with the constants in `activation_params`, as FusedConv does.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NhwcFusedConv',
         domain='com.microsoft',

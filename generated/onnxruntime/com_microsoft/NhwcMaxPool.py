@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Takes the largest value inside a window of size `kernel_shape` sliding over the spatial axes of the channels-last `x`, shaped `(N, D1, ..., Dn, C)`, and gives `y` of shape `(N, O1, ..., On, C)`.\nThe output lengths follow the standard MaxPool's arithmetic (kernel, pads, strides, dilations, `auto_pad`, `ceil_mode`) on the channels-first view of `x`.\nonnxruntime's CPU optimizer writes this op for MaxPool nodes between quantized convolutions that it moves to the channels-last layout.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='NhwcMaxPool',
         domain='com.microsoft',

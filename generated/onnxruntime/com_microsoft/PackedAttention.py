@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The batch's tokens are concatenated without padding: `input` is `(token_count, input_hidden)`, `token_offset` `(batch, seq)` gives the padded position of each token (real tokens first, then the padding positions), and `cumulative_sequence_length` `(batch + 1)` gives where each sequence starts.\nThe op projects `input` with `weights` `(input_hidden, q_hidden + k_hidden + v_hidden)` and `bias` into Q, K and V, splits them into `num_heads` heads, and lets every token attend to the tokens of its own sequence.\n`output` is `(token_count, v_hidden)`; the three hidden sizes are equal unless `qkv_hidden_sizes` lists them.\nOnly right padding (BERT-style encoders) is supported.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='PackedAttention',
         domain='com.microsoft',

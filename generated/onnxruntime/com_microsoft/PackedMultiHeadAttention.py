@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The batch's tokens are concatenated without padding: `token_offset` `(batch, seq)` gives the padded position of each token (real tokens first, then the padding positions) and `cumulative_sequence_length` `(batch + 1)` gives where each sequence starts.\n`query`, `key` and `value` are `(token_count, hidden)`, `(token_count, hidden)` and `(token_count, v_hidden)`, or Q, K and V are packed together in `query` as `(token_count, num_heads, 3, head_size)` with `key` and `value` absent.\nAfter adding the optional `bias`, each is split into `num_heads` heads and every token attends to the tokens of its own sequence.\n`output` is `(token_count, v_hidden)`.\nOnly right padding (BERT-style encoders) is supported.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='PackedMultiHeadAttention',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "onnxruntime's form of padding with the amounts given as an input, which the standard `Pad` adopted in opset 11.\n`pads` lists the begin amounts of all axes, then their end amounts (`[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`), as a vector of `2 * rank` values or a `[1, 2 * rank]` matrix; negative amounts remove elements.\nOutput axis `i` has `dim_i + pads[i] + pads[i + rank]` elements.\n`mode` picks the fill: `constant` writes `value` (0 by default), `reflect` mirrors the data around the first and last element of the axis, `edge` repeats the border element.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Pad',
         domain='com.microsoft',

@@ -19,7 +19,7 @@ DOC = "Grouped-query attention over a paged key/value cache, for continuous batc
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(bfloat16)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='PagedAttention',
         domain='com.microsoft',

@@ -19,7 +19,7 @@ DOC = 'Multiplies the quantized `input` (batch, sequence, input_hidden) by the q
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 _TYPES_1 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QAttention',
         domain='com.microsoft',

@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = 'Looks up the rows of the word embedding for `input_ids`, of the position embedding for\npositions 0 to sequence - 1, and, when the segment inputs are given, of the segment embedding\nfor `segment_ids`; each table is dequantized with its scale and zero point. The embeddings are\nadded and normalized over the hidden axis with the dequantized `gamma_quant` and `beta_quant`.\n`input_ids` is (batch, sequence), as are `segment_ids` and `mask`; `layernorm_out` is float\n(batch, sequence, hidden) and `mask_index_out` holds one int32 per batch entry derived from\n`mask`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QEmbedLayerNormalization',
         domain='com.microsoft',

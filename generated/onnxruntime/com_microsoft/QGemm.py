@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes `alpha * A' * B' + C` on the dequantized matrices, where `A'` is `A` or its transpose\n(`transA`) with shape (M, K), and `B'` is `B` or its transpose (`transB`) with shape (K, N).\n`C` is an int32 bias at the scale of the product (`alpha * a_scale * b_scale`) with zero point 0;\nit broadcasts in one direction to (M, N). `Y` has shape (M, N). Without `y_zero_point`, `Y` is\nfloat; with it, the result is quantized with `y_scale` and `y_zero_point` into the zero point's\ntype.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QGemm',
         domain='com.microsoft',

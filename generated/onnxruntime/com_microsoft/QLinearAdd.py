@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `A` and `B` with their scales and zero points, adds them with numpy-style\nbroadcasting, and quantizes the sum with `C_scale` and `C_zero_point`:\n`C = quantize(A_scale * (A - A_zero_point) + B_scale * (B - B_zero_point))`.\nEvery scale and zero point is a scalar. `C` has the broadcast shape of `A` and `B` and their\nelement type.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearAdd',
         domain='com.microsoft',

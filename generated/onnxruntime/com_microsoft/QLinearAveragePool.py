@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `X`, averages it over windows as the standard AveragePool does, and quantizes the\nmeans with `y_scale` and `y_zero_point`. `X` is laid out (N, C, D1, ..., Dn), or\n(N, D1, ..., Dn, C) when `channels_last` is 1, and `Y` keeps that layout. Each output spatial\nlength is `floor((in + pad_begin + pad_end - kernel) / stride) + 1` (`ceil` with `ceil_mode`),\nor follows `auto_pad`; N and C are unchanged.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearAveragePool',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "After the output's scale and zero point come the inputs as triples: a quantized tensor, its\nscale and its zero point. Each tensor is dequantized with its own parameters, the tensors are\njoined along `axis`, and the result is quantized with `Y_scale` and `Y_zero_point`. All tensors\nhave one rank and agree on every dimension but `axis`, whose sizes add up in `Y`.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearConcat',
         domain='com.microsoft',

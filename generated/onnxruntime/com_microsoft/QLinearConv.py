@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes the input and weights with their scales and zero points, convolves them as the\nstandard Conv does, adds the optional int32 bias, and quantizes the result with `y_scale` and\n`y_zero_point`. `x` is laid out (N, C, D1, ..., Dn), or (N, D1, ..., Dn, C) when `channels_last`\nis 1; `w` is always (M, C/group, k1, ..., kn). `y` has M channels in the layout of `x`, with the\nspatial lengths Conv gives.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearConv',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `X`, averages each channel over every spatial axis, and quantizes the means with\n`y_scale` and `y_zero_point`. `X` is laid out (N, C, D1, ..., Dn), or (N, D1, ..., Dn, C) when\n`channels_last` is 1. `Y` keeps the rank and layout of `X` with every spatial axis of length 1:\n(N, C, 1, ..., 1), or (N, 1, ..., 1, C).\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearGlobalAveragePool',
         domain='com.microsoft',

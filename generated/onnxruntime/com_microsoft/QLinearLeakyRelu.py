@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `X`, multiplies its negative values by `alpha` and keeps the others, then quantizes\nthe result with `Y_scale` and `Y_zero_point`. `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearLeakyRelu',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `A` and `B` with their scales and zero points, multiplies them with numpy-style\nbroadcasting, and quantizes the product with `C_scale` and `C_zero_point`:\n`C = quantize((A - A_zero_point) * (B - B_zero_point) * A_scale * B_scale)`.\nEvery scale and zero point is a scalar. `C` has the broadcast shape of `A` and `B` and their\nelement type.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearMul',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `data`, averages it over the axes listed in `axes` (over every axis when the list\nis empty) and quantizes the result with `reduced_scale` and `reduced_zero_point`. With\n`keepdims` 1 each reduced axis stays with length 1; with 0 it is removed. Scales and zero points\nare scalars.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearReduceMean',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `X`, computes `1 / (1 + exp(-x))` for every element, and quantizes the result with\n`Y_scale` and `Y_zero_point`. `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearSigmoid',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'Dequantizes `X`, normalizes exponentials the way the standard Softmax of version `opset`\ndoes, and quantizes the result with `y_scale` and `y_zero_point`. For `opset` 13 and later the\nnormalization runs along the single axis `axis`; before 13, `X` is viewed as a matrix whose rows\nare the axes before `axis` and whose columns are `axis` and every axis after it, and each row is\nnormalized. `Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearSoftmax',
         domain='com.microsoft',

@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'Where `condition` is true the output takes the element of `X`, elsewhere the element of `Y`;\nboth are dequantized with their own scale and zero point and the choice is quantized with\n`z_scale` and `z_zero_point`. `condition`, `X` and `Y` broadcast numpy-style, and `Z` has their\nbroadcast shape.\n'
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearWhere',
         domain='com.microsoft',

@@ -20,7 +20,7 @@ _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(float8e4m3fn)', 'tensor(uint8)'})
 _TYPES_2 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)', 'tensor(float8e4m3fn)', 'tensor(float8e8m0)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QMoE',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = '`input` of shape (batch_size, sequence_length, input_hidden_size) is projected by the int8 weights `Q_weight`, `K_weight` and `V_weight` (each (input_hidden_size, hidden_size)) plus float biases, split into `num_heads` heads, attended (causally when `unidirectional` is set, masked by `mask_index` when given) and merged back.\nEvery intermediate is requantized with its scale input; `scale_values_gemm` is also the scale of the output.\nThe output has the shape of `input`: shape inference copies it, as onnxruntime does.\nPast state, attention bias and `qkv_hidden_sizes` are part of the signature but not supported by the kernel.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QOrderedAttention',
         domain='com.microsoft',

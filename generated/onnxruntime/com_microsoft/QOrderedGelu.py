@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Computes `Y = quantize(Gelu(X * scale_X), scale_Y)` elementwise; `Y` has the shape of `X`.\n`order_X` and `order_Y` name the layouts of `X` and `Y` and must agree when both are given.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QOrderedGelu',
         domain='com.microsoft',

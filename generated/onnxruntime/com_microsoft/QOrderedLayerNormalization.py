@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = '`X * scale_X` is standardized over the axes from `axis` to the last, multiplied by `scale` and shifted by `B`, then quantized with `scale_Y`.\n`Y` has the shape of `X`. `order_X` and `order_Y` name the layouts of `X` and `Y` and must be equal (row-major by default).\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QOrderedLayerNormalization',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Like `LongformerAttention`: each token of `input` (batch_size, sequence_length, hidden_size) attends to the `window` tokens on each side, and tokens flagged in `global` attend to and are attended by every token; the projections use the int8 weights `weight` and `global_weight`, each (hidden_size, 3 * hidden_size), with float biases.\nIntermediates are requantized with their scale inputs, and the output with `scale_output`.\nThe output has the shape of `input`.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QOrderedLongformerAttention',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = "Dequantizing with the given scales, computes `A @ B`, adds the float `bias` (a vector over the columns of `Y`) and the int8 matrix `C` (scaled by `scale_C`), and quantizes the result with `scale_Y`.\n`A` is a matrix or a batch of them and `B` a matrix (stored transposed when `order_B` is column-major); `Y` has the shape numpy's `matmul` gives for `A` and `B`.\n`scale_B` may be a scalar or hold one scale per column of `B`. `C` is 2-D or 3-D with a batch of 1 or that of `A`, and is laid out like `Y`.\nTwo layout combinations are supported: row-major `A` with column-major `B`, or COL32 `A` with `B` in COL4_4R2_8C or COL32_2R_4R4 (then without `bias`).\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QOrderedMatMul',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Splits `x` into blocks along `block_dim` and encodes each block in the block floating-point\nformat `bfp_type` (elements of a block share one exponent). `y` holds the encoded bytes as a\n1-D uint8 tensor whose length depends on the format; `shape` and `strides` describe the layout\nof `x`, one int64 per axis, so that DequantizeBFP can restore it.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QuantizeBFP',
         domain='com.microsoft',

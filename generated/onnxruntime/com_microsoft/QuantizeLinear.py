@@ -19,7 +19,7 @@ DOC = 'Computes `y = saturate(round(x / y_scale) + y_zero_point)`, rounding halv
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 _TYPES_1 = frozenset({'tensor(int16)', 'tensor(int4)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint4)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QuantizeLinear',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Each element becomes `saturate(round(input / scale_input))` in int8, and the values are laid out in the order `order_output` names (reading `input` in the order `order_input` names).\n`input` is a matrix (ROWS, COLS) or a batch of them (B, ROWS, COLS); the output has the same shape, in int8.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QuantizeWithOrder',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = '`Y = X * sigmoid(alpha * X)`; with the default `alpha` of 1.702 this approximates GELU.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QuickGelu',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = 'Produces `start, start + delta, start + 2 * delta, ...` while the values stay below `limit` (above it for a negative `delta`).\n`Y` is 1-D with `max(ceil((limit - start) / delta), 0)` elements; `delta` is 1 when absent and must not be zero.\nThe three inputs are scalars or one-element vectors of one type. Unlike the standard `Range`, `delta` is optional.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Range',
         domain='com.microsoft',

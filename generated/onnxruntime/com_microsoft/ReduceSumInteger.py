@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = 'Adds the elements of `data` over the axes listed in `axes` (over every axis when the list is\nempty), accumulating in 32 bits. With `keepdims` 1 each reduced axis stays with length 1; with 0\nit is removed. onnxruntime infers neither type nor shape for this op; opspec infers the shape\nfrom `axes` and `keepdims` and leaves the element type to the model.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReduceSumInteger',
         domain='com.microsoft',

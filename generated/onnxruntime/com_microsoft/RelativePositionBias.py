@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Each pair of query position i and key position j gets the bias_table row of the bucket that the\nrelative distance j - i falls in: small distances have a bucket each, larger ones share buckets on\na logarithmic scale up to max_distance. With is_bidirectional, positive and negative distances use\nseparate halves of the buckets; otherwise only the distance to earlier keys counts. bias_table is\n(num_buckets, num_heads); the output is (1, num_heads, query_length, key_length), the lengths\nbeing the values of the scalar inputs.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RelativePositionBias',
         domain='com.microsoft',

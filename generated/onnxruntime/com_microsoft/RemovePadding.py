@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'input (batch, sequence_length, hidden_size) holds sequences padded on the right;\nsequence_token_count (batch) gives how many tokens of each are real. output (total_tokens,\nhidden_size) stacks the real tokens of all sequences in order, where total_tokens, the sum of the\ncounts, is known only from the data. token_offset (batch, sequence_length) lists the flat position\n(batch index * sequence_length + position) of every real token first, then those of the padding\ntokens, which is what RestorePadding needs to undo the packing. cumulated_seq_len (batch + 1)\nholds the running sum of the counts starting at 0, and max_seq_len (1) the largest count.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RemovePadding',
         domain='com.microsoft',

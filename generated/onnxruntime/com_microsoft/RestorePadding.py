@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'The inverse of RemovePadding: input (total_tokens, hidden_size) holds the real tokens of every\nsequence and token_offset (batch, sequence_length) their flat positions, as RemovePadding produced\nthem. output (batch, sequence_length, hidden_size) places every row at its position and fills the\npadding positions with zeros.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RestorePadding',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = 'The last `signal_ndim` axes of `X` form the signal, whose length n along the transformed axis is even.\nAs the input is real, only the first `n / 2 + 1` frequencies are kept along the last signal axis, and a new last axis of length 2 holds the real and imaginary part of each.\nOnly the unnormalized (`normalized` 0), one-sided (`onesided` 1) transform is supported. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Rfft',
         domain='com.microsoft',

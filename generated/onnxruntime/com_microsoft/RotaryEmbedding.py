@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Each head's channels are taken in pairs, and each pair is rotated by an angle that depends on the token's position: the pair `(x1, x2)` becomes `(x1 * cos - x2 * sin, x2 * cos + x1 * sin)`, with `cos` and `sin` read from `cos_cache` and `sin_cache` at the position.\n`input` is `(batch, seq, hidden)`, heads packed on the last axis, or `(batch, num_heads, seq, head_size)`; `output` has `input`'s shape.\n`position_ids` is `(batch, seq)` with each token's position, or a single start position for tokens that follow it in order.\nOnly the first `rotary_embedding_dim` channels of each head are rotated when that attribute is set.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='RotaryEmbedding',
         domain='com.microsoft',

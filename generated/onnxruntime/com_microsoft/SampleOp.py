@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = '`Y` has the type and shape of `X`. onnxruntime keeps the op as a template for writing new kernels.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SampleOp',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = "Runs the decoder subgraph once per step and draws every sequence's next token from its\ndistribution: the logits are divided by temperature, optionally penalized and masked, and with\ntop_p set reduced to the most probable tokens whose probabilities add up to top_p (keeping at\nleast min_tokens_to_keep); the removed ones are set to filter_value. Generation stops at eos_token_id or\nmax_length tokens; finished sequences are padded with pad_token_id. input_ids is the prompt\n(batch, sequence_length) and sequences is (batch, max_length). The optional filtered_logits output\nis for debugging: the logits after filtering, (batch, vocab_size), when the implementation fills it\n(onnxruntime's CPU kernel may leave it empty). custom selects onnxruntime's custom sampling\nlogic, which also uses presence_penalty and presence_mask.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Sampling',
         domain='com.microsoft',

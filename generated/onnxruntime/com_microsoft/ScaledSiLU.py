@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'With `s` the scalar `scale` input when given and the `alpha` attribute otherwise, the op computes `z = s * X` and `Y = z * sigmoid(z)`, rounding `z`, the sigmoid and the product to the element type after each step.\n`Y` has the shape and element type of `X`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ScaledSiLU',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'The op forms `S = X + skip + bias`, where `skip` is either shaped like `X` or holds one vector per image, `(N, 1, 1, C)` or `(N, C)`, added at every position, and `bias` `(C,)` is added at every position.\n`S` is then normalized as GroupNorm does: per image and per group of `C / groups` channels, `(s - mean) / sqrt(variance + epsilon) * gamma[c] + beta[c]`, followed by SiLU when `activation` is 1.\n`X` is `(N, H, W, C)` in the default channels-last layout; `Y` and the optional output `S` have its shape and element type.\n'
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SkipGroupNorm',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The op forms `s = input + skip + bias` and normalizes each vector along the last (hidden) axis: `(s - mean) / sqrt(variance + epsilon) * gamma + beta`, with no offset when `beta` is absent.\n`input` is 3-D `(batch, sequence, hidden)` or 2-D `(tokens, hidden)`. With a 3-D input, `skip` is `(batch, sequence, hidden)`, `(1, sequence, hidden)` or `(sequence, hidden)`, the smaller forms reused for every batch item; with a 2-D input it has the input's shape. `gamma`, `beta` and `bias` are `(hidden,)`.\n`output` and the optional `input_skip_bias_sum` (the sum `s`) have the input's shape and element type; the optional `mean` and `inv_std_var` hold each vector's mean and `1 / sqrt(variance + epsilon)` in 32-bit float, shaped like `input` with the last axis of length 1.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SkipLayerNormalization',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "The op forms `s = input + skip + bias` and scales each vector along the last (hidden) axis by `1 / sqrt(mean(s^2) + epsilon)` and then by `gamma`; no mean is subtracted and no offset is added.\n`input` is 3-D `(batch, sequence, hidden)` or 2-D `(tokens, hidden)`. With a 3-D input, `skip` is `(batch, sequence, hidden)`, `(1, sequence, hidden)` or `(sequence, hidden)`, the smaller forms reused for every batch item; with a 2-D input it has the input's shape. `gamma` and `bias` are `(hidden,)`.\n`output` and the optional `input_skip_bias_sum` (the sum `s`) have the input's shape and element type; the optional `inv_std_var` holds each vector's `1 / sqrt(mean(s^2) + epsilon)` in 32-bit float, shaped like `input` with the last axis of length 1, as is the optional `mean`.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SkipSimplifiedLayerNormalization',
         domain='com.microsoft',

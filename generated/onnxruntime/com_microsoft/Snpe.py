@@ -19,7 +19,7 @@ from opspec.runtime.schema import (
 DOC = "The `DLC` attribute holds a whole model in SNPE's DLC format; the SNPE execution provider runs it on the device `target_device` names, feeding the node's inputs and returning its outputs in order.\nThe outputs' shapes come from the embedded model, which opspec does not read: inference gives the outputs the element type the schema makes them share with the inputs, and no shapes.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(uint16)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Snpe',
         domain='com.microsoft',

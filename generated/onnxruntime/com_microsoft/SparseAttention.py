@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "query is (batch, sequence_length, num_heads * head_size) with key and value\n(batch, sequence_length, kv_num_heads * head_size), or one packed query of\n(num_heads + 2 * kv_num_heads) * head_size with key and value omitted. The new keys and values are\nwritten into past_key and past_value, (batch, kv_num_heads, max_cache_sequence_length, head_size),\nafter each sequence's past tokens; present_key and present_value are the same buffers and keep\nthat shape. Attention is causal and block-sparse: the sequence is cut into blocks of\nsparse_block_size tokens, and a block mask in compressed sparse row form (block_row_indices\n(num_layout, max_blocks + 1), block_col_indices (num_layout, max_nnz_blocks) padded with -1) says\nwhich key blocks each query block sees. Heads use the num_layout layouts in turn, so num_heads is a\nmultiple of num_layout. With do_rotary, query and key are rotated by cos_cache and sin_cache\nfirst. The output is (batch, sequence_length, num_heads * head_size).\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SparseAttention',
         domain='com.microsoft',

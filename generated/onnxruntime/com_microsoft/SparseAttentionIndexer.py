@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = 'An indexer for sparse-attention decoders: it scores candidate keys cheaply and emits, per query,\nthe candidates to attend to, carrying all of its state explicitly through the graph.\n\nWith policy_mode qsa the visible tokens are grouped into complete blocks of compress_ratio tokens,\nwhose mean-pooled, normalized and rotated keys are scored against the query heads as\nsum over heads of ReLU(q_h . k); the token_budget / compress_ratio best blocks are kept and their\ntoken positions emitted, followed by the visible tokens of the trailing incomplete block. With csa\nevery compress_ratio tokens are compressed into one entry by softmax-gated pooling over a window of\n2 * compress_ratio token slots, normalized, rotated and appended to the compressed key state; each\nquery scores the entries it may see with head_weights and emits the index_topk best. Each row of\nselected_indices has a capacity fixed by the attributes, token_budget + compress_ratio - 1 for qsa\nand index_topk for csa, ordered by decreasing score, with unused entries -1.\n\nquery is (batch, sequence_length, hidden) and selected_indices (batch, sequence_length, capacity).\nFor qsa, present_key appends the new indexer keys to past_key, (batch, past_length +\nsequence_length, head_size). For csa, past_key and present_key hold the compressed entries, and\npast_proj_buffer and present_proj_buffer the key and gate projections of the window not yet\ncompressed.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SparseAttentionIndexer',
         domain='com.microsoft',

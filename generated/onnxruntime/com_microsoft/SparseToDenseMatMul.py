@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Computes `Y = alpha * op(A) * op(B)` where `A` is a sparse matrix (COO or CSR) and `B` a dense one, and `op` transposes its matrix when `transA` or `transB` is set; `op(A)` is `(M, K)`, `op(B)` is `(K, N)` and the dense `Y` is `(M, N)`.\nBoth operands are 2-D and share one element type.\n'
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(int32)', 'tensor(int64)', 'tensor(uint32)', 'tensor(uint64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SparseToDenseMatMul',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = '`X` has shape [C] or [N, C]; `Y` has shape [C, D] or [N, C, D], where `D` is the largest number of tokens any string yields, and rows with fewer tokens are filled with `pad_value`.\nExactly one of two modes is used. With `separators`, a list of regular expressions, each string is cut where a separator matches and the separators are dropped; a single empty separator splits into single characters. With `tokenexp`, a regular expression, tokens are its longest matches found from left to right, skipping characters where nothing matches.\nTokens shorter than `mincharnum` characters are dropped. When `mark` is 1, each row starts with the start-of-text character (0x02) and ends with the end-of-text character (0x03), which adds 2 to `D`; padding comes after the markers.\nWhen no token is left at all, `D` is 0. An `X` without strings gives `Y` of shape [0], or [N, 0] for a rank-2 `X`, without the token axis.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Tokenizer',
         domain='com.microsoft',

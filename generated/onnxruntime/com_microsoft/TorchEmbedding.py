@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 DOC = '`weight` is a table of shape (N, M) with one embedding of size M per index below N. For `indices` of any shape, `Y[..., :] = weight[indices[...], :]`, so `Y` has the shape of `indices` followed by M.\n`padding_idx` and `scale_grad_by_freq` change only the gradient used in training, not the lookup.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='TorchEmbedding',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = '`X` has shape [*, N, M]: a batch (possibly empty) of N x M matrices. With `upper` 1 the op keeps the elements on and above diagonal `k` of each matrix, with `upper` 0 those on and below it, and sets every other element to zero.\nDiagonal 0 is the main diagonal, positive `k` lies above it and negative `k` below. `Y` has the shape of `X`. This is the operator ONNX later standardized as `Trilu`.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Trilu',
         domain='com.microsoft',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = 'Slides a window of `size` elements along axis `dim`, moving it `step` elements at a time.\nIf that axis has `d` elements, the output replaces it by the `(d - size) / step + 1` window positions (rounded down) and appends a new last axis of `size` elements holding each window.\nFor example, an input of shape (2, 10, 3) with `dim` 1, `size` 4 and `step` 3 gives (2, 3, 3, 4). `size` must be positive and no larger than `d`, and `step` positive.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='UnfoldTensor',
         domain='com.microsoft',

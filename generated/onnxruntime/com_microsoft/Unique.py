@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = 'For a 1-D input `x`, `y` holds each distinct value once, in the order it first occurs in `x` (not sorted).\n`idx` has the shape of `x` and gives, for each element of `x`, the position of its value in `y`; `counts` has the length of `y` and gives how often each value occurs.\nThe number of distinct values depends on the data. Unlike the standard `Unique`, there is no axis, no sorting and no output of first positions.\n'
 _TYPES_0 = frozenset({'tensor(bool)', 'tensor(complex128)', 'tensor(complex64)', 'tensor(double)', 'tensor(float)', 'tensor(float16)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(int8)', 'tensor(string)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Unique',
         domain='com.microsoft',

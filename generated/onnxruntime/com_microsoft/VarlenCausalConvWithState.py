@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "`input` is (T, C): the tokens of all requests one after another, request i occupying rows `cumulative_sequence_length[i]` up to `cumulative_sequence_length[i + 1]`, so the batch has B = len(cumulative_sequence_length) - 1 requests of at least one token.\nEach channel is convolved causally with its kernel of `weight` (C, 1, k), taps `dilation` apart, never across a request boundary; the positions before a request's first token come from its row of `initial_state` (B, C, (k - 1) * dilation). An optional SiLU (`silu` or `swish`) follows.\n`output` has the shape of `input`; `final_state` has the shape of `initial_state` and holds each request's raw inputs after its last token.\nWith `state_update_capacity` N > 0, `capture_count` (B) is required and `state_update` (B, N, C) holds the first `min(capture_count[b], N, length of request b)` input tokens of each request, zero after them.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='VarlenCausalConvWithState',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes what `NGramHashMapping` computes for each request, on `input_ids` (T) holding the tokens of all requests one after another: request i occupies positions `cumulative_sequence_length[i]` up to `cumulative_sequence_length[i + 1]`, so there are B = len(cumulative_sequence_length) - 1 requests, and n-grams never reach into another request.\n`hash_ids` has shape (T, (max_ngram_size - 1) * n_head_per_ngram). The history before each request comes from its row of `past_ids` (B, max_ngram_size - 1), and `present_ids` and `present_segment_ids` (both (B, max_ngram_size - 1)) return each request's last tokens and their segment ids for the next call.\nWith `state_update_capacity` N > 0, `capture_count` (B) is required and `state_update` (B, N, max_ngram_size - 1) holds the history after each of the first captured tokens of every request.\n"
 _TYPES_0 = frozenset({'tensor(int32)', 'tensor(int64)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='VarlenNGramHashMapping',
         domain='com.microsoft',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Beam search as BeamSearch performs it, set up for Whisper speech recognition: the encoder\nsubgraph encodes the audio features in input_ids (batch, feature_size, frames) once, and the\ndecoder subgraph then scores the next token of every live hypothesis per step, keeping the\nnum_beams best continuations of each batch entry, scored by summed log-probability divided by\nlength raised to length_penalty. decoder_input_ids gives the forced start of the transcript\n(language, task and timestamp tokens, whose ids the *_token_id attributes name so that the logits\nprocessor can enforce Whisper's timestamp rules). A hypothesis ends at eos_token_id or at\nmax_length tokens and is padded with pad_token_id.\n\nsequences is (batch, num_return_sequences, max_length) and the optional sequences_scores\n(batch, num_return_sequences) their final scores; scores holds the processed log-probabilities of\nevery step. When the decoder outputs its cross-attention weights (decoder_output_cross_qk),\ncross_qk collects them for the returned sequences, for the (layer, head) pairs\ncross_qk_layer_head lists or all of them. non_speech_probs (batch) is the probability of\nno_speech_token_id after the prompt. model_type keeps its BeamSearch meaning; 2, the default, is\nWhisper.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='WhisperBeamSearch',
         domain='com.microsoft',

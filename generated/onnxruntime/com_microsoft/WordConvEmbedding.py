@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 
 DOC = '`Sequence` holds words as sequences of character ids. Each character is looked up in the character embedding table `C`, and a convolution with weights `W` and bias `B` slides over the characters of each word with a window of `conv_window_size` characters and stride 1, for example over "ex", "xa", "am", ... of "example" with a window of 2.\nThe convolution\'s responses are reduced to one vector of `embedding_size` values per word.\nThe sizes default to those of the weights when the attributes are absent. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='WordConvEmbedding',
         domain='com.microsoft',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "Averages the values inside a sliding window over the spatial axes of `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels; the output `Y` stays in that layout, shaped `(N, Cp, O1, ..., On)`.\nOutput lengths follow the standard AveragePool's arithmetic (kernel, pads, strides, dilations, `auto_pad`, `ceil_mode`).\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard AveragePool.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='AveragePool',
         domain='com.microsoft.nchwc',

@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 
 DOC = "Convolves `X` with the filters `W` as the standard Conv does, then adds the optional bias `B` and the optional tensor `Sum` (shaped like `Y`) and applies the activation named by `activation`, if any, with the constants in `activation_params`.\n`X` is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, or, for a first layer with few input channels, in the plain `(N, C, D1, ..., Dn)` layout; `Y`, shaped `(N, M, O1, ..., On)`, is in the blocked layout.\n`W` holds the filters already rearranged and padded for the blocked kernels, so its leading dim `M` is the padded number of output channels; spatial lengths follow the standard Conv's arithmetic (kernel, pads, strides, dilations, `auto_pad`).\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op, with its rearranged filters, in place of a standard Conv or FusedConv.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Conv',
         domain='com.microsoft.nchwc',

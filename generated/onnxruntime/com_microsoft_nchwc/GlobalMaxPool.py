@@ -14,7 +14,7 @@ from opspec.runtime.schema import (
 
 DOC = "Takes the largest value over all spatial positions of each channel of `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, giving `Y` of shape `(N, Cp, 1, ..., 1)` in the same layout.\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard GlobalMaxPool.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GlobalMaxPool',
         domain='com.microsoft.nchwc',

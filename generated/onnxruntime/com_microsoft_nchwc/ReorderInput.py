@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "Rearranges `X`, shaped `(N, C, D1, ..., Dn)` or, with `channels_last`, `(N, D1, ..., Dn, C)`, into the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, giving `Y` of shape `(N, Cp, D1, ..., Dn)` where `Cp` is `C` rounded up to a multiple of the block size.\nBecause the block size depends on the machine (8 with AVX2, 16 with AVX-512 and on ARM64), so does `Cp` unless `C` is a multiple of 16; opspec states `Cp` only then.\nonnxruntime's CPU kernel handles 4-D tensors whose channel count is a multiple of 4.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReorderInput',
         domain='com.microsoft.nchwc',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "Rearranges `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels and shaped `(N, Cp, D1, ..., Dn)`, back into a plain tensor, dropping the padding channels: `Y` has the `channels` first channels, shaped `(N, channels, D1, ..., Dn)`, or `(N, D1, ..., Dn, channels)` when `channels_last` is set.\n`channels` must be positive, and `Cp` must be `channels` rounded up to a multiple of the block size.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ReorderOutput',
         domain='com.microsoft.nchwc',

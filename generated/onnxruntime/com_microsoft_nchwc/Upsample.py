@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
 
 DOC = "Enlarges `X`, which is in the blocked channel layout, where the channel axis is padded up to a multiple of the block size of onnxruntime's CPU kernels (8 or 16, depending on the machine) and stored in blocks of that many channels, by the integer factor in `scales` along every axis, so each output dim is the input dim times its scale.\n`mode` chooses how new positions get their values (nearest copies the closest input, linear interpolates between neighbours) and `coordinate_transformation_mode` how output coordinates map back to input ones, as in the standard Resize; neither changes the shape.\nA session optimizing a graph for onnxruntime's CPU provider at the highest level writes this op in place of a standard Resize or Upsample with such factors.\n"
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Upsample',
         domain='com.microsoft.nchwc',

@@ -84,7 +84,7 @@ _ATTR_7 = Attribute(
     default=0,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='AveragePool',
         domain='com.ms.internal.nhwc',

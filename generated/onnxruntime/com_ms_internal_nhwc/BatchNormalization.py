@@ -142,7 +142,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description=_TEXT_7,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='BatchNormalization',
         domain='com.ms.internal.nhwc',

@@ -98,7 +98,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Floating-point element types of every input and the output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='Conv',
         domain='com.ms.internal.nhwc',

@@ -111,7 +111,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Floating-point element types of every input and the output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='ConvTranspose',
         domain='com.ms.internal.nhwc',

@@ -50,7 +50,7 @@ _ATTR_1 = Attribute(
     default='DCR',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='DepthToSpace',
         domain='com.ms.internal.nhwc',

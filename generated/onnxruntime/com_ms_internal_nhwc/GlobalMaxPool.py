@@ -15,7 +15,7 @@ from opspec.runtime.schema import (
 DOC = "Takes the maximum over all spatial positions of each channel, as the standard GlobalMaxPool does, giving `(N, 1, ..., 1, C)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GlobalMaxPool',
         domain='com.ms.internal.nhwc',

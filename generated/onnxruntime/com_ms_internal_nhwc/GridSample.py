@@ -63,7 +63,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='Floating-point element types of `grid`.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='GridSample',
         domain='com.ms.internal.nhwc',

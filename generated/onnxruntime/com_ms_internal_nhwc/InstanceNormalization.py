@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
 DOC = "Normalizes every channel of every batch item over its spatial positions and applies a per-channel scale and offset, as the standard InstanceNormalization does; `output` has the shape of `input`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nThe optional `activation` and `activation_params` let an execution provider fuse an activation into the op, applied element by element to the result.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(double)', 'tensor(float)', 'tensor(float16)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='InstanceNormalization',
         domain='com.ms.internal.nhwc',

@@ -42,7 +42,7 @@ _ATTR_3 = Attribute(
     required=True,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LRN',
         domain='com.ms.internal.nhwc',

@@ -64,7 +64,7 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     description='Floating-point element types of the input and output.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='LpPool',
         domain='com.ms.internal.nhwc',

@@ -106,7 +106,7 @@ _ATTR_8 = Attribute(
     description=_TEXT_8,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MaxPool',
         domain='com.ms.internal.nhwc',

@@ -86,7 +86,7 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     description='The int64 type of `I` and `output_shape`.',
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='MaxUnpool',
         domain='com.ms.internal.nhwc',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Averages quantized values inside a window sliding over the spatial axes: the input is read as `(X - x_zero_point) * x_scale`, averaged as by AveragePool, and requantized with `y_scale` and `y_zero_point`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps its usual layout, and the shapes are those of the com.microsoft op of the same name computed on the channels-first view of the data.\nThe op also keeps the `channels_last` attribute of the com.microsoft op it comes from; a node of this domain that sets it has its layout in doubt, and opspec then states only its rank and batch size.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearAveragePool',
         domain='com.ms.internal.nhwc',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Convolves quantized data with quantized filters, as the standard QLinearConv does: each operand is read as `(value - zero_point) * scale`, the result is requantized with `y_scale` and `y_zero_point`; the filters `w` keep the standard `(M, C / group, k1, ..., kn)` layout and `y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps the layout of the standard op. Its versions mirror the standard op's, and its shapes are the standard op's computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearConv',
         domain='com.ms.internal.nhwc',

@@ -18,7 +18,7 @@ from opspec.runtime.schema import (
 DOC = "Computes a transposed convolution of quantized data with quantized weights: each operand is read as `(value - zero_point) * scale`, the result is requantized with `y_scale` and `y_zero_point`; the weights `w` keep the `(C, M / group, k1, ..., kn)` layout of ConvTranspose and `y` is `(N, O1, ..., On, M)`.\nIt takes its data input channels-last, as `(N, D1, ..., Dn, C)`, and gives its main output in the same layout; every other input and output keeps its usual layout, and the shapes are those of the standard ConvTranspose computed on the channels-first view of the data.\nonnxruntime's layout transformation rewrites standard nodes into this domain for execution providers that prefer channels-last data; such nodes normally appear only inside a session.\n"
 _TYPES_0 = frozenset({'tensor(int8)', 'tensor(uint8)'})
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='QLinearConvTranspose',
         domain='com.ms.internal.nhwc',

@@ -27,7 +27,7 @@ _ATTR_0 = Attribute(
     required=True,
 )
 
-SCHEMAS = (
+SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
         name='SpaceToDepth',
         domain='com.ms.internal.nhwc',
