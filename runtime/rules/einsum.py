@@ -73,6 +73,9 @@ def einsum(ctx: InferenceContext) -> None:
         broadcast = broadcast_shapes(*ellipsis) if ellipsis else ()
     except ShapeError as error:
         ctx.fail(f"the '...' dims do not broadcast: {error}")
+    if broadcast is None:
+        ctx.set_output_shape(0, None)
+        return
     head, _, tail = output.partition("...")
     out = tuple(dims.get(c) for c in head) + (tuple(broadcast) if "..." in output else ()) + \
         tuple(dims.get(c) for c in tail)

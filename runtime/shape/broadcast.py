@@ -8,7 +8,7 @@ symbols, give unknown (either could be ``1``) unless one clamps the other (``T``
 from __future__ import annotations
 
 import enum
-from typing import Final, Literal, Tuple, Union
+from typing import Final, Literal, Tuple, Union, overload
 
 from .dims import Dim
 from .errors import ShapeError
@@ -89,6 +89,10 @@ def _quote(shapes: Tuple[Shape, ...]) -> str:
     return ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
+@overload
+def broadcast_shapes(*shapes: Tuple[Dim, ...]) -> Tuple[Dim, ...]: ...
+@overload
+def broadcast_shapes(*shapes: Shape) -> Shape: ...
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """Multidirectional (numpy) broadcast of any number of shapes.
 
@@ -119,6 +123,10 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return out
 
 
+@overload
+def unidirectional_broadcast(target: Tuple[Dim, ...], source: Shape) -> Tuple[Dim, ...]: ...
+@overload
+def unidirectional_broadcast(target: Shape, source: Shape) -> Shape: ...
 def unidirectional_broadcast(target: Shape, source: Shape) -> Shape:
     """Check that ``source`` broadcasts to ``target`` (ONNX unidirectional broadcasting).
 

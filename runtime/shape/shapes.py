@@ -1,7 +1,7 @@
 """Operations on whole shapes: a ``tuple`` of dims (known rank) or ``None`` (unknown rank)."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, overload
 
 from .dims import Dim, mul_dim, relax_dim
 from .errors import ShapeError
@@ -15,6 +15,10 @@ __all__ = [
 Shape = Optional[Tuple[Dim, ...]]
 
 
+@overload
+def merge_shapes(a: Tuple[Dim, ...], b: Shape) -> Tuple[Dim, ...]: ...
+@overload
+def merge_shapes(a: Shape, b: Shape) -> Shape: ...
 def merge_shapes(a: Shape, b: Shape) -> Shape:
     """Unify two shapes that must be equal, dim by dim (see ``merge_dim``)."""
     if a is None:
