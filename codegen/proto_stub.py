@@ -45,12 +45,13 @@ DESCRIPTOR: FileDescriptor
 
 
 def render_stub(descriptor: FileDescriptorProto) -> str:
-    """The ``.pyi`` text for every message of ``descriptor`` (enums as ``int`` values)."""
+    """The ``.pyi`` text for every message and enum of ``descriptor`` (enum values as ``int``)."""
     prefix = f".{descriptor.package}." if descriptor.package else "."
     wrappers: list[str] = []
+    enums = [line for enum in descriptor.enum_type for line in _enum(enum, (), wrappers)]
     classes = [line for message in descriptor.message_type
                for line in _message(message, (message.name,), prefix, wrappers)]
-    return "\n".join([_HEADER, *wrappers, *classes]) + "\n"
+    return "\n".join([_HEADER, *wrappers, *enums, "", *classes]) + "\n"
 
 
 def _message(message: DescriptorProto, path: tuple[str, ...], prefix: str, wrappers: list[str]) -> list[str]:
@@ -71,10 +72,13 @@ def _message(message: DescriptorProto, path: tuple[str, ...], prefix: str, wrapp
 
 
 def _enum(enum: EnumDescriptorProto, path: tuple[str, ...], wrappers: list[str]) -> list[str]:
-    """An enum nested in a message: its values as class constants, and the enum's wrapper by name."""
+    """An enum: its values as constants of the enclosing message (or module, for a top-level enum,
+    when ``path`` is empty), and the enum's wrapper by name; the wrapper's class goes to ``wrappers``."""
     wrapper = "_" + "_".join((*path, enum.name))
     wrappers.extend([f"class {wrapper}(EnumTypeWrapper):",
                      *(f"{_INDENT}{value.name}: builtins.int" for value in enum.value), ""])
+    if not path:
+        return [f"{enum.name}: {wrapper}", *(f"{value.name}: builtins.int" for value in enum.value)]
     return [f"{enum.name}: ClassVar[{wrapper}]", *(f"{value.name}: ClassVar[builtins.int]" for value in enum.value)]
 
 

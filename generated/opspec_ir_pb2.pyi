@@ -11,6 +11,27 @@ from google.protobuf.message import Message
 
 DESCRIPTOR: FileDescriptor
 
+class _Version(EnumTypeWrapper):
+    _START_VERSION: builtins.int
+    IR_VERSION_2017_10_10: builtins.int
+    IR_VERSION_2017_10_30: builtins.int
+    IR_VERSION_2017_11_3: builtins.int
+    IR_VERSION_2019_1_22: builtins.int
+    IR_VERSION_2019_3_18: builtins.int
+    IR_VERSION_2019_9_19: builtins.int
+    IR_VERSION_2020_5_8: builtins.int
+    IR_VERSION_2021_7_30: builtins.int
+    IR_VERSION_2023_5_5: builtins.int
+    IR_VERSION_2024_3_25: builtins.int
+    IR_VERSION_2025_05_12: builtins.int
+    IR_VERSION_2025_08_26: builtins.int
+    IR_VERSION_2025_11_06: builtins.int
+    IR_VERSION: builtins.int
+
+class _OperatorStatus(EnumTypeWrapper):
+    EXPERIMENTAL: builtins.int
+    STABLE: builtins.int
+
 class _AttributeProto_AttributeType(EnumTypeWrapper):
     UNDEFINED: builtins.int
     FLOAT: builtins.int
@@ -62,6 +83,26 @@ class _TensorProto_DataType(EnumTypeWrapper):
 class _TensorProto_DataLocation(EnumTypeWrapper):
     DEFAULT: builtins.int
     EXTERNAL: builtins.int
+
+Version: _Version
+_START_VERSION: builtins.int
+IR_VERSION_2017_10_10: builtins.int
+IR_VERSION_2017_10_30: builtins.int
+IR_VERSION_2017_11_3: builtins.int
+IR_VERSION_2019_1_22: builtins.int
+IR_VERSION_2019_3_18: builtins.int
+IR_VERSION_2019_9_19: builtins.int
+IR_VERSION_2020_5_8: builtins.int
+IR_VERSION_2021_7_30: builtins.int
+IR_VERSION_2023_5_5: builtins.int
+IR_VERSION_2024_3_25: builtins.int
+IR_VERSION_2025_05_12: builtins.int
+IR_VERSION_2025_08_26: builtins.int
+IR_VERSION_2025_11_06: builtins.int
+IR_VERSION: builtins.int
+OperatorStatus: _OperatorStatus
+EXPERIMENTAL: builtins.int
+STABLE: builtins.int
 
 class AttributeProto(Message):
     DESCRIPTOR: Descriptor

@@ -50,6 +50,10 @@ class Const:
     elem: int = F
 
 
+#: What one input position of a case holds: a graph input, an initializer, or nothing (omitted).
+Operand = In | Const | None
+
+
 @dataclass(frozen=True)
 class Case:
     """One node: ``output_types`` declares the element type of each output (None: untyped), for
@@ -57,7 +61,7 @@ class Case:
 
     op: str
     domain: str
-    inputs: Sequence[In | Const | None]
+    inputs: Sequence[Operand]
     attributes: dict[str, Any] = field(default_factory=dict)
     outputs: int = 1
     opsets: dict[str, int] | None = None

@@ -24,7 +24,7 @@ def _modules() -> dict[str, Path]:
 
 def _imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
     """Every opspec module ``path`` imports, at module level or inside functions."""
-    targets = set()
+    targets: set[str] = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

@@ -28,7 +28,9 @@ def _project() -> dict:
 def _floors_in_pyproject() -> dict[str, str]:
     found = {}
     for requirement in _project()["dependencies"]:
-        name, floor = re.match(r"([A-Za-z0-9_.-]+)>=([\d.]+)", requirement).groups()
+        match = re.match(r"([A-Za-z0-9_.-]+)>=([\d.]+)", requirement)
+        assert match, requirement
+        name, floor = match.groups()
         found[name.lower()] = floor
     return found
 
@@ -54,7 +56,9 @@ def test_the_lock_pins_every_requirement_and_the_tools_within_their_ranges():
     project = _project()
     wanted = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
     for requirement in wanted:
-        name, operator, version = re.match(r"([A-Za-z0-9_.-]+)\s*(==|>=)?\s*([\d.]*)", requirement).groups()
+        match = re.match(r"([A-Za-z0-9_.-]+)\s*(==|>=)?\s*([\d.]*)", requirement)
+        assert match, requirement
+        name, operator, version = match.groups()
         locked = pins.get(name.lower().replace("_", "-"))
         assert locked, f"{name} is not in requirements/lock.txt: run `make lock`"
         parse = lambda text: tuple(int(part) for part in re.findall(r"\d+", text))  # noqa: E731
@@ -86,7 +90,9 @@ def built(tmp_path_factory) -> tuple[Path, Path, str]:
         result = subprocess.run([sys.executable, "-W", "default", "-c", script, str(dist)], cwd=source,
                                 capture_output=True, text=True, timeout=300, env=environment)
         assert result.returncode == 0, result.stderr[-3000:]
-        built[kind] = dist / re.search(r"^BUILT (\S+)$", result.stdout, re.M).group(1)
+        reported = re.search(r"^BUILT (\S+)$", result.stdout, re.M)
+        assert reported, result.stdout
+        built[kind] = dist / reported.group(1)
         printed += result.stdout + result.stderr
     return built["wheel"], built["sdist"], printed
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from math import gcd
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, Union, cast, final
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, Union, cast, final, overload
 
 from .errors import ShapeError
 
@@ -522,8 +522,12 @@ class Sym:
                 return None
         return const % k
 
-    # -- arithmetic
+    # -- arithmetic: a constant added to or subtracted from a Sym leaves a Sym (never a constant)
 
+    @overload
+    def __add__(self, other: int) -> "Sym": ...
+    @overload
+    def __add__(self, other: "Sym") -> Value: ...
     def __add__(self, other: Any) -> Value:
         if type(other) is int:
             return _add_const(self._terms, other) if other else self
@@ -534,6 +538,10 @@ class Sym:
 
     __radd__ = __add__
 
+    @overload
+    def __sub__(self, other: int) -> "Sym": ...
+    @overload
+    def __sub__(self, other: "Sym") -> Value: ...
     def __sub__(self, other: Any) -> Value:
         if type(other) is int:
             return _add_const(self._terms, -other) if other else self
@@ -542,6 +550,10 @@ class Sym:
             return NotImplemented
         return _value(_add(self._terms, q, -1))
 
+    @overload
+    def __rsub__(self, other: int) -> "Sym": ...
+    @overload
+    def __rsub__(self, other: "Sym") -> Value: ...
     def __rsub__(self, other: Any) -> Value:
         q = _as_terms(other)
         if q is None:

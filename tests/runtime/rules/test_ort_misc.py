@@ -15,7 +15,7 @@ import ort_cases
 import pytest
 from onnx import TensorProto
 from ort_cases import MS, outputs
-from ort_oracle import F, I32, I64, Case, Const, In
+from ort_oracle import F, I32, I64, Case, Const, In, Operand
 from ruletest import INT32, INT64, run, t, vec
 
 from opspec.runtime.contract import Data, InferenceError, TensorType
@@ -267,7 +267,7 @@ def test_tokenizer_symbolic_dims_leave_the_rank_unknown():
 def test_bifurcation_detector_against_onnxruntime():
     without = [In(I64, ("A",)), In(I64, ("N",)), In(I64, (1,), fill=zeros)]
     assert exact(Case("BifurcationDetector", MS, without, outputs=2)) == [(I64, (N,)), (I64, (1,))]
-    predicted = [In(I64, (5,)), In(I64, ("N",)), Const([0], I64), In(I64, (6,))]
+    predicted: list[Operand] = [In(I64, (5,)), In(I64, ("N",)), Const([0], I64), In(I64, (6,))]
     inferred = exact(Case("BifurcationDetector", MS, predicted, outputs=2))
     assert len(inferred[0][1]) == 1 and inferred[1] == (I64, (1,))
 
