@@ -110,7 +110,7 @@ def bench_generate() -> list[str]:
         with tempfile.TemporaryDirectory() as folder:
             tree = Path(folder) / "opdefs"
             ops = _scaled_tree(factor, tree)
-            results = []
+            results: list[list[str]] = []
             for _ in range(3):
                 out = Path(folder) / f"out{len(results)}"
                 printed = subprocess.run([PYTHON, "-c", code, str(tree), str(out)], check=True,

@@ -14,7 +14,9 @@ FLOAT, INT32, INT64 = 1, 6, 7
 
 def rule_args(schema: Any) -> dict:
     """The rule's arguments for ``schema`` as the engine passes them: declared defaults, then the YAML's."""
-    args = RULES.spec(schema.inference.name).defaults()
+    spec = RULES.spec(schema.inference.name)
+    assert spec is not None, schema.inference.name
+    args = spec.defaults()
     args.update(schema.inference.args)
     return args
 
@@ -32,7 +34,10 @@ def make_context(schema: Any, inputs: list, attributes: dict | None = None, *, p
 
 def apply_rule(ctx: InferenceContext) -> InferenceContext:
     """Run the schema's rule on ``ctx`` (exceptions propagate) and return ``ctx``."""
-    RULES.lookup(ctx.schema.inference.name)(ctx)
+    assert ctx.schema.inference is not None, ctx.schema
+    rule = RULES.lookup(ctx.schema.inference.name)
+    assert rule is not None, ctx.schema.inference.name
+    rule(ctx)
     return ctx
 
 

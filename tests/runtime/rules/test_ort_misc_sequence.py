@@ -121,7 +121,7 @@ def test_gated_delta_net_token_major():
 
 
 def test_gated_delta_net_batch_major_and_capture_counts():
-    inputs = [t(B, L, 4, 8), t(B, L, 4, 8), t(B, L, 2, 16)]
+    inputs: list[TensorType | None] = [t(B, L, 4, 8), t(B, L, 4, 8), t(B, L, 2, 16)]
     y, final, update = outputs("GatedDeltaNet", inputs, count=3)
     assert y == t(B, L, 4, 16) and final == t(None, elem=FLOAT) and update == t(B, 0)
     inputs = [t(T, 4, 8), t(T, 4, 8), t(T, 4, 8)] + [None] * 6 + [t(C, elem=INT32)]
