@@ -12,10 +12,10 @@ Names are loaded on first use, so ``import opspec`` stays cheap and the compiler
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # True for type checkers only; importing typing would slow ``import opspec``
 if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from opspec.runtime.defs import (
         AI_ONNX_PREVIEW_DOMAIN, AI_ONNX_PREVIEW_TRAINING_DOMAIN, ONNX_DOMAIN, ONNX_ML_DOMAIN, domain_version_range,
