@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import enum
 from collections import namedtuple
-from collections.abc import Mapping
 from types import MappingProxyType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import NamedTuple as Record, TypeAlias
 
     from opspec.generated.opspec_ir_pb2 import AttributeProto, FunctionProto

@@ -116,6 +116,37 @@ def test_the_wheel_carries_its_license_data_and_no_tests(built):
         assert needed in names, needed
 
 
+_USER_CODE = """\
+import opspec
+from opspec.generated.opspec_ir_pb2 import ModelProto
+
+schema = opspec.get_schema("Add", 14)
+reveal_type(schema.since_version)
+reveal_type(schema.inputs[0].types)
+reveal_type(ModelProto().graph.name)
+version: str = schema.since_version
+"""
+
+
+def test_the_installed_wheel_is_typed_for_its_users(built, tmp_path):
+    """A type checker reads the installed package's own types (py.typed, the IR stub) in user code."""
+    api = pytest.importorskip("mypy.api")
+    wheel, _, _ = built
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
+    python = tmp_path / "env" / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)  # what pip installs from a pure-Python wheel
+    (tmp_path / "mypy.ini").write_text("[mypy]\n")
+    (tmp_path / "user.py").write_text(_USER_CODE)
+    out, _, status = api.run(["--python-executable", str(python), "--config-file", str(tmp_path / "mypy.ini"),
+                              "--no-incremental", "--follow-imports=silent", str(tmp_path / "user.py")])
+    notes = re.findall(r'Revealed type is "(.*)"', out)
+    assert notes == ["int", "frozenset[str]", "str"], out
+    assert status == 1 and out.count("error:") == 1 and 'variable has type "str"' in out, out
+
+
 def test_every_link_in_the_wheels_docs_resolves_inside_the_wheel(built):
     wheel, _, _ = built
     with zipfile.ZipFile(wheel) as archive:
