@@ -28,13 +28,16 @@ else:
         def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, object]) -> type:
             if not bases:
                 return super().__new__(mcs, name, bases, namespace)
-            fields = list(namespace.get("__annotations__", {}))
+            fields = list(namespace.get("__annotations__", {}))  # strings, in order (future annotations)
+            if not fields:
+                raise TypeError(f"{name}: a record declares its fields as annotations")
             has_default = [field in namespace for field in fields]
             if has_default != sorted(has_default):
                 raise TypeError(f"{name}: a field without a default follows one with a default")
             defaults = [namespace.pop(field) for field in fields if field in namespace]
             namespace["__slots__"] = ()
-            return type(name, (namedtuple(name, fields, defaults=defaults),), namespace)  # noqa: PYI024
+            fields_tuple = namedtuple(name, fields, defaults=defaults, module=namespace.get("__module__"))  # noqa: PYI024
+            return type(name, (fields_tuple,), namespace)
 
     class Record(metaclass=_RecordType):
         """Base of an immutable record: named fields, keyword defaults, value equality."""

@@ -6,7 +6,14 @@ import pytest
 from registries import load_package
 
 import opspec
-from opspec.runtime.schema import AttrType, DifferentiationCategory, FormalParameterOption, OpSchema
+from opspec.runtime.schema import (
+    AttrType,
+    DifferentiationCategory,
+    FormalParameter,
+    FormalParameterOption,
+    OpSchema,
+    Record,
+)
 
 
 @pytest.mark.parametrize("requested, expected", [(None, 14), (14, 14), (13, 13), (12, 7), (7, 7), (6, 6),
@@ -62,6 +69,17 @@ def test_enum_member_names_match_onnx():
     assert list(DifferentiationCategory.__members__) == list(
         theirs.DifferentiationCategory.__members__)  # type: ignore[attr-defined]
     assert OpSchema.AttrType is AttrType and OpSchema.FormalParameterOption is FormalParameterOption
+
+
+def test_records_are_named_tuples_of_their_annotated_fields():
+    assert FormalParameter._fields[:3] == ("name", "type_str", "types")
+    param = FormalParameter("X", "T", frozenset({"tensor(float)"}))
+    assert param.option is FormalParameterOption.Single and param.min_arity == 1 and param[0] == "X"
+    assert param._replace(min_arity=2) == FormalParameter("X", "T", frozenset({"tensor(float)"}), min_arity=2)
+    with pytest.raises(TypeError, match="follows one with a default"):
+        type("Bad", (Record,), {"__annotations__": {"a": "int", "b": "int"}, "a": 1})
+    with pytest.raises(TypeError, match="declares its fields"):
+        type("Empty", (Record,), {})
 
 
 def test_schema_objects_read_like_onnx_ones():
