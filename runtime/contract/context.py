@@ -16,13 +16,16 @@ to, so most rules only compute shapes.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn
 
 from opspec.runtime.contract.arguments import ArgumentReaders
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.contract.values import Data, TensorType
 from opspec.runtime.onnx_compat import onnx_bases
-from opspec.runtime.shape import Dim, Shape, ShapeError, SymbolTable, with_rank, with_rank_at_least
+from opspec.runtime.shape import Dim, Shape, ShapeError, Sym, SymbolTable, with_rank, with_rank_at_least
+
+if TYPE_CHECKING:
+    from opspec.runtime.schema import OpSchema
 
 _NO_ARGS: Mapping[str, Any] = {}
 
@@ -78,7 +81,7 @@ class InferenceContext(ArgumentReaders):
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
                  "_subgraphs", "_infer_subgraph")
 
-    def __init__(self, schema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
+    def __init__(self, schema: OpSchema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
                  data: list | None = None, names: list | None = None, symbols: SymbolTable | None = None,
                  node_name: str = "", opset: int = 0, output_count: int | None = None,
                  subgraphs: Mapping[str, Any] | None = None,
@@ -162,7 +165,7 @@ class InferenceContext(ArgumentReaders):
         """Known contents of input ``index`` (constants, initializers, propagated shapes)."""
         return self._data[index] if index < len(self._data) else None
 
-    def input_values(self, index: int):
+    def input_values(self, index: int) -> tuple | None:
         """Known contents of a scalar or 1-D input as a tuple of elements, or None."""
         data = self._data[index] if index < len(self._data) else None
         return data.values if data is not None else None
@@ -231,7 +234,7 @@ class InferenceContext(ArgumentReaders):
         if index < len(self._outputs):
             self._outputs[index] = value
 
-    def set_output_shape(self, index: int, shape, elem: int | None = None) -> None:
+    def set_output_shape(self, index: int, shape: Shape, elem: int | None = None) -> None:
         """Set a tensor output's shape; the element type is the engine's binding unless given."""
         if index < len(self._outputs):
             if elem is None:
@@ -247,7 +250,7 @@ class InferenceContext(ArgumentReaders):
         return self._output_data[index] if index < len(self._output_data) else None
 
     # -- helpers ------------------------------------------------------------------------
-    def fresh_dim(self):
+    def fresh_dim(self) -> Sym | None:
         """A new symbolic dim that clashes with no name in the graph."""
         return self._symbols.fresh() if self._symbols is not None else None
 

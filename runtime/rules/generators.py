@@ -109,7 +109,7 @@ def constant_of_shape(ctx: InferenceContext) -> None:
     if requested is None:
         length = source[0] if source is not None else None
         dims = ctx.unknown_dims(length) if type(length) is int else None
-        shape = tuple([ctx.fresh_dim() for _ in dims]) if dims is not None else None
+        shape: Shape = tuple([ctx.fresh_dim() for _ in dims]) if dims is not None else None
         ctx.set_output_shape(0, shape, elem)
         return
     sizes: list[Dim] = []

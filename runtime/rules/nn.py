@@ -165,7 +165,7 @@ def layer_norm(ctx: InferenceContext) -> None:
         ctx.set_output_shape(index, stats, elem=stash)
 
 
-def conv_transpose_operands(ctx: InferenceContext) -> tuple[tuple, tuple, object] | None:
+def conv_transpose_operands(ctx: InferenceContext) -> tuple[tuple, tuple, Dim] | None:
     """X and W of a transposed convolution (inputs 0 and 1), of one rank of 3 or more, with the
     output's channel count ``W.shape[1] * group``; None when neither rank is known. Fails where X's
     channels are not W's first dim or ``group`` is not positive."""
