@@ -13,7 +13,6 @@ from types import MappingProxyType
 from typing import Any, Mapping, TypeVar
 
 from opspec.codegen.diagnostics import Diagnostics
-from opspec.codegen.source import Location
 from opspec.codegen.model import (
     AttrDecl,
     DomainDecl,
@@ -25,6 +24,7 @@ from opspec.codegen.model import (
     VersionDecl,
 )
 from opspec.codegen.notation import float32
+from opspec.codegen.source import Location
 from opspec.runtime.contract.declare import NAMES_ATTRIBUTE, NAMES_INPUT, NAMES_INPUT_OR_ATTRIBUTE, PLAIN_KINDS
 from opspec.runtime.schema import (
     UNBOUNDED,
@@ -64,7 +64,8 @@ class _State:
 def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
                rules: Mapping[str, Any]) -> list[OpSchema]:
     """All versions of ``op``, resolved; problems go to ``diagnostics``."""
-    state, schemas, previous = _State(), list[OpSchema](), None
+    state, previous = _State(), None
+    schemas: list[OpSchema] = []
     for position, version in enumerate(op.versions):
         if previous is not None and version.since <= previous.since:
             diagnostics.error(
@@ -126,8 +127,9 @@ def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> Non
     if version.deprecated is not None:
         state.deprecated = version.deprecated
     if version.type_order is not None:
+        where = version.type_order_location or version.location
         if sorted(version.type_order) != sorted(state.types):
-            diagnostics.error(version.type_order_location or version.location, f"type_order must list every type parameter once: {', '.join(state.types)}")
+            diagnostics.error(where, f"type_order must list every type parameter once: {', '.join(state.types)}")
         else:
             state.types = {name: state.types[name] for name in version.type_order}
     state.support_level = version.support_level or state.support_level

@@ -66,7 +66,11 @@ def real_paths(report: str, links: dict[Path, Path]) -> str:
 
 
 def main() -> int:
-    from mypy import api  # a development dependency: imported only when the check runs
+    try:
+        from mypy import api  # a development dependency: imported only when the check runs
+    except ImportError:
+        print("mypy is not installed: install the 'dev' extra (make generate does)", file=sys.stderr)
+        return 2
 
     links = lay_out()
     os.chdir(REPO)

@@ -92,7 +92,7 @@ def _scaled(dim, scale):
         if denominator == 1:
             return mul_dim(dim, numerator)
         if denominator <= _DYADIC_LIMIT:  # 0.5, 0.25, 1.5: float32 keeps d * p / 2**k exact
-            return mul_dim(dim, numerator) // denominator  # a Sym times an int: never unknown
+            return mul_dim(dim, numerator) // denominator
     return None
 
 
