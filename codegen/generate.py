@@ -137,8 +137,9 @@ def _compile_layer(folder: Path, base: tuple[CompiledDomain, ...]) -> tuple[Comp
         if decl.extends and target is None:
             problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends a domain that "
                                                       f"{_display(folder.parent)} does not define"))
-        elif decl.extends and target is not None and (decl.node_domain != target.node_domain or decl.opset_min < target.opset_min
-                               or decl.opset_max > target.opset_max):
+        elif decl.extends and target is not None and (
+                decl.node_domain != target.node_domain or decl.opset_min < target.opset_min
+                or decl.opset_max > target.opset_max):
             problems.append(Diagnostic(decl.location, f"domain {decl.name!r} extends {target.path}: it must use "
                                                       f"its node domain and stay within opsets "
                                                       f"{target.opset_min}-{target.opset_max}"))

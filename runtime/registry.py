@@ -14,7 +14,8 @@ from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.schema import OpSchema
 
 
-class SchemaError(LookupError, *onnx_bases("onnx.defs", "SchemaError")):  # type: ignore[misc]  # bases known at run time
+# onnx's class joins the bases at run time (when onnx is loaded first), out of a type checker's sight
+class SchemaError(LookupError, *onnx_bases("onnx.defs", "SchemaError")):  # type: ignore[misc]
     """No schema matches a lookup (unknown domain, operator or version).
 
     A subclass of ``onnx.defs.SchemaError`` too when onnx was imported before opspec.
@@ -61,7 +62,8 @@ class Registry:
             fields = {key: value for key, value in entry.items() if key != "extends"}
             info = DomainInfo(package=index.__name__, **fields)
             ops: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
-                op: ((f"{index.__name__}.{module}",), versions) for op, (module, versions) in index.OPS[info.name].items()}
+                op: ((f"{index.__name__}.{module}",), versions)
+                for op, (module, versions) in index.OPS[info.name].items()}
             if entry.get("extends"):
                 self._extend(info, ops)
                 continue

@@ -36,7 +36,8 @@ else:
                 raise TypeError(f"{name}: a field without a default follows one with a default")
             defaults = [namespace.pop(field) for field in fields if field in namespace]
             namespace["__slots__"] = ()
-            fields_tuple = namedtuple(name, fields, defaults=defaults, module=namespace.get("__module__"))  # noqa: PYI024
+            module = namespace.get("__module__")
+            fields_tuple = namedtuple(name, fields, defaults=defaults, module=module)  # noqa: PYI024
             return type(name, (fields_tuple,), namespace)
 
     class Record(metaclass=_RecordType):

@@ -83,9 +83,10 @@ class Verdict:
                    for elem, shape in self.inferred)
 
 
-_NUMPY: dict[int, type] = {F: np.float32, F16: np.float16, I8: np.int8, U8: np.uint8, I32: np.int32, I64: np.int64, BOOL: np.bool_,
-          TensorProto.DOUBLE: np.float64, TensorProto.UINT16: np.uint16, TensorProto.INT16: np.int16,
-          TensorProto.UINT32: np.uint32, TensorProto.UINT64: np.uint64}
+_NUMPY: dict[int, type] = {
+    F: np.float32, F16: np.float16, I8: np.int8, U8: np.uint8, I32: np.int32, I64: np.int64, BOOL: np.bool_,
+    TensorProto.DOUBLE: np.float64, TensorProto.UINT16: np.uint16, TensorProto.INT16: np.int16,
+    TensorProto.UINT32: np.uint32, TensorProto.UINT64: np.uint64}
 
 
 def model_of(case: Case) -> onnx.ModelProto:

@@ -52,7 +52,8 @@ def _fits(kind: int, value: object) -> bool:
     return True
 
 
-class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):  # type: ignore[misc]  # bases known at run time
+# onnx's class joins the bases at run time (when onnx is loaded first), out of a type checker's sight
+class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):  # type: ignore[misc]
     """A node's inputs or attributes contradict its schema; the engine adds the node."""
 
 

@@ -17,7 +17,8 @@ RNG = np.random.default_rng(0)
 
 
 def moe_case(input_shape, *, activation="relu", k=2, bias=False):
-    inputs: list[Operand] = [In(F, input_shape), In(F, ("T", EXPERTS)), Const(RNG.standard_normal((EXPERTS, INTER, HIDDEN))),
+    inputs: list[Operand]
+    inputs = [In(F, input_shape), In(F, ("T", EXPERTS)), Const(RNG.standard_normal((EXPERTS, INTER, HIDDEN))),
               Const(RNG.standard_normal((EXPERTS, INTER))) if bias else None,
               Const(RNG.standard_normal((EXPERTS, HIDDEN, INTER))),
               Const(RNG.standard_normal((EXPERTS, HIDDEN))) if bias else None]
@@ -37,7 +38,8 @@ def qmoe_case(input_shape, *, bits=4, block_size=None, zero_points=False):
     per_byte = 8 // bits
     fc1_scales = (EXPERTS, INTER) if block_size is None else (EXPERTS, INTER, HIDDEN // block_size)
     fc2_scales = (EXPERTS, HIDDEN) if block_size is None else (EXPERTS, HIDDEN, INTER // block_size)
-    inputs: list[Operand] = [In(F, input_shape), In(F, ("T", EXPERTS)),
+    inputs: list[Operand]
+    inputs = [In(F, input_shape), In(F, ("T", EXPERTS)),
               Const(RNG.integers(0, 256, (EXPERTS, INTER, HIDDEN // per_byte)), U8), Const(np.full(fc1_scales, 0.01)),
               None, Const(RNG.integers(0, 256, (EXPERTS, HIDDEN, INTER // per_byte)), U8),
               Const(np.full(fc2_scales, 0.01))]
