@@ -8,7 +8,7 @@ LOCK   := requirements/lock.txt
 # pip's own notices about this machine's configuration are not ours to print; errors still show.
 PIP     = -m pip --quiet --quiet --disable-pip-version-check
 
-.PHONY: generate test docs check bench conformance lock compat clean
+.PHONY: generate test typecheck docs check bench conformance lock compat clean
 
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -21,14 +21,19 @@ generate: $(STAMP)
 	@$(BIN)/opspec generate
 	@$(BIN)/python -m compileall -q opspec codegen runtime generated
 
-## Fail when generated/ is stale, then run the test suite.
+## Fail when generated/ is stale or a module does not type-check, then run the test suite.
 test: $(STAMP)
 	$(BIN)/opspec generate --check
+	$(BIN)/python tests/typecheck.py
 	$(BIN)/python -m pytest
 
 ## Build the reference site with search (MkDocs, strict: any warning or broken link fails) into build/site.
 docs: $(STAMP)
 	$(BIN)/python -m opspec.codegen.docs_site
+
+## Type-check every hand-written module (and the generated ones) with mypy, as the package installs them.
+typecheck: $(STAMP)
+	$(BIN)/python tests/typecheck.py
 
 ## Score ONNX's node conformance suite, rewrite the committed expectations, regenerate the docs.
 conformance: $(STAMP)

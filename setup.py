@@ -15,8 +15,9 @@ ROOTS = {
     "opspec.generated": "generated",
     "opspec.opdefs": "opdefs",
 }
-#: Data files shipped in the wheel: templates, opdefs (YAML, JSON Schemas, the format guide), docs.
-DATA_SUFFIXES = (".j2", ".yaml", ".json", ".md", ".svg")
+#: Data files shipped in the wheel: templates, opdefs (YAML, JSON Schemas, the format guide), docs,
+#: type stubs and the marker that says the package is typed.
+DATA_SUFFIXES = (".j2", ".yaml", ".json", ".md", ".svg", ".pyi", ".typed")
 
 
 def _layout() -> tuple[list[str], dict[str, list[str]]]:

@@ -112,7 +112,7 @@ def bench_generate() -> list[str]:
         with tempfile.TemporaryDirectory() as folder:
             tree = Path(folder) / "opdefs"
             ops = _scaled_tree(factor, tree)
-            results = []
+            results: list[list[str]] = []
             for run in range(runs):  # each into a fresh folder: every file is written
                 printed = subprocess.run([PYTHON, "-c", code, str(tree), str(Path(folder) / f"out{run}")],
                                          check=True, capture_output=True, text=True).stdout.split()

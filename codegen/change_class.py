@@ -22,12 +22,14 @@ Changes that models cannot observe (the inference rule, differentiability) have 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 COMPATIBLE, NARROWING, BREAKING, SEMANTIC = "compatible", "narrowing", "breaking", "semantic"
 #: Classes by severity; a step takes the most severe class of its changes.
 SEVERITY = {COMPATIBLE: 0, NARROWING: 1, BREAKING: 2}
 
 
-def step_class(classes: list[str | None]) -> str:
+def step_class(classes: Sequence[str | None]) -> str:
     """The class of a version step from the classes of its changes (None: unobservable)."""
     observed = [c for c in classes if c is not None]
     if not observed:

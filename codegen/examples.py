@@ -262,18 +262,19 @@ def _registry_of(domains: tuple[CompiledDomain, ...]) -> Iterator[None]:
 
     prefix = "_opspec_examples_index"
     index = ModuleType(prefix)
-    index.DOMAINS = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
-                           "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max, "extends": d.decl.extends}
-                          for d in domains)
-    index.OPS = {}
+    entries = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
+                     "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max, "extends": d.decl.extends}
+                    for d in domains)
+    operators: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {}
+    vars(index).update(DOMAINS=entries, OPS=operators)  # the names a generated index module defines
     stand_ins = {}
     for position, domain in enumerate(domains):
-        ops = index.OPS[domain.decl.name] = {}
+        ops = operators[domain.decl.name] = {}
         for number, op in enumerate(domain.ops):
             module = f"d{position}_{number}"
             ops[op.decl.name] = (module, op.versions)
             stand_in = ModuleType(f"{prefix}.{module}")
-            stand_in.SCHEMAS = op.schemas
+            vars(stand_in)["SCHEMAS"] = op.schemas
             stand_ins[stand_in.__name__] = stand_in
     fresh = Registry()
     if any(d.decl.extends for d in domains):  # a layered op set: the standard domains it extends first

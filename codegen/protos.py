@@ -14,7 +14,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["PROTO_FILE", "ProtoCompilerMissing", "ProtoCompileError", "compile_protos", "render_module"]
+from opspec.codegen.proto_stub import render_stub
+
+__all__ = ["PROTO_FILE", "STUB_NAME", "ProtoCompilerMissing", "ProtoCompileError", "compile_protos", "render_module"]
 
 #: The IR definition, kept beside the runtime code that uses it.
 PROTO_FILE = Path(__file__).resolve().parent.parent / "runtime" / "ir" / "opspec_ir.proto"
@@ -24,6 +26,8 @@ PROTO_FILE = Path(__file__).resolve().parent.parent / "runtime" / "ir" / "opspec
 # (classes get the right ``__module__``, which pickling relies on).
 _PACKAGE_DIR = "opspec/generated"
 MODULE_NAME = "opspec_ir_pb2.py"
+#: Its type stub: the classes, fields and enums a type checker cannot see in the module.
+STUB_NAME = "opspec_ir_pb2.pyi"
 
 _BYTES_PER_LINE = 64
 _HEADER = '''\
@@ -103,4 +107,5 @@ def compile_protos(proto: Path | str = PROTO_FILE) -> dict[str, bytes]:
     descriptor = files[0]
     _drop_json_names(descriptor.message_type)
     serialized = descriptor.SerializeToString(deterministic=True)
-    return {MODULE_NAME: render_module(serialized).encode("utf-8")}
+    return {MODULE_NAME: render_module(serialized).encode("utf-8"),
+            STUB_NAME: render_stub(descriptor).encode("utf-8")}

@@ -199,7 +199,7 @@ def _constants(op: CompiledOp) -> list[tuple[Any, str]]:
     texts = [v for v in repeated if isinstance(v, str) and len(v) >= _HOIST_MIN_LENGTH and v != op.decl.doc]
     sets = [v for v in repeated if isinstance(v, frozenset) and len(v) > 1]
     shared = [value for value, count in records.items() if count > 1]
-    named = [(op.decl.doc, "DOC")] if op.decl.doc else []
+    named: list[tuple[Any, str]] = [(op.decl.doc, "DOC")] if op.decl.doc else []
     named += [(text, f"_TEXT_{index}") for index, text in enumerate(texts)]
     named += [(types, f"_TYPES_{index}") for index, types in enumerate(sets)]
     prefixes = {"FormalParameter": "_PARAM", "Attribute": "_ATTR", "TypeConstraintParam": "_TYPE_PARAM"}

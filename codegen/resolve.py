@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from opspec.codegen.constraints import constraint_problems
 from opspec.codegen.convert_block import check_convert, frozen
@@ -26,6 +26,7 @@ from opspec.codegen.model import (
     VersionDecl,
 )
 from opspec.codegen.notation import float32
+from opspec.codegen.source import Location
 from opspec.runtime.contract.declare import NAMES_ATTRIBUTE, NAMES_INPUT, NAMES_INPUT_OR_ATTRIBUTE, PLAIN_KINDS
 from opspec.runtime.schema import (
     UNBOUNDED,
@@ -42,6 +43,9 @@ from opspec.runtime.schema import (
 )
 from opspec.codegen.type_sets import TypeSets
 from opspec.runtime.types import TypeStringError, formal_type_string, is_type_string, normalize_type_string
+
+#: An attribute's or a type parameter's declaration.
+_Decl = TypeVar("_Decl")
 
 
 @dataclass
@@ -62,7 +66,8 @@ class _State:
 def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
                rules: Mapping[str, Any]) -> list[OpSchema]:
     """All versions of ``op``, resolved; problems go to ``diagnostics``."""
-    state, schemas, previous = _State(), [], None
+    state, previous = _State(), None
+    schemas: list[OpSchema] = []
     for position, version in enumerate(op.versions):
         if previous is not None and version.since <= previous.since:
             diagnostics.error(
@@ -101,22 +106,25 @@ def _same_contract(before: OpSchema, after: OpSchema) -> bool:
     return contract(before) == contract(after)
 
 
+def _apply_changes(table: dict[str, _Decl], changes: Mapping[str, _Decl | None], where: Mapping[str, Location],
+                   what: str, diagnostics: Diagnostics) -> None:
+    """Add, replace or remove (a ``None`` change) the declarations a version names."""
+    for name, declared in changes.items():
+        if declared is None:
+            if name not in table:
+                diagnostics.error(where[name], f"cannot remove {what} {name!r}: the previous version has none")
+            table.pop(name, None)
+        else:
+            table[name] = declared
+
+
 def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> None:
     if version.inputs is not None:
         state.inputs = version.inputs
     if version.outputs is not None:
         state.outputs = version.outputs
-    for table, changes, where, what in (
-        (state.attributes, version.attributes, version.attribute_locations, "attribute"),
-        (state.types, version.types, version.type_locations, "type parameter"),
-    ):
-        for name, declared in changes.items():
-            if declared is None:
-                if name not in table:
-                    diagnostics.error(where[name], f"cannot remove {what} {name!r}: the previous version has none")
-                table.pop(name, None)
-            else:
-                table[name] = declared
+    _apply_changes(state.attributes, version.attributes, version.attribute_locations, "attribute", diagnostics)
+    _apply_changes(state.types, version.types, version.type_locations, "type parameter", diagnostics)
     if version.inference_set:
         state.inference = version.inference
     if version.deprecated is not None:
@@ -397,7 +405,7 @@ def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
 
 
 def _check_docs(op: OpDecl, schemas: list[OpSchema], diagnostics: Diagnostics) -> None:
-    names = set()
+    names: set[str] = set()
     for schema in schemas:
         names.update(p.name for p in schema.inputs + schema.outputs)
         names.update(schema.attributes)

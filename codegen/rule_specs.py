@@ -157,7 +157,7 @@ def _literal(node: ast.AST, names: dict[str, Any]) -> Any:
         args = [_literal(a, names) for a in node.args]
         if any(k.arg is None for k in node.keywords):
             raise _Unreadable(node, "** arguments are not allowed in a rule declaration")
-        kwargs = {k.arg: _literal(k.value, names) for k in node.keywords}
+        kwargs = {k.arg: _literal(k.value, names) for k in node.keywords if k.arg is not None}
         return CONSTRUCTORS[node.func.id](*args, **kwargs)
     if isinstance(node, (ast.Tuple, ast.List)):
         return tuple(_literal(e, names) for e in node.elts)

@@ -15,7 +15,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -24,7 +24,7 @@ from yaml import SafeLoader as _PureLoader
 try:  # libyaml is much faster; the pure-Python parser gives identical events.
     from yaml import CSafeLoader as _FastLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    _FastLoader = _PureLoader  # type: ignore[misc]
+    _FastLoader = _PureLoader  # type: ignore[misc, assignment]  # the stubs type the two loaders apart
 
 #: Deepest nesting of mappings and lists accepted (opdefs need fewer than ten levels).
 MAX_DEPTH = 64
@@ -103,8 +103,15 @@ class Seq(list):
         return self.item_locations[index] if index < len(self.item_locations) else self.location
 
 
-def _where(path: str, mark: yaml.Mark) -> Location:
-    return Location(path, mark.line + 1, mark.column + 1)
+class _Mark(Protocol):
+    """A position in the text, as both the pure-Python and the libyaml parser report it."""
+
+    line: int
+    column: int
+
+
+def _where(path: str, mark: _Mark | None) -> Location:
+    return Location(path, mark.line + 1, mark.column + 1) if mark is not None else Location(path, 1, 1)
 
 
 def _scalar(path: str, event: yaml.ScalarEvent) -> Any:
@@ -247,7 +254,7 @@ def parse_yaml(text: str, display: str) -> Any:
         raise SourceError(where, f"YAML syntax error: {problem}") from None
     except yaml.YAMLError as error:
         where = Location(display, 1, 1)
-        if getattr(error, "position", None) is not None:  # a reader error: an unacceptable character
+        if isinstance(error, yaml.reader.ReaderError):  # an unacceptable character
             before = text[: error.position]
             where = Location(display, before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1)
         reason = getattr(error, "reason", None) or "unreadable YAML"

@@ -52,9 +52,10 @@ def _key(node: Map, name: Any) -> Any:
     return next((k for k in node if str(k) == text), None)
 
 
-def _walk(document: Any, path: list[Any]) -> tuple[Any, Location]:
+def _walk(document: Map, path: list[Any]) -> tuple[Any, Location]:
     """Follow a JSON path into the located document: the value and its location."""
-    node, where = document, getattr(document, "location", None)
+    node: Any = document
+    where = document.location
     for step in path:
         if isinstance(node, Map):
             found = _key(node, step)
@@ -84,7 +85,7 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def schema_errors(document: Any, kind: str) -> Iterator[tuple[Location, str]]:
+def schema_errors(document: Map, kind: str) -> Iterator[tuple[Location, str]]:
     """Yield (location, message) for every way ``document`` breaks the ``kind`` schema."""
     validator = _validator(kind)
     plain = _plain(document)
@@ -95,7 +96,7 @@ def schema_errors(document: Any, kind: str) -> Iterator[tuple[Location, str]]:
     yield from name_errors(document, kind)
 
 
-def _explain(error: Any, document: Any, root: dict[str, Any]) -> Iterator[tuple[Location, str]]:
+def _explain(error: Any, document: Map, root: dict[str, Any]) -> Iterator[tuple[Location, str]]:
     node, where = _walk(document, list(error.absolute_path))
     if error.validator == "additionalProperties" and isinstance(node, Map):
         allowed = sorted(error.schema.get("properties", {}))

@@ -15,6 +15,21 @@ import importlib
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # True for type checkers only; importing typing would slow ``import opspec``
+if TYPE_CHECKING:  # what the lazy names are, for type checkers
+    from opspec.runtime.defs import (
+        AI_ONNX_PREVIEW_DOMAIN, AI_ONNX_PREVIEW_TRAINING_DOMAIN, ONNX_DOMAIN, ONNX_ML_DOMAIN, domain_version_range,
+        get_all_schemas, get_all_schemas_with_history, get_function_ops, get_schema, has, has_schema,
+        onnx_ml_opset_version, onnx_opset_version, register, schema_version_map,
+    )
+    from opspec.runtime.inference.api import (
+        InferenceError, InferenceResult, NodeError, infer, infer_shapes, infer_shapes_path,
+    )
+    from opspec.runtime.inference.single_node import infer_node_outputs
+    from opspec.runtime.ir import ModelLoadError
+    from opspec.runtime.registry import SchemaError
+    from opspec.runtime.schema import OpSchema
+
 #: Public name -> module that defines it.
 _EXPORTS = {
     "SchemaError": "opspec.runtime.registry",

@@ -14,7 +14,8 @@ from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.schema import OpSchema
 
 
-class SchemaError(LookupError, *onnx_bases("onnx.defs", "SchemaError")):
+# onnx's class joins the bases at run time (when onnx is loaded first), out of a type checker's sight
+class SchemaError(LookupError, *onnx_bases("onnx.defs", "SchemaError")):  # type: ignore[misc]
     """No schema matches a lookup (unknown domain, operator or version).
 
     A subclass of ``onnx.defs.SchemaError`` too when onnx was imported before opspec.
@@ -45,7 +46,7 @@ class Registry:
         self._ops: dict[str, dict[str, tuple[tuple[str, ...], tuple[int, ...]]]] = {}
         self._packages: set[str] = set()
         self._loaded: dict[tuple[str, str], tuple[OpSchema, ...]] = {}
-        self._cache: dict[tuple[str, int | None, str], OpSchema] = {}
+        self._cache: dict[tuple[str, int | str | None, str], OpSchema] = {}
 
     # -- building -------------------------------------------------------------------
     def add_package(self, index: ModuleType) -> None:
@@ -60,7 +61,9 @@ class Registry:
         for entry in index.DOMAINS:
             fields = {key: value for key, value in entry.items() if key != "extends"}
             info = DomainInfo(package=index.__name__, **fields)
-            ops = {op: ((f"{index.__name__}.{module}",), versions) for op, (module, versions) in index.OPS[info.name].items()}
+            ops: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
+                op: ((f"{index.__name__}.{module}",), versions)
+                for op, (module, versions) in index.OPS[info.name].items()}
             if entry.get("extends"):
                 self._extend(info, ops)
                 continue
@@ -183,7 +186,7 @@ class Registry:
 
     def _find(self, op_type: str, version: int | str | None, domain: str) -> OpSchema:
         if isinstance(version, str):  # onnx's other form: get_schema(op_type, domain)
-            version, domain = None, version
+            return self._find(op_type, None, version)
         node_domain, entry = self._entry(op_type, domain)
         if version is None:
             return self._load(node_domain, op_type)[-1]

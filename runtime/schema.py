@@ -4,9 +4,10 @@ Names follow ``onnx.defs.OpSchema`` so code written against onnx works unchanged
 ``schema.inputs[0].option is OpSchema.FormalParameterOption.Single`` and so on.
 Everything is immutable; the registry hands out one shared instance per version.
 
-Records are built with :func:`record` (a named tuple with defaults) rather than
-dataclasses: importing ``dataclasses`` and ``typing`` would cost more than the whole
-lookup budget of ``import opspec; opspec.get_schema(...)``.
+Records subclass :class:`Record` (a named tuple of the annotated fields, with their
+defaults) rather than being dataclasses: importing ``dataclasses`` and ``typing`` would cost
+more than the whole lookup budget of ``import opspec; opspec.get_schema(...)``. Type
+checkers see ``Record`` as ``typing.NamedTuple``, which the records are.
 """
 from __future__ import annotations
 
@@ -14,16 +15,35 @@ import enum
 from collections import namedtuple
 from types import MappingProxyType
 
-_EMPTY = MappingProxyType({})
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import NamedTuple as Record, TypeAlias
 
+    from opspec.generated.opspec_ir_pb2 import AttributeProto, FunctionProto
+else:
+    class _RecordType(type):
+        """Makes each subclass of ``Record`` a named tuple of its annotated fields and their defaults."""
 
-def record(name: str, fields: str, **defaults: object) -> type:
-    """An immutable record type: named fields, keyword defaults, value equality."""
-    names = fields.split()
-    base = namedtuple(name, names, defaults=[defaults[n] for n in names if n in defaults])  # noqa: PYI024
-    if set(defaults) - set(names):
-        raise TypeError(f"defaults for unknown fields: {sorted(set(defaults) - set(names))}")
-    return base
+        def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, object]) -> type:
+            if not bases:
+                return super().__new__(mcs, name, bases, namespace)
+            fields = list(namespace.get("__annotations__", {}))  # strings, in order (future annotations)
+            if not fields:
+                raise TypeError(f"{name}: a record declares its fields as annotations")
+            has_default = [field in namespace for field in fields]
+            if has_default != sorted(has_default):
+                raise TypeError(f"{name}: a field without a default follows one with a default")
+            defaults = [namespace.pop(field) for field in fields if field in namespace]
+            namespace["__slots__"] = ()
+            module = namespace.get("__module__")
+            fields_tuple = namedtuple(name, fields, defaults=defaults, module=module)  # noqa: PYI024
+            return type(name, (fields_tuple,), namespace)
+
+    class Record(metaclass=_RecordType):
+        """Base of an immutable record: named fields, keyword defaults, value equality."""
+
+_EMPTY: Mapping[str, object] = MappingProxyType({})
 
 #: The value onnx uses for "no upper bound" on a variadic arity.
 UNBOUNDED = 2**31 - 1
@@ -79,18 +99,20 @@ _LIST_TYPES = frozenset(
 )
 
 
-class FormalParameter(record(
-    "FormalParameter",
-    "name type_str types option is_homogeneous min_arity differentiation_category description",
-    option=FormalParameterOption.Single, is_homogeneous=True, min_arity=1,
-    differentiation_category=DifferentiationCategory.Unknown, description="",
-)):
+class FormalParameter(Record):
     """One formal input or output of an operator version.
 
     ``types`` is the frozenset of type strings it accepts.
     """
 
-    __slots__ = ()
+    name: str
+    type_str: str
+    types: frozenset[str]
+    option: FormalParameterOption = FormalParameterOption.Single
+    is_homogeneous: bool = True
+    min_arity: int = 1
+    differentiation_category: DifferentiationCategory = DifferentiationCategory.Unknown
+    description: str = ""
 
     @property
     def is_variadic(self) -> bool:
@@ -101,13 +123,7 @@ class FormalParameter(record(
         return self.option is FormalParameterOption.Optional
 
 
-class ValueConstraint(record(
-    "ValueConstraint",
-    "minimum maximum exclusive_minimum exclusive_maximum allowed min_length max_length axis_of axis_extra "
-    "length_of length_scale length_offset",
-    minimum=None, maximum=None, exclusive_minimum=False, exclusive_maximum=False, allowed=None,
-    min_length=None, max_length=None, axis_of=None, axis_extra=0, length_of=None, length_scale=1, length_offset=0,
-)):
+class ValueConstraint(Record):
     """opspec's own limits on an attribute's value, checked by ``opspec check`` and inference.
 
     ``minimum``/``maximum`` bound a number (or every element of a list);
@@ -119,7 +135,18 @@ class ValueConstraint(record(
     rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """
 
-    __slots__ = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    allowed: tuple[object, ...] | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    axis_of: str | None = None
+    axis_extra: int = 0
+    length_of: str | None = None
+    length_scale: int = 1
+    length_offset: int = 0
 
     def violations(self, value: object) -> list[str]:
         """Describe every way ``value`` breaks the limits that need no input (empty when it fits)."""
@@ -180,38 +207,41 @@ def _literal(value: object) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
-class Attribute(record(
-    "Attribute", "name type description required default constraint",
-    description="", required=False, default=None, constraint=None,
-)):
+class Attribute(Record):
     """One attribute of an operator version.
 
     ``default`` is the plain Python value (None when there is none); ``default_value`` is
     the same value as an ``AttributeProto``, as onnx gives it, built on each access.
     """
 
-    __slots__ = ()
+    name: str
+    type: AttrType
+    description: str = ""
+    required: bool = False
+    default: object = None
+    constraint: ValueConstraint | None = None
 
     @property
-    def default_value(self):  # -> opspec.generated.opspec_ir_pb2.AttributeProto
+    def default_value(self) -> AttributeProto:
         """The default as an ``AttributeProto`` (type ``UNDEFINED`` when there is none)."""
         from opspec.runtime.attribute_proto import default_proto
 
         return default_proto(self)
 
 
-class TypeConstraintParam(record(
-    "TypeConstraintParam", "type_param_str allowed_type_strs description", description="",
-)):
+class TypeConstraintParam(Record):
     """A type parameter (``T``) and the type strings (a tuple) it may bind to."""
 
-    __slots__ = ()
+    type_param_str: str
+    allowed_type_strs: tuple[str, ...]
+    description: str = ""
 
 
-class RuleRef(record("RuleRef", "name args", args=_EMPTY)):
+class RuleRef(Record):
     """The inference rule an operator version uses, with its arguments from the YAML."""
 
-    __slots__ = ()
+    name: str
+    args: Mapping[str, object] = _EMPTY
 
     def __hash__(self) -> int:
         return hash((self.name, tuple(sorted(self.args.items()))))
@@ -232,21 +262,42 @@ class NodeDeterminism(enum.IntEnum):
     Deterministic = 2
 
 
-class FunctionBody(record("FunctionBody", "opset text")):
+class FunctionBody(Record):
     """A function body in ONNX text syntax (one node per line), written for ``opset``."""
 
-    __slots__ = ()
+    opset: int
+    text: str
 
 
-class OpSchema(record(
-    "OpSchema",
-    "name domain since_version inputs outputs attributes type_constraints min_input max_input "
-    "min_output max_output doc summary deprecated inference support_level node_determinism "
-    "functions context_dependent_function_opset_versions change_class file line convert",
-    doc="", summary="", deprecated=False, inference=None, support_level=SupportType.COMMON,
-    node_determinism=NodeDeterminism.Deterministic, functions=(),
-    context_dependent_function_opset_versions=(), change_class="", file="", line=0, convert=_EMPTY,
-)):
+class _OpSchemaFields(Record):
+    """The fields of :class:`OpSchema`."""
+
+    name: str
+    domain: str
+    since_version: int
+    inputs: tuple[FormalParameter, ...]
+    outputs: tuple[FormalParameter, ...]
+    attributes: Mapping[str, Attribute]
+    type_constraints: tuple[TypeConstraintParam, ...]
+    min_input: int
+    max_input: int
+    min_output: int
+    max_output: int
+    doc: str = ""
+    summary: str = ""
+    deprecated: bool = False
+    inference: RuleRef | None = None
+    support_level: SupportType = SupportType.COMMON
+    node_determinism: NodeDeterminism = NodeDeterminism.Deterministic
+    functions: tuple[FunctionBody, ...] = ()
+    context_dependent_function_opset_versions: tuple[int, ...] = ()
+    change_class: str = ""
+    file: str = ""
+    line: int = 0
+    convert: Mapping[str, object] = _EMPTY
+
+
+class OpSchema(_OpSchemaFields):
     """One version of one operator, fully resolved.
 
     ``attributes`` is a read-only mapping from name to :class:`Attribute`. ``functions``
@@ -264,14 +315,14 @@ class OpSchema(record(
     __slots__ = ()
 
     # onnx exposes the enums and record types on the class; so do we.
-    FormalParameterOption = FormalParameterOption
-    DifferentiationCategory = DifferentiationCategory
-    AttrType = AttrType
-    Attribute = Attribute
-    FormalParameter = FormalParameter
-    TypeConstraintParam = TypeConstraintParam
-    SupportType = SupportType
-    NodeDeterminism = NodeDeterminism
+    FormalParameterOption: TypeAlias = FormalParameterOption
+    DifferentiationCategory: TypeAlias = DifferentiationCategory
+    AttrType: TypeAlias = AttrType
+    Attribute: TypeAlias = Attribute
+    FormalParameter: TypeAlias = FormalParameter
+    TypeConstraintParam: TypeAlias = TypeConstraintParam
+    SupportType: TypeAlias = SupportType
+    NodeDeterminism: TypeAlias = NodeDeterminism
 
     @property
     def has_function(self) -> bool:
@@ -295,11 +346,11 @@ class OpSchema(record(
         return tuple(body.opset for body in self.functions)
 
     @property
-    def function_body(self):  # -> opspec.generated.opspec_ir_pb2.FunctionProto | None
+    def function_body(self) -> FunctionProto | None:
         """The body for the newest opset it is written for (None when there is none)."""
         return self.get_function_with_opset_version(self.functions[-1].opset) if self.functions else None
 
-    def get_function_with_opset_version(self, opset: int):  # -> FunctionProto | None
+    def get_function_with_opset_version(self, opset: int) -> FunctionProto | None:
         """The body written for the newest opset not after ``opset``, as a ``FunctionProto``.
 
         None when every body is written for a later opset. Parsed on first use.

@@ -43,7 +43,7 @@ def outcome(action):
 
 def main(package: str) -> None:
     opspec.register(package)
-    report = {"registered": onnx_bridge.register_with_onnx("com.example")}
+    report: dict[str, object] = {"registered": onnx_bridge.register_with_onnx("com.example")}
     add = helper.make_node("ScaledAdd", ["a", "b"], ["c"], domain="com.example", alpha=2.0)
     swish = helper.make_node("Swish", ["c"], ["y"], domain="com.example")
     good = model([add, swish], [("a", F, ["N", 3]), ("b", F, [1, 3])])

@@ -5,6 +5,7 @@ import importlib.abc
 import importlib.util
 import sys
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -26,7 +27,7 @@ class _SkipTestsNeeding(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.partition(".")[0] not in self.missing:
             return None
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_globals.get("__name__", "").startswith(("importlib", "_frozen_importlib")):
             frame = frame.f_back  # the import machinery between the importer and this finder
         origin = frame.f_globals.get("__file__") if frame is not None else None

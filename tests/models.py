@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 FLOAT = TensorProto.FLOAT
 
 
-def value_types(model) -> dict[str, tuple[int, list]]:
+def value_types(model) -> dict[str, tuple[int, list | None]]:
     """{value name: (elem type, dims)} for every value_info and graph output; dims is None for an
     unknown rank, else a list of int values, symbolic texts and None."""
     def dims(tensor) -> list | None:

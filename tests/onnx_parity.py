@@ -125,7 +125,8 @@ def report() -> str:
     theirs = onnx_schemas()
     ours = {(s.domain, s.name, s.since_version): s for s in opspec.get_all_schemas_with_history()}
     totals = Counter(domain for domain, _, _ in theirs)
-    present, matching = Counter(), Counter()
+    present: Counter[str] = Counter()
+    matching: Counter[str] = Counter()
     for key, schema in ours.items():
         if key in theirs:
             present[key[0]] += 1

@@ -80,7 +80,8 @@ def report() -> str:
     """Per domain: schemas opspec has, how many match onnxruntime's export, onnxruntime's total."""
     theirs, ours = onnxruntime_extras(), opspec_extras()
     totals = Counter(domain for domain, _, _ in theirs)
-    present, matching = Counter(), Counter()
+    present: Counter[str] = Counter()
+    matching: Counter[str] = Counter()
     for key, schema in ours.items():
         if key in theirs:
             present[key[0]] += 1

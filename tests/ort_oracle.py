@@ -50,6 +50,10 @@ class Const:
     elem: int = F
 
 
+#: What one input position of a case holds: a graph input, an initializer, or nothing (omitted).
+Operand = In | Const | None
+
+
 @dataclass(frozen=True)
 class Case:
     """One node: ``output_types`` declares the element type of each output (None: untyped), for
@@ -57,7 +61,7 @@ class Case:
 
     op: str
     domain: str
-    inputs: Sequence[In | Const | None]
+    inputs: Sequence[Operand]
     attributes: dict[str, Any] = field(default_factory=dict)
     outputs: int = 1
     opsets: dict[str, int] | None = None
@@ -79,9 +83,10 @@ class Verdict:
                    for elem, shape in self.inferred)
 
 
-_NUMPY = {F: np.float32, F16: np.float16, I8: np.int8, U8: np.uint8, I32: np.int32, I64: np.int64, BOOL: np.bool_,
-          TensorProto.DOUBLE: np.float64, TensorProto.UINT16: np.uint16, TensorProto.INT16: np.int16,
-          TensorProto.UINT32: np.uint32, TensorProto.UINT64: np.uint64}
+_NUMPY: dict[int, type] = {
+    F: np.float32, F16: np.float16, I8: np.int8, U8: np.uint8, I32: np.int32, I64: np.int64, BOOL: np.bool_,
+    TensorProto.DOUBLE: np.float64, TensorProto.UINT16: np.uint16, TensorProto.INT16: np.int16,
+    TensorProto.UINT32: np.uint32, TensorProto.UINT64: np.uint64}
 
 
 def model_of(case: Case) -> onnx.ModelProto:
@@ -118,7 +123,7 @@ def inferred_outputs(model: onnx.ModelProto, count: int) -> list[tuple[int | Non
     """opspec's (element type, shape) of each output; dims as ints, Sym or None."""
     result = opspec.infer_shapes(model, data_prop=True)
     types = {v.name: v.type for v in (*result.graph.value_info, *result.graph.output)}
-    found = []
+    found: list[tuple[int | None, tuple[Any, ...] | None]] = []
     for index in range(count):
         value = types.get(f"out{index}")
         if value is None or not value.HasField("tensor_type") or value.tensor_type.elem_type == 0:
@@ -150,6 +155,7 @@ def run_ort(model: onnx.ModelProto, case: Case, setting: dict[str, int], seed: i
     feeds = {}
     for position, item in enumerate(case.inputs):
         if isinstance(item, In):
+            assert item.shape is not None, "onnxruntime runs on inputs of a known rank"
             shape = tuple(setting[d] if isinstance(d, str) else d for d in item.shape)
             feeds[f"in{position}"] = _data(item, shape, rng)
     options = onnxruntime.SessionOptions()

@@ -35,7 +35,8 @@ def test_attribute_defaults_are_attribute_protos_as_onnx_gives_them(onnx_slice):
         for attr_name, attribute in ours.attributes.items():
             mine, reference = attribute.default_value, theirs.attributes[attr_name].default_value
             assert (mine.name, mine.type) == (reference.name, reference.type), (name, version, attr_name)
-            assert helper.get_attribute_value(mine) == helper.get_attribute_value(reference)
+            # opspec's message has onnx's fields and wire format, so onnx's helper reads it: the point here
+            assert helper.get_attribute_value(mine) == helper.get_attribute_value(reference)  # type: ignore[arg-type]
 
 
 def test_the_plain_default_stays_available():
@@ -87,7 +88,7 @@ def test_infer_shapes_path_writes_back_in_place_without_an_output_path(tmp_path)
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     path = tmp_path / "m.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
-    assert opspec.infer_shapes_path(path) is None
+    opspec.infer_shapes_path(path)  # returns None, as onnx's does
     shape = onnx.load(path).graph.output[0].type.tensor_type.shape
     assert [d.dim_param or d.dim_value for d in shape.dim] == ["N", 2]
 

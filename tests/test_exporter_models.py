@@ -16,7 +16,7 @@ from opspec.runtime.shape import parse_dim
 F, I32, I64, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8
 
 
-def _infer(model) -> dict[str, tuple[int, list]]:
+def _infer(model) -> dict[str, tuple[int, list | None]]:
     return value_types(opspec.infer_shapes(model, data_prop=True))
 
 
@@ -26,7 +26,7 @@ def _nchw(channels: int, h: str, w: str) -> tuple[int, list]:
 
 def _unet_expectations() -> dict[str, tuple[int, list]]:
     full, half, quarter = ("H", "W"), ("H//2", "W//2"), ("H//4", "W//4")
-    expected = {name: _nchw(8, *full) for name in ("conv_3", "relu_5")}
+    expected: dict[str, tuple[int, list]] = {name: _nchw(8, *full) for name in ("conv_3", "relu_5")}
     expected.update({name: _nchw(16, *half) for name in ("conv_11", "relu_13")})
     expected.update({name: _nchw(32, *quarter) for name in ("conv_19", "relu_21")})
     expected.update({
@@ -46,7 +46,7 @@ def _unet_expectations() -> dict[str, tuple[int, list]]:
 
 def _pad_block(first: int, channels: int, size: tuple[str, str]) -> dict[str, tuple[int, list]]:
     """The values of one up step aligned by torch's lowered ``F.pad``, from its first Shape node on."""
-    expected = {}
+    expected: dict[str, tuple[int, list]] = {}
     for axis_first in (first, first + 23):  # per axis: the extra size, its halves, unsqueezed
         for op, step, dims in (("shape", 0, [4]), ("gather", 3, []), ("shape", 5, [4]), ("gather", 8, []),
                                ("sub", 10, []), ("div", 13, []), ("unsqueeze", 16, [1]), ("sub", 18, []),
@@ -87,7 +87,7 @@ def _detection_expectations(reduce: str) -> dict[str, tuple[int, list]]:
     names = iter(f"{op}_{first + step}" for op, step in (
         ("cast", 2), ("topk", 4), ("topk", 5), ("gather", 7), ("unsqueeze", 10), ("unsqueeze", 13),
         ("nonmaxsuppression", 18), ("gather", 21)))
-    expected = {"shape_1": (I64, [1]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]),
+    expected: dict[str, tuple[int, list]] = {"shape_1": (I64, [1]), "gather_4": (I64, []), "unsqueeze_7": (I64, [1]),
                 ("reducemin_12" if reduce == "ReduceMin" else "min_10"): (I64, [1])}
     if reduce == "ReduceMin":
         expected["concat_10"] = (I64, [2])
@@ -223,9 +223,10 @@ def test_inferred_dims_hold_on_a_run(name):
         results = ReferenceEvaluator(model).run(None, _feeds(model, sizes, np.random.default_rng(0)))
         fresh: dict[str, int] = {}
         for (value, (_, dims)), result in zip(inferred.items(), results):
-            assert len(dims) == result.ndim, value
+            assert dims is not None and len(dims) == result.ndim, value
             for dim, actual in zip(dims, result.shape):
                 parsed = parse_dim(dim) if isinstance(dim, str) else dim
+                assert parsed is not None, (value, "an unknown dim")
                 if isinstance(parsed, int):
                     assert parsed == actual, value
                 elif parsed.names() <= set(sizes):
@@ -246,7 +247,8 @@ def test_agrees_with_onnx_wherever_onnx_is_exact(name):
         assert ours[value][0] == elem, value
         if dims is None or value in ONNX_WRONG.get(name, ()):
             continue
-        assert ours[value][1] is not None and len(ours[value][1]) == len(dims), value
-        for mine, reference in zip(ours[value][1], dims):
+        mine_dims = ours[value][1]
+        assert mine_dims is not None and len(mine_dims) == len(dims), value
+        for mine, reference in zip(mine_dims, dims):
             if reference is not None and not str(reference).startswith("unk__"):
                 assert mine == reference, value

@@ -19,7 +19,7 @@ import opspec
 import opspec.onnxruntime
 
 onnx = pytest.importorskip("onnx")
-from onnx import AttributeProto, TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper  # noqa: E402
 
 CASES = int(os.environ.get("OPSPEC_FUZZ_CASES", "12"))
 DIMS = (1, 2, 3, 4, 8, 16, 64, 0, 2**40, "N", "S", "P", "N+1", None)
@@ -70,7 +70,7 @@ def _operand(name: str, elem: int, rng: random.Random, inputs: list, initializer
     inputs.append(helper.make_tensor_value_info(name, elem, [rng.choice(DIMS) for _ in range(rank)]))
 
 
-def _model(schema: Any, rng: random.Random) -> onnx.ModelProto:
+def _model(schema: Any, rng: random.Random) -> ModelProto:
     inputs: list = []
     initializers: list = []
     names = []

@@ -158,14 +158,19 @@ def _check_output(out: Path, files: dict[str, bytes]) -> None:
     for relative, content in files.items():
         if relative.endswith(".py"):
             tree = ast.parse(content.decode("utf-8"))
+            # a variable's annotation is template text, never run (the modules use postponed annotations)
+            typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.AnnAssign)
+                           for inner in ast.walk(node.annotation)}
             for node in ast.walk(tree):
+                if id(node) in typing_only:
+                    continue
                 if isinstance(node, ast.Call):
                     assert isinstance(node.func, ast.Name) and node.func.id in ALLOWED_CALLS, relative
                 if isinstance(node, ast.Attribute):
                     assert isinstance(node.value, ast.Name) and node.value.id in ENUMS, relative
                 assert not isinstance(node, (ast.FunctionDef, ast.Lambda, ast.Subscript)), relative
                 if isinstance(node, ast.ImportFrom):
-                    assert node.module in ("types", "opspec.runtime.schema"), relative
+                    assert node.module in ("__future__", "types", "opspec.runtime.schema"), relative
 
 
 def _run_case(seed: int, root: Path) -> str:

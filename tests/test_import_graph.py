@@ -22,11 +22,22 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _type_only(tree: ast.Module) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``: imports a type checker reads, which never run."""
+    return {id(inner) for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for statement in node.body for inner in ast.walk(statement)}
+
+
 def _imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
-    """Every opspec module ``path`` imports, at module level or inside functions."""
-    targets = set()
+    """Every opspec module ``path`` imports when it runs, at module level or inside functions."""
+    targets: set[str] = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = _type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -28,7 +28,9 @@ def _project() -> dict:
 def _floors_in_pyproject() -> dict[str, str]:
     found = {}
     for requirement in _project()["dependencies"]:
-        name, floor = re.match(r"([A-Za-z0-9_.-]+)>=([\d.]+)", requirement).groups()
+        match = re.match(r"([A-Za-z0-9_.-]+)>=([\d.]+)", requirement)
+        assert match, requirement
+        name, floor = match.groups()
         found[name.lower()] = floor
     return found
 
@@ -54,7 +56,9 @@ def test_the_lock_pins_every_requirement_and_the_tools_within_their_ranges():
     project = _project()
     wanted = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
     for requirement in wanted:
-        name, operator, version = re.match(r"([A-Za-z0-9_.-]+)\s*(==|>=)?\s*([\d.]*)", requirement).groups()
+        match = re.match(r"([A-Za-z0-9_.-]+)\s*(==|>=)?\s*([\d.]*)", requirement)
+        assert match, requirement
+        name, operator, version = match.groups()
         locked = pins.get(name.lower().replace("_", "-"))
         assert locked, f"{name} is not in requirements/lock.txt: run `make lock`"
         parse = lambda text: tuple(int(part) for part in re.findall(r"\d+", text))  # noqa: E731
@@ -86,7 +90,9 @@ def built(tmp_path_factory) -> tuple[Path, Path, str]:
         result = subprocess.run([sys.executable, "-W", "default", "-c", script, str(dist)], cwd=source,
                                 capture_output=True, text=True, timeout=300, env=environment)
         assert result.returncode == 0, result.stderr[-3000:]
-        built[kind] = dist / re.search(r"^BUILT (\S+)$", result.stdout, re.M).group(1)
+        reported = re.search(r"^BUILT (\S+)$", result.stdout, re.M)
+        assert reported, result.stdout
+        built[kind] = dist / reported.group(1)
         printed += result.stdout + result.stderr
     return built["wheel"], built["sdist"], printed
 
@@ -108,6 +114,37 @@ def test_the_wheel_carries_its_license_data_and_no_tests(built):
                    "opspec/opdefs/README.md", "opspec/opdefs/types.yaml", "opspec/opdefs/ai.onnx/math/Add.yaml",
                    "opspec/generated/docs/README.md", "opspec/generated/opspec_ir_pb2.py"):
         assert needed in names, needed
+
+
+_USER_CODE = """\
+import opspec
+from opspec.generated.opspec_ir_pb2 import ModelProto
+
+schema = opspec.get_schema("Add", 14)
+reveal_type(schema.since_version)
+reveal_type(schema.inputs[0].types)
+reveal_type(ModelProto().graph.name)
+version: str = schema.since_version
+"""
+
+
+def test_the_installed_wheel_is_typed_for_its_users(built, tmp_path):
+    """A type checker reads the installed package's own types (py.typed, the IR stub) in user code."""
+    api = pytest.importorskip("mypy.api")
+    wheel, _, _ = built
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
+    python = tmp_path / "env" / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)  # what pip installs from a pure-Python wheel
+    (tmp_path / "mypy.ini").write_text("[mypy]\n")
+    (tmp_path / "user.py").write_text(_USER_CODE)
+    out, _, status = api.run(["--python-executable", str(python), "--config-file", str(tmp_path / "mypy.ini"),
+                              "--no-incremental", "--follow-imports=silent", str(tmp_path / "user.py")])
+    notes = re.findall(r'Revealed type is "(.*)"', out)
+    assert notes == ["int", "frozenset[str]", "str"], out
+    assert status == 1 and out.count("error:") == 1 and 'variable has type "str"' in out, out
 
 
 def test_every_link_in_the_wheels_docs_resolves_inside_the_wheel(built):

@@ -6,7 +6,14 @@ import pytest
 from registries import load_package
 
 import opspec
-from opspec.runtime.schema import AttrType, DifferentiationCategory, FormalParameterOption, OpSchema
+from opspec.runtime.schema import (
+    AttrType,
+    DifferentiationCategory,
+    FormalParameter,
+    FormalParameterOption,
+    OpSchema,
+    Record,
+)
 
 
 @pytest.mark.parametrize("requested, expected", [(None, 14), (14, 14), (13, 13), (12, 7), (7, 7), (6, 6),
@@ -55,24 +62,40 @@ def test_domain_ranges_match_onnx():
 
 
 def test_enum_member_names_match_onnx():
-    assert set(AttrType.__members__) == set(onnx.defs.OpSchema.AttrType.__members__)
-    assert list(FormalParameterOption.__members__) == list(onnx.defs.OpSchema.FormalParameterOption.__members__)
-    assert list(DifferentiationCategory.__members__) == list(onnx.defs.OpSchema.DifferentiationCategory.__members__)
+    theirs = onnx.defs.OpSchema  # its stubs omit the pybind11 enums' __members__ and .name
+    assert set(AttrType.__members__) == set(theirs.AttrType.__members__)  # type: ignore[attr-defined]
+    assert list(FormalParameterOption.__members__) == list(
+        theirs.FormalParameterOption.__members__)  # type: ignore[attr-defined]
+    assert list(DifferentiationCategory.__members__) == list(
+        theirs.DifferentiationCategory.__members__)  # type: ignore[attr-defined]
     assert OpSchema.AttrType is AttrType and OpSchema.FormalParameterOption is FormalParameterOption
+
+
+def test_records_are_named_tuples_of_their_annotated_fields():
+    assert FormalParameter._fields[:3] == ("name", "type_str", "types")
+    param = FormalParameter("X", "T", frozenset({"tensor(float)"}))
+    assert param.option is FormalParameterOption.Single and param.min_arity == 1 and param[0] == "X"
+    assert param._replace(min_arity=2) == FormalParameter("X", "T", frozenset({"tensor(float)"}), min_arity=2)
+    with pytest.raises(TypeError, match="follows one with a default"):
+        type("Bad", (Record,), {"__annotations__": {"a": "int", "b": "int"}, "a": 1})
+    with pytest.raises(TypeError, match="declares its fields"):
+        type("Empty", (Record,), {})
 
 
 def test_schema_objects_read_like_onnx_ones():
     ours, theirs = opspec.get_schema("Split", 18), onnx.defs.get_schema("Split", 18)
     for mine, reference in zip(ours.inputs + ours.outputs, list(theirs.inputs) + list(theirs.outputs)):
         assert (mine.name, mine.type_str, mine.types, mine.option.name, mine.is_homogeneous, mine.min_arity) == (
-            reference.name, reference.type_str, reference.types, reference.option.name, reference.is_homogeneous,
+            reference.name, reference.type_str, reference.types,
+            reference.option.name,  # type: ignore[attr-defined]  # a pybind11 enum: onnx's stubs omit .name
+            reference.is_homogeneous,
             reference.min_arity)
     assert ours.max_output == theirs.max_output == 2**31 - 1
     assert ours.attributes["num_outputs"].default is None
     assert ours.type_constraints[0].type_param_str == "T"
-    assert ours.inference.name == "split"
+    assert ours.inference is not None and ours.inference.name == "split"
     with pytest.raises(AttributeError):
-        ours.name = "Other"
+        ours.name = "Other"  # type: ignore[misc]  # the failure under test
 
 
 def test_deprecation_is_reported(tmp_path):

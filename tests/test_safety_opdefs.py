@@ -5,6 +5,7 @@ import ast
 import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from test_opdefs_errors import DOMAIN, FILE, OP  # noqa: E402 - one test op for 
 INJECTED = 'x"""; __import__("os").system("touch SENTINEL"); """'
 
 
-def _tree(root: Path, files: dict[str, str | bytes]) -> Path:
+def _tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
     for relative, text in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -31,14 +32,14 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list
     return code, captured.err.splitlines()
 
 
-def _errors(tmp_path: Path, files: dict[str, str | bytes], capsys) -> list[str]:
+def _errors(tmp_path: Path, files: Mapping[str, str | bytes], capsys) -> list[str]:
     opdefs = _tree(tmp_path, files)
     code, lines = _run(["generate", "--opdefs", str(opdefs), "--out", str(tmp_path / "out")], capsys)
     assert code == 1 and not (tmp_path / "out").exists()
     return lines[:-1]
 
 
-def _op(text: str) -> dict[str, str]:
+def _op(text: str | bytes) -> Mapping[str, str | bytes]:
     return {"opdefs/x.test/domain.yaml": DOMAIN, FILE: text}
 
 

@@ -44,7 +44,7 @@ def pixel_model(path: Path) -> Path:
 
 def test_generate_copies_the_rule_module_and_lists_it(example_out):
     assert (example_out / "rules" / "pixel_shuffle.py").is_file()
-    assert "RULE_MODULES = ('rules.pixel_shuffle',)" in (example_out / "__init__.py").read_text()
+    assert "RULE_MODULES: tuple[str, ...] = ('rules.pixel_shuffle',)" in (example_out / "__init__.py").read_text()
     assert "pixel_shuffle" in (example_out / "docs" / "rules.md").read_text()
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import onnxruntime
 
-from opspec.runtime.shape import parse_dim
+from opspec.runtime.shape import Sym, parse_dim
 
 _ELEM = {"float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8, "bool": 9,
          "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "bfloat16": 16}
@@ -100,7 +100,7 @@ def _dim(dim: Any, symbols: set[str]) -> tuple[str, Any]:
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) - {"floor", "ceil", "min", "max", "Min", "Max"}
     if parsed is None or not names <= symbols:
         return "fresh", None
-    if type(parsed) is not int and not parsed.names() <= symbols:  # text opspec reads as one opaque name
+    if type(parsed) is Sym and not parsed.names() <= symbols:  # text opspec reads as one opaque name
         return "fresh", None
     return "expr", parsed
 

@@ -8,11 +8,15 @@ through these methods, so each conversion is written once.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, NoReturn, cast
 
 from opspec.runtime.contract.elements import element_code
 from opspec.runtime.contract.limits import MAX_RANK
-from opspec.runtime.shape import Sym, format_shape
+from opspec.runtime.shape import Dim, Shape, Sym, format_shape
+
+if TYPE_CHECKING:
+    from opspec.runtime.contract.values import Data
+    from opspec.runtime.schema import OpSchema
 
 
 class IntList(NamedTuple):
@@ -25,22 +29,22 @@ class IntList(NamedTuple):
     """
 
     present: bool
-    values: tuple | None
+    values: tuple[Dim, ...] | None
     length: int | None
 
     @property
-    def ints(self) -> tuple | None:
+    def ints(self) -> tuple[int, ...] | None:
         """The values when every one is a known int, else None."""
         values = self.values
         if values is None or any(type(v) is not int for v in values):
             return None
-        return values
+        return cast("tuple[int, ...]", values)
 
 
 ABSENT = IntList(False, None, None)
 
 
-def element(value: object) -> object:
+def element(value: object) -> Dim:
     """A data element as a dim-like value: int, ``Sym`` or None."""
     if type(value) is int or type(value) is Sym:
         return value
@@ -57,8 +61,15 @@ class ArgumentReaders:
     """The argument readers of :class:`~opspec.runtime.contract.context.InferenceContext`."""
 
     __slots__ = ()
-    schema: Any
-    args: Any
+    schema: OpSchema
+    args: Mapping[str, Any]  # what the YAML binds each parameter to: a name or a plain value
+
+    if TYPE_CHECKING:  # what the readers use of the context they are part of
+        def attribute(self, name: str, default: object = None) -> Any: ...
+        def fail(self, message: str) -> NoReturn: ...
+        def input_index(self, name: str) -> int | None: ...
+        def input_data(self, index: int) -> Data | None: ...
+        def input_shape(self, index: int) -> Shape: ...
 
     def option(self, key: str, default: object = None) -> Any:
         """A plain argument's value (``compute``, ``negative_axes``...)."""
@@ -80,7 +91,7 @@ class ArgumentReaders:
         name = self.args.get(key)
         if not name or name not in self.schema.attributes:
             return default
-        value = self.attribute(name, default)  # type: ignore[attr-defined]
+        value = self.attribute(name, default)
         return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
     def int_attr(self, key: str, default: int) -> int:
@@ -96,20 +107,20 @@ class ArgumentReaders:
         """A 0/1 attribute argument as a bool (False when this version lacks it)."""
         return bool(self.int_attr(key, 0))
 
-    def ints_attr(self, key: str) -> tuple | None:
+    def ints_attr(self, key: str) -> tuple[int, ...] | None:
         """An ints attribute argument as a tuple of ints, or None when not set."""
         value = self.attr(key)
         if value is None:
             return None
         if not isinstance(value, (list, tuple)):
-            self.fail(f"attribute '{self.named(key)}' must be a list of ints, got {value!r}")  # type: ignore
+            self.fail(f"attribute '{self.named(key)}' must be a list of ints, got {value!r}")
         return tuple(v if type(v) is int else self._integer(key, v) for v in value)
 
     def _integer(self, key: str, value: object) -> int:
         """``value`` of attribute argument ``key`` as an int, or a node error naming it."""
         if isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value)):
             return int(value)  # a float attribute read as a count truncates, as it always has
-        self.fail(f"attribute '{self.named(key)}' must be an int, got {value!r}")  # type: ignore
+        self.fail(f"attribute '{self.named(key)}' must be an int, got {value!r}")
         raise AssertionError  # fail raises
 
     def elem_attr(self, key: str, default: int | None = None, zero_unset: bool = False) -> int | None:
@@ -121,7 +132,7 @@ class ArgumentReaders:
             return default
         code = element_code(value)
         if code is None:
-            self.fail(f"attribute '{self.named(key)}' is {value!r}, which is no element type")  # type: ignore
+            self.fail(f"attribute '{self.named(key)}' is {value!r}, which is no element type")
         return code
 
     def input_arg(self, key: str) -> int | None:
@@ -129,7 +140,7 @@ class ArgumentReaders:
         name = self.args.get(key)
         if not name or not any(p.name == name for p in self.schema.inputs):
             return None
-        return self.input_index(name)  # type: ignore[attr-defined]
+        return self.input_index(name)
 
     def ints_arg(self, key: str) -> IntList:
         """An integer list from the input that argument ``key`` names, when the node supplies
@@ -138,26 +149,26 @@ class ArgumentReaders:
         if not name:
             return ABSENT
         if any(p.name == name for p in self.schema.inputs):
-            index = self.input_index(name)  # type: ignore[attr-defined]
+            index = self.input_index(name)
             if index is not None:
                 return self._input_ints(name, index)
         if name in self.schema.attributes:
-            value = self.attribute(name)  # type: ignore[attr-defined]
+            value = self.attribute(name)
             if value is not None:
                 values = tuple(element(v) for v in (value if isinstance(value, (list, tuple)) else [value]))
                 return IntList(True, values, len(values))
         return ABSENT
 
     def _input_ints(self, name: str, index: int) -> IntList:
-        data = self.input_data(index)  # type: ignore[attr-defined]
+        data = self.input_data(index)
         if data is not None:
             if len(data.shape) > 1:
-                self.fail(f"input '{name}' must be 1-D, got shape {format_shape(data.shape)}")  # type: ignore
+                self.fail(f"input '{name}' must be 1-D, got shape {format_shape(data.shape)}")
             values = tuple(element(v) for v in data.values)
             return IntList(True, values, len(values))
-        shape = self.input_shape(index)  # type: ignore[attr-defined]
+        shape = self.input_shape(index)
         if shape is not None and len(shape) > 1:
-            self.fail(f"input '{name}' must be 1-D, got shape {format_shape(shape)}")  # type: ignore
+            self.fail(f"input '{name}' must be 1-D, got shape {format_shape(shape)}")
         length = None
         if shape == ():
             length = 1

@@ -16,13 +16,16 @@ to, so most rules only compute shapes.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn
 
 from opspec.runtime.contract.arguments import ArgumentReaders
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.contract.values import Data, TensorType
 from opspec.runtime.onnx_compat import onnx_bases
-from opspec.runtime.shape import ShapeError, SymbolTable, with_rank, with_rank_at_least
+from opspec.runtime.shape import Dim, Shape, ShapeError, Sym, SymbolTable, with_rank, with_rank_at_least
+
+if TYPE_CHECKING:
+    from opspec.runtime.schema import OpSchema
 
 _NO_ARGS: Mapping[str, Any] = {}
 
@@ -49,7 +52,8 @@ def _fits(kind: int, value: object) -> bool:
     return True
 
 
-class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):
+# onnx's class joins the bases at run time (when onnx is loaded first), out of a type checker's sight
+class InferenceError(*onnx_bases("onnx.shape_inference", "InferenceError"), Exception):  # type: ignore[misc]
     """A node's inputs or attributes contradict its schema; the engine adds the node."""
 
 
@@ -78,7 +82,7 @@ class InferenceContext(ArgumentReaders):
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
                  "_subgraphs", "_infer_subgraph")
 
-    def __init__(self, schema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
+    def __init__(self, schema: OpSchema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
                  data: list | None = None, names: list | None = None, symbols: SymbolTable | None = None,
                  node_name: str = "", opset: int = 0, output_count: int | None = None,
                  subgraphs: Mapping[str, Any] | None = None,
@@ -126,12 +130,12 @@ class InferenceContext(ArgumentReaders):
         """The input's type (``TensorType``, ``SequenceType``, ...) or None when absent or unknown."""
         return self._inputs[index] if index < len(self._inputs) else None
 
-    def input_shape(self, index: int):
+    def input_shape(self, index: int) -> Shape:
         """The input tensor's shape: a tuple of dims, or None (unknown rank, or not a tensor)."""
         value = self._inputs[index] if index < len(self._inputs) else None
         return value.shape if type(value) is TensorType else None
 
-    def input_with_rank(self, index: int, rank: int):
+    def input_with_rank(self, index: int, rank: int) -> tuple[Dim, ...]:
         """Input ``index``'s shape checked to have ``rank`` (TensorFlow's ``WithRank``): an
         unknown rank becomes ``rank`` unknown dims; another rank fails, naming the input."""
         try:
@@ -139,7 +143,7 @@ class InferenceContext(ArgumentReaders):
         except ShapeError as error:
             self.fail(f"{self.input_name(index)}: {error}")
 
-    def input_with_rank_at_least(self, index: int, rank: int):
+    def input_with_rank_at_least(self, index: int, rank: int) -> Shape:
         """Input ``index``'s shape checked to have at least ``rank`` dims (unknown stays unknown)."""
         try:
             return with_rank_at_least(self.input_shape(index), rank)
@@ -162,7 +166,7 @@ class InferenceContext(ArgumentReaders):
         """Known contents of input ``index`` (constants, initializers, propagated shapes)."""
         return self._data[index] if index < len(self._data) else None
 
-    def input_values(self, index: int):
+    def input_values(self, index: int) -> tuple | None:
         """Known contents of a scalar or 1-D input as a tuple of elements, or None."""
         data = self._data[index] if index < len(self._data) else None
         return data.values if data is not None else None
@@ -179,7 +183,7 @@ class InferenceContext(ArgumentReaders):
         return bound.start if len(bound) and self.has_input(bound.start) else None
 
     # -- attributes ---------------------------------------------------------------------
-    def attribute(self, name: str, default: object = None) -> object:
+    def attribute(self, name: str, default: object = None) -> Any:
         """The node's attribute, else the schema's default, else ``default``."""
         value = self._attributes.get(name)
         declared = self.schema.attributes.get(name)
@@ -196,15 +200,15 @@ class InferenceContext(ArgumentReaders):
         return name in self._attributes
 
     # -- subgraphs ------------------------------------------------------------------------
-    def subgraph(self, name: str):
+    def subgraph(self, name: str | None):
         """Graph attribute ``name`` as the engine inferred it before the rule ran: a
         :class:`Subgraph` (a tuple of them for a list of graphs), or None when the node has none."""
-        return self._subgraphs.get(name) if self._subgraphs else None
+        return self._subgraphs.get(name) if self._subgraphs and name is not None else None
 
-    def infer_subgraph(self, name: str, input_types: tuple | None = None):
+    def infer_subgraph(self, name: str | None, input_types: tuple | None = None):
         """Infer graph attribute ``name`` again with the given input types (None: as declared),
         e.g. until loop-carried types settle; None when the engine offers no subgraph inference."""
-        if self._infer_subgraph is None or name not in self._attributes:
+        if self._infer_subgraph is None or name is None or name not in self._attributes:
             return None
         return self._infer_subgraph(name, input_types)
 
@@ -231,7 +235,7 @@ class InferenceContext(ArgumentReaders):
         if index < len(self._outputs):
             self._outputs[index] = value
 
-    def set_output_shape(self, index: int, shape, elem: int | None = None) -> None:
+    def set_output_shape(self, index: int, shape: Shape, elem: int | None = None) -> None:
         """Set a tensor output's shape; the element type is the engine's binding unless given."""
         if index < len(self._outputs):
             if elem is None:
@@ -247,7 +251,7 @@ class InferenceContext(ArgumentReaders):
         return self._output_data[index] if index < len(self._output_data) else None
 
     # -- helpers ------------------------------------------------------------------------
-    def fresh_dim(self):
+    def fresh_dim(self) -> Sym | None:
         """A new symbolic dim that clashes with no name in the graph."""
         return self._symbols.fresh() if self._symbols is not None else None
 
@@ -259,7 +263,7 @@ class InferenceContext(ArgumentReaders):
             return None
         return (None,) * count
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         """Stop with an error that the engine reports against this node."""
         raise InferenceError(message)
 

@@ -59,7 +59,7 @@ class LoadedModel:
     #: Where the model came from, for messages (a path or a short description).
     origin: str
     #: The caller's message class, kept only for ``onnx`` sources.
-    source_type: type | None = None
+    source_type: type[Message] | None = None
 
     def to_source_kind(self, model: ModelProto) -> Any:
         """Return ``model`` in the kind of object the caller passed in.
@@ -151,7 +151,7 @@ def _parse(data: bytes | bytearray | memoryview, where: str) -> ModelProto:
         raise ModelLoadError(f"cannot load model {where}: no data (empty input)")
     model = ModelProto()
     try:
-        model.ParseFromString(data)
+        model.ParseFromString(data)  # type: ignore[arg-type]  # protobuf reads any buffer; its stubs say bytes
     except (DecodeError, ValueError, TypeError, RuntimeError) as exc:
         raise ModelLoadError(
             f"cannot load model {where}: truncated, corrupt or not an ONNX model ({exc})"

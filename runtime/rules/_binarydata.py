@@ -192,7 +192,7 @@ BINARY: dict[str, Callable] = {
 }
 
 
-def _spread(data: Data, shape: tuple) -> Sequence | None:
+def _spread(data: Data, shape: tuple) -> Sequence:
     """``data``'s elements broadcast to the (known, int) ``shape``, flattened row-major."""
     values = data.values
     if data.shape == shape:
@@ -232,11 +232,14 @@ def binary_data(datas: list, compute: str, elem: int) -> Data | None:
         shape = broadcast_shapes(*[tuple(d.shape) for d in datas])
     except ShapeError:
         return None
+    if shape is None:
+        return None
     columns = [_spread(d, shape) for d in datas]
     if compute == "where":
         if len(columns) != 3:
             return None
         return Data(shape, tuple([_where(c, x, y) for c, x, y in zip(*columns)]))
+    function: Callable | None
     if compute == "div":
         int_mode = elem in INT_WIDTHS or (elem not in FLOAT_ELEMS and all(
             integral(v) for column in columns for v in column if v is not None))

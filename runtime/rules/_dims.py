@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext
 from opspec.runtime.contract.arguments import element
-from opspec.runtime.shape import ShapeError, merge_dim
+from opspec.runtime.shape import Dim, ShapeError, merge_dim
 
 
-def merged(ctx: InferenceContext, what: str, *dims):
+def merged(ctx: InferenceContext, what: str, *dims: Dim) -> Dim:
     """The dims, which the op needs equal, merged into one; a node error naming ``what`` when two known ones differ."""
-    result = None
+    result: Dim = None
     for dim in dims:
         try:
             result = merge_dim(result, dim)
@@ -17,7 +17,7 @@ def merged(ctx: InferenceContext, what: str, *dims):
     return result
 
 
-def one_value(ctx: InferenceContext, index: int):
+def one_value(ctx: InferenceContext, index: int) -> Dim:
     """The value a known one-element input holds, as a dim (an int or a ``Sym``); None when the
     input is absent, unknown, longer, or holds something else."""
     values = ctx.input_values(index)

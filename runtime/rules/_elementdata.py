@@ -91,17 +91,17 @@ def cast_value(x: object, elem: int) -> object:
     """One element converted to element type ``elem``; None when not known exactly."""
     if x is None:
         return None
-    kind = type(x)
     if elem in INT_WIDTHS:
-        if kind is int:
+        if type(x) is int:
             return _wrap_int(x, elem)
-        if kind is bool:
+        if type(x) is bool:
             return int(x)
-        if kind is float:
+        if type(x) is float:
             return _wrap_int(int(x), elem) if math.isfinite(x) else None
-        return x if kind is Sym else None
+        return x if type(x) is Sym else None
+    kind = type(x)
     if elem in FLOAT_ELEMS:
-        if kind is int or kind is bool or kind is float:
+        if type(x) is int or type(x) is bool or type(x) is float:
             try:
                 return _round_float(float(x), elem)
             except OverflowError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
 from opspec.runtime.rules._dims import merged
-from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, merge_shapes, mul_dim
+from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape, merge_shapes, mul_dim
 
 _UNKNOWN_VIEW = (None, None, None, None)
 
@@ -174,7 +174,7 @@ def linear_attention(ctx: InferenceContext) -> None:
     value_size = _head_size(ctx, 2, value[2], kv_heads)
     batch = merged(ctx, "batch sizes of query, key and value", query[0], key[0], value[0])
     steps = merged(ctx, "sequence lengths of query, key and value", query[1], key[1], value[1])
-    state = (batch, kv_heads, key_size, value_size)
+    state: tuple[Dim, ...] = (batch, kv_heads, key_size, value_size)
     past = ctx.input_index("past_state")
     if past is not None:
         past_state = ctx.input_with_rank(past, 4)

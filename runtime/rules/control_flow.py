@@ -18,7 +18,7 @@ from opspec.runtime.contract import (
     rule,
 )
 from opspec.runtime.rules._relax import relax_types
-from opspec.runtime.shape import Sym
+from opspec.runtime.shape import Dim, Sym
 
 #: How many times a loop body is inferred again before its carried types are given up on.
 _FIXPOINT_ROUNDS = 8
@@ -109,7 +109,7 @@ def loop(ctx: InferenceContext) -> None:
                  f"but the node has {ctx.output_count} outputs")
     for index, value in enumerate(carried):
         ctx.set_output(index, value)
-    trips = None
+    trips: Dim = None
     if ctx.has_input(0) and not ctx.has_input(1):  # a for loop: exactly M iterations
         values = ctx.input_values(0)
         if values is not None and len(values) == 1:
@@ -155,16 +155,17 @@ def scan(ctx: InferenceContext) -> None:
                       None)
     else:
         in_axes = _axes(ctx, "scan_input_axes", scan_count)
-        slices, length = [], None
+        sliced: list[TensorType | None] = []
+        length = None
         for value, axis in zip(scan_inputs, in_axes):
             shape = value.shape if type(value) is TensorType else None
             if shape is None:
-                slices.append(TensorType(value.elem, None) if type(value) is TensorType else None)
+                sliced.append(TensorType(value.elem, None) if type(value) is TensorType else None)
                 continue
             axis = ctx.normalize_axis(axis, len(shape), "scan input axis")
             length = shape[axis] if length is None else length
-            slices.append(TensorType(value.elem, shape[:axis] + shape[axis + 1:]))
-        slices, state_types = tuple(slices), states
+            sliced.append(TensorType(value.elem, shape[:axis] + shape[axis + 1:]))
+        slices, state_types = tuple(sliced), states
     result, state_types = _settle(ctx, state_types, 0, after=slices)
     if result is None:
         return

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape
+from opspec.runtime.shape import Dim, ShapeError, broadcast_shapes, format_shape
 
 
 def _terms(ctx: InferenceContext, equation: str) -> tuple[list[str], str | None]:
@@ -16,7 +16,7 @@ def _terms(ctx: InferenceContext, equation: str) -> tuple[list[str], str | None]
     return terms, output if arrow else None
 
 
-def _combine(ctx: InferenceContext, letter: str, a, b):
+def _combine(ctx: InferenceContext, letter: str, a: Dim, b: Dim) -> Dim:
     """The size of a subscript seen with sizes ``a`` and ``b`` (a size of 1 may stretch)."""
     if a == 1:
         return b
@@ -41,7 +41,7 @@ def einsum(ctx: InferenceContext) -> None:
     terms, output = _terms(ctx, equation)
     if len(terms) != ctx.input_count:
         ctx.fail(f"equation {equation!r} has {len(terms)} inputs but the node has {ctx.input_count}")
-    dims: dict[str, object] = {}
+    dims: dict[str, Dim] = {}
     ellipsis: list = []
     known = True
     for index, term in enumerate(terms):
@@ -73,6 +73,9 @@ def einsum(ctx: InferenceContext) -> None:
         broadcast = broadcast_shapes(*ellipsis) if ellipsis else ()
     except ShapeError as error:
         ctx.fail(f"the '...' dims do not broadcast: {error}")
+    if broadcast is None:
+        ctx.set_output_shape(0, None)
+        return
     head, _, tail = output.partition("...")
     out = tuple(dims.get(c) for c in head) + (tuple(broadcast) if "..." in output else ()) + \
         tuple(dims.get(c) for c in tail)

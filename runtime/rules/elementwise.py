@@ -10,7 +10,7 @@ from opspec.runtime.contract.elements import ELEMENT_BITS, element_name
 from opspec.runtime.rules._binarydata import binary_data
 from opspec.runtime.rules._dims import named_where_undecided
 from opspec.runtime.rules._elementdata import unary_data
-from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, merge_shapes
+from opspec.runtime.shape import Shape, ShapeError, broadcast_shapes, format_shape, merge_shapes
 
 #: ``compute`` choices of ``elementwise``: identity, cast, and the unary element functions.
 UNARY_COMPUTE = ("identity", "cast", "neg", "abs", "floor", "ceil", "sqrt", "reciprocal", "not")
@@ -50,6 +50,7 @@ def elementwise(ctx: InferenceContext) -> None:
 def broadcast(ctx: InferenceContext) -> None:
     """Outputs take the multidirectional broadcast of every input's shape."""
     count = ctx.input_count
+    operands: tuple[Shape, ...]
     if count == 2:
         operands = (ctx.input_shape(0), ctx.input_shape(1))
         shape = broadcast_shapes(*operands)
@@ -140,7 +141,7 @@ def bit_cast(ctx: InferenceContext) -> None:
     target_bits, source_bits = ELEMENT_BITS.get(target or 0), ELEMENT_BITS.get(source)
     if target is not None and target_bits is None:
         ctx.fail(f"cannot reinterpret bits as {element_name(target)}, which has no fixed width")
-    if target_bits and source_bits and target_bits != source_bits:
+    if target is not None and target_bits and source_bits and target_bits != source_bits:
         ctx.fail(f"{element_name(source)} has {source_bits} bits and {element_name(target)} has {target_bits}; "
                  "a bit cast needs equal widths")
     ctx.set_output_shape(0, ctx.input_shape(0), target)

@@ -19,10 +19,10 @@ from opspec.runtime.contract import (
     option,
     rule,
 )
-from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, num_elements
+from opspec.runtime.shape import Dim, Shape, Sym, ceil_div_dim, format_shape, num_elements
 
 
-def _count(shape: tuple) -> int | None:
+def _count(shape: Shape) -> int | None:
     count = num_elements(shape)
     return count if type(count) is int else None
 
@@ -41,7 +41,7 @@ def _numeric(values) -> bool:
     return all(type(v) in (int, float, bool) for v in values)
 
 
-def _set_constant(ctx: InferenceContext, elem: int, shape: tuple, values) -> None:
+def _set_constant(ctx: InferenceContext, elem: int, shape: Shape, values: tuple | None) -> None:
     ctx.set_output_shape(0, shape, elem)
     if values is not None and len(values) <= DATA_LIMIT and _numeric(values):
         ctx.set_output_data(0, Data(shape, tuple(values)))
@@ -85,7 +85,8 @@ def constant(ctx: InferenceContext) -> None:
       input=input(required=True), value=attribute())
 def constant_of_shape(ctx: InferenceContext) -> None:
     """A tensor whose shape is the input's contents, filled with ``value`` (float 0 by default)."""
-    elem, fill = FLOAT, 0.0
+    elem = FLOAT
+    fill: object = 0.0
     value_name = ctx.named("value")
     value = ctx.attr("value")
     if value is not None:
@@ -108,18 +109,18 @@ def constant_of_shape(ctx: InferenceContext) -> None:
     if requested is None:
         length = source[0] if source is not None else None
         dims = ctx.unknown_dims(length) if type(length) is int else None
-        shape = tuple([ctx.fresh_dim() for _ in dims]) if dims is not None else None
+        shape: Shape = tuple([ctx.fresh_dim() for _ in dims]) if dims is not None else None
         ctx.set_output_shape(0, shape, elem)
         return
-    dims = []
+    sizes: list[Dim] = []
     for dim in requested:
         if type(dim) is int:
             if dim < 0:
                 ctx.fail(f"requested shape {list(requested)} has a negative dim")
-            dims.append(dim)
+            sizes.append(dim)
         else:
-            dims.append(dim if type(dim) is Sym else ctx.fresh_dim())
-    shape = tuple(dims)
+            sizes.append(dim if type(dim) is Sym else ctx.fresh_dim())
+    shape = tuple(sizes)
     ctx.set_output_shape(0, shape, elem)
     count = _count(shape)
     if fill is not None and count is not None and count <= DATA_LIMIT and _numeric((fill,)):

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from opspec.runtime.contract import DATA_LIMIT, Data, InferenceContext, attribute, element, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, all_ints, axis_arg, shape_of
-from opspec.runtime.shape import ShapeError, add_dim, ceil_div_dim, div_dim, format_dim, format_shape, merge_dim, mul_dim
+from opspec.runtime.shape import (
+    Dim,
+    ShapeError,
+    add_dim,
+    ceil_div_dim,
+    div_dim,
+    format_dim,
+    format_shape,
+    merge_dim,
+    mul_dim,
+)
 
 
 @rule("concat", "Join inputs along 'axis'.", axis=attribute(required=True), negative_axes=NEGATIVE_AXES)
@@ -14,7 +24,8 @@ def concat(ctx: InferenceContext) -> None:
     """Equal ranks; dims off ``axis`` merge, the ``axis`` dim is the (symbolic) sum."""
     axis = ctx.attr("axis")
     if axis is None:
-        if ctx.schema.attributes[ctx.named("axis")].required:
+        name = ctx.named("axis")
+        if name is not None and ctx.schema.attributes[name].required:
             ctx.fail(f"attribute '{ctx.named('axis')}' is required")
         axis = 1  # the first version's documented default, which its schema does not record
     indices = ctx.input_range(ctx.schema.inputs[0].name)
@@ -42,7 +53,7 @@ def concat(ctx: InferenceContext) -> None:
                 except ShapeError:
                     ctx.fail(f"input {i} has shape {format_shape(s)} with dim {format_dim(s[j])} at axis {j}, "
                              f"where other inputs have {format_dim(out[j])}")
-    total = 0
+    total: Dim = 0
     for s in shapes:
         total = add_dim(total, s[axis]) if s is not None else None
         if total is None:
@@ -158,7 +169,7 @@ def gather(ctx: InferenceContext) -> None:
     if data is None or picks is None or len(source) != 1 or len(data.values) != source[0]:
         return
     size = len(data.values)
-    values = []
+    values: list[object] = []
     for index in picks.values:
         index = element(index)
         if type(index) is not int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
 from opspec.runtime.rules._dims import named_where_undecided
-from opspec.runtime.shape import ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
+from opspec.runtime.shape import Shape, ShapeError, broadcast_shapes, format_shape, unidirectional_broadcast
 
 
 def _inner(ctx: InferenceContext, k1, k2, a, b):
@@ -32,6 +32,7 @@ def matmul(ctx: InferenceContext) -> None:
         return
     ra, rb = len(a), len(b)
     _inner(ctx, a[-1], b[-2] if rb > 1 else b[0], a, b)
+    batch: Shape
     if ra <= 2 and rb <= 2:  # the common case: no batch dims
         batch = ()
     else:
@@ -54,7 +55,7 @@ def gemm(ctx: InferenceContext) -> None:
     m, ka = (a[1], a[0]) if ctx.flag_attr("transA") else a
     kb, n = (b[1], b[0]) if ctx.flag_attr("transB") else b
     _inner(ctx, ka, kb, a, b)
-    out = (m, n)
+    out: Shape = (m, n)
     if ctx.input_count > 2 and ctx.has_input(2):
         c = ctx.input_shape(2)
         if c is not None:

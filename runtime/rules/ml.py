@@ -19,7 +19,7 @@ from opspec.runtime.contract import (
     rule,
 )
 from opspec.runtime.contract.elements import DOUBLE
-from opspec.runtime.shape import add_dim, format_shape
+from opspec.runtime.shape import Dim, add_dim, format_shape
 
 
 def _batch(ctx: InferenceContext):
@@ -144,7 +144,7 @@ def feature_vectorizer(ctx: InferenceContext) -> None:
         shape = ctx.input_shape(index)
         if shape is not None and len(shape) == 2 and batch is None:
             batch = shape[0]
-    total = None
+    total: Dim = None
     if widths is not None:
         if len(widths) != ctx.input_count:
             ctx.fail(f"inputdimensions {list(widths)} has {len(widths)} entries for {ctx.input_count} inputs")
@@ -161,8 +161,9 @@ def array_feature_extractor(ctx: InferenceContext) -> None:
         ctx.set_output_shape(0, None)  # a 1-D input gives a row, whose layout varies
         return
     count = None
-    if indices is not None and all(type(d) is int for d in indices):
+    sizes = [d for d in indices if type(d) is int] if indices is not None else []
+    if indices is not None and len(sizes) == len(indices):
         count = 1
-        for d in indices:
-            count *= d
+        for size in sizes:
+            count *= size
     ctx.set_output_shape(0, tuple(x[:-1]) + (count,))

@@ -10,6 +10,8 @@ from typing import Sequence
 from opspec.runtime.contract import INT64, InferenceContext, attribute, input, rule
 from opspec.runtime.rules._window import Window, transposed_length
 from opspec.runtime.shape import (
+    Dim,
+    Shape,
     ShapeError,
     format_dim,
     format_shape,
@@ -123,6 +125,7 @@ def batch_norm(ctx: InferenceContext) -> None:
     if ctx.declares("training_mode") and not ctx.flag_attr("training_mode") and ctx.output_count > 1:
         ctx.fail(f"{ctx.output_count} outputs need training_mode=1; only Y exists otherwise")
     per_channel = ctx.int_attr("spatial", 1)
+    stats: Shape
     if per_channel:
         stats = ((x[1] if len(x) > 1 else 1),) if x is not None else (None,)
         for index in range(1, min(ctx.input_count, len(ctx.schema.inputs))):
@@ -162,7 +165,7 @@ def layer_norm(ctx: InferenceContext) -> None:
         ctx.set_output_shape(index, stats, elem=stash)
 
 
-def conv_transpose_operands(ctx: InferenceContext) -> tuple[tuple, tuple, object] | None:
+def conv_transpose_operands(ctx: InferenceContext) -> tuple[tuple, tuple, Dim] | None:
     """X and W of a transposed convolution (inputs 0 and 1), of one rank of 3 or more, with the
     output's channel count ``W.shape[1] * group``; None when neither rank is known. Fails where X's
     channels are not W's first dim or ``group`` is not positive."""
@@ -211,23 +214,24 @@ def conv_transpose(ctx: InferenceContext) -> None:
         if len(values) != length:
             ctx.fail(f"{name} {list(values)} must have {length} values for {count} spatial axes")
     requested = ctx.ints_attr("output_shape")
+    spatial: Shape
     if requested is not None:
         spatial = tuple(requested[-count:]) if len(requested) >= count else None
         if spatial is None:
             ctx.fail(f"output_shape {list(requested)} has fewer than {count} spatial dims")
     else:
         auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-        spatial = []
+        lengths: list[Dim] = []
         for i in range(count):
             size, k = x[2 + i], kernel[i]
             if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-                spatial.append(mul_dim(size, strides[i]))
+                lengths.append(mul_dim(size, strides[i]))
                 continue
             if size is None or k is None:
-                spatial.append(None)
+                lengths.append(None)
                 continue
             begin, end = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + count])
             extent = (k - 1) * dilations[i] + 1
-            spatial.append(transposed_length(size, strides[i], extent + padding[i], begin + end))
-        spatial = tuple(spatial)
+            lengths.append(transposed_length(size, strides[i], extent + padding[i], begin + end))
+        spatial = tuple(lengths)
     ctx.set_output_shape(0, (x[0], channels) + spatial)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
 from opspec.runtime.rules._dims import merged
-from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape
+from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape
 
 _WEIGHTS, _BIAS, _PAST = 1, 2, 4
 
@@ -52,7 +52,9 @@ def v_hidden_size(ctx: InferenceContext, width):
 def head_count(ctx: InferenceContext, name: str = "num_heads") -> int | None:
     """A head-count attribute: positive when set, None when the node leaves it out."""
     heads = ctx.attribute(name)
-    if heads is not None and (type(heads) is not int or heads <= 0):
+    if heads is None:
+        return None
+    if type(heads) is not int or heads <= 0:
         ctx.fail(f"{name} must be a positive integer, got {heads!r}")
     return heads
 
@@ -68,7 +70,7 @@ def ort_attention(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (batch, seq, v_hidden))
     if ctx.output_count < 2:
         return
-    heads = head_count(ctx)
+    heads: Dim = head_count(ctx)
     # kernels differ on the present's head size (V's or Q's) when the hidden sizes differ
     sizes = ctx.ints_attr("qkv_hidden_sizes")
     head_size = divide_or_none(v_hidden, heads) if not sizes or len(set(sizes)) == 1 else None

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
 from opspec.runtime.rules._dims import merged, one_value
 from opspec.runtime.rules.ort_attention import divide_or_none, head_count
-from opspec.runtime.shape import add_dim, format_shape, mul_dim
+from opspec.runtime.shape import Dim, add_dim, format_shape, mul_dim
 
 _QUERY, _KEY, _VALUE = 0, 1, 2
 _PRESENT_KEY, _PRESENT_VALUE, _QK = 1, 2, 3
@@ -23,13 +23,13 @@ _PRESENT_KEY, _PRESENT_VALUE, _QK = 1, 2, 3
 class Layout(NamedTuple):
     """What the query, key and value say: sizes as dims (None when unknown)."""
 
-    batch: object
-    seq: object
-    kv_seq: object
-    heads: object
-    head_size: object
-    v_head_size: object
-    hidden: object  # the output's last axis
+    batch: Dim
+    seq: Dim
+    kv_seq: Dim
+    heads: Dim
+    head_size: Dim
+    v_head_size: Dim
+    hidden: Dim  # the output's last axis
 
 
 def _packed(ctx: InferenceContext, index: int, parts: int):
@@ -74,7 +74,7 @@ def _key_value(ctx: InferenceContext, heads):
 
 def layout(ctx: InferenceContext) -> Layout:
     """The sizes the query, key and value give, in whichever packing they use."""
-    heads = head_count(ctx)
+    heads: Dim = head_count(ctx)
     query = ctx.input_shape(_QUERY)
     if query is not None and len(query) not in (3, 5):
         ctx.fail(f"query {format_shape(query)} must be 3-D (batch, seq, hidden) or 5-D packed "
@@ -113,7 +113,7 @@ def multi_head_attention(ctx: InferenceContext) -> None:
     shared = past_key_index is not None and (
         ctx.flag_attr("share_buffer") or (ctx.option("length_shares") and past_length_index is not None))
     batch, heads = view.batch, view.heads
-    past: object = 0
+    past: Dim = 0
     # without a cache, kernels disagree on present_value's head size when V's differs from K's
     value_size = view.v_head_size if view.v_head_size == view.head_size else None
     if past_key_index is None:
@@ -175,7 +175,7 @@ def decoder_attention(ctx: InferenceContext) -> None:
         return
     if query is not None and len(query) == 3:
         heads = head_count(ctx)
-        cache = (query[1], heads, None, divide_or_none(query[2], heads))
+        cache: tuple[Dim, ...] = (query[1], heads, None, divide_or_none(query[2], heads))
     else:
         cache = (None, None, None, None)
     if ctx.has_input(_KEY_CACHE) and ctx.has_input(_VALUE_CACHE):

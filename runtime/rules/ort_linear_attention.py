@@ -33,8 +33,7 @@ def windowed_linear_attention(ctx: InferenceContext) -> None:
             if len(shape) < 3:
                 ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} must be (B, T, heads * head_size)")
     else:
-        known = query is not None and len(query) >= 3
-        ctx.set_output_shape(0, (query[0], query[1], None) if known else None)  # type: ignore[index]
+        ctx.set_output_shape(0, (query[0], query[1], None) if query is not None and len(query) >= 3 else None)
         ctx.set_output_shape(1, ctx.input_shape(past) if past is not None else None, elem)
         return
     assert query is not None and value is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
 from opspec.runtime.rules._dims import merged
-from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_shape, mul_dim, sub_dim
+from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape, mul_dim, sub_dim
 
 FLOAT = 1
 #: The largest state window or capture capacity the operators accept.
@@ -93,7 +93,7 @@ def ort_varlen_causal_conv_with_state(ctx: InferenceContext) -> None:
         batch = merged(ctx, "request counts of cumulative_sequence_length and capture_count",
                         batch, ctx.input_with_rank(counts, 1)[0])
     channels = merged(ctx, "channel counts of input and weight", x[1], weight[0])
-    state = (batch, channels, _state_length(weight[2], dilation))
+    state: tuple[Dim, ...] = (batch, channels, _state_length(weight[2], dilation))
     initial = ctx.input_index("initial_state")
     if initial is not None:
         state = tuple(merged(ctx, f"dim {i} of initial_state and the carried state", a, b)
@@ -123,8 +123,9 @@ def ort_gated_delta_net(ctx: InferenceContext) -> None:
     heads = max(q_heads, v_heads) if type(q_heads) is int and type(v_heads) is int else None
     ctx.set_output_shape(0, query[:tokens] + (heads, v_size))
     counts = ctx.input_index("capture_count")
-    if counts is not None and ctx.input_shape(counts) is not None and len(ctx.input_shape(counts)) == 1:
-        batch = ctx.input_shape(counts)[0]
+    count_shape = ctx.input_shape(counts) if counts is not None else None
+    if count_shape is not None and len(count_shape) == 1:
+        batch = count_shape[0]
     elif tokens == 2:
         batch = query[0]
     else:

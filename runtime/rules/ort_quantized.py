@@ -9,6 +9,7 @@ from __future__ import annotations
 from opspec.runtime.contract import FLOAT, InferenceContext, attribute, input, rule
 from opspec.runtime.rules._dims import named_where_undecided
 from opspec.runtime.shape import (
+    Dim,
     ShapeError,
     add_dim,
     broadcast_shapes,
@@ -87,7 +88,7 @@ def quantized_concat(ctx: InferenceContext) -> None:
         ctx.fail(f"tensors {', '.join(format_shape(s) for s in shapes)} must have one rank")
     axis = ctx.normalize_axis(ctx.int_attr("axis", 0), rank)
     out: list = [None] * rank
-    total: object = 0
+    total: Dim = 0
     for shape in shapes:
         if shape is None:
             total = None

@@ -6,12 +6,13 @@ from __future__ import annotations
 from opspec.runtime.contract import INT64, InferenceContext, attribute, input, rule
 from opspec.runtime.contract.elements import INT32, UINT8
 from opspec.runtime.rules.linalg import matmul
-from opspec.runtime.shape import ShapeError, add_dim, div_dim, format_dim, format_shape, merge_dim
+from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_dim, format_shape, merge_dim
 
 
-def _merged(ctx: InferenceContext, what: str, sources: list[tuple[str, object]]):
+def _merged(ctx: InferenceContext, what: str, sources: list[tuple[str, Dim]]) -> Dim:
     """One dim that every named source must equal; a failure quotes the two that differ."""
-    dim, first = None, None
+    dim: Dim = None
+    first: str | None = None
     for name, value in sources:
         try:
             dim = merge_dim(dim, value)

@@ -29,7 +29,7 @@ def int_attribute(ctx: InferenceContext, name: str, default: int = 0) -> int:
     value = ctx.attribute(name, default)
     if type(value) is not int:
         ctx.fail(f"attribute '{name}' must be an int, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def text_attribute(ctx: InferenceContext, name: str, default: str) -> str:
@@ -175,12 +175,12 @@ def selection_capacity(ctx: InferenceContext) -> int:
         topk = ctx.attribute("index_topk")
         if type(topk) is not int or topk <= 0:
             ctx.fail(f"policy_mode 'csa' needs a positive index_topk, got {topk!r}")
-        return topk  # type: ignore[return-value]
+        return topk
     budget = ctx.attribute("token_budget")
     if type(budget) is not int or budget <= 0 or budget % ratio:
         ctx.fail(f"policy_mode 'qsa' needs a positive token_budget divisible by compress_ratio {ratio}, "
                  f"got {budget!r}")
-    return budget + ratio - 1  # type: ignore[operator]
+    return budget + ratio - 1
 
 
 @rule("sparse_attention_indexer", "selected_indices (batch, seq, capacity) fixed by the attributes; for "

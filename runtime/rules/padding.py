@@ -59,6 +59,9 @@ def center_crop_pad(ctx: InferenceContext) -> None:
         ctx.set_output_shape(0, ctx.unknown_dims(rank))
         return
     targets = _target_axes(ctx, len(source), axes)
+    if targets is None:  # not for an ints attribute, whose values are always known
+        ctx.set_output_shape(0, ctx.unknown_dims(len(source)))
+        return
     if sizes.length is not None and sizes.length != len(targets):
         ctx.fail(f"shape holds {sizes.length} sizes for {len(targets)} axes")
     out = list(source)

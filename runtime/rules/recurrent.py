@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
-from opspec.runtime.shape import ShapeError, div_dim, merge_dim
+from opspec.runtime.shape import Dim, ShapeError, div_dim, merge_dim
 
 
 @rule("recurrent", "Y (seq, directions, batch, hidden) and final states (directions, batch, hidden); batch "
@@ -25,6 +25,8 @@ def recurrent(ctx: InferenceContext) -> None:
             hidden = div_dim(w[1], ctx.option("gates"))
         except ShapeError:
             ctx.fail(f"W's {w[1]} rows do not divide into {ctx.option('gates')} gates")
+    y: tuple[Dim, ...]
+    state: tuple[Dim, ...]
     if batch_first:
         y, state = (batch, sequence, directions, hidden), (batch, directions, hidden)
     else:

@@ -137,13 +137,13 @@ def resize(ctx: InferenceContext) -> None:
         if len(chosen.values) != len(axes):
             ctx.fail(f"'{count}' has {len(chosen.values)} values for {len(axes)} axes")
         if chosen is sizes:
-            for size in sizes.values:
+            for size in chosen.values:
                 if type(size) is int and size < 0:
-                    ctx.fail(f"sizes {list(sizes.values)} has a negative size")
-            values = sizes.values if policy == "stretch" else _aspect_sizes(x, axes, sizes.values, policy)
+                    ctx.fail(f"sizes {list(chosen.values)} has a negative size")
+            values = chosen.values if policy == "stretch" else _aspect_sizes(x, axes, chosen.values, policy)
             values = tuple(v if type(v) is int or type(v) is Sym else None for v in values)
         else:
-            values = tuple(_scaled(x[axis], scale) for axis, scale in zip(axes, scales.values))
+            values = tuple(_scaled(x[axis], scale) for axis, scale in zip(axes, chosen.values))
         for axis, value in zip(axes, values):
             out[axis] = value
     ctx.set_output_shape(0, tuple(out))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, element, input_or_attribute, rule
 from opspec.runtime.rules._sizes import single_size
-from opspec.runtime.shape import format_shape, num_elements
+from opspec.runtime.shape import Dim, Shape, format_shape, num_elements
 
 
 @rule("top_k", "X's shape with 'axis' shortened to k, for both the values and their indices.",
@@ -63,7 +63,7 @@ def compress(ctx: InferenceContext) -> None:
 def non_zero(ctx: InferenceContext) -> None:
     source = ctx.input_shape(0)
     data = ctx.input_data(0)
-    count = None
+    count: Dim = None
     if data is not None and all(type(value) in (int, float, bool) for value in data.values):
         count = sum(1 for value in data.values if value)
     if count is None:
@@ -79,6 +79,7 @@ def unique(ctx: InferenceContext) -> None:
     distinct = ctx.fresh_dim()  # one count of distinct values for every output that has it
     axis = ctx.attr("axis")
     if axis is None:
+        values: Shape
         values, inverse = (distinct,), (num_elements(source) if source is not None else None,)
     elif source is None:
         values, inverse = None, (None,)

@@ -88,12 +88,12 @@ def split_to_sequence(ctx: InferenceContext) -> None:
         piece = x[:axis] + ((1,) if ctx.int_attr("keepdims", 1) else ()) + x[axis + 1:]
         ctx.set_output(0, SequenceType(TensorType(elem, piece)))
         return
-    values = ctx.input_values(index)
+    values, data = ctx.input_values(index), ctx.input_data(index)
     length = None
     if values is not None and values and all(type(v) is int for v in values):
         if len(set(values)) == 1 and (len(values) > 1 or ctx.input_shape(index) != ()):
             length = values[0]  # a list of equal lengths
-        elif ctx.input_shape(index) == () or (ctx.input_data(index) is not None and ctx.input_data(index).shape == ()):
+        elif ctx.input_shape(index) == () or (data is not None and data.shape == ()):
             size = values[0]  # one length for all pieces: the last one may be shorter, unless it divides
             if type(x[axis]) is int and size > 0 and x[axis] % size == 0:
                 length = size

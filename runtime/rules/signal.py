@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, input_or_attribute, rule
 from opspec.runtime.rules._sizes import single_size, within_limits
-from opspec.runtime.shape import ShapeError, Sym, add_dim, div_dim, format_shape, mul_dim, relax_dim, sub_dim
+from opspec.runtime.shape import Dim, ShapeError, Sym, add_dim, div_dim, format_shape, mul_dim, relax_dim, sub_dim
 
 #: The axis a DFT runs along when the node gives none (from version 20 on; before it, the
 #: attribute's default applies).
@@ -37,6 +37,7 @@ def _check_parts(ctx: InferenceContext, last, expected: tuple, why: str) -> None
 def _dft_axis(ctx: InferenceContext, rank: int):
     """The non-negative axis the DFT runs along, or None when the node's axis input is unknown."""
     axis = ctx.ints_arg("axis")
+    value: Dim
     if not axis.present:
         value = DEFAULT_DFT_AXIS
     else:
@@ -84,11 +85,12 @@ def dft(ctx: InferenceContext) -> None:
 
     rank = len(shape)
     candidates = [axis] if axis is not None else range(rank - 1)  # an unknown axis: any signal axis
-    out = None
+    out: list[Dim] | None = None
     for candidate in candidates:
         option = list(shape)
         option[candidate] = resized(shape[candidate])
         out = option if out is None else [relax_dim(a, b) for a, b in zip(out, option)]
+    assert out is not None  # a rank of at least 2 offers a candidate axis
     out[-1] = 1 if onesided and inverse else 2
     ctx.set_output_shape(0, within_limits(ctx, tuple(out)))
 

@@ -1,9 +1,11 @@
 """Rules that keep part of a tensor's axes or elements: Slice, Squeeze, Unsqueeze."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from opspec.runtime.contract import Data, InferenceContext, input, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, all_ints, axes_arg, pass_data, shape_of
-from opspec.runtime.shape import Sym, ceil_div_dim, format_shape, min_dim
+from opspec.runtime.shape import Dim, Sym, ceil_div_dim, format_shape, min_dim
 
 #: Slice bounds at or beyond these mean "through the end" / "through the start".
 _BIG = 2**31 - 1
@@ -29,10 +31,10 @@ def slice_(ctx: InferenceContext) -> None:
         return
     rank = len(source)
     count = next(iter(lengths)) if lengths else None
+    axis_list: list[int] | None
     if axes.present:
-        axis_list = all_ints(axes.values)
-        if axis_list is not None:
-            axis_list = axes_arg(ctx, axis_list, rank)
+        named = all_ints(axes.values)
+        axis_list = axes_arg(ctx, named, rank) if named is not None else None
     elif count is not None:
         if count > rank:
             ctx.fail(f"{count} starts for an input of rank {rank}")
@@ -60,7 +62,7 @@ def slice_(ctx: InferenceContext) -> None:
             ctx.set_output_data(0, result)
 
 
-def _slice_data(data: Data, source: tuple, axis_list: list, starts, ends, steps) -> Data | None:
+def _slice_data(data: Data, source: tuple, axis_list: Sequence[int], starts, ends, steps) -> Data | None:
     """Known data of any rank cut to the window; None unless the sizes and every bound are known ints."""
     if starts is None or ends is None or not all(type(d) is int for d in source):
         return None
@@ -131,7 +133,10 @@ def _sure_count(value) -> bool:
     expression less a constant (``N-1``) stands for a non-negative value. A negated or
     subtracted symbol (``-S``, ``N-S``) may be negative: a negative bound counts from the
     end, which the formulas here do not model."""
-    return type(value) is Sym and (value - value.constant).never_negative
+    if type(value) is not Sym:
+        return False
+    count = value - value.constant
+    return type(count) is Sym and count.never_negative
 
 
 @rule("squeeze", "Drop the listed axes of size 1 (all size-1 axes when none).",
@@ -150,14 +155,14 @@ def squeeze(ctx: InferenceContext) -> None:
             return
         shape = tuple(d for d in source if d != 1)
     else:
-        axis_list = all_ints(axes.values)
-        if axis_list is None:
+        named = all_ints(axes.values)
+        if named is None:
             if axes.length is not None and axes.length <= rank:
                 ctx.set_output_shape(0, (None,) * (rank - axes.length))
             else:
                 ctx.set_output_shape(0, None)
             return
-        axis_list = axes_arg(ctx, axis_list, rank)
+        axis_list = axes_arg(ctx, named, rank)
         for axis in axis_list:
             if type(source[axis]) is int and source[axis] != 1:
                 ctx.fail(f"cannot squeeze axis {axis} of {format_shape(source)}: its size is {source[axis]}, not 1")
@@ -177,13 +182,13 @@ def unsqueeze(ctx: InferenceContext) -> None:
     if source is None:
         ctx.set_output_shape(0, None)
         return
-    axis_list = all_ints(axes.values)
-    if axis_list is None:
+    named = all_ints(axes.values)
+    if named is None:
         ctx.set_output_shape(0, (None,) * (len(source) + axes.length) if axes.length is not None else None)
         return
-    rank = len(source) + len(axis_list)
-    axis_list = set(axes_arg(ctx, axis_list, rank))
+    rank = len(source) + len(named)
+    inserted = set(axes_arg(ctx, named, rank))
     rest = iter(source)
-    shape = tuple(1 if i in axis_list else next(rest) for i in range(rank))
+    shape = tuple(1 if i in inserted else next(rest) for i in range(rank))
     ctx.set_output_shape(0, shape)
     pass_data(ctx, shape)

@@ -7,7 +7,8 @@ symbols, give unknown (either could be ``1``) unless one clamps the other (``T``
 """
 from __future__ import annotations
 
-from typing import Tuple
+import enum
+from typing import Final, Literal, Tuple, Union, overload
 
 from .dims import Dim
 from .errors import ShapeError
@@ -17,10 +18,16 @@ from .sym import Sym
 
 __all__ = ["broadcast_shapes", "unidirectional_broadcast"]
 
-_CONFLICT = object()
+class _Conflict(enum.Enum):
+    """Two known dims that differ, neither of them 1."""
+
+    CONFLICT = 0
 
 
-def _broadcast_dim(a: Dim, b: Dim) -> object:
+_CONFLICT: Final = _Conflict.CONFLICT
+
+
+def _broadcast_dim(a: Dim, b: Dim) -> Union[Dim, Literal[_Conflict.CONFLICT]]:
     """The broadcast of two dims, or ``_CONFLICT``."""
     if a is b:
         return a
@@ -35,7 +42,7 @@ def _broadcast_dim(a: Dim, b: Dim) -> object:
     # Neither is known: equal symbols survive, anything else could hide a 1 ...
     if a == b:
         return a
-    if a is None or b is None:
+    if type(a) is not Sym or type(b) is not Sym:  # an unknown dim
         return None
     # ... unless one is a bound of the other that is 1 whenever the other is (min(T, 197) and T).
     return a if _clamps(a, b) else b if _clamps(b, a) else None
@@ -55,6 +62,7 @@ def _broadcast_pair(a: Tuple[Dim, ...], b: Tuple[Dim, ...]) -> Tuple[Dim, ...]:
     lead = len(a) - len(b)
     out = list(a[:lead])
     append = out.append
+    d: Union[Dim, Literal[_Conflict.CONFLICT]]
     for x, y in zip(a[lead:] if lead else a, b):
         if type(x) is int and type(y) is int:  # the common case, inlined
             if x == y or y == 1:
@@ -81,6 +89,10 @@ def _quote(shapes: Tuple[Shape, ...]) -> str:
     return ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
+@overload
+def broadcast_shapes(*shapes: Tuple[Dim, ...]) -> Tuple[Dim, ...]: ...
+@overload
+def broadcast_shapes(*shapes: Shape) -> Shape: ...
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """Multidirectional (numpy) broadcast of any number of shapes.
 
@@ -98,11 +110,12 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
             raise ShapeError(f"cannot broadcast shapes {_quote(shapes)}: {e}") from None
     if not shapes:
         return ()
-    if None in shapes:
+    known = [s for s in shapes if s is not None]
+    if len(known) < len(shapes):
         return None
-    out = shapes[0]
+    out = known[0]
     try:
-        for s in shapes[1:]:
+        for s in known[1:]:
             if s != out:
                 out = _broadcast_pair(out, s)
     except ShapeError as e:
@@ -110,6 +123,10 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return out
 
 
+@overload
+def unidirectional_broadcast(target: Tuple[Dim, ...], source: Shape) -> Tuple[Dim, ...]: ...
+@overload
+def unidirectional_broadcast(target: Shape, source: Shape) -> Shape: ...
 def unidirectional_broadcast(target: Shape, source: Shape) -> Shape:
     """Check that ``source`` broadcasts to ``target`` (ONNX unidirectional broadcasting).
 

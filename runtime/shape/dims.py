@@ -5,7 +5,7 @@ tries the two-``int`` case first, since that is what almost every call sees.
 """
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Optional, Union, overload
 
 from .errors import ShapeError
 from .render import format_dim
@@ -17,6 +17,8 @@ __all__ = [
 ]
 
 Dim = Optional[Union[int, Sym]]
+#: A dim that is known: a number or a symbolic expression.
+KnownDim = Union[int, Sym]
 
 
 def merge_dim(a: Dim, b: Dim) -> Dim:
@@ -45,6 +47,10 @@ def relax_dim(a: Dim, b: Dim) -> Dim:
     return None
 
 
+@overload
+def add_dim(a: KnownDim, b: KnownDim) -> KnownDim: ...
+@overload
+def add_dim(a: Dim, b: Dim) -> Dim: ...
 def add_dim(a: Dim, b: Dim) -> Dim:
     """``a + b``; unknown if either is unknown."""
     if type(a) is int and type(b) is int:
@@ -72,6 +78,10 @@ def sub_dim(a: Dim, b: Dim) -> Dim:
     return result
 
 
+@overload
+def mul_dim(a: KnownDim, b: KnownDim) -> KnownDim: ...
+@overload
+def mul_dim(a: Dim, b: Dim) -> Dim: ...
 def mul_dim(a: Dim, b: Dim) -> Dim:
     """``a * b``; ``0`` when either is ``0``, the other operand when one is ``1``."""
     if type(a) is int:
@@ -116,11 +126,11 @@ def div_dim(a: Dim, b: Dim, evenly: bool = True) -> Dim:
         return a
     if a is None or b is None:
         return None
-    if type(b) is int:  # a is a Sym
+    if type(b) is int and type(a) is Sym:
         if evenly and a.remainder(b):
             raise ShapeError(f"cannot evenly divide dim {a} by {b}")
         return a // b
-    if type(a) is int:  # a non-zero constant over a symbol is never an exact expression
+    if type(a) is not Sym:  # a non-zero constant over a symbol is never an exact expression
         return None
     return a.exact_div(b)
 
@@ -135,13 +145,17 @@ def ceil_div_dim(a: Dim, b: Dim) -> Dim:
         return a
     if a is None or b is None:
         return None
-    if type(b) is int:
+    if type(b) is int and type(a) is Sym:
         return a.ceildiv(b)
-    if type(a) is int:
+    if type(a) is not Sym:
         return None
     return a.exact_div(b)
 
 
+@overload
+def min_dim(a: KnownDim, b: KnownDim) -> KnownDim: ...
+@overload
+def min_dim(a: Dim, b: Dim) -> Dim: ...
 def min_dim(a: Dim, b: Dim) -> Dim:
     """``min(a, b)``; ``0`` when either is ``0`` (dims are never negative)."""
     if type(a) is int:
@@ -156,6 +170,10 @@ def min_dim(a: Dim, b: Dim) -> Dim:
     return Sym.min(a, b)
 
 
+@overload
+def max_dim(a: KnownDim, b: KnownDim) -> KnownDim: ...
+@overload
+def max_dim(a: Dim, b: Dim) -> Dim: ...
 def max_dim(a: Dim, b: Dim) -> Dim:
     """``max(a, b)``; the other operand when one is ``0``."""
     if type(a) is int:

@@ -134,7 +134,7 @@ class _Parser:
                 raise _Invalid
             if func == "floor":
                 return num // den
-            return -(-num // den) if type(num) is int else num.ceildiv(den)
+            return num.ceildiv(den) if type(num) is Sym else -(-num // den)
         raise _Invalid
 
 

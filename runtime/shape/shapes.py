@@ -1,7 +1,7 @@
 """Operations on whole shapes: a ``tuple`` of dims (known rank) or ``None`` (unknown rank)."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, overload
 
 from .dims import Dim, mul_dim, relax_dim
 from .errors import ShapeError
@@ -15,6 +15,10 @@ __all__ = [
 Shape = Optional[Tuple[Dim, ...]]
 
 
+@overload
+def merge_shapes(a: Tuple[Dim, ...], b: Shape) -> Tuple[Dim, ...]: ...
+@overload
+def merge_shapes(a: Shape, b: Shape) -> Shape: ...
 def merge_shapes(a: Shape, b: Shape) -> Shape:
     """Unify two shapes that must be equal, dim by dim (see ``merge_dim``)."""
     if a is None:
@@ -28,7 +32,7 @@ def merge_shapes(a: Shape, b: Shape) -> Shape:
         )
     if a == b:
         return a
-    out = []
+    out: list[Dim] = []
     append = out.append
     for x, y in zip(a, b):  # merge_dim, inlined
         if x is y or y is None:
@@ -127,9 +131,9 @@ def num_elements(s: Shape) -> Dim:
         return total
     if 0 in s:
         return 0
-    total = 1
+    product: Dim = 1
     for d in s:
-        total = mul_dim(total, d)
-        if total is None:
+        product = mul_dim(product, d)
+        if product is None:
             return None
-    return total
+    return product

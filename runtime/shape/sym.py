@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from math import gcd
-from typing import Any, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, Union, cast, final, overload
 
 from .errors import ShapeError
 
@@ -64,6 +64,7 @@ class _Func:
     """A non-polynomial atom: ``floor(args[0] / k)``, ``min(*args)`` or ``max(*args)``."""
 
     __slots__ = ("op", "args", "k", "key", "_hash")
+    key: tuple
 
     def __init__(self, op: int, args: Tuple[Terms, ...], k: int = 0) -> None:
         self.op = op
@@ -274,7 +275,7 @@ def _const_diff(p: Terms, q: Terms) -> Optional[int]:
 
 def _min_max(op: int, values: Tuple[Any, ...]) -> Value:
     """Canonical ``min`` (``op == _MIN``) or ``max`` of ints and ``Sym``s."""
-    polys = []
+    polys: List[Terms] = []
     for v in values:
         p = _as_terms(v)
         if p is None:
@@ -339,7 +340,7 @@ def _render_atom(a: Any, wrap: bool) -> str:
 def _render_terms(terms: Terms) -> str:
     if not terms:
         return "0"
-    out = []
+    out: List[str] = []
     for m, c in terms:
         n = -c if c < 0 else c
         if not m:
@@ -405,6 +406,7 @@ def _rebuild(terms: Terms) -> Value:
 
 # --------------------------------------------------------------------------- the public type
 
+@final  # ``type(d) is Sym`` tells a Sym from an int
 class Sym:
     """An immutable, hashable symbolic dimension.
 
@@ -415,6 +417,9 @@ class Sym:
     """
 
     __slots__ = ("_terms", "_hash", "_text")
+    _terms: Terms
+    _hash: int
+    _text: str  # set on first ``str()``
 
     def __new__(cls, name: str) -> "Sym":
         s = _NAMES.get(name)
@@ -432,14 +437,14 @@ class Sym:
     def min(*dims: Value) -> Value:
         """``min`` of ints and ``Sym``s, flattened and simplified."""
         if all(type(d) is int for d in dims):
-            return min(dims)
+            return min(cast(Tuple[int, ...], dims))
         return _min_max(_MIN, dims)
 
     @staticmethod
     def max(*dims: Value) -> Value:
         """``max`` of ints and ``Sym``s, flattened and simplified."""
         if all(type(d) is int for d in dims):
-            return max(dims)
+            return max(cast(Tuple[int, ...], dims))
         return _min_max(_MAX, dims)
 
     # -- inspection
@@ -517,8 +522,12 @@ class Sym:
                 return None
         return const % k
 
-    # -- arithmetic
+    # -- arithmetic: a constant added to or subtracted from a Sym leaves a Sym (never a constant)
 
+    @overload
+    def __add__(self, other: int) -> "Sym": ...
+    @overload
+    def __add__(self, other: "Sym") -> Value: ...
     def __add__(self, other: Any) -> Value:
         if type(other) is int:
             return _add_const(self._terms, other) if other else self
@@ -529,6 +538,10 @@ class Sym:
 
     __radd__ = __add__
 
+    @overload
+    def __sub__(self, other: int) -> "Sym": ...
+    @overload
+    def __sub__(self, other: "Sym") -> Value: ...
     def __sub__(self, other: Any) -> Value:
         if type(other) is int:
             return _add_const(self._terms, -other) if other else self
@@ -537,6 +550,10 @@ class Sym:
             return NotImplemented
         return _value(_add(self._terms, q, -1))
 
+    @overload
+    def __rsub__(self, other: int) -> "Sym": ...
+    @overload
+    def __rsub__(self, other: "Sym") -> Value: ...
     def __rsub__(self, other: Any) -> Value:
         q = _as_terms(other)
         if q is None:

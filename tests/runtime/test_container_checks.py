@@ -6,6 +6,7 @@ from onnx import TensorProto, helper
 
 import opspec
 from opspec.runtime.contract import OptionalType, SequenceType, TensorType
+from opspec.runtime.shape import Sym
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 FLOATS = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, ["N"]))
@@ -21,7 +22,7 @@ def test_a_sequence_bound_to_a_type_parameter_passes_and_types_the_output():
     result = _infer([helper.make_node("SequenceErase", ["s", "i"], ["t"])],
                     [helper.make_value_info("s", FLOATS), helper.make_tensor_value_info("i", I64, [])], ["t"])
     assert result.errors == []
-    assert result.values["t"][0] == SequenceType(TensorType(F, (opspec.runtime.shape.Sym("N"),)))
+    assert result.values["t"][0] == SequenceType(TensorType(F, (Sym("N"),)))
 
 
 def test_a_tensor_where_a_sequence_parameter_is_expected_is_an_error():

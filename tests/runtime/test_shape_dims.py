@@ -1,6 +1,7 @@
 """Tests for opspec.runtime.shape.dims: unification and arithmetic on single dims."""
 import itertools
 import random
+from typing import Callable
 
 import pytest
 
@@ -67,8 +68,8 @@ def test_merge_is_commutative_on_known_dims():
                 merge_dim(a, b)
             with pytest.raises(ShapeError):
                 merge_dim(b, a)
-    for a in [0, 5, None, N]:
-        assert merge_dim(a, None) == merge_dim(None, a) == a
+    for dim in [0, 5, None, N]:
+        assert merge_dim(dim, None) == merge_dim(None, dim) == dim
 
 
 def test_relax_is_commutative_and_merge_refines_relax():
@@ -199,11 +200,11 @@ def test_known_arithmetic_matches_python():
 def test_symbolic_arithmetic_agrees_with_evaluation():
     rng = random.Random(5)
     pool = [N, M, 2 * N, N + 1, N // 2, 0, 1, 3]
+    references: dict[object, Callable[[int, int], int]] = {
+        add_dim: lambda x, y: x + y, mul_dim: lambda x, y: x * y, min_dim: min, max_dim: max}
     ops = [add_dim, mul_dim, min_dim, max_dim]
     for _ in range(500):
         a, b, op = rng.choice(pool), rng.choice(pool), rng.choice(ops)
         env = {"N": rng.randint(0, 30), "M": rng.randint(0, 30)}
         ev = lambda d: d if type(d) is int else d.evaluate(env)  # noqa: E731
-        reference = {add_dim: lambda x, y: x + y, mul_dim: lambda x, y: x * y,
-                     min_dim: min, max_dim: max}[op]
-        assert ev(op(a, b)) == reference(ev(a), ev(b))
+        assert ev(op(a, b)) == references[op](ev(a), ev(b))

@@ -60,7 +60,7 @@ def ort_inference(capfd: Any, case: Case, output: int = 0) -> tuple[int, tuple |
     falls back to the declared one. Returns (element type, shape with None for symbolic dims,
     or None when onnxruntime infers no shape).
     """
-    elem = TensorProto.BOOL
+    elem: int = TensorProto.BOOL
     for _ in range(2):
         model = model_of(case)
         model.graph.output[output].CopyFrom(helper.make_tensor_value_info(f"out{output}", elem, (99,) * 7))

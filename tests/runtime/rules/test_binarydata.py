@@ -10,7 +10,9 @@ B, S = Sym("B"), Sym("S")
 
 
 def combine(compute, a, b):
-    return binary_data([Data((len(a),), tuple(a)), Data((len(b),), tuple(b))], compute, INT64).values
+    result = binary_data([Data((len(a),), tuple(a)), Data((len(b),), tuple(b))], compute, INT64)
+    assert result is not None
+    return result.values
 
 
 def test_a_count_never_equals_a_negative_number():

@@ -17,11 +17,13 @@ OPS = [("GatherElements", 13), ("GatherND", 11), ("GatherND", 13), ("ScatterElem
        ("Tile", 13), ("Compress", 9), ("Compress", 11), ("NonZero", 13), ("Unique", 11), ("Pad", 1), ("Pad", 2),
        ("Pad", 11), ("Pad", 18), ("CenterCropPad", 18), ("EyeLike", 9), ("DepthToSpace", 13),
        ("SpaceToDepth", 13), ("Trilu", 14), ("CumSum", 14)]
-ATTRIBUTES = [{}, {"axis": 0}, {"axis": -1}, {"axis": 5}, {"axis": -7}, {"batch_dims": 1}, {"batch_dims": 9},
-              {"k": 2}, {"k": -1}, {"blocksize": 2}, {"blocksize": 0}, {"blocksize": 2**40}, {"pads": [1, 1]},
-              {"paddings": [-5, 0]}, {"axes": [0, 0]}, {"axes": [1]}, {"dtype": 999}, {"dtype": INT64}]
-REQUIRED = {"DepthToSpace": {"blocksize": 2}, "SpaceToDepth": {"blocksize": 2}, ("TopK", 1): {"k": 1},
-            ("Pad", 1): {"paddings": [0, 1]}, ("Pad", 2): {"pads": [0, 1]}}
+ATTRIBUTES: list[dict[str, object]] = [
+    {}, {"axis": 0}, {"axis": -1}, {"axis": 5}, {"axis": -7}, {"batch_dims": 1}, {"batch_dims": 9},
+    {"k": 2}, {"k": -1}, {"blocksize": 2}, {"blocksize": 0}, {"blocksize": 2**40}, {"pads": [1, 1]},
+    {"paddings": [-5, 0]}, {"axes": [0, 0]}, {"axes": [1]}, {"dtype": 999}, {"dtype": INT64}]
+REQUIRED: dict[str | tuple[str, int], dict[str, object]] = {
+    "DepthToSpace": {"blocksize": 2}, "SpaceToDepth": {"blocksize": 2}, ("TopK", 1): {"k": 1},
+    ("Pad", 1): {"paddings": [0, 1]}, ("Pad", 2): {"pads": [0, 1]}}
 
 
 def _dim(rng):

@@ -1,6 +1,7 @@
 """Tests for opspec.runtime.rules.nn: convolution, pooling and normalization shapes."""
 import math
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -248,8 +249,8 @@ def test_pool_matches_formula_and_reference():
         dilations = [rng.randint(1, 2) for _ in range(count)]
         pads = [rng.randint(0, k - 1) for k in kernel * 2]
         ceil_mode = rng.randint(0, 1)
-        attributes = {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads,
-                      "ceil_mode": ceil_mode}
+        attributes: dict[str, Any] = {"kernel_shape": kernel, "strides": strides, "dilations": dilations,
+                                      "pads": pads, "ceil_mode": ceil_mode}
         expected = [window_length(d, k, s, dl, pads[i], pads[i + count], ceil_mode=ceil_mode)
                     for i, (d, k, s, dl) in enumerate(zip(sizes, kernel, strides, dilations))]
         if min(expected) < 1:
@@ -263,7 +264,8 @@ def test_pool_matches_formula_and_reference():
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
             x = np.random.default_rng(trial).random((1, 2, *sizes), dtype=np.float32)
-            assert ReferenceEvaluator(model).run(None, {"x": x})[0].shape == (1, 2, *expected), attributes
+            results = ReferenceEvaluator(model).run(None, {"x": x})
+            assert isinstance(results, list) and results[0].shape == (1, 2, *expected), attributes
 
 
 def test_global_pool():

@@ -68,7 +68,7 @@ def table_case(elem, data_shape, scales_shape, attributes):
     model = model_of(gbq(Const(np.zeros(1), F), indices(("B", "S"), rows=4), Const(np.ones(scales_shape), F),
                          **attributes))
     count = int(np.prod(data_shape))
-    values = list(np.arange(count) % 7) if elem in (INT4, UINT4) else list(np.linspace(-1, 1, count))
+    values = (np.arange(count) % 7).tolist() if elem in (INT4, UINT4) else np.linspace(-1, 1, count).tolist()
     model.graph.initializer[0].CopyFrom(helper.make_tensor("in0", elem, data_shape, values))
     return model
 

@@ -153,7 +153,8 @@ def test_upsample_errors_and_unknowns():
 def _odd_cnn() -> onnx.ModelProto:
     """Channel counts that are not multiples of 16, a depthwise and a grouped convolution, pools."""
     rng = np.random.default_rng(0)
-    inits, nodes = [], []
+    inits: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
 
     def weight(name: str, shape: tuple) -> str:
         inits.append(numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) * 0.1, name))
@@ -203,7 +204,7 @@ def test_session_optimized_cnn_every_value_against_a_run():
         image = np.random.default_rng(1).standard_normal((setting["N"], 3, setting["H"], setting["W"]))
         for name, value in zip(names, session.run(None, {"image": image.astype(np.float32)})):
             shape = shapes[name]
-            assert len(shape) == value.ndim, name
+            assert shape is not None and len(shape) == value.ndim, name
             for dim, real in zip(shape, value.shape):
                 known = dim if type(dim) is int else dim.evaluate(setting) if dim is not None else None
                 assert known is None or known == real, (name, shape, value.shape)

@@ -8,6 +8,8 @@ nodes.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnxruntime
 import pytest
@@ -21,7 +23,7 @@ from opspec.runtime.testing import FLOAT, INT32, t, vec
 
 B, S, N, P, TT = Sym("B"), Sym("S"), Sym("N"), Sym("P"), Sym("TT")
 F16, I8 = 10, 3
-HEADS = {"num_heads": 4, "kv_num_heads": 2}
+HEADS: dict[str, Any] = {"num_heads": 4, "kv_num_heads": 2}  # keyword attributes of make_node
 
 
 def names_of(inputs):

@@ -136,7 +136,7 @@ def test_reduce_agrees_with_numpy():
             continue
         keepdims = rng.randint(0, 1)
         expected = np.sum(np.zeros(shape), axis=tuple(axes) if axes else None, keepdims=bool(keepdims)).shape
-        attributes = {"keepdims": keepdims}
+        attributes: dict[str, object] = {"keepdims": keepdims}
         if axes:
             attributes["axes"] = axes
         assert infer("ReduceSum", 11, [t(*shape)], attributes) == t(*expected)

@@ -534,15 +534,17 @@ S = Sym("S")
 @pytest.mark.parametrize("dim", [N, 6])
 def test_symbolic_bounds_agree_with_numpy_for_every_size(dim):
     """A bound read from a shape (``x[:S]``, ``x[S:]``, ``x[1:S-1]``) on a known or symbolic dim."""
-    for start, end in [(0, S), (S, INT_MAX), (1, S - 1), (S, S + 2), (2, 2 * S), (S - 1, INT_MAX)]:
+    bounds: list[tuple[int | Sym, int | Sym]] = [(0, S), (S, INT_MAX), (1, S - 1), (S, S + 2), (2, 2 * S),
+                                                 (S - 1, INT_MAX)]
+    for start, end in bounds:
         for step in (1, 2):
             length = shape(slice_(t(dim), (start,), (end,), (0,), (step,)))[0]
             assert length is not None, (start, end, step)
             for n in range(0, 9):
                 for s in range(0, 9):
                     size = dim if type(dim) is int else n
-                    begin = start if type(start) is int else start.evaluate({"S": s})
-                    stop = end if type(end) is int else end.evaluate({"S": s})
+                    begin = start if isinstance(start, int) else start.evaluate({"S": s})
+                    stop = end if isinstance(end, int) else end.evaluate({"S": s})
                     if begin < 0 or stop < 0:
                         continue  # S-1 at S = 0: outside the convention that S-1 stands for a count
                     value = length if type(length) is int else length.evaluate({"N": n, "S": s})
@@ -805,7 +807,9 @@ def test_shape_ignores_start_before_version_15():
 def size(source):
     """The size rule (no opdef uses it yet) over a one-input, one-output schema."""
     ctx = InferenceContext(opspec.get_schema("Shape", 13), [source], {})
-    RULES.lookup("size")(ctx)
+    rule = RULES.lookup("size")
+    assert rule is not None
+    rule(ctx)
     return ctx
 
 
