@@ -413,7 +413,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=60,
+        line=62,
     ),
     OpSchema(
         name='Pad',
@@ -469,7 +469,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=63,
+        line=65,
     ),
     OpSchema(
         name='Pad',
@@ -525,7 +525,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=66,
+        line=68,
     ),
     OpSchema(
         name='Pad',
@@ -581,6 +581,6 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Pad.yaml',
-        line=69,
+        line=71,
     ),
 )

@@ -15,6 +15,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output size comes from `scales` (each output dimension is the input dimension times its scale, rounded down) or from `sizes`; exactly one of them is given. Each output coordinate is mapped back into the input as `coordinate_transformation_mode` says, and the value there is sampled by nearest neighbour, linear or cubic interpolation.\nVersion 11 adds the region of interest, the coordinate modes and cubic sampling; version 18 adds `axes`, `keep_aspect_ratio_policy` and `antialias` for downscaling; version 19 adds the half_pixel_symmetric coordinate mode.\n'
@@ -40,12 +41,18 @@ _ATTR_0 = Attribute(
     type=AttrType.STRING,
     description='nearest (the default), linear, or cubic (from version 11).',
     default='nearest',
+    constraint=ValueConstraint(
+        allowed=('nearest', 'linear', 'cubic'),
+    ),
 )
 _ATTR_1 = Attribute(
     name='coordinate_transformation_mode',
     type=AttrType.STRING,
     description=_TEXT_1,
     default='half_pixel',
+    constraint=ValueConstraint(
+        allowed=('half_pixel', 'asymmetric', 'pytorch_half_pixel', 'tf_half_pixel_for_nn', 'align_corners', 'tf_crop_and_resize'),
+    ),
 )
 _ATTR_2 = Attribute(
     name='cubic_coeff_a',
@@ -129,12 +136,18 @@ _ATTR_7 = Attribute(
     name='axes',
     type=AttrType.INTS,
     description=_TEXT_6,
+    constraint=ValueConstraint(
+        axis_of='X',
+    ),
 )
 _ATTR_8 = Attribute(
     name='keep_aspect_ratio_policy',
     type=AttrType.STRING,
     description=_TEXT_7,
     default='stretch',
+    constraint=ValueConstraint(
+        allowed=('stretch', 'not_larger', 'not_smaller'),
+    ),
 )
 
 SCHEMAS: tuple[OpSchema, ...] = (
@@ -160,7 +173,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
             ),
         ),
         attributes=MappingProxyType({
-            'mode': _ATTR_0,
+            'mode': Attribute(
+                name='mode',
+                type=AttrType.STRING,
+                description='nearest (the default), linear, or cubic (from version 11).',
+                default='nearest',
+                constraint=ValueConstraint(
+                    allowed=('nearest', 'linear'),
+                ),
+            ),
         }),
         type_constraints=(
             TypeConstraintParam(
@@ -283,7 +304,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=38,
+        line=39,
         convert=MappingProxyType({
             'by': 'empty_roi',
         }),
@@ -327,7 +348,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=49,
+        line=50,
     ),
     OpSchema(
         name='Resize',
@@ -344,7 +365,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         attributes=MappingProxyType({
             'mode': _ATTR_0,
-            'coordinate_transformation_mode': _ATTR_1,
+            'coordinate_transformation_mode': Attribute(
+                name='coordinate_transformation_mode',
+                type=AttrType.STRING,
+                description=_TEXT_1,
+                default='half_pixel',
+                constraint=ValueConstraint(
+                    allowed=('half_pixel', 'half_pixel_symmetric', 'asymmetric', 'pytorch_half_pixel', 'tf_half_pixel_for_nn', 'align_corners', 'tf_crop_and_resize'),
+                ),
+            ),
             'cubic_coeff_a': _ATTR_2,
             'exclude_outside': _ATTR_3,
             'extrapolation_value': _ATTR_4,
@@ -366,9 +395,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         inference=RuleRef(
             name='resize',
         ),
-        change_class='semantic',
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=54,
+        line=55,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'coordinate_transformation_mode': ('half_pixel_symmetric',),

@@ -13,7 +13,8 @@ from typing import Any
 
 from opspec.generated.opspec_ir_pb2 import TensorProto
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
-from opspec.runtime.inference.convert import attribute_value, tensor_data
+from opspec.runtime.inference.read_attributes import attribute_value
+from opspec.runtime.inference.read_tensors import tensor_data
 
 
 class Refusal(Exception):

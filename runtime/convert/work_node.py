@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opspec.generated import opspec_ir_pb2 as ir
-from opspec.runtime.inference.convert import attribute_value
+from opspec.runtime.inference.read_attributes import attribute_value
 from opspec.runtime.schema import AttrType, FormalParameter, FormalParameterOption, OpSchema
 
 
