@@ -13,7 +13,7 @@ from opspec.runtime.schema import AttrType, ValueConstraint
 
 _NUMBERS = {AttrType.INT, AttrType.FLOAT, AttrType.INTS, AttrType.FLOATS}
 _INTS = {AttrType.INT, AttrType.INTS}
-_ELEMENT = {AttrType.INT: int, AttrType.INTS: int, AttrType.FLOAT: (int, float), AttrType.FLOATS: (int, float),
+_ELEMENT: dict[AttrType, type | tuple[type, ...]] = {AttrType.INT: int, AttrType.INTS: int, AttrType.FLOAT: (int, float), AttrType.FLOATS: (int, float),
             AttrType.STRING: str, AttrType.STRINGS: str}
 
 

@@ -122,7 +122,9 @@ def load_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None
     if layered:
         read(root / LAYER_FILE, "layer")  # only checked: it marks the folder, its text is for people
     for types_path in ((root.parent / TYPES_FILE) if layered else inherited_types, root / TYPES_FILE):
-        if types_path is not None and os.path.lexists(types_path) and inside(types_path) \
+        # the inherited built-in sets lie outside the tree by design; the tree's own files may not
+        if types_path is not None and os.path.lexists(types_path) \
+                and (types_path == inherited_types or inside(types_path)) \
                 and (document := read(types_path, "types")) is not None:
             _read_type_sets(document, tree, diagnostics)
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not _skipped(p) and inside(p)):

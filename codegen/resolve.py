@@ -168,10 +168,10 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
             diagnostics.error(where, f"allow: {name!r} is not needed here; remove it so the check applies again")
     attributes = {name: _attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
     input_names = [param.name for param in state.inputs]
-    for name, declared in state.attributes.items():
-        if declared.spec.constraint is not None:
-            for problem in constraint_problems(declared.spec.type, declared.spec.constraint, input_names):
-                diagnostics.error(declared.location, f"attribute {name!r}: {problem}")
+    for name, attribute in state.attributes.items():
+        if attribute.spec.constraint is not None:
+            for problem in constraint_problems(attribute.spec.type, attribute.spec.constraint, input_names):
+                diagnostics.error(attribute.location, f"attribute {name!r}: {problem}")
     schema = OpSchema(
         name=op.name,
         domain=domain.node_domain,

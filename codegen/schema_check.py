@@ -62,9 +62,9 @@ def compile_check(schema: dict[str, Any]) -> Check:
             return lambda value: True
         if not isinstance(node, dict):
             raise UnsupportedSchema(f"schema {node!r}")
-        checks = [_keyword(key, argument, node, build, reference)
-                  for key, argument in node.items() if key not in _ANNOTATIONS]
-        checks = [check for check in checks if check is not None]
+        maybe = [_keyword(key, argument, node, build, reference)
+                 for key, argument in node.items() if key not in _ANNOTATIONS]
+        checks = [check for check in maybe if check is not None]
         if len(checks) == 1:
             return checks[0]
         return lambda value: all(check(value) for check in checks)
@@ -97,8 +97,8 @@ def _keyword(key: str, argument: Any, node: dict[str, Any], build: Callable[[Any
         needed = tuple(argument)
         return lambda value: not isinstance(value, dict) or all(name in value for name in needed)
     if key == "propertyNames":
-        names = build(argument)
-        return lambda value: not isinstance(value, dict) or all(names(name) for name in value)
+        name_check = build(argument)
+        return lambda value: not isinstance(value, dict) or all(name_check(name) for name in value)
     if key == "minProperties":
         return lambda value: not isinstance(value, dict) or len(value) >= argument
     if key == "items" and isinstance(argument, dict):
@@ -106,6 +106,8 @@ def _keyword(key: str, argument: Any, node: dict[str, Any], build: Callable[[Any
         return lambda value: not isinstance(value, list) or all(each(item) for item in value)
     if key == "minItems":
         return lambda value: not isinstance(value, list) or len(value) >= argument
+    if key == "maxItems":
+        return lambda value: not isinstance(value, list) or len(value) <= argument
     if key == "minLength":
         return lambda value: not isinstance(value, str) or len(value) >= argument
     if key == "pattern":

@@ -46,7 +46,8 @@ def files_under(folder: Path, suffix: str, boundary: Path) -> tuple[list[Path], 
     found: dict[Path, tuple[bool, Path]] = {}  # real path -> (reached through a link, path)
     escapes: list[Escape] = []
     walked: set[Path] = set()
-    plain, linked_folders = [folder], []
+    plain: list[Path] = [folder]
+    linked_folders: list[Path] = []
     while plain or linked_folders:
         current, through_link = (plain.pop(), False) if plain else (linked_folders.pop(0), True)
         real = _real(current)

@@ -8,13 +8,13 @@ locations, declared types and shapes that inference contradicts) or the structur
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import numpy as np
-from onnx import ModelProto, TensorProto, helper, numpy_helper
+from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper
 
 _DATA_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data", "string_data")
-_NUMPY = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
+_NUMPY: dict[int, type] = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
           TensorProto.DOUBLE: np.float64, TensorProto.BOOL: np.bool_, TensorProto.UINT8: np.uint8,
           TensorProto.INT8: np.int8, TensorProto.FLOAT16: np.float16}
 
@@ -34,7 +34,7 @@ def _as_initializers(model: ModelProto, rng: random.Random) -> None:
         elem = value.type.tensor_type.elem_type
         if dims is None or elem not in _NUMPY or rng.random() < 0.3:
             continue
-        array = (np.arange(int(np.prod(dims))) % 3).astype(_NUMPY[elem]).reshape(dims)
+        array: np.ndarray = (np.arange(int(np.prod(dims))) % 3).astype(_NUMPY[elem]).reshape(dims)
         tensor = numpy_helper.from_array(array, value.name)
         if rng.random() < 0.5 and elem != TensorProto.FLOAT16:
             tensor = helper.make_tensor(value.name, elem, dims, array.flatten().tolist())
@@ -56,16 +56,16 @@ def _mutate(model: ModelProto, rng: random.Random, folder_escape: str) -> None:
         values = [1] * max(1, int(np.prod(tensor.dims)))
         for field in ("raw_data", *_DATA_FIELDS):
             tensor.ClearField(field)
-        field = rng.choice(_DATA_FIELDS[:5])
-        getattr(tensor, field).extend(values)
+        moved_to = rng.choice(_DATA_FIELDS[:5])
+        getattr(tensor, moved_to).extend(values)
     elif kind == 1 and tensor is not None:  # one value more or less
-        field = next((f for f in _DATA_FIELDS if len(getattr(tensor, f))), None)
-        if field is None:
+        filled = next((f for f in _DATA_FIELDS if len(getattr(tensor, f))), None)
+        if filled is None:
             tensor.raw_data = tensor.raw_data[:-1] if rng.random() < 0.5 else tensor.raw_data + b"\0"
         elif rng.random() < 0.5:
-            getattr(tensor, field).append(getattr(tensor, field)[0])
+            getattr(tensor, filled).append(getattr(tensor, filled)[0])
         else:
-            del getattr(tensor, field)[-1]
+            del getattr(tensor, filled)[-1]
     elif kind == 2 and tensor is not None:  # two data fields, or none
         if rng.random() < 0.5:
             for field in ("raw_data", *_DATA_FIELDS):
@@ -93,11 +93,12 @@ def _mutate(model: ModelProto, rng: random.Random, folder_escape: str) -> None:
     elif kind == 9 and graph.node and any(n.attribute for n in graph.node):  # type and field disagree
         node = rng.choice([n for n in graph.node if n.attribute])
         attribute = rng.choice(node.attribute)
-        attribute.type = rng.choice([t for t in (1, 2, 3, 6, 7) if t != attribute.type])
+        attribute.type = cast(AttributeProto.AttributeType,
+                              rng.choice([t for t in (1, 2, 3, 6, 7) if t != attribute.type]))
     elif kind == 10:  # a sparse initializer with an index out of range
-        values = helper.make_tensor("sparse_values", TensorProto.FLOAT, [2], [1.0, 2.0])
+        sparse_values = helper.make_tensor("sparse_values", TensorProto.FLOAT, [2], [1.0, 2.0])
         indices = helper.make_tensor("sparse_indices", TensorProto.INT64, [2], [0, rng.choice([3, 4, 9, -1])])
-        graph.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [4]))
+        graph.sparse_initializer.append(helper.make_sparse_tensor(sparse_values, indices, [4]))
     elif kind == 11 and tensor is not None:  # external data outside the model's folder
         for field in ("raw_data", *_DATA_FIELDS):
             tensor.ClearField(field)
@@ -124,7 +125,7 @@ def _mutate(model: ModelProto, rng: random.Random, folder_escape: str) -> None:
         node = rng.choice(graph.node)
         attribute = node.attribute.add()
         attribute.name = rng.choice(["axis", "perm", "to", "shape", "value", "axes"])
-        attribute.type = rng.randrange(15)
+        attribute.type = cast(AttributeProto.AttributeType, rng.randrange(15))
         attribute.i = rng.choice([2**62, -1, 0, 7])
     else:
         graph.node.extend(graph.node[:rng.randrange(len(graph.node) + 1)])

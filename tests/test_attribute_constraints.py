@@ -18,7 +18,7 @@ RANK = 4
 
 
 def _newest_schemas():
-    newest = {}
+    newest: dict[str, opspec.OpSchema] = {}
     for schema in opspec.get_all_schemas_with_history():
         if schema.domain == "" and schema.since_version >= newest.get(schema.name, schema).since_version:
             newest[schema.name] = schema

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -75,12 +76,16 @@ def _attribute_field_mismatch(m):
     attribute.name, attribute.type, attribute.f = "axis", 2, 1.0
 
 
+def _raw_data_of_wrong_length(m):
+    m.graph.initializer[0].raw_data = b"123"
+    m.graph.initializer[0].ClearField("float_data")
+
+
 ONNX_REJECTS = {
-    "ir-version": lambda m: setattr(m, "ir_version", 15),
+    "ir-version": lambda m: m.__setattr__("ir_version", 15),
     "opset-version": lambda m: setattr(m.opset_import[0], "version", 0),
     "tensor-data-field": _wrong_field,
-    "tensor-data-count": lambda m: setattr(m.graph.initializer[0], "raw_data", b"123")
-    or m.graph.initializer[0].ClearField("float_data"),
+    "tensor-data-count": _raw_data_of_wrong_length,
     "tensor-data-type": lambda m: setattr(m.graph.initializer[0], "data_type", 0),
     "tensor-dims": lambda m: m.graph.initializer[0].dims.__setitem__(0, -1),
     "value-info": lambda m: m.graph.input[0].type.Clear(),
@@ -134,14 +139,14 @@ def test_the_data_count_and_packing_of_each_storage_field():
         return found
 
     assert problems(helper.make_tensor("t", TensorProto.INT4, [3], [1, 2, 3])) == []  # two values per int32
-    assert problems(helper.make_tensor("t", TensorProto.COMPLEX64, [1], [1 + 2j])) == []  # two floats per value
+    assert problems(helper.make_tensor("t", TensorProto.COMPLEX64, [1], [1 + 2j])) == []  # type: ignore[list-item]  # stubs: reals only  # two floats per value
     short = helper.make_tensor("t", TensorProto.FLOAT, [2], [1.0, 2.0])
     del short.float_data[-1]
     assert problems(short) == ["tensor-data-count"]
     empty = helper.make_tensor("t", TensorProto.FLOAT, [0], [])
     empty.raw_data = b""
     assert problems(empty) == []  # an empty raw_data is no data
-    strings = helper.make_tensor("t", TensorProto.STRING, [1], [b"a"])
+    strings = helper.make_tensor("t", TensorProto.STRING, [1], [b"a"])  # type: ignore[list-item]  # stubs: numbers only
     _clear_data(strings)
     strings.raw_data = b"a"
     assert problems(strings) == ["tensor-data-field"]
@@ -210,7 +215,7 @@ def test_real_exported_models_pass_where_onnx_passes():
     import exporter_models
     import models
 
-    builders = [exporter_models.unet, exporter_models.detection_head, exporter_models.quantized_matmul,
+    builders: list[Callable[[], Any]] = [exporter_models.unet, exporter_models.detection_head, exporter_models.quantized_matmul,
                 exporter_models.bidirectional_lstm, exporter_models.rotary_attention, exporter_models.fused_attention,
                 exporter_models.vit_embedding, exporter_models.fused_attention_4d,
                 exporter_models.interpolate_pyramid, models.small_cnn, models.transformer]

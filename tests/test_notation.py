@@ -110,5 +110,6 @@ def test_value_constraint_messages():
                                   "ints len == 2", "ints >= 1 len >= 1 len <= 3", "ints in rank(data) len == rank(data)"])
 def test_a_constraint_reads_back_from_its_description(text):
     constraint = parse_attribute(text).constraint
+    assert constraint is not None
     kind = text.split()[0]
     assert parse_attribute(f"{kind} {constraint.describe()}").constraint == constraint

@@ -49,7 +49,7 @@ def test_a_users_tree_names_the_built_in_type_sets_and_rules(tmp_path):
     schema = domain.ops[0].latest
     builtin = opspec.get_schema("Add", 14).type_constraints[0].allowed_type_strs
     assert schema.type_constraints[0].allowed_type_strs == builtin
-    assert schema.inference.name == "elementwise"
+    assert schema.inference is not None and schema.inference.name == "elementwise"
 
 
 def test_a_users_own_type_set_may_not_give_a_built_in_name_other_types(tmp_path):

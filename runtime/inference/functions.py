@@ -44,7 +44,7 @@ class FunctionInfo:
     def body(self, call: Any) -> Iterable[Any]:
         """The body's nodes, with attributes that refer to the call's attributes filled in."""
         if not self.has_refs:
-            return self.proto.node  # type: ignore[no-any-return]
+            return self.proto.node
         given = dict(self.defaults)
         given.update({a.name: a for a in call.attribute})
         nodes = []

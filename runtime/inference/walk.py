@@ -265,13 +265,14 @@ class Walker:
         key = (declared, inferred)
         try:
             known = self._merged.get(key)
+            hashable = True
         except TypeError:  # something unhashable: not a type, the caller reports it
-            known = key = None
+            known, hashable = None, False
         if known is None:
             known = merge_types(declared, inferred)
             if self.loose_symbols:
                 known = prefer_inferred(known, inferred, self.loose_symbols, self.input_symbols)
-            if key is not None:
+            if hashable:
                 self._merged[key] = known
         return known
 

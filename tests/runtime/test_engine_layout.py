@@ -21,8 +21,9 @@ TESTS = Path(__file__).resolve().parent.parent
 
 
 def test_a_rule_flag_is_read_alike_at_run_time_and_by_the_compiler():
-    assert RULES.spec("constant").constant_output
-    assert not RULES.spec("elementwise").constant_output
+    constant, elementwise = RULES.spec("constant"), RULES.spec("elementwise")
+    assert constant is not None and constant.constant_output
+    assert elementwise is not None and not elementwise.constant_output
     catalogue = read_catalogue(None, Diagnostics())
     assert catalogue["constant"].spec == RULES.spec("constant")
 

@@ -71,7 +71,7 @@ def test_constant_from_onnx_tensor_proto(array):
 def test_constant_bfloat16_and_undecodable_tensors():
     proto = onnx.helper.make_tensor("b", onnx.TensorProto.BFLOAT16, [2], [1.0, -2.5])
     assert run_generator("Constant", 13, attributes={"value": given(proto)}).output_data(0) == Data((2,), (1.0, -2.5))
-    text = onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [2], [b"a", b"b"])
+    text = onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [2], [b"a", b"b"])  # type: ignore[list-item]  # stubs: numbers only
     ctx = run_generator("Constant", 13, attributes={"value": given(text)})
     assert ctx.output_type(0) == TensorType(STRING, (2,)) and ctx.output_data(0) is None
     big = numpy_helper.from_array(np.zeros(DATA_LIMIT + 1, dtype=np.int64))

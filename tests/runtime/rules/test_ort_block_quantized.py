@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ort_oracle import F, F16, I32, I64, U8, Case, Const, In, check
+from ort_oracle import F, F16, I32, I64, U8, Case, Const, In, Operand, check
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.shape import Sym
@@ -36,6 +36,7 @@ def nbits_case(*, bits=4, block_size=32, k=64, n=24, zero_points=None, bias=Fals
         zp = Const(rng.integers(0, 256, (n, -(-blocks * bits // 8))), U8)
     elif zero_points == "float":
         zp = Const(rng.random((n, blocks)) * 2 ** (bits - 1), elem)
+    inputs: list[Operand]
     inputs = [In(elem, tuple(k if d == "K" else d for d in a_shape)), weight, scales, zp,
               Const(np.arange(k) // block_size, I32) if g_idx else None,
               Const(rng.random(n), elem) if bias else None]
@@ -102,6 +103,7 @@ def test_matmul_nbits_bias_present_but_unknown_is_sound():
 def test_matmul_bnb4_follows_trans_b(trans_b, quant_type):
     k, n, block = 64, 24, 32
     features = k if trans_b else n
+    inputs: list[Operand]
     inputs = [In(F, ("B", "S", features)), Const(np.zeros(n * k // 2), U8), Const(np.ones(n * k // block), F)]
     case = Case("MatMulBnb4", MS, inputs, {"K": k, "N": n, "block_size": block, "quant_type": quant_type,
                                           "transB": trans_b})
@@ -121,6 +123,7 @@ def test_matmul_bnb4_checks_the_multiplied_dim():
 @pytest.mark.parametrize("block_type, blob_bytes", [(0, 20), (1, 21)])
 def test_matmul_fp_q4_reads_n_from_b_shape(block_type, blob_bytes):
     k, n = 64, 24
+    inputs: list[Operand]
     inputs = [In(F, ("B", "S", k)), Const(np.zeros(n * (k // 32) * blob_bytes), U8), Const(np.array([k, n]), I64)]
     verdict = check(Case("MatMulFpQ4", MS, inputs, {"blk_quant_type": block_type}), SETTINGS)
     assert verdict.problems == []

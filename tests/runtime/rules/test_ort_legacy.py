@@ -11,7 +11,7 @@ from functools import partial
 
 import ort_cases
 import pytest
-from ort_oracle import F, I32, I64, Case, Const, In, check
+from ort_oracle import F, I32, I64, Case, Const, In, Operand, check
 
 from opspec.runtime.contract import Data, InferenceError
 from opspec.runtime.shape import Sym
@@ -90,7 +90,7 @@ def test_crop_refuses_what_onnxruntime_refuses(shape, attributes, message):
 # ---------------------------------------------------------------------------------- DynamicSlice
 
 def test_dynamic_slice_against_onnxruntime():
-    inputs = [In(F, ("N", 10)), Const([1, -4], I64), Const([2**31 - 1, -1], I64)]
+    inputs: list[Operand] = [In(F, ("N", 10)), Const([1, -4], I64), Const([2**31 - 1, -1], I64)]
     assert exact(Case("DynamicSlice", "", inputs, opsets=OPSET_9)) == [(F, (N - 1, 3))]
     inputs = [In(F, ("N", 10)), Const([2], I32), Const([5], I32), Const([-1], I32)]
     assert exact(Case("DynamicSlice", "", inputs, opsets=OPSET_9)) == [(F, (N, 3))]

@@ -15,7 +15,7 @@ import ort_cases
 import pytest
 from onnx import TensorProto
 from ort_cases import MS, outputs
-from ort_oracle import F, I32, I64, Case, Const, In
+from ort_oracle import F, I32, I64, Case, Const, In, Operand
 
 from opspec.runtime.contract import Data, InferenceError, TensorType
 from opspec.runtime.shape import Sym
@@ -100,7 +100,7 @@ def test_range_unknown_bounds_give_a_fresh_length():
 
 def test_range_data_and_soundness():
     ctx = run_rule("Range", 1, [t(elem=INT64), t(elem=INT64)], domain=MS, data=[vec(2), vec(6)])
-    assert ctx.output_type(0) == t(4, elem=INT64) and ctx.output_data(0).values == (2, 3, 4, 5)
+    assert ctx.output_type(0) == t(4, elem=INT64) and ctx.output_data(0) == Data((4,), (2, 3, 4, 5))
     # a delta that is present but unknown is not the default step of 1
     ctx = run_rule("Range", 1, [t(elem=INT64)] * 3, domain=MS, data=[vec(2), vec(6), None], names=["s", "l", "d"])
     assert ctx.output_type(0).shape == (None,) and ctx.output_data(0) is None
@@ -112,7 +112,7 @@ def test_range_reads_any_one_element_bounds():
     """onnxruntime's inference reads the first element of any bound; its kernel later wants a scalar or (1,)."""
     ctx = run_rule("Range", 1, [t(1, 1, elem=INT64), t(1, elem=INT64), t(elem=INT64)], domain=MS,
               data=[Data((1, 1), (1,)), vec(10), vec(3)])
-    assert ctx.output_type(0) == t(3, elem=INT64) and ctx.output_data(0).values == (1, 4, 7)
+    assert ctx.output_type(0) == t(3, elem=INT64) and ctx.output_data(0) == Data((3,), (1, 4, 7))
     with pytest.raises(InferenceError, match="scalar"):
         run_rule("Range", 1, [t(2, elem=INT64), t(elem=INT64)], domain=MS)
 
@@ -267,7 +267,7 @@ def test_tokenizer_symbolic_dims_leave_the_rank_unknown():
 def test_bifurcation_detector_against_onnxruntime():
     without = [In(I64, ("A",)), In(I64, ("N",)), In(I64, (1,), fill=zeros)]
     assert exact(Case("BifurcationDetector", MS, without, outputs=2)) == [(I64, (N,)), (I64, (1,))]
-    predicted = [In(I64, (5,)), In(I64, ("N",)), Const([0], I64), In(I64, (6,))]
+    predicted: list[Operand] = [In(I64, (5,)), In(I64, ("N",)), Const([0], I64), In(I64, (6,))]
     inferred = exact(Case("BifurcationDetector", MS, predicted, outputs=2))
     assert len(inferred[0][1]) == 1 and inferred[1] == (I64, (1,))
 
@@ -292,7 +292,7 @@ def test_expand_dims_unknown_axis_and_data():
     assert sound(Case("ExpandDims", MS, [In(F, ("A", "B")), In(I32, (), fill=lambda s, r: np.ones(s, np.int32))])) \
         == [(F, (None, None, None))]
     ctx = run_rule("ExpandDims", 1, [t(2, elem=INT64), t(elem=INT32)], domain=MS, data=[vec(A, 4), vec(0)])
-    assert ctx.output_type(0) == t(1, 2, elem=INT64) and ctx.output_data(0).values == (A, 4)
+    assert ctx.output_type(0) == t(1, 2, elem=INT64) and ctx.output_data(0) == Data((1, 2), (A, 4))
     with pytest.raises(InferenceError):
         run_rule("ExpandDims", 1, [t(2, 3), t(elem=INT32)], domain=MS, data=[None, vec(3)])
 

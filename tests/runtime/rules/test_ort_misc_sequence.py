@@ -12,7 +12,7 @@ import numpy as np
 import ort_cases
 import pytest
 from ort_cases import MS, outputs
-from ort_oracle import F, F16, I32, I64, Case, Const, In
+from ort_oracle import F, F16, I32, I64, Case, Const, In, Operand
 
 from opspec.runtime.contract import InferenceError, TensorType
 from opspec.runtime.shape import Sym
@@ -121,7 +121,7 @@ def test_gated_delta_net_token_major():
 
 
 def test_gated_delta_net_batch_major_and_capture_counts():
-    inputs = [t(B, L, 4, 8), t(B, L, 4, 8), t(B, L, 2, 16)]
+    inputs: list[TensorType | None] = [t(B, L, 4, 8), t(B, L, 4, 8), t(B, L, 2, 16)]
     y, final, update = outputs("GatedDeltaNet", inputs, count=3)
     assert y == t(B, L, 4, 16) and final == t(None, elem=FLOAT) and update == t(B, 0)
     inputs = [t(T, 4, 8), t(T, 4, 8), t(T, 4, 8)] + [None] * 6 + [t(C, elem=INT32)]
@@ -183,7 +183,7 @@ def test_ngram_hash_mapping_refines_the_batch_from_past_ids():
 
 def test_varlen_ngram_hash_mapping_against_onnxruntime():
     offsets = Const([0, 2, 6], I32)
-    inputs = [In(I64, (6,)), In(I64, (3,)), In(I64, (4,), fill=positive), offsets]
+    inputs: list[Operand] = [In(I64, (6,)), In(I64, (3,)), In(I64, (4,), fill=positive), offsets]
     assert exact(Case("VarlenNGramHashMapping", MS, inputs, NGRAM, outputs=2)) == [(I64, (6, 4)), (I64, (2, 2))]
     segmented = inputs + [None, None, None, In(I32, (6,))]
     inferred = exact(Case("VarlenNGramHashMapping", MS, segmented, NGRAM, outputs=3))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ort_oracle import F, U8, Case, Const, In, check
+from ort_oracle import F, U8, Case, Const, In, Operand, check
 
 from opspec.runtime.shape import Sym
 from opspec.runtime.testing import run_rule, t
@@ -17,6 +17,7 @@ RNG = np.random.default_rng(0)
 
 
 def moe_case(input_shape, *, activation="relu", k=2, bias=False):
+    inputs: list[Operand]
     inputs = [In(F, input_shape), In(F, ("T", EXPERTS)), Const(RNG.standard_normal((EXPERTS, INTER, HIDDEN))),
               Const(RNG.standard_normal((EXPERTS, INTER))) if bias else None,
               Const(RNG.standard_normal((EXPERTS, HIDDEN, INTER))),
@@ -37,6 +38,7 @@ def qmoe_case(input_shape, *, bits=4, block_size=None, zero_points=False):
     per_byte = 8 // bits
     fc1_scales = (EXPERTS, INTER) if block_size is None else (EXPERTS, INTER, HIDDEN // block_size)
     fc2_scales = (EXPERTS, HIDDEN) if block_size is None else (EXPERTS, HIDDEN, INTER // block_size)
+    inputs: list[Operand]
     inputs = [In(F, input_shape), In(F, ("T", EXPERTS)),
               Const(RNG.integers(0, 256, (EXPERTS, INTER, HIDDEN // per_byte)), U8), Const(np.full(fc1_scales, 0.01)),
               None, Const(RNG.integers(0, 256, (EXPERTS, HIDDEN, INTER // per_byte)), U8),

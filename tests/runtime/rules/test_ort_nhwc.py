@@ -15,7 +15,7 @@ from ort_oracle import F, Case, Const, In, inferred_outputs, model_of
 
 import opspec
 import opspec.onnxruntime
-from opspec.runtime.contract import InferenceError, TensorType
+from opspec.runtime.contract import InferenceContext, InferenceError, TensorType
 from opspec.runtime.rules.ort_nhwc import STANDARD, channels_first, channels_last_shape
 from opspec.runtime.shape import Sym
 from opspec.runtime.testing import INT64, run_rule, t, vec
@@ -87,10 +87,11 @@ def test_every_version_is_covered():
 # ---------------------------------------------------------------------------------- the mechanism
 
 def test_layout_helpers():
-    assert channels_first(None, (N, H, W, C)) == (N, C, H, W)
-    assert channels_last_shape(None, (N, C, H, W)) == (N, H, W, C)
-    assert channels_first(None, (N, 5, C)) == (N, C, 5)
-    assert channels_first(None, None) is None
+    ctx = InferenceContext(opspec.get_schema("Relu", 14), [], {})  # read only to report a failure
+    assert channels_first(ctx, (N, H, W, C)) == (N, C, H, W)
+    assert channels_last_shape(ctx, (N, C, H, W)) == (N, H, W, C)
+    assert channels_first(ctx, (N, 5, C)) == (N, C, 5)
+    assert channels_first(ctx, None) is None
     assert set(STANDARD) >= {"conv", "pool", "batch_norm"}
 
 
