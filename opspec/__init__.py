@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers
         get_all_schemas, get_all_schemas_with_history, get_function_ops, get_schema, has, has_schema,
         onnx_ml_opset_version, onnx_opset_version, register, schema_version_map,
     )
+    from opspec.runtime.convert.api import ConversionError, convert_version
     from opspec.runtime.inference.api import (
         InferenceError, InferenceResult, NodeError, infer, infer_shapes, infer_shapes_path,
     )

@@ -18,6 +18,7 @@ from types import MappingProxyType
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
     from typing import NamedTuple as Record, TypeAlias
 
     from opspec.generated.opspec_ir_pb2 import AttributeProto, FunctionProto
@@ -294,7 +295,7 @@ class _OpSchemaFields(Record):
     change_class: str = ""
     file: str = ""
     line: int = 0
-    convert: Mapping[str, object] = _EMPTY
+    convert: Mapping[str, Any] = _EMPTY
 
 
 class OpSchema(_OpSchemaFields):
