@@ -78,10 +78,10 @@ def _inference_agrees(model: Any, outputs: list, names: list[str], original: Any
     if new:
         return f"opspec inference: {new[0]}"
     for name, actual in zip(names, outputs):
-        known = result.values.get(name)
-        if known is None or not hasattr(known[0], "elem") or not isinstance(actual, np.ndarray):
+        inferred = result.values.get(name)
+        if inferred is None or not hasattr(inferred[0], "elem") or not isinstance(actual, np.ndarray):
             continue
-        value = known[0]
+        value = inferred[0]
         if value.elem and helper.tensor_dtype_to_np_dtype(value.elem) != actual.dtype:
             return f"opspec infers {name} as element type {value.elem}, the run gives {actual.dtype}"
         if value.shape is not None:
@@ -210,7 +210,7 @@ def model_cases() -> Iterator[Case]:
     import exporter_models
     import models
 
-    builders = [models.small_cnn, models.transformer, exporter_models.unet, exporter_models.detection_head,
+    builders: list[Callable[..., Any]] = [models.small_cnn, models.transformer, exporter_models.unet, exporter_models.detection_head,
                 exporter_models.quantized_matmul, exporter_models.bidirectional_lstm,
                 exporter_models.rotary_attention, exporter_models.fused_attention, exporter_models.interpolate_pyramid]
     for build in builders:

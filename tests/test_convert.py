@@ -219,6 +219,8 @@ def test_exported_models_convert_to_every_opset_and_run_the_same():
 def test_wherever_onnx_converts_an_exported_model_opspec_does_too():
     for case in list(model_cases())[::3]:
         expected = baseline(case)
+        if expected is None:  # a model onnxruntime cannot run proves nothing
+            continue
         for target in (13, 17, 21):
             if target == standard_opset(case.model):
                 continue
@@ -271,8 +273,9 @@ def test_group_normalization_scales_per_group_become_per_channel_going_up():
     values = GraphValues.of(ours.graph, {"x": ValueType(F, (2, 4, 3, 3))}, None, True)
     node = WorkNode.of(ours.graph.node[0])
     group_scale(node, opspec.get_schema("GroupNormalization", 18), opspec.get_schema("GroupNormalization", 21), values)
-    assert values.values_of(node.inputs[1])[1] == (1, 1, 2, 2)
-    assert values.values_of(node.inputs[2])[1] == (3, 3, 4, 4)
+    scale, bias = values.values_of(node.inputs[1]), values.values_of(node.inputs[2])
+    assert scale is not None and scale[1] == (1, 1, 2, 2)
+    assert bias is not None and bias[1] == (3, 3, 4, 4)
 
 
 def test_the_op_pages_say_how_each_version_step_converts():

@@ -45,7 +45,7 @@ def split_count(node: WorkNode, source: OpSchema, target: OpSchema, values: Grap
     known = values.type_of(node.inputs[0])
     axis = node.value("axis") or 0
     length = None
-    if known is not None and known.dims is not None and -known.rank <= axis < known.rank:
+    if known is not None and known.dims is not None and -len(known.dims) <= axis < len(known.dims):
         length = known.dims[axis]
     if length is None:
         raise Refusal("num_outputs splits an axis whose length is unknown into chunks the older version cannot state")

@@ -13,7 +13,7 @@ def rotary_embedding(node: WorkNode, schema: OpSchema, values: GraphValues) -> l
     """Rotation of feature pairs by cached angles, on a (batch, sequence, heads, head size) view."""
     known = values.type_of(node.inputs[0])
     heads = node.value("num_heads") or 0
-    if known is None or known.rank not in (3, 4) or known.dims[-1] is None:
+    if known is None or known.dims is None or known.rank not in (3, 4) or known.dims[-1] is None:
         raise Refusal("the input's rank or last dim is unknown")
     head_size = known.dims[-1] if known.rank == 4 else (known.dims[-1] // heads if heads else 0)
     if not head_size:
@@ -82,7 +82,8 @@ def attention(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[Wor
     if node.value("softmax_precision") not in (None, elem):
         raise Refusal("a softmax precision other than the input's is not expanded")
     query, key = values.type_of(inputs[0]), values.type_of(inputs[1])
-    if query is None or key is None or query.rank not in (3, 4) or key.rank != query.rank:
+    if query is None or key is None or query.dims is None or key.dims is None or query.rank not in (3, 4) \
+            or key.rank != query.rank:
         raise Refusal("the ranks of Q and K are unknown")
     q_heads, kv_heads = node.value("q_num_heads"), node.value("kv_num_heads")
     if query.rank == 4:

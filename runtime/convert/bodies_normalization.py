@@ -1,6 +1,8 @@
 """Bodies of the normalization operators and Gelu, which onnx builds per node."""
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 from opspec.runtime.convert.emitter import Emitter, element_of
@@ -12,9 +14,9 @@ from opspec.runtime.schema import OpSchema
 def stash_settings(node: WorkNode, schema: OpSchema, values: GraphValues) -> tuple[int, int, float]:
     """(element type, stash element type, epsilon) of a normalization node."""
     elem = element_of(node, values)
-    stash = node.value("stash_type")
+    stash: Any = node.value("stash_type")
     stash = schema.attributes["stash_type"].default if stash is None and "stash_type" in schema.attributes else stash
-    epsilon = node.value("epsilon")
+    epsilon: Any = node.value("epsilon")
     epsilon = schema.attributes["epsilon"].default if epsilon is None else epsilon
     return elem, stash or elem, epsilon
 
@@ -22,7 +24,7 @@ def stash_settings(node: WorkNode, schema: OpSchema, values: GraphValues) -> tup
 def trailing_axes(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[int]:
     """The axes from ``axis`` to the last, counted from the back."""
     known = values.type_of(node.inputs[0])
-    axis = node.value("axis")
+    axis: Any = node.value("axis")
     axis = schema.attributes["axis"].default if axis is None else axis
     if axis < 0:
         return list(range(axis, 0))
@@ -92,7 +94,7 @@ def group_normalization(node: WorkNode, schema: OpSchema, values: GraphValues) -
     groups = node.value("num_groups")
     known = values.type_of(node.inputs[0])
     per_channel = schema.since_version >= 21
-    if per_channel and (known is None or known.rank is None):
+    if per_channel and (known is None or known.dims is None):
         raise Refusal("the input's rank is unknown, so the channel scale cannot be laid out")
     emit = Emitter(node, values)
     x = node.inputs[0] if stash == elem else emit("Cast", node.inputs[0], to=stash)
@@ -105,6 +107,7 @@ def group_normalization(node: WorkNode, schema: OpSchema, values: GraphValues) -
         normal = emit("Cast", normal, to=elem)
     whole = emit("Shape", node.inputs[0])
     if per_channel:
+        assert known is not None and known.rank is not None  # refused above otherwise
         normal = emit("Reshape", normal, whole)
         layout = values.add_constant(f"{node.outputs[0]}_layout", 7, (known.rank - 1,), [-1] + [1] * (known.rank - 2))
     else:

@@ -18,7 +18,8 @@ class Emitter:
     """Writes body nodes with fresh names."""
 
     def __init__(self, node: WorkNode, values: GraphValues):
-        self.node, self.values, self.nodes = node, values, []
+        self.node, self.values = node, values
+        self.nodes: list[WorkNode] = []
 
     def __call__(self, op: str, *inputs: str, out: str | None = None, **attributes) -> str:
         result = out or self.values.fresh(f"{self.node.outputs[0]}_{op.lower()}")

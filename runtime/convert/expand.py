@@ -39,7 +39,9 @@ def _instantiate(node: WorkNode, schema: OpSchema, body, values: GraphValues) ->
         names[formal] = actuals[0] if actuals else ""
     for formal, actuals in bind_formals(schema.outputs, node.outputs).items():
         names[formal] = actuals[0] if actuals else ""
-    nodes = []
+    nodes: list[WorkNode] = []
+    if function is None:
+        raise Refusal(f"{schema.name} has no function body for opset {body.opset}")
     for inner in function.node:
         if any(a.HasField("g") or a.graphs for a in inner.attribute):
             raise Refusal(f"the function body of {schema.name} holds a subgraph, which is not expanded")

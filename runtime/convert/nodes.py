@@ -53,8 +53,8 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
     if chain:
         saved = (list(node.inputs), list(node.outputs), dict(node.attributes), len(values.added))
         try:
-            for before, after in zip(chain, chain[1:]):
-                run_step(node, before, after, values)
+            for older, newer in zip(chain, chain[1:]):
+                run_step(node, older, newer, values)
             return [node]
         except Refusal as problem:
             first_problem = problem

@@ -27,12 +27,12 @@ def moved_attributes(older: OpSchema, newer: OpSchema) -> dict[str, tuple[str, t
     for a single value, None for the attribute's own length)."""
     declared = dict(newer.convert.get("inputs_from", {}))
     older_inputs = {formal.name for formal in older.inputs}
-    moved = {}
+    moved: dict[str, tuple[str, tuple[int, ...] | None]] = {}
     for formal in newer.inputs:
         if formal.name in older_inputs:
             continue
         source = declared.get(formal.name, formal.name)
-        shape = None
+        shape: tuple[int, ...] | None = None
         if isinstance(source, (list, tuple)):  # [name]: a one-element 1-D tensor
             source, shape = source[0], (1,)
         if source in older.attributes and source not in newer.attributes:

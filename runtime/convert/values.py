@@ -160,9 +160,9 @@ class GraphValues:
         except Exception:  # noqa: BLE001 - what inference cannot tell stays unknown
             return
         for name, found in outputs.items():
-            known = value_type(found)
-            if known is not None:
-                self.types.setdefault(name, known)
+            result = value_type(found)
+            if result is not None:
+                self.types.setdefault(name, result)
 
     def add_constant(self, hint: str, elem: int, dims: tuple[int, ...], values: list) -> str:
         """A new initializer holding ``values``; returns its name."""
