@@ -4,23 +4,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, Iterable
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
+from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
 from opspec.cli_report import (
     declared_types,
+    origin_counts,
     print_summary,
     print_table,
     problem_json,
     value_json,
-    value_origins,
     value_rows,
     write_json,
 )
 
 #: Models with more values than this get a summary in place of the table (unless ``--values``).
 TABLE_LIMIT = 1000
-from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,15 +56,6 @@ def _load(path: str) -> Any:
         raise UserError(str(error)) from None
 
 
-def _run(model: Any, path: str, **options: Any) -> tuple[Any, list[str]]:
-    """Infer ``model`` (loaded from ``path``, ours to change) reading external data beside it;
-    the result and the external data that was refused."""
-    from opspec.runtime.inference.api import infer_in_place
-
-    result = infer_in_place(model, path, **options)
-    return result, result.external_refusals
-
-
 def _check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any work is done."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -78,34 +69,41 @@ def _check_output(path: str) -> None:
 
 
 def _infer(args: argparse.Namespace) -> int:
-    from opspec.runtime.inference.api import InferenceError
+    from opspec.runtime.inference.api import InferenceError, infer_in_place
 
     if args.output:
         _check_output(args.output)
     model = _load(args.model)
-    declared = declared_types(model)
-    without_rule = ops_without_rule(model)
+    quiet_text = args.quiet and args.format == "text"
+    declared = {} if quiet_text else declared_types(model)  # read before inference refines them
     try:
         with Progress(f"inferring {args.model}, {plural(len(model.graph.node), 'node')}",
                       enabled=args.format == "text" and not args.quiet):
-            result, refusals = _run(model, args.model, check_type=args.check_type, strict_mode=args.strict,
-                                    data_prop=not args.no_data_prop)
+            # The model was read here: inferred in place, its new value_info left serialized
+            # (written with the model, if asked, and never built as messages).
+            result = infer_in_place(model, args.model, check_type=args.check_type, strict_mode=args.strict,
+                                    data_prop=not args.no_data_prop, merge_new=False)
     except InferenceError as error:
         if args.format == "json":
             write_json({"ok": False, "errors": [{"message": str(error)}]}, sys.stdout)
         else:
             print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
+    refusals = result.external_refusals
+    without_rule = ops_without_rule(model.opset_import, result.op_types)
+    value_count = result.value_count
+    listed = args.format == "json" or (not args.quiet and (args.values or value_count <= TABLE_LIMIT))
+    counts = None if listed or quiet_text else origin_counts(result, model.graph, declared)
+    if not listed:
+        result.release_values()  # before the model is written: what a summary needs is counted
 
     def rows() -> Any:
         return value_rows(result.iter_values(), declared)
 
     status = gate_status(len(result.errors), len(result.unknown_reasons), len(without_rule), args.fail_on_unknown)
     if args.output:
-        from opspec.runtime.ir import save_model
-
         try:
-            save_model(result.model, args.output)
+            result.save(args.output)
         except OSError as error:
             raise UserError(f"cannot write {args.output}: {error.strerror or error}") from None
     if args.format == "json":
@@ -126,12 +124,11 @@ def _infer(args: argparse.Namespace) -> int:
     problems = bool(result.errors or result.unknown_reasons or without_rule or refusals)
     if args.quiet and not problems:
         return status
-    value_count = result.value_count
     if not args.quiet:
-        if args.values or value_count <= TABLE_LIMIT:
+        if counts is None:
             print_table(rows, sys.stdout)
         else:
-            print_summary(value_origins(result.iter_values(), declared), sys.stdout)
+            print_summary(counts, sys.stdout)
     if result.errors:
         print(f"\n{plural(len(result.errors), 'error')}:")
         for problem in result.errors:
@@ -160,15 +157,16 @@ def _infer(args: argparse.Namespace) -> int:
     return status
 
 
-def ops_without_rule(model: Any) -> list[tuple[str, str, int]]:
-    """``(domain, op type, schema version)`` of the main graph's ops whose schema has no rule."""
+def ops_without_rule(opset_import: Any, op_types: Iterable[tuple[str, str]]) -> list[tuple[str, str, int]]:
+    """``(domain, op type, schema version)`` of the ops among ``op_types`` (each a node's
+    ``(domain, op_type)``) whose schema under ``opset_import`` has no rule."""
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.inference.resolve import normalize_opsets
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(model.opset_import)
+    opsets = normalize_opsets(opset_import)
     found: set[tuple[str, str, int]] = set()
-    for node_domain, op_type in {(node.domain, node.op_type) for node in model.graph.node}:
+    for node_domain, op_type in set(op_types):
         try:
             domain = INFERENCE.canonical_domain(node_domain)
             schema = INFERENCE.get_schema(op_type, opsets.get(domain), domain)

@@ -56,12 +56,7 @@ def value_rows(values: Iterable[tuple[str, Any, str]], declared: dict[str, Any])
     for name, value, producer in values:
         name = _text(name)
         given = declared.get(name)
-        if given is None:
-            origin = INFERRED if value is not None and _informative(value) else ""
-        else:
-            origin = DECLARED if value is None or value == given else REFINED
-            value = given if value is None else value
-        yield ValueRow(name, _text(producer), origin, value)
+        yield ValueRow(name, _text(producer), _origin(value, given), given if value is None else value)
 
 
 _HEADER = ("NAME", "PRODUCER", "FROM", "TYPE", "SHAPE")
@@ -96,22 +91,34 @@ def _line(row: ValueRow) -> tuple[str, str, str, str, str]:
     return row.name, row.producer, row.origin or "-", elem, shape
 
 
-def value_origins(values: Iterable[tuple[str, Any, str]], declared: dict[str, Any]) -> Iterator[str]:
-    """The ``origin`` of each row :func:`value_rows` would give, without building the rows."""
-    from opspec.runtime.inference.typeops import is_informative
+def origin_counts(result: Any, graph: Any, declared: dict[str, Any]) -> Counter[str]:
+    """How many of ``result``'s values :func:`value_rows` would mark with each origin, without
+    visiting every value: only those the model names itself (inputs, initializers,
+    ``value_info``, outputs) are looked at; every other value is inferred when inference added
+    it to ``value_info`` (``result.added_values``) and unknown otherwise. ``graph`` is the main
+    graph as it was inferred, before any new ``value_info`` entry was merged into it."""
+    given = [tensor.name for tensor in graph.initializer]
+    given += [value_info.name for value_info in graph.input]
+    given += [sparse.values.name for sparse in graph.sparse_initializer]
+    named = set(given)
+    named.update(name for group in (graph.value_info, graph.output) for value_info in group
+                 if (name := value_info.name) not in named and result.is_produced(name))
+    counts: Counter[str] = Counter(_origin(result.type_of(name), declared.get(_text(name))) for name in named)
+    rest = result.value_count - len(named)
+    counts[INFERRED] += result.added_values
+    counts[""] += rest - result.added_values
+    return counts
 
-    get = declared.get
-    for name, value, _ in values:
-        given = get(name if type(name) is str else _text(name))
-        if given is None:
-            yield INFERRED if is_informative(value) else ""
-        else:
-            yield DECLARED if value is None or value == given else REFINED
+
+def _origin(value: Any, given: Any) -> str:
+    """How a value's type came about, from the type the model states for it (or None)."""
+    if given is None:
+        return INFERRED if _informative(value) else ""
+    return DECLARED if value is None or value == given else REFINED
 
 
-def print_summary(origins: Iterable[str], out: TextIO) -> int:
+def print_summary(counts: Counter[str], out: TextIO) -> int:
     """How many values are known and how (in place of the table for large models); the value count."""
-    counts = Counter(origins)
     total = sum(counts.values())
     parts = [f"{counts[origin]:,} {origin}" for origin in (INFERRED, REFINED, DECLARED) if counts[origin]]
     if counts[""]:
@@ -189,5 +196,5 @@ def _text(value: Any) -> str:
     return value if type(value) is str else bytes(value).decode("utf-8", "replace")
 
 
-__all__ = ["DECLARED", "INFERRED", "REFINED", "ValueRow", "declared_types", "print_summary", "print_table",
-           "problem_json", "value_json", "value_origins", "value_rows", "write_json"]
+__all__ = ["DECLARED", "INFERRED", "REFINED", "ValueRow", "declared_types", "origin_counts", "print_summary",
+           "print_table", "problem_json", "value_json", "value_rows", "write_json"]

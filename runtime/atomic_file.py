@@ -17,17 +17,23 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Iterable, Union
+
+#: What :func:`write_atomically` writes: bytes, or pieces of them written one after another.
+Content = Union[bytes, bytearray, memoryview, Iterable[Union[bytes, bytearray, memoryview]]]
 
 
-def write_atomically(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Put ``data`` at ``path`` in one step; return the path. Failures raise :class:`OSError`."""
+def write_atomically(path: str | os.PathLike[str], data: Content) -> Path:
+    """Put ``data`` (bytes, or pieces of them in order) at ``path`` in one step; return the path.
+    Failures raise :class:`OSError`."""
     target = Path(path)
     folder = target.parent
     mode = _mode_for(target)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name[:100]}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
+            for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)

@@ -109,3 +109,25 @@ def test_a_failed_write_leaves_the_target_and_no_temporary_file(tmp_path):
 def test_a_missing_folder_is_an_os_error(tmp_path):
     with pytest.raises(OSError):
         write_atomically(tmp_path / "no" / "t.bin", b"x")
+
+
+def test_pieces_are_written_in_order_as_one_file(tmp_path):
+    target = tmp_path / "t.bin"
+    data = b"0123456789"
+    write_atomically(target, [data[:3], memoryview(data)[3:7], bytearray(data[7:])])
+    assert target.read_bytes() == data
+    _only(tmp_path, "t.bin")
+
+
+def test_a_failing_piece_leaves_the_target_as_it_was(tmp_path):
+    target = tmp_path / "t.bin"
+    target.write_bytes(b"old")
+
+    def pieces():
+        yield b"new"
+        raise OSError("no space left")
+
+    with pytest.raises(OSError):
+        write_atomically(target, pieces())
+    assert target.read_bytes() == b"old"
+    _only(tmp_path, "t.bin")

@@ -27,7 +27,7 @@ class InferenceResult:
     """
 
     __slots__ = ("model", "errors", "unknown_reasons", "unknown_nodes", "node_count", "external_refusals",
-                 "implied_opsets", "_outcome", "_values")
+                 "implied_opsets", "op_types", "added_values", "_unmerged", "_outcome", "_values")
 
     def __init__(self, model: Any, outcome: GraphOutcome) -> None:
         self.model = model
@@ -37,7 +37,12 @@ class InferenceResult:
         self.node_count = outcome.node_count
         self.external_refusals: list[str] = []
         self.implied_opsets: dict[str, int] = outcome.implied
-        self._outcome = outcome
+        #: The distinct ``(domain, op_type)`` of the main graph's nodes.
+        self.op_types: list[tuple[str, str]] = outcome.op_types
+        #: How many values inference added to the main graph's ``value_info``.
+        self.added_values = outcome.added_values
+        self._unmerged = outcome.unmerged_value_infos
+        self._outcome: GraphOutcome | None = outcome
         self._values: dict[str, tuple[Any, str]] | None = None
 
     @property
@@ -47,17 +52,42 @@ class InferenceResult:
     @property
     def values(self) -> dict[str, tuple[Any, str]]:
         if self._values is None:
-            self._values = self._outcome.values()
+            self._values = self._tables().values()
         return self._values
 
     @property
     def value_count(self) -> int:
-        """How many values there are (``len(values)``, without building them)."""
-        return self._outcome.value_count()
+        """How many values there are (``len(values)``, without building them or visiting each)."""
+        origins, producers = self._tables().origins, self._tables().producers
+        return len(origins) + len(producers) - sum(1 for name in origins if name in producers)
 
     def iter_values(self) -> Iterator[tuple[str, Any, str]]:
         """``values`` one at a time, as ``(name, type, producer)``, without building the mapping."""
-        return self._outcome.iter_values()
+        return self._tables().iter_values()
+
+    def type_of(self, name: str) -> Any:
+        """The type inference gives value ``name`` (None when unknown), without building ``values``."""
+        return self._tables().types.get(name)
+
+    def is_produced(self, name: str) -> bool:
+        """Whether a node of the main graph outputs ``name``."""
+        return name in self._tables().producers
+
+    def release_values(self) -> None:
+        """Let go of the per-value tables (``values`` and the methods reading them fail afterwards):
+        for a caller that has what it needs from them and now writes a large model."""
+        self._outcome = None
+        self._values = None
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the inferred model to ``path`` whole or not at all (see :func:`save_model`),
+        with the ``value_info`` entries inference left serialized (``merge_new=False``)."""
+        save_model(self.model, path, self._unmerged)
+
+    def _tables(self) -> GraphOutcome:
+        if self._outcome is None:
+            raise RuntimeError("the per-value tables of this result were released")
+        return self._outcome
 
     @property
     def ok(self) -> bool:
@@ -110,8 +140,13 @@ def infer_shapes_path(model_path: str | os.PathLike[str], output_path: str | os.
     written whole or not at all, so a failed write leaves the file as it was. Tensor data
     stored beside the model that is not read gives an :class:`ExternalDataRefused` warning.
     """
-    inferred = _warned(_infer(model_path, check_type, strict_mode, data_prop, report=False)).model
-    save_model(inferred, output_path or model_path)
+    loaded = load_model(model_path)
+    # The model was read here, so it is inferred in place, and the new value_info entries
+    # are written straight from their serialized form, after everything else is let go.
+    result = _warned(infer_in_place(loaded.model, model_path, check_type=check_type, strict_mode=strict_mode,
+                                    data_prop=data_prop, report=False, merge_new=False))
+    result.release_values()
+    result.save(output_path or model_path)
 
 
 class ExternalDataRefused(UserWarning):

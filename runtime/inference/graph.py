@@ -30,7 +30,7 @@ class GraphOutcome:
     """What inference learned about a graph: every value's type and who produced it."""
 
     __slots__ = ("types", "origins", "producers", "nodes", "_labels", "errors", "unknown", "unknown_nodes",
-                 "node_count", "implied")
+                 "node_count", "implied", "op_types", "added_values", "unmerged_value_infos")
 
     def __init__(self) -> None:
         self.types: dict[str, Any] = {}
@@ -44,6 +44,12 @@ class GraphOutcome:
         self.node_count = 0
         #: Domains used without an opset import, inferred at this version (as onnxruntime runs them).
         self.implied: dict[str, int] = {}
+        #: The distinct ``(domain, op_type)`` of the graph's nodes (as the walk resolved them).
+        self.op_types: list[tuple[str, str]] = []
+        #: How many values the write-back added to the graph's ``value_info``, and those
+        #: entries serialized when they were left out of the model (``merge_new=False``).
+        self.added_values = 0
+        self.unmerged_value_infos = b""
 
     def values(self) -> dict[str, tuple[Any, str]]:
         """Every value by name: (type or None, producer), inputs and initializers first."""
@@ -148,11 +154,15 @@ _IR_INITIALIZERS_APART = 4
 
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
                 data_prop: bool = False, report: bool = True, external: Any = None,
-                overridable_initializers: bool | None = None, write_back: bool = True) -> GraphOutcome:
+                overridable_initializers: bool | None = None, write_back: bool = True,
+                merge_new: bool = True) -> GraphOutcome:
     """Infer every value of ``model``'s graph and write the results into it.
 
     ``report`` also records each node's op (for :meth:`GraphOutcome.values`); ``write_back``
-    False leaves the model as it is (for a check that only wants the problems); ``external``
+    False leaves the model as it is (for a check that only wants the problems); ``merge_new``
+    False leaves the main graph's new ``value_info`` entries serialized in
+    :attr:`GraphOutcome.unmerged_value_infos` instead of parsing them into the model (for a
+    caller that only writes the model out); ``external``
     (a :class:`~opspec.runtime.ir.external.ExternalData`) reads small initializers stored
     in files beside the model. Raises
     :class:`InferenceError` at the first node problem when ``strict_mode``.
@@ -240,19 +250,21 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     engine.loose_symbols = _loose_symbols(value_info_types, engine.input_symbols, output_types)
     nodes = graph.node
     outcome.node_count = len(nodes)
+    entries: dict[tuple[str, str], Any] = {}  # per (domain, op_type): how the walk infers it
     with _collector_paused():
         try:
-            engine.run(nodes, types, datas, declared, opsets, {}, outcome.producers, engine.errors, strict_mode)
+            engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers, engine.errors, strict_mode)
             _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
         finally:
             outcome.errors = engine.errors
             outcome.unknown = engine.unknown
             outcome.unknown_nodes = engine.unknown_nodes
             outcome.implied = engine.implied
+            outcome.op_types = list(entries)
         if report:
             outcome.nodes = nodes
         if write_back:
-            _write_back(graph, outcome, value_info_types, output_types)
+            _write_back(graph, outcome, value_info_types, output_types, merge_new)
             write_subgraphs(graph, engine.subgraphs.records)
     return outcome
 
@@ -300,9 +312,10 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 
 
 def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, Any],
-                output_types: dict[str, Any]) -> None:
+                output_types: dict[str, Any], merge_new: bool) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
-    write_graph(graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types)
+    outcome.added_values, outcome.unmerged_value_infos = write_graph(
+        graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types, merge=merge_new)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]

@@ -7,7 +7,7 @@ inputs and initializers are left as written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
@@ -17,9 +17,13 @@ from opspec.runtime.ir.codes import AttrType
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
-                encoder: TypeEncoder | None = None) -> None:
+                encoder: TypeEncoder | None = None, *, merge: bool = True) -> tuple[int, bytes]:
     """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order, ``given``
-    its inputs and initializers; the two mappings hold what ``value_info`` and the outputs declared."""
+    its inputs and initializers; the two mappings hold what ``value_info`` and the outputs declared.
+
+    Returns how many values were added to ``value_info`` and, unless ``merge``, those entries
+    serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
+    appending them to the graph's bytes when the model is written)."""
     encoder = encoder or TypeEncoder()
     get = types.get
     for value_info in graph.output:
@@ -35,13 +39,22 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         if original is not None and is_informative(value) and value != original:
             write_type(value_info.type, value, encoder)
     skip.update(value_info.name for value_info in graph.output)
-    tensor = TensorType
-    new = ((name, value) for name in produced  # is_informative, inlined
-           if name not in skip and (value := get(name)) is not None
-           and (type(value) is not tensor or value.elem or value.shape is not None))
-    written = graph_value_infos(encoder, new)
-    if written:
+    added = 0
+
+    def new() -> Iterator[tuple[str, Any]]:
+        nonlocal added
+        tensor = TensorType
+        for name in produced:
+            if name not in skip and (value := get(name)) is not None \
+                    and (type(value) is not tensor or value.elem or value.shape is not None):  # is_informative, inlined
+                added += 1
+                yield name, value
+
+    written = graph_value_infos(encoder, new())
+    if written and merge:
         graph.MergeFromString(written)
+        written = b""
+    return added, written
 
 
 @dataclass(frozen=True, slots=True)

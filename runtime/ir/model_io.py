@@ -17,7 +17,8 @@ from google.protobuf.message import DecodeError, Message
 from opspec.generated.opspec_ir_pb2 import ModelProto
 from opspec.runtime.atomic_file import write_atomically
 
-__all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model"]
+__all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model",
+           "with_graph_fields"]
 
 #: Anything :func:`load_model` accepts (``Message`` stands for ``onnx.ModelProto``).
 ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, ModelProto, Message]
@@ -107,16 +108,74 @@ def load_model(source: ModelSource) -> LoadedModel:
     )
 
 
-def save_model(model: ModelProto | Message | bytes | bytearray | memoryview, path: str | os.PathLike[str]) -> Path:
+def save_model(model: ModelProto | Message | bytes | bytearray | memoryview, path: str | os.PathLike[str],
+               graph_fields: bytes = b"") -> Path:
     """Serialize ``model`` (ours, onnx's, or already bytes) to ``path``; return the path.
 
+    ``graph_fields`` are serialized ``GraphProto`` fields the written graph gets besides its
+    own, as ``model.graph.MergeFromString(graph_fields)`` would add them, without building
+    them as messages (for results written once and never read back).
     The file is replaced in one step (see :mod:`opspec.runtime.atomic_file`): on any
     failure it is exactly as before, so a model may be written over its own input; a
     ``path`` that is a symbolic link is replaced by the file, never written through.
     File system errors propagate as :class:`OSError`.
     """
     data = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else model.SerializeToString()
-    return write_atomically(path, data)
+    return write_atomically(path, with_graph_fields(data, graph_fields) if graph_fields else data)
+
+
+#: ``ModelProto.graph``: field 7, length-delimited.
+_GRAPH_FIELD, _LENGTH_DELIMITED = 7, 2
+#: Bytes each wire type of a field takes after its key, where that is fixed (64-bit, 32-bit).
+_FIXED_WIDTH = {1: 8, 5: 4}
+
+
+def with_graph_fields(model: bytes, fields: bytes) -> list[bytes | memoryview]:
+    """The pieces of ``model`` (a serialized ``ModelProto`` with a graph) with ``fields``
+    appended to its graph: what serializing it after ``graph.MergeFromString(fields)`` gives,
+    the appended repeated entries last in the graph. Only the model's own top-level fields
+    are read, so this costs no more than copying the bytes."""
+    view = memoryview(model)
+    position, size = 0, len(model)
+    while position < size:
+        start = position
+        key, position = _read_varint(view, position)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == _LENGTH_DELIMITED:
+            length, position = _read_varint(view, position)
+            if number == _GRAPH_FIELD:
+                end = position + length
+                header = _varint(key) + _varint(length + len(fields))
+                return [view[:start], header, view[position:end], fields, view[end:]]
+            position += length
+        elif wire_type == 0:
+            position = _read_varint(view, position)[1]
+        elif wire_type in _FIXED_WIDTH:
+            position += _FIXED_WIDTH[wire_type]
+        else:
+            break  # groups: not in any model message
+    raise ValueError("the serialized model has no graph to add fields to")
+
+
+def _read_varint(data: memoryview, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it."""
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def is_onnx_model(obj: object) -> bool:

@@ -625,3 +625,44 @@ def test_compile_protos_without_grpc_tools(monkeypatch):
     monkeypatch.setattr(protos.importlib, "import_module", fake_import)
     with pytest.raises(protos.ProtoCompilerMissing, match="grpc"):
         protos.compile_protos()
+
+
+def _value_infos(*names: str) -> bytes:
+    """Serialized ``GraphProto`` fields: a ``value_info`` entry per name."""
+    graph = onnx.GraphProto()
+    graph.value_info.extend(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, ["N", 300]) for name in names)
+    return graph.SerializeToString()
+
+
+@pytest.mark.parametrize("extras", ["none", "functions", "long graph"])
+def test_graph_fields_are_written_as_a_merge_would_add_them(tmp_path, small_model, extras):
+    from opspec.runtime.ir.model_io import with_graph_fields
+
+    model = onnx.ModelProto()
+    model.CopyFrom(small_model)
+    if extras == "functions":  # fields after the graph, and metadata
+        model.functions.append(helper.make_function("local", "f", ["x"], ["y"],
+                                                    [helper.make_node("Relu", ["x"], ["y"])],
+                                                    [helper.make_opsetid("", 17)]))
+        helper.set_model_props(model, {"key": "value"})
+    elif extras == "long graph":  # a graph and fields whose lengths take several varint bytes
+        model.graph.node.extend(helper.make_node("Relu", ["X"], [f"r{i}"]) for i in range(3000))
+        model.graph.value_info.append(helper.make_tensor_value_info("old", onnx.TensorProto.FLOAT, [1]))
+    fields = _value_infos(*(f"r{i}" for i in range(0, 3000, 7)))
+    expected = onnx.ModelProto()
+    expected.CopyFrom(model)
+    expected.graph.MergeFromString(fields)
+    written = b"".join(with_graph_fields(model.SerializeToString(), fields))
+    assert written == expected.SerializeToString()
+    save_model(model, tmp_path / "m.onnx", graph_fields=fields)
+    assert (tmp_path / "m.onnx").read_bytes() == written
+    assert onnx.load(str(tmp_path / "m.onnx")) == expected
+
+
+def test_graph_fields_need_a_graph():
+    from opspec.runtime.ir.model_io import with_graph_fields
+
+    model = helper.make_model(helper.make_graph([], "g", [], []), opset_imports=[helper.make_opsetid("", 17)])
+    model.ClearField("graph")
+    with pytest.raises(ValueError):
+        with_graph_fields(model.SerializeToString(), _value_infos("a"))
