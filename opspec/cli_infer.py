@@ -14,8 +14,8 @@ from opspec.cli_report import (
     print_summary,
     print_table,
     problem_json,
-    value_json,
     value_rows,
+    values_json,
     write_json,
 )
 
@@ -109,7 +109,7 @@ def _infer(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_json({
             "ok": status == EXIT_OK, "nodes": result.node_count,
-            "values": map(value_json, rows()),
+            "values": values_json(rows()),
             "errors": [problem_json(error) for error in result.errors],
             "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
                             for (domain, op_type), reason in sorted(result.unknown_reasons.items())],

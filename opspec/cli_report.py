@@ -97,13 +97,21 @@ def origin_counts(result: Any, graph: Any, declared: dict[str, Any]) -> Counter[
     ``value_info``, outputs) are looked at; every other value is inferred when inference added
     it to ``value_info`` (``result.added_values``) and unknown otherwise. ``graph`` is the main
     graph as it was inferred, before any new ``value_info`` entry was merged into it."""
-    given = [tensor.name for tensor in graph.initializer]
-    given += [value_info.name for value_info in graph.input]
-    given += [sparse.values.name for sparse in graph.sparse_initializer]
-    named = set(given)
+    named = {tensor.name for tensor in graph.initializer}
+    named.update(value_info.name for value_info in graph.input)
+    named.update(sparse.values.name for sparse in graph.sparse_initializer)
     named.update(name for group in (graph.value_info, graph.output) for value_info in group
                  if (name := value_info.name) not in named and result.is_produced(name))
-    counts: Counter[str] = Counter(_origin(result.type_of(name), declared.get(_text(name))) for name in named)
+    counts: Counter[str] = Counter()
+    known: dict[tuple[int, int], str] = {}  # by (inferred, stated) type objects: both are mostly shared
+    type_of, stated = result.type_of, declared.get
+    for name in named:
+        value, given = type_of(name), stated(name if type(name) is str else _text(name))
+        pair = (id(value), id(given))
+        origin = known.get(pair)
+        if origin is None:
+            origin = known[pair] = _origin(value, given)
+        counts[origin] += 1
     rest = result.value_count - len(named)
     counts[INFERRED] += result.added_values
     counts[""] += rest - result.added_values
@@ -158,6 +166,26 @@ def value_json(row: ValueRow) -> dict[str, Any]:
     return entry
 
 
+class EncodedJSON(str):
+    """Text that is already JSON: :func:`write_json` writes it as it is."""
+
+
+def values_json(rows: Iterable[ValueRow]) -> Iterator[EncodedJSON]:
+    """:func:`value_json` of each row, encoded: what follows a value's name is encoded once per
+    distinct (type object, origin, producer), as values mostly share their type objects (which
+    stay alive, with their ids, while the rows are written)."""
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    encoded: dict[tuple[int, str, str], str] = {}
+    for row in rows:
+        key = (id(row.type), row.origin, row.producer)
+        rest = encoded.get(key)
+        if rest is None:
+            entry = value_json(row)
+            del entry["name"]
+            rest = encoded[key] = ", " + dumps(entry)[1:]
+        yield EncodedJSON('{"name": ' + dumps(row.name) + rest)
+
+
 def _dim_json(dim: Any) -> int | str | None:
     return dim if dim is None or type(dim) is int else str(dim)
 
@@ -176,7 +204,8 @@ def problem_json(problem: Any) -> dict[str, Any]:
 def write_json(document: dict[str, Any], out: TextIO) -> None:
     """One JSON document on one line, for scripts (``jq`` makes it readable).
 
-    A member whose value is an iterator is written as a list, item by item as it comes."""
+    A member whose value is an iterator is written as a list, item by item as it comes; an
+    :class:`EncodedJSON` item is written as it is."""
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     out.write("{")
     for position, (key, value) in enumerate(document.items()):
@@ -184,7 +213,8 @@ def write_json(document: dict[str, Any], out: TextIO) -> None:
         if isinstance(value, Iterator):
             out.write("[")
             for index, item in enumerate(value):
-                out.write(f", {dumps(item)}" if index else dumps(item))
+                text = item if type(item) is EncodedJSON else dumps(item)
+                out.write(f", {text}" if index else text)
             out.write("]")
         else:
             out.write(dumps(value))
@@ -196,5 +226,6 @@ def _text(value: Any) -> str:
     return value if type(value) is str else bytes(value).decode("utf-8", "replace")
 
 
-__all__ = ["DECLARED", "INFERRED", "REFINED", "ValueRow", "declared_types", "origin_counts", "print_summary",
-           "print_table", "problem_json", "value_json", "value_rows", "write_json"]
+__all__ = ["DECLARED", "EncodedJSON", "INFERRED", "REFINED", "ValueRow", "declared_types", "origin_counts", "print_summary",
+           "print_table", "problem_json", "value_json", "value_rows", "values_json",
+           "write_json"]

@@ -99,3 +99,22 @@ def test_the_command_writes_what_the_api_writes(name, tmp_path, capsys):
     expected = opspec.infer_shapes(model, data_prop=True)
     assert onnx.load(str(api)) == expected  # the same model as inferred in memory, value_info merged
     assert onnx.load(str(path)) == model  # the input file is left alone
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_json_values_are_each_rows_value_json(name, tmp_path, capsys):
+    import json
+
+    from opspec.cli_report import declared_types, value_json, value_rows
+    from opspec.runtime.ir import load_model
+
+    path = tmp_path / "m.onnx"
+    onnx.save(MODELS[name](), path)
+    main(["infer", str(path), "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    model = load_model(path).model
+    declared = declared_types(model)
+    rows = value_rows(opspec.infer(model, data_prop=True).iter_values(), declared)
+    assert document["values"] == [value_json(row) for row in rows]
+    if name != "chain":  # values of several types, sharing the same type objects
+        assert len({json.dumps(value["shape"]) for value in document["values"]}) > 1
