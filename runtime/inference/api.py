@@ -195,7 +195,9 @@ def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None, **opt
     """Infer a model message that the caller owns, writing results into it.
 
     ``path`` is the file it was read from, if any: small tensor data stored beside it is
-    read (within its folder only). ``options`` are :func:`infer_model`'s.
+    read (within its folder only). ``options`` are :func:`infer_model`'s; with
+    ``merge_new=False`` the model lacks its new ``value_info`` entries until
+    :meth:`InferenceResult.save` writes them with it.
     """
     from opspec.runtime.ir.external import ExternalData
 
