@@ -63,32 +63,37 @@ def _dim_bytes(dim: Any) -> bytes:
     return _field(_DIM, _field(_DIM_PARAM, text))
 
 
-def shape_bytes(shape: tuple[Any, ...]) -> bytes:
-    """The dims of a shape, each encoded once however often it repeats (ranks may be huge)."""
-    seen: dict[Any, bytes] = {}
-    parts = []
-    for dim in shape:
-        encoded = seen.get(dim)
-        if encoded is None:
-            encoded = seen[dim] = _dim_bytes(dim)
-        parts.append(encoded)
-    return b"".join(parts)
+class DimEncoder(dict[Any, bytes]):
+    """Dim -> its encoded ``Dimension`` field, each distinct dim encoded once."""
+
+    __slots__ = ()
+
+    def __missing__(self, dim: Any) -> bytes:
+        self[dim] = encoded = _dim_bytes(dim)
+        return encoded
 
 
-def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None) -> bytes:
+def shape_bytes(shape: tuple[Any, ...], dims: DimEncoder | None = None) -> bytes:
+    """The dims of a shape, each encoded once however often it repeats (ranks may be huge);
+    ``dims`` keeps the encodings across shapes."""
+    return b"".join(map((DimEncoder() if dims is None else dims).__getitem__, shape))
+
+
+def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) -> bytes:
     body = _ELEM_TYPE + _varint(elem) if elem else b""
     if shape is not None:
-        body += _field(_SHAPE, shape_bytes(shape))
+        body += _field(_SHAPE, shape_bytes(shape, dims))
     return body
 
 
 class TypeEncoder:
     """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen."""
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_dims")
 
     def __init__(self) -> None:
         self._cache: dict[Any, bytes] = {}
+        self._dims = DimEncoder()
 
     def __call__(self, value: Any) -> bytes:
         try:
@@ -102,9 +107,9 @@ class TypeEncoder:
     def _encode(self, value: Any) -> bytes:
         kind = type(value)
         if kind is TensorType:
-            return _field(_TENSOR, _tensor_bytes(value.elem, value.shape))
+            return _field(_TENSOR, _tensor_bytes(value.elem, value.shape, self._dims))
         if kind is SparseTensorType:
-            return _field(_SPARSE_TENSOR, _tensor_bytes(value.elem, value.shape))
+            return _field(_SPARSE_TENSOR, _tensor_bytes(value.elem, value.shape, self._dims))
         if kind is SequenceType:
             return _field(_SEQUENCE, _field(_INNER, self(value.elem)) if value.elem is not None else b"")
         if kind is OptionalType:

@@ -1,0 +1,102 @@
+"""Reading a shape's dims from its serialized bytes, each distinct dim decoded once.
+
+A shape is parsed as a message whose ``dim`` field holds each ``Dimension`` as raw bytes
+(one C call for any rank), and each distinct byte string is decoded once per model: a
+rank-200,000 shape of a few kinds of dims costs a dictionary lookup per dim. Only the
+three forms a writer produces for a plain dim are decoded here (no field, one
+``dim_value``, one ``dim_param``); anything else (a denotation, unknown fields, both
+fields) is left to the message-based reader, so both readings always agree.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from opspec.runtime.shape import Sym
+
+_DIM_VALUE = 0x08  # Dimension.dim_value: field 1, varint
+_DIM_PARAM = 0x12  # Dimension.dim_param: field 2, length-delimited
+_INT64_SIGN = 1 << 63
+_UINT64_MASK = (1 << 64) - 1
+
+
+def _raw_shape_class() -> Any:
+    """A message class reading ``TensorShapeProto`` bytes with each ``dim`` left as bytes."""
+    file = descriptor_pb2.FileDescriptorProto(name="opspec_raw_shape.proto", package="opspec.raw_shape")
+    message = file.message_type.add(name="RawShape")
+    message.field.add(name="dim", number=1, label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+                      type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawShape"))
+
+
+_RawShape = _raw_shape_class()
+
+
+class UnusualDim(Exception):
+    """A dim in a form this module does not decode (the caller reads the shape otherwise)."""
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it; :class:`UnusualDim` when cut short."""
+    value = shift = 0
+    end = len(data)
+    while position < end and shift < 70:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+    raise UnusualDim
+
+
+class RawDims(dict[bytes, Any]):
+    """Raw ``Dimension`` bytes -> dim, filled on first sight. A plain name becomes its symbol
+    (and joins ``names``); other ``dim_param`` text (or bytes, when not valid UTF-8) goes to
+    ``param``."""
+
+    __slots__ = ("param", "names")
+
+    def __init__(self, param: Callable[[str | bytes], Any], names: set[str]) -> None:
+        super().__init__()
+        self.param = param
+        self.names = names
+
+    def __missing__(self, raw: bytes) -> Any:
+        if not raw:
+            dim = None
+        elif raw[0] == _DIM_PARAM:
+            size, start = _varint(raw, 1)
+            if start + size != len(raw):
+                raise UnusualDim
+            dim = self._param(raw[start:]) if size else None
+        elif raw[0] == _DIM_VALUE:
+            value, end = _varint(raw, 1)
+            if end != len(raw):
+                raise UnusualDim
+            value &= _UINT64_MASK  # as an int64 field reads it
+            dim = None if value >= _INT64_SIGN else value  # a negative int64: unknown
+        else:
+            raise UnusualDim
+        self[raw] = dim
+        return dim
+
+    def _param(self, raw: bytes) -> Any:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return self.param(raw)
+        if text.isascii() and text.isidentifier():  # a plain name (for ASCII text, what ``is_name`` matches)
+            self.names.add(text)
+            return Sym(text)
+        return self.param(text)
+
+    def shape(self, shape_proto: Any) -> tuple[Any, ...]:
+        """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
+        return tuple(map(self.__getitem__, _RawShape.FromString(shape_proto.SerializeToString()).dim))
+
+
+__all__ = ["RawDims", "UnusualDim"]
