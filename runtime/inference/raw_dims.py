@@ -66,13 +66,30 @@ class RawDims(dict[bytes, Any]):
         self.names = names
 
     def __missing__(self, raw: bytes) -> Any:
+        size = len(raw) - 2
         if not raw:
             dim = None
         elif raw[0] == _DIM_PARAM:
-            size, start = _varint(raw, 1)
-            if start + size != len(raw):
-                raise UnusualDim
-            dim = self._param(raw[start:]) if size else None
+            if 0 <= size < 0x7F and raw[1] == size:  # a short text: one byte of length
+                text = raw[2:]
+            else:
+                size, start = _varint(raw, 1)
+                if start + size != len(raw):
+                    raise UnusualDim
+                text = raw[start:]
+            try:
+                name = text.decode("utf-8")
+            except UnicodeDecodeError:
+                name = None
+            if not size:
+                dim = None
+            elif name is None:
+                dim = self.param(text)
+            elif name.isascii() and name.isidentifier():  # a plain name (for ASCII, what ``is_name`` matches)
+                self.names.add(name)
+                dim = Sym(name)
+            else:
+                dim = self.param(name)
         elif raw[0] == _DIM_VALUE:
             value, end = _varint(raw, 1)
             if end != len(raw):
@@ -83,16 +100,6 @@ class RawDims(dict[bytes, Any]):
             raise UnusualDim
         self[raw] = dim
         return dim
-
-    def _param(self, raw: bytes) -> Any:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return self.param(raw)
-        if text.isascii() and text.isidentifier():  # a plain name (for ASCII text, what ``is_name`` matches)
-            self.names.add(text)
-            return Sym(text)
-        return self.param(text)
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.inference.read_types import INT64_MAX
 from opspec.runtime.ir.codes import TypeCase
+from opspec.runtime.shape import Sym
 
 _LENGTH_DELIMITED = 2
 
@@ -39,6 +40,8 @@ def _varint(value: int) -> bytes:
         value &= 0xFFFFFFFFFFFFFFFF
     if value < 0x80:
         return bytes((value,))
+    if value < 0x4000:
+        return bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -69,7 +72,14 @@ class DimEncoder(dict[Any, bytes]):
     __slots__ = ()
 
     def __missing__(self, dim: Any) -> bytes:
-        self[dim] = encoded = _dim_bytes(dim)
+        kind = type(dim)
+        if kind is int and 0 <= dim < 0x80:  # the common cases, inlined
+            encoded = bytes((_DIM, 2, _DIM_VALUE[0], dim))
+        elif kind is Sym and dim.name is not None and len(dim.name) < 126 and dim.name.isascii():
+            encoded = bytes((_DIM, len(dim.name) + 2, _DIM_PARAM, len(dim.name))) + dim.name.encode()
+        else:
+            encoded = _dim_bytes(dim)
+        self[dim] = encoded
         return encoded
 
 

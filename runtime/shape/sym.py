@@ -441,7 +441,10 @@ class Sym:
         if s is None:
             if type(name) is not str or not name:
                 raise ValueError(f"a symbol name must be a non-empty string, got {name!r}")
-            s = _plain(name)
+            s = _new(Sym)  # as ``_plain`` makes it, inlined: models may hold 10^5 names
+            _set_hash(s, hash(name))
+            _set_name(s, name)
+            _set_text(s, name)
             if len(_NAMES) < _NAMES_CAP:
                 _NAMES[name] = s
         return s

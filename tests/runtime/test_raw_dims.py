@@ -40,7 +40,8 @@ def test_serialized_dims_read_as_dims_read_one_by_one():
 
 def test_invalid_utf8_and_unknown_fields_read_as_one_by_one():
     for raw in (b"\x0a\x04\x12\x02\xff\xfe", b"\x0a\x05\x12\x01N\x20\x01", b"\x0a\x04\x08\x01\x08\x02",
-                b"\x0a\x05\x08\x01\x12\x01N", b"\x0a\x00\x0a\x03\x12\x01M", b"\x0a\x02\x08\x80"):
+                b"\x0a\x05\x08\x01\x12\x01N", b"\x0a\x00\x0a\x03\x12\x01M", b"\x0a\x02\x08\x80",
+                b"\x0a\x01\x12", b"\x0a\x01\x08", b"\x0a\x02\x12\x05"):
         try:
             shape = onnx.TensorShapeProto.FromString(raw)
         except Exception:  # noqa: BLE001 - bytes protobuf itself refuses are never read
