@@ -15,6 +15,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from opspec.runtime.shape import Sym
 
+_DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
 _DIM_VALUE = 0x08  # Dimension.dim_value: field 1, varint
 _DIM_PARAM = 0x12  # Dimension.dim_param: field 2, length-delimited
 _INT64_SIGN = 1 << 63
@@ -53,17 +54,33 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
     raise UnusualDim
 
 
+def _dimension_field(raw: bytes) -> bytes:
+    """``TensorShapeProto.dim`` holding the ``Dimension`` bytes ``raw``."""
+    size = len(raw)
+    if size < 0x80:
+        return bytes((_DIM, size)) + raw
+    length = bytearray()
+    while size >= 0x80:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    length.append(size)
+    return bytes((_DIM,)) + bytes(length) + raw
+
+
 class RawDims(dict[bytes, Any]):
     """Raw ``Dimension`` bytes -> dim, filled on first sight. A plain name becomes its symbol
     (and joins ``names``); other ``dim_param`` text (or bytes, when not valid UTF-8) goes to
-    ``param``."""
+    ``param``. ``encoded`` gets each number and plain name with its ``Dimension`` field as a
+    writer writes it (the bytes read, which are canonical for those two forms), so a dim read
+    is never encoded again."""
 
-    __slots__ = ("param", "names")
+    __slots__ = ("param", "names", "encoded")
 
-    def __init__(self, param: Callable[[str | bytes], Any], names: set[str]) -> None:
+    def __init__(self, param: Callable[[str | bytes], Any], names: set[str], encoded: dict[Any, bytes]) -> None:
         super().__init__()
         self.param = param
         self.names = names
+        self.encoded = encoded
 
     def __missing__(self, raw: bytes) -> Any:
         size = len(raw) - 2
@@ -88,6 +105,7 @@ class RawDims(dict[bytes, Any]):
             elif name.isascii() and name.isidentifier():  # a plain name (for ASCII, what ``is_name`` matches)
                 self.names.add(name)
                 dim = Sym(name)
+                self.encoded[dim] = _dimension_field(raw)
             else:
                 dim = self.param(name)
         elif raw[0] == _DIM_VALUE:
@@ -95,7 +113,11 @@ class RawDims(dict[bytes, Any]):
             if end != len(raw):
                 raise UnusualDim
             value &= _UINT64_MASK  # as an int64 field reads it
-            dim = None if value >= _INT64_SIGN else value  # a negative int64: unknown
+            if value >= _INT64_SIGN:  # a negative int64: unknown
+                dim = None
+            else:
+                dim = value
+                self.encoded[dim] = _dimension_field(raw)
         else:
             raise UnusualDim
         self[raw] = dim

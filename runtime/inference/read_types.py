@@ -35,7 +35,7 @@ _MISSING = object()
 class DimReader:
     """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
 
-    __slots__ = ("_cache", "_types", "_raw", "names")
+    __slots__ = ("_cache", "_types", "_raw", "names", "encoded_dims")
 
     def __init__(self) -> None:
         self._cache: dict[str | bytes, Any] = {}
@@ -43,8 +43,10 @@ class DimReader:
         #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
         self._types: dict[bytes, Any] = {}
         self.names: set[str] = set()
+        #: Numbers and plain names read, with their ``dim`` field as written (to seed a ``TypeEncoder``).
+        self.encoded_dims: dict[Any, bytes] = {}
         #: Dims by their serialized ``Dimension`` bytes: shapes of any rank read at a lookup per dim.
-        self._raw = RawDims(self.param, self.names)
+        self._raw = RawDims(self.param, self.names, self.encoded_dims)
 
     def param(self, text: str | bytes) -> Any:
         """A ``dim_param`` as a dim: a number, or a symbol (an expression or an opaque name)."""

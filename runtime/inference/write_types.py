@@ -97,13 +97,14 @@ def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) ->
 
 
 class TypeEncoder:
-    """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen."""
+    """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen;
+    ``dims`` are encodings known beforehand (``DimReader.encoded_dims``)."""
 
     __slots__ = ("_cache", "_dims")
 
-    def __init__(self) -> None:
+    def __init__(self, dims: dict[Any, bytes] | None = None) -> None:
         self._cache: dict[Any, bytes] = {}
-        self._dims = DimEncoder()
+        self._dims = DimEncoder(dims or ())
 
     def __call__(self, value: Any) -> bytes:
         try:

@@ -55,3 +55,14 @@ def test_a_high_rank_shape_shares_one_dim_per_distinct_text():
         shape.dim.add().dim_param = "N" if i % 2 else f"d{i}"
     dims = DimReader().shape(shape)
     assert len(dims) == 1000 and all(dims[i] is dims[1] for i in range(1, 1000, 2))
+
+
+def test_dims_read_are_written_back_as_the_writer_writes_them():
+    from opspec.runtime.inference.write_types import DimEncoder, shape_bytes
+
+    rng = random.Random(11)
+    for _ in range(200):
+        shape = _shape(rng, rng.randrange(12))
+        reader = DimReader()
+        dims = reader.shape(shape)
+        assert shape_bytes(dims, DimEncoder(reader.encoded_dims)) == shape_bytes(dims)
