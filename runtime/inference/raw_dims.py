@@ -9,7 +9,7 @@ fields) is left to the message-based reader, so both readings always agree.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -83,49 +83,59 @@ class RawDims(dict[bytes, Any]):
         self.encoded = encoded
 
     def __missing__(self, raw: bytes) -> Any:
-        size = len(raw) - 2
-        if not raw:
-            dim = None
-        elif raw[0] == _DIM_PARAM:
-            if 0 <= size < 0x7F and raw[1] == size:  # a short text: one byte of length
-                text = raw[2:]
-            else:
-                size, start = _varint(raw, 1)
-                if start + size != len(raw):
+        self.decode([raw])
+        return self[raw]
+
+    def decode(self, raws: Iterable[bytes]) -> None:
+        """Decode dims not seen before (in one loop: a shape may hold 10^5 new ones)."""
+        names, encoded, param = self.names, self.encoded, self.param
+        for raw in raws:
+            size = len(raw) - 2
+            if not raw:
+                dim = None
+            elif raw[0] == _DIM_PARAM:
+                if 0 <= size < 0x7F and raw[1] == size:  # a short text: one byte of length
+                    text = raw[2:]
+                else:
+                    size, start = _varint(raw, 1)
+                    if start + size != len(raw):
+                        raise UnusualDim
+                    text = raw[start:]
+                try:
+                    name = text.decode("utf-8")
+                except UnicodeDecodeError:
+                    name = None
+                if not size:
+                    dim = None
+                elif name is None:
+                    dim = param(text)
+                elif name.isascii() and name.isidentifier():  # a plain name (for ASCII, what ``is_name`` matches)
+                    names.add(name)
+                    dim = Sym(name)
+                    encoded[dim] = bytes((_DIM, size + 2)) + raw if size < 0x7E else _dimension_field(raw)
+                else:
+                    dim = param(name)
+            elif raw[0] == _DIM_VALUE:
+                value, end = _varint(raw, 1)
+                if end != len(raw):
                     raise UnusualDim
-                text = raw[start:]
-            try:
-                name = text.decode("utf-8")
-            except UnicodeDecodeError:
-                name = None
-            if not size:
-                dim = None
-            elif name is None:
-                dim = self.param(text)
-            elif name.isascii() and name.isidentifier():  # a plain name (for ASCII, what ``is_name`` matches)
-                self.names.add(name)
-                dim = Sym(name)
-                self.encoded[dim] = _dimension_field(raw)
+                value &= _UINT64_MASK  # as an int64 field reads it
+                if value >= _INT64_SIGN:  # a negative int64: unknown
+                    dim = None
+                else:
+                    dim = value
+                    encoded[dim] = _dimension_field(raw)
             else:
-                dim = self.param(name)
-        elif raw[0] == _DIM_VALUE:
-            value, end = _varint(raw, 1)
-            if end != len(raw):
                 raise UnusualDim
-            value &= _UINT64_MASK  # as an int64 field reads it
-            if value >= _INT64_SIGN:  # a negative int64: unknown
-                dim = None
-            else:
-                dim = value
-                self.encoded[dim] = _dimension_field(raw)
-        else:
-            raise UnusualDim
-        self[raw] = dim
-        return dim
+            self[raw] = dim
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
-        return tuple(map(self.__getitem__, _RawShape.FromString(shape_proto.SerializeToString()).dim))
+        raws = _RawShape.FromString(shape_proto.SerializeToString()).dim
+        unseen = {raw for raw in raws if raw not in self}
+        if unseen:
+            self.decode(unseen)
+        return tuple(map(self.__getitem__, raws))
 
 
 __all__ = ["RawDims", "UnusualDim"]

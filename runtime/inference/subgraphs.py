@@ -82,7 +82,8 @@ class SubgraphInference:
             return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
         reader = self.reader
         types = Scope(outer_types)
-        datas = Scope(outer_datas)
+        # The enclosing graphs wait while this one is inferred: with no data there, none can appear.
+        datas: dict[str, Any] = Scope(outer_datas) if outer_datas else {}
         declared: dict[str, Any] = {}
         inputs = []
         for position, value_info in enumerate(graph.input):
