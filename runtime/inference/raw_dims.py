@@ -116,15 +116,18 @@ class RawDims(dict[bytes, Any]):
                 else:
                     dim = param(name)
             elif raw[0] == _DIM_VALUE:
-                value, end = _varint(raw, 1)
-                if end != len(raw):
-                    raise UnusualDim
-                value &= _UINT64_MASK  # as an int64 field reads it
-                if value >= _INT64_SIGN:  # a negative int64: unknown
-                    dim = None
+                if size == 1 and raw[1] < 0x80:  # a number below 128
+                    dim = raw[1]
+                elif size == 2 and raw[1] >= 0x80 and raw[2] < 0x80:  # below 16,384
+                    dim = raw[1] & 0x7F | raw[2] << 7
                 else:
-                    dim = value
-                    encoded[dim] = _dimension_field(raw)
+                    value, end = _varint(raw, 1)
+                    if end != len(raw):
+                        raise UnusualDim
+                    value &= _UINT64_MASK  # as an int64 field reads it
+                    dim = None if value >= _INT64_SIGN else value  # a negative int64: unknown
+                if dim is not None:
+                    encoded[dim] = bytes((_DIM, size + 2)) + raw  # a varint field is at most 11 bytes
             else:
                 raise UnusualDim
             self[raw] = dim

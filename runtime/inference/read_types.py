@@ -39,7 +39,6 @@ class DimReader:
 
     def __init__(self) -> None:
         self._cache: dict[str | bytes, Any] = {}
-        #: Dims by their serialized ``Dimension`` bytes: shapes of any rank read at a lookup per dim.
         #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
         self._types: dict[bytes, Any] = {}
         self.names: set[str] = set()

@@ -121,17 +121,6 @@ def _make(terms: Terms) -> "Sym":
     return s
 
 
-def _plain(name: str) -> "Sym":
-    """The plain symbol ``name``. Models may hold 10^5 distinct names, so it is cheap to make:
-    its terms are built on first use (``Sym.__getattr__``) and its hash is its name's, which
-    no other plain symbol shares (a compound one is never equal to it)."""
-    s = _new(Sym)
-    _set_hash(s, hash(name))
-    _set_name(s, name)
-    _set_text(s, name)
-    return s
-
-
 def _add_const(terms: Terms, k: int) -> Value:
     """``terms + k`` without re-sorting: the constant sits last among terms of its sign."""
     const = k
@@ -441,7 +430,10 @@ class Sym:
         if s is None:
             if type(name) is not str or not name:
                 raise ValueError(f"a symbol name must be a non-empty string, got {name!r}")
-            s = _new(Sym)  # as ``_plain`` makes it, inlined: models may hold 10^5 names
+            # Models may hold 10^5 distinct names, so a plain symbol is cheap to make: its terms
+            # are built on first use (``__getattr__``) and its hash is its name's, which no other
+            # plain symbol shares (and a compound one is never equal to it).
+            s = _new(Sym)
             _set_hash(s, hash(name))
             _set_name(s, name)
             _set_text(s, name)
@@ -641,7 +633,7 @@ class Sym:
         return f"Sym({str(self)!r})"
 
     def __getattr__(self, attribute: str) -> Any:
-        # Only a plain symbol's terms are ever unset (see ``_plain``).
+        # Only a plain symbol's terms are ever unset (see ``__new__``).
         name = object.__getattribute__(self, "name")
         if attribute != "_terms" or name is None:
             raise AttributeError(attribute)

@@ -18,7 +18,7 @@ def _shape(rng: random.Random, rank: int) -> onnx.TensorShapeProto:
         dim = shape.dim.add()
         kind = rng.randrange(6)
         if kind == 0:
-            dim.dim_value = rng.choice([0, 1, 3, 127, 128, 2**40, 2**63 - 1, -1, -(2**63)])
+            dim.dim_value = rng.choice([0, 1, 3, 127, 128, 300, 16383, 16384, 2**40, 2**63 - 1, -1, -(2**63)])
         elif kind == 1:
             dim.dim_param = rng.choice(_TEXTS)
         elif kind == 2:
