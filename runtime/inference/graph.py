@@ -17,6 +17,7 @@ from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
 from opspec.runtime.inference.walk import Walker
 from opspec.runtime.inference.write_back import write_graph, write_subgraphs
+from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
 from opspec.runtime.ir.codes import AttrType, DataLocation, TypeCase
@@ -264,7 +265,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         if report:
             outcome.nodes = nodes
         if write_back:
-            _write_back(graph, outcome, value_info_types, output_types, merge_new)
+            _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
+                        merge_new)
             write_subgraphs(graph, engine.subgraphs.records)
     return outcome
 
@@ -312,10 +314,11 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 
 
 def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, Any],
-                output_types: dict[str, Any], merge_new: bool) -> None:
+                output_types: dict[str, Any], encoder: TypeEncoder, merge_new: bool) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
-        graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types, merge=merge_new)
+        graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types, encoder,
+        merge=merge_new)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]

@@ -10,6 +10,7 @@ from typing import Any
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.contract.limits import MAX_DIM
 from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
+from opspec.runtime.inference.raw_dims import RawDims, UnusualDim
 from opspec.runtime.ir.codes import TypeCase
 from opspec.runtime.ir.model_io import ModelLoadError
 from opspec.runtime.shape import Sym, parse_dim
@@ -34,13 +35,17 @@ _MISSING = object()
 class DimReader:
     """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
 
-    __slots__ = ("_cache", "_types", "names")
+    __slots__ = ("_cache", "_types", "_raw", "names", "encoded_dims")
 
     def __init__(self) -> None:
         self._cache: dict[str | bytes, Any] = {}
         #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
         self._types: dict[bytes, Any] = {}
         self.names: set[str] = set()
+        #: Numbers and plain names read, with their ``dim`` field as written (to seed a ``TypeEncoder``).
+        self.encoded_dims: dict[Any, bytes] = {}
+        #: Dims by their serialized ``Dimension`` bytes: shapes of any rank read at a lookup per dim.
+        self._raw = RawDims(self.param, self.names, self.encoded_dims)
 
     def param(self, text: str | bytes) -> Any:
         """A ``dim_param`` as a dim: a number, or a symbol (an expression or an opaque name)."""
@@ -64,6 +69,12 @@ class DimReader:
         return value
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
+        try:
+            return self._raw.shape(shape_proto)
+        except UnusualDim:  # a denotation, unknown fields, two values: read dim by dim
+            return self._shape_by_dim(shape_proto)
+
+    def _shape_by_dim(self, shape_proto: Any) -> tuple[Any, ...]:
         dims: list[Any] = []
         for dim in shape_proto.dim:
             which = dim.WhichOneof("value")

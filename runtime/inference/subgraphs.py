@@ -8,7 +8,6 @@ inside a subgraph are reported against the node that owns it.
 """
 from __future__ import annotations
 
-from collections import ChainMap
 from contextlib import nullcontext
 from typing import Any, Callable
 
@@ -19,6 +18,31 @@ from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
+
+
+class Scope(dict[str, Any]):
+    """A graph's own values, with those of the graphs around it visible by name (through
+    :meth:`get`, as the walk reads them); writes stay in the graph's own scope. Each lookup
+    is one frame per level of nesting, however many values the outer graphs hold."""
+
+    __slots__ = ("outer",)
+
+    def __init__(self, outer: Any) -> None:
+        super().__init__()
+        self.outer = outer
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = dict.get(self, key, _ABSENT)
+        return self.outer.get(key, default) if value is _ABSENT else value
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self.outer
+
+    def __bool__(self) -> bool:
+        return dict.__len__(self) > 0 or bool(self.outer)
+
+
+_ABSENT = object()
 
 
 class SubgraphInference:
@@ -57,8 +81,9 @@ class SubgraphInference:
             self.engine.fail(errors, index, node, f"subgraphs nested deeper than {MAX_SUBGRAPH_DEPTH}", strict)
             return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
         reader = self.reader
-        types: Any = ChainMap({}, outer_types)
-        datas: Any = ChainMap({}, outer_datas)
+        types = Scope(outer_types)
+        # The enclosing graphs wait while this one is inferred: with no data there, none can appear.
+        datas: dict[str, Any] = Scope(outer_datas) if outer_datas else {}
         declared: dict[str, Any] = {}
         inputs = []
         for position, value_info in enumerate(graph.input):
@@ -73,7 +98,8 @@ class SubgraphInference:
             # An input shadows an outer value of the same name, known or not.
             types[value_info.name] = value
         for tensor in graph.initializer:
-            types.setdefault(tensor.name, TensorType(tensor.data_type, tuple(tensor.dims)))
+            if tensor.name not in types:  # an input of the same name, or an outer value, comes first
+                types[tensor.name] = TensorType(tensor.data_type, tuple(tensor.dims))
             data = initializer_data(tensor)
             if data is not None:
                 datas[tensor.name] = data
@@ -94,7 +120,7 @@ class SubgraphInference:
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
         for error in inner:
             self.engine.fail(errors, index, node, f"{where}: {error}", strict)
-        self.records[id(graph)] = SubgraphRecord(graph, types.maps[0], producers, value_info_types,
+        self.records[id(graph)] = SubgraphRecord(graph, dict(types), producers, value_info_types,
                                                  {v.name: t for v, t in zip(graph.output, outputs_declared)})
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))

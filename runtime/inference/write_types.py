@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.inference.read_types import INT64_MAX
 from opspec.runtime.ir.codes import TypeCase
+from opspec.runtime.shape import Sym
 
 _LENGTH_DELIMITED = 2
 
@@ -39,6 +40,8 @@ def _varint(value: int) -> bytes:
         value &= 0xFFFFFFFFFFFFFFFF
     if value < 0x80:
         return bytes((value,))
+    if value < 0x4000:
+        return bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -63,32 +66,45 @@ def _dim_bytes(dim: Any) -> bytes:
     return _field(_DIM, _field(_DIM_PARAM, text))
 
 
-def shape_bytes(shape: tuple[Any, ...]) -> bytes:
-    """The dims of a shape, each encoded once however often it repeats (ranks may be huge)."""
-    seen: dict[Any, bytes] = {}
-    parts = []
-    for dim in shape:
-        encoded = seen.get(dim)
-        if encoded is None:
-            encoded = seen[dim] = _dim_bytes(dim)
-        parts.append(encoded)
-    return b"".join(parts)
+class DimEncoder(dict[Any, bytes]):
+    """Dim -> its encoded ``Dimension`` field, each distinct dim encoded once."""
+
+    __slots__ = ()
+
+    def __missing__(self, dim: Any) -> bytes:
+        kind = type(dim)
+        if kind is int and 0 <= dim < 0x80:  # the common cases, inlined
+            encoded = bytes((_DIM, 2, _DIM_VALUE[0], dim))
+        elif kind is Sym and dim.name is not None and len(dim.name) < 126 and dim.name.isascii():
+            encoded = bytes((_DIM, len(dim.name) + 2, _DIM_PARAM, len(dim.name))) + dim.name.encode()
+        else:
+            encoded = _dim_bytes(dim)
+        self[dim] = encoded
+        return encoded
 
 
-def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None) -> bytes:
+def shape_bytes(shape: tuple[Any, ...], dims: DimEncoder | None = None) -> bytes:
+    """The dims of a shape, each encoded once however often it repeats (ranks may be huge);
+    ``dims`` keeps the encodings across shapes."""
+    return b"".join(map((DimEncoder() if dims is None else dims).__getitem__, shape))
+
+
+def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) -> bytes:
     body = _ELEM_TYPE + _varint(elem) if elem else b""
     if shape is not None:
-        body += _field(_SHAPE, shape_bytes(shape))
+        body += _field(_SHAPE, shape_bytes(shape, dims))
     return body
 
 
 class TypeEncoder:
-    """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen."""
+    """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen;
+    ``dims`` are encodings known beforehand (``DimReader.encoded_dims``)."""
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_dims")
 
-    def __init__(self) -> None:
+    def __init__(self, dims: dict[Any, bytes] | None = None) -> None:
         self._cache: dict[Any, bytes] = {}
+        self._dims = DimEncoder(dims or ())
 
     def __call__(self, value: Any) -> bytes:
         try:
@@ -102,9 +118,9 @@ class TypeEncoder:
     def _encode(self, value: Any) -> bytes:
         kind = type(value)
         if kind is TensorType:
-            return _field(_TENSOR, _tensor_bytes(value.elem, value.shape))
+            return _field(_TENSOR, _tensor_bytes(value.elem, value.shape, self._dims))
         if kind is SparseTensorType:
-            return _field(_SPARSE_TENSOR, _tensor_bytes(value.elem, value.shape))
+            return _field(_SPARSE_TENSOR, _tensor_bytes(value.elem, value.shape, self._dims))
         if kind is SequenceType:
             return _field(_SEQUENCE, _field(_INNER, self(value.elem)) if value.elem is not None else b"")
         if kind is OptionalType:

@@ -112,10 +112,12 @@ def _sorted_terms(d: Dict[tuple, int]) -> Terms:
 
 
 def _make(terms: Terms) -> "Sym":
-    # ``_text`` is filled in on first use of ``str``.
+    """A compound expression (never a plain symbol: ``Sym(name)`` makes those); ``_text`` is
+    filled in on first use of ``str``."""
     s = _new(Sym)
     _set(s, "_terms", terms)
     _set(s, "_hash", hash(terms))
+    _set(s, "name", None)
     return s
 
 
@@ -416,17 +418,25 @@ class Sym:
     Results that are constant are returned as ``int``.
     """
 
-    __slots__ = ("_terms", "_hash", "_text")
+    __slots__ = ("_terms", "_hash", "_text", "name")
     _terms: Terms
     _hash: int
     _text: str  # set on first ``str()``
+    #: The symbol's name when this is a plain symbol, else ``None``.
+    name: Optional[str]
 
     def __new__(cls, name: str) -> "Sym":
         s = _NAMES.get(name)
         if s is None:
             if type(name) is not str or not name:
                 raise ValueError(f"a symbol name must be a non-empty string, got {name!r}")
-            s = _make((((name,), 1),))
+            # Models may hold 10^5 distinct names, so a plain symbol is cheap to make: its terms
+            # are built on first use (``__getattr__``) and its hash is its name's, which no other
+            # plain symbol shares (and a compound one is never equal to it).
+            s = _new(Sym)
+            _set_hash(s, hash(name))
+            _set_name(s, name)
+            _set_text(s, name)
             if len(_NAMES) < _NAMES_CAP:
                 _NAMES[name] = s
         return s
@@ -448,14 +458,6 @@ class Sym:
         return _min_max(_MAX, dims)
 
     # -- inspection
-
-    @property
-    def name(self) -> Optional[str]:
-        """The symbol's name when this is a plain symbol, else ``None``."""
-        t = self._terms
-        if len(t) == 1 and t[0][1] == 1 and len(t[0][0]) == 1 and type(t[0][0][0]) is str:
-            return t[0][0][0]
-        return None
 
     @property
     def is_symbol(self) -> bool:
@@ -630,6 +632,15 @@ class Sym:
     def __repr__(self) -> str:
         return f"Sym({str(self)!r})"
 
+    def __getattr__(self, attribute: str) -> Any:
+        # Only a plain symbol's terms are ever unset (see ``__new__``).
+        name = object.__getattribute__(self, "name")
+        if attribute != "_terms" or name is None:
+            raise AttributeError(attribute)
+        terms = (((name,), 1),)
+        _set(self, "_terms", terms)
+        return terms
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Sym is immutable")
 
@@ -644,3 +655,9 @@ class Sym:
 
     def __deepcopy__(self, memo: dict) -> "Sym":
         return self
+
+
+# Slot setters of a plain symbol's fields (faster than ``object.__setattr__``).
+_set_hash = Sym.__dict__["_hash"].__set__
+_set_name = Sym.__dict__["name"].__set__
+_set_text = Sym.__dict__["_text"].__set__

@@ -13,10 +13,11 @@ class SymbolTable:
     """Hands out symbol names (``unk__0``, ``unk__1``, ...) that clash with no name in use.
 
     Names are reserved from the constructor's iterable and by ``add``; for expression text such
-    as ``"2*N"`` the symbols inside it (``N``) are reserved too.
+    as ``"2*N"`` the symbols inside it (``N``) are reserved too. The iterable is read when a
+    name is first asked about, so a model that never needs a fresh name never pays for it.
     """
 
-    __slots__ = ("_used", "_prefix", "_next", "issued")
+    __slots__ = ("_used", "_prefix", "_next", "issued", "_unread")
 
     def __init__(self, names: Iterable[str] = (), prefix: str = "unk__") -> None:
         self._used: set = set()
@@ -24,8 +25,15 @@ class SymbolTable:
         self._next = 0
         #: How many fresh names this table has handed out (a cheap "did anything new appear").
         self.issued = 0
-        for name in names:
-            self.add(name)
+        self._unread: Iterable[str] | None = names
+
+    def _read(self) -> set:
+        """The names in use, the constructor's included."""
+        unread, self._unread = self._unread, None
+        if unread is not None:
+            for name in unread:
+                self.add(name)
+        return self._used
 
     def add(self, name: Union[str, Sym]) -> None:
         """Reserve a dim_param text (or every name in a ``Sym``)."""
@@ -41,14 +49,14 @@ class SymbolTable:
             self._used.update(parsed.names())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._used
+        return name in self._read()
 
     def __len__(self) -> int:
-        return len(self._used)
+        return len(self._read())
 
     def fresh_name(self) -> str:
         """A new name, reserved so it is never handed out or accepted again."""
-        used, prefix, i = self._used, self._prefix, self._next
+        used, prefix, i = self._read(), self._prefix, self._next
         name = f"{prefix}{i}"
         while name in used:
             i += 1

@@ -1,0 +1,144 @@
+"""Reading a shape's dims from its serialized bytes, each distinct dim decoded once.
+
+A shape is parsed as a message whose ``dim`` field holds each ``Dimension`` as raw bytes
+(one C call for any rank), and each distinct byte string is decoded once per model: a
+rank-200,000 shape of a few kinds of dims costs a dictionary lookup per dim. Only the
+three forms a writer produces for a plain dim are decoded here (no field, one
+``dim_value``, one ``dim_param``); anything else (a denotation, unknown fields, both
+fields) is left to the message-based reader, so both readings always agree.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from opspec.runtime.shape import Sym
+
+_DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
+_DIM_VALUE = 0x08  # Dimension.dim_value: field 1, varint
+_DIM_PARAM = 0x12  # Dimension.dim_param: field 2, length-delimited
+_INT64_SIGN = 1 << 63
+_UINT64_MASK = (1 << 64) - 1
+
+
+def _raw_shape_class() -> Any:
+    """A message class reading ``TensorShapeProto`` bytes with each ``dim`` left as bytes."""
+    file = descriptor_pb2.FileDescriptorProto(name="opspec_raw_shape.proto", package="opspec.raw_shape")
+    message = file.message_type.add(name="RawShape")
+    message.field.add(name="dim", number=1, label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+                      type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawShape"))
+
+
+_RawShape = _raw_shape_class()
+
+
+class UnusualDim(Exception):
+    """A dim in a form this module does not decode (the caller reads the shape otherwise)."""
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it; :class:`UnusualDim` when cut short."""
+    value = shift = 0
+    end = len(data)
+    while position < end and shift < 70:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+    raise UnusualDim
+
+
+def _dimension_field(raw: bytes) -> bytes:
+    """``TensorShapeProto.dim`` holding the ``Dimension`` bytes ``raw``."""
+    size = len(raw)
+    if size < 0x80:
+        return bytes((_DIM, size)) + raw
+    length = bytearray()
+    while size >= 0x80:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    length.append(size)
+    return bytes((_DIM,)) + bytes(length) + raw
+
+
+class RawDims(dict[bytes, Any]):
+    """Raw ``Dimension`` bytes -> dim, filled on first sight. A plain name becomes its symbol
+    (and joins ``names``); other ``dim_param`` text (or bytes, when not valid UTF-8) goes to
+    ``param``. ``encoded`` gets each number and plain name with its ``Dimension`` field as a
+    writer writes it (the bytes read, which are canonical for those two forms), so a dim read
+    is never encoded again."""
+
+    __slots__ = ("param", "names", "encoded")
+
+    def __init__(self, param: Callable[[str | bytes], Any], names: set[str], encoded: dict[Any, bytes]) -> None:
+        super().__init__()
+        self.param = param
+        self.names = names
+        self.encoded = encoded
+
+    def __missing__(self, raw: bytes) -> Any:
+        self.decode([raw])
+        return self[raw]
+
+    def decode(self, raws: Iterable[bytes]) -> None:
+        """Decode dims not seen before (in one loop: a shape may hold 10^5 new ones)."""
+        names, encoded, param = self.names, self.encoded, self.param
+        for raw in raws:
+            size = len(raw) - 2
+            if not raw:
+                dim = None
+            elif raw[0] == _DIM_PARAM:
+                if 0 <= size < 0x7F and raw[1] == size:  # a short text: one byte of length
+                    text = raw[2:]
+                else:
+                    size, start = _varint(raw, 1)
+                    if start + size != len(raw):
+                        raise UnusualDim
+                    text = raw[start:]
+                try:
+                    name = text.decode("utf-8")
+                except UnicodeDecodeError:
+                    name = None
+                if not size:
+                    dim = None
+                elif name is None:
+                    dim = param(text)
+                elif name.isascii() and name.isidentifier():  # a plain name (for ASCII, what ``is_name`` matches)
+                    names.add(name)
+                    dim = Sym(name)
+                    encoded[dim] = bytes((_DIM, size + 2)) + raw if size < 0x7E else _dimension_field(raw)
+                else:
+                    dim = param(name)
+            elif raw[0] == _DIM_VALUE:
+                if size == 1 and raw[1] < 0x80:  # a number below 128
+                    dim = raw[1]
+                elif size == 2 and raw[1] >= 0x80 and raw[2] < 0x80:  # below 16,384
+                    dim = raw[1] & 0x7F | raw[2] << 7
+                else:
+                    value, end = _varint(raw, 1)
+                    if end != len(raw):
+                        raise UnusualDim
+                    value &= _UINT64_MASK  # as an int64 field reads it
+                    dim = None if value >= _INT64_SIGN else value  # a negative int64: unknown
+                if dim is not None:
+                    encoded[dim] = bytes((_DIM, size + 2)) + raw  # a varint field is at most 11 bytes
+            else:
+                raise UnusualDim
+            self[raw] = dim
+
+    def shape(self, shape_proto: Any) -> tuple[Any, ...]:
+        """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
+        raws = _RawShape.FromString(shape_proto.SerializeToString()).dim
+        unseen = {raw for raw in raws if raw not in self}
+        if unseen:
+            self.decode(unseen)
+        return tuple(map(self.__getitem__, raws))
+
+
+__all__ = ["RawDims", "UnusualDim"]
