@@ -101,10 +101,12 @@ class AttributeReader:
     LARGEST_KEPT = 4096
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None]] = {}
+        self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]] = {}
 
-    def read(self, attributes: Any) -> tuple[dict[str, Any], tuple[Any, ...] | None]:
-        """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, and their key.
+    def read(self, attributes: Any) -> tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]:
+        """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, their key by
+        value (:func:`freeze`) and their exact key (each attribute's serialized form, which also
+        tells apart encodings of the same value).
 
         The values are shared between nodes: callers must not change them."""
         key = tuple([attribute.SerializeToString() for attribute in attributes])
@@ -112,7 +114,7 @@ class AttributeReader:
         if found is None:
             values = attribute_values(attributes)
             frozen = freeze(values) if values else ()
-            found = (values, frozen)
+            found = (values, frozen, key)
             if frozen is not None and sum(map(len, key)) <= self.LARGEST_KEPT:  # never graphs: each is its own
                 self._seen[key] = found
         return found
