@@ -5,6 +5,7 @@ types value types; graphs stay protobuf messages (the subgraph module infers the
 """
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import Any, Callable
 
 from opspec.runtime.contract.values import TensorValue
@@ -91,6 +92,9 @@ def freeze(attributes: dict[str, Any]) -> tuple[Any, ...] | None:
     return tuple(items)
 
 
+_SERIALIZED = methodcaller("SerializeToString")
+
+
 class AttributeReader:
     """Reads a node's attributes into values and a hashable key (:func:`freeze`), each distinct
     set once: models repeat the same attributes (and the same small constants) many times."""
@@ -109,7 +113,7 @@ class AttributeReader:
         tells apart encodings of the same value).
 
         The values are shared between nodes: callers must not change them."""
-        key = tuple([attribute.SerializeToString() for attribute in attributes])
+        key = tuple(map(_SERIALIZED, attributes[:]))  # a slice of a repeated field iterates far quicker
         found = self._seen.get(key)
         if found is None:
             values = attribute_values(attributes)

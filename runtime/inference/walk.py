@@ -94,6 +94,7 @@ class Walker:
         get_entry = entries.get
         get_type = types.get
         get_data = datas.get
+        data_names = datas.keys()  # most nodes see no data: one set test says so
         get_declared = declared.get
         keep_all_data = self.data_prop
         check_type = self.check_type
@@ -111,7 +112,7 @@ class Walker:
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
-            data = tuple(map(get_data, in_names)) if datas else None
+            data = None if data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
             attribute_protos = node.attribute
             if not attribute_protos:
                 attributes, frozen, exact = _NONE

@@ -36,9 +36,9 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
             write_type(value_info.type, value, encoder)
     skip.update(value_info.name for value_info in graph.output)
     tensor = TensorType
-    new = ((name, value) for name in produced  # is_informative, inlined
+    new = [(name, value) for name in produced  # is_informative, inlined; a list is quicker than a generator
            if name not in skip and (value := get(name)) is not None
-           and (type(value) is not tensor or value.elem or value.shape is not None))
+           and (type(value) is not tensor or value.elem or value.shape is not None)]
     written = graph_value_infos(encoder, new)
     if written:
         graph.MergeFromString(written)
