@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
-from opspec.runtime.inference.read_tensors import DATA_LIMIT, INT_ELEMS, initializer_data
+from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, initializer_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
@@ -182,6 +182,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
     constants: dict[tuple[int, tuple[int, ...]], TensorType] = {}
+    data_limits = INITIALIZER_DATA_LIMITS
     for tensor in graph.initializer:
         name = tensor.name
         elem = tensor.data_type
@@ -196,7 +197,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             inlined = external.inlined(tensor, DATA_LIMIT * 8)
             tensor = tensor if inlined is None else inlined
         dims = tuple(tensor.dims[:])  # a slice first: far quicker than iterating the field
-        if prod(dims) <= DATA_LIMIT:  # only small tensors carry data: shapes, axes, scales
+        limit = data_limits.get(elem)
+        if limit is not None and prod(dims) <= limit:  # only small tensors carry data: shapes, axes, scales
             data = initializer_data(tensor, dims)
             if data is not None:
                 datas[name] = data
