@@ -1,7 +1,7 @@
 """One engine on one model file, in a process of its own: ``python infer_worker.py ENGINE PATH CALLS``.
 
 Prints one JSON line: ``cold`` (the first call, rules and schemas loading included),
-``warm`` (the best of ``CALLS`` further calls), ``convert`` (what the API call spends
+``warm`` (the best of ``CALLS`` further calls; ``warm_cpu`` the best CPU time of them), ``convert`` (what the API call spends
 serializing or copying the model around the engine's own work, measured apart, best of 3)
 and ``peak_mb`` (the process's peak resident memory, ``VmHWM``: a count of this program's
 own pages, where ``getrusage`` would report the parent's if larger). Times are wall-clock seconds.
@@ -60,6 +60,13 @@ def _seconds(call: Callable[[Any], Any], model: Any) -> float:
     return time.perf_counter() - started
 
 
+def _both(call: Callable[[Any], Any], model: Any) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one call."""
+    started, cpu = time.perf_counter(), time.process_time()
+    call(model)
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
 def main() -> None:
     import onnx
 
@@ -67,7 +74,9 @@ def main() -> None:
     infer, convert = _engine(name)
     model = onnx.load(path, load_external_data=False)
     result: dict[str, Any] = {"cold": _seconds(infer, model)}
-    result["warm"] = min([_seconds(infer, model) for _ in range(calls)], default=result["cold"])
+    warm = [_both(infer, model) for _ in range(calls)]
+    result["warm"] = min([wall for wall, _ in warm], default=result["cold"])
+    result["warm_cpu"] = min([cpu for _, cpu in warm], default=None)
     result["convert"] = min(_seconds(convert, model) for _ in range(3)) if convert is not None else None
     result["peak_mb"] = peak_mb()
     print(json.dumps(result))
