@@ -5,8 +5,8 @@ Works in place on a model the caller owns (the API hands it a private copy).
 from __future__ import annotations
 
 import gc
-from math import prod
 from contextlib import contextmanager
+from math import prod
 from typing import Any, Callable, Iterable, Iterator
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo

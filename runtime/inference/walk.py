@@ -112,7 +112,7 @@ class Walker:
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
-            data = None if data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
+            data = None if not datas or data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
             attribute_protos = node.attribute
             if not attribute_protos:
                 attributes, frozen, exact = _NONE
