@@ -3,6 +3,7 @@ onnx-shape-inference, each engine in a process of its own, on weight-heavy and w
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -100,7 +101,12 @@ def bench_infer() -> list[str]:
              "shown alone (best of 3). Nothing is reused across calls: each call infers the whole model "
              "(within one call opspec reuses a node's result for a later identical node). CPU columns: the best "
              "process CPU time (`time.process_time`) of the same warm calls, which a busy shared machine "
-             "inflates less than wall-clock time."]
+             "inflates less than wall-clock time.",
+             "", f"Load average at the end of this run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (on a "
+             "shared machine every engine is slowed alike within interleaved rounds; compare the ratios). "
+             "cProfile summaries (top 30 by own time) are in `benchmarks/profiles/` "
+             "(`benchmarks/profile_infer.py TAG`): `before-*` and `after-*` around the engine's first speed work, "
+             "`pernode-before-*` and `pernode-after-*` around the per-node work."]
     return rows
 
 
