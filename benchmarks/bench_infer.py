@@ -3,6 +3,7 @@ onnx-shape-inference, each engine in a process of its own, on weight-heavy and w
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,14 +33,27 @@ def run_worker(engine: str, path: Path, calls: int, timeout: float | None = None
 
 
 def best_of(engines: tuple[str, ...], path: Path) -> dict[str, dict[str, Any]]:
-    """Each engine's best warm time (and the conversion time of that round) over interleaved rounds."""
+    """Each engine's best warm time (and the conversion time of that round) over interleaved
+    rounds, with ``warm_cpu`` the best CPU time of any round."""
     best: dict[str, dict[str, Any]] = {}
     for _ in range(ROUNDS):  # interleaved, so a busy moment of the shared machine hits both alike
         for engine in engines:
             result = run_worker(engine, path, CALLS)
-            if result is not None and (engine not in best or result["warm"] < best[engine]["warm"]):
+            if result is None:
+                continue
+            cpu = min(result["warm_cpu"], best[engine]["warm_cpu"]) if engine in best else result["warm_cpu"]
+            if engine not in best or result["warm"] < best[engine]["warm"]:
                 best[engine] = result
+            best[engine]["warm_cpu"] = cpu
     return best
+
+
+def _cpu_ratio(ours: dict[str, Any] | None, theirs: dict[str, Any] | None) -> str:
+    return f"{theirs['warm_cpu'] / ours['warm_cpu']:.2f}x" if ours and theirs else "-"
+
+
+def _cpu(result: dict[str, Any] | None) -> str:
+    return "-" if result is None else f"{result['warm_cpu'] * 1000:,.0f} ms"
 
 
 def _cell(result: dict[str, Any] | None, nodes: int) -> str:
@@ -62,8 +76,9 @@ def bench_infer() -> list[str]:
         "elementwise chain after a 100 MB embedding, weight-heavy": lambda: workloads.embedded_chain(100_000),
     }
     rows = ["| model | nodes | file MB | onnx | onnx: serialize + parse | opspec | opspec: copy | opspec / onnx "
+            "| onnx CPU | opspec CPU | opspec / onnx, CPU "
             "| onnxruntime symbolic | onnx-shape-inference | onnx-shape-inference: to onnx_ir |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as folder:
         for index, (label, build) in enumerate(cases.items()):
             path, nodes = workloads.write(Path(folder), f"model{index}", build)
@@ -73,6 +88,7 @@ def bench_infer() -> list[str]:
             ratio = f"{theirs['warm'] / ours['warm']:.2f}x" if ours and theirs else "-"
             rows.append(f"| {label} | {nodes:,} | {path.stat().st_size / 1e6:,.1f} | {_cell(theirs, nodes)} "
                         f"| {_convert(theirs)} | {_cell(ours, nodes)} | {_convert(ours)} | {ratio} "
+                        f"| {_cpu(theirs)} | {_cpu(ours)} | {_cpu_ratio(ours, theirs)} "
                         f"| {_cell(peers['onnxruntime'], nodes)} | {_cell(peers['onnx-shape-inference'], nodes)} "
                         f"| {_convert(peers['onnx-shape-inference'])} |")
     rows += ["", f"Each cell: the best warm call (after one cold call in the same process) of {ROUNDS} rounds "
@@ -83,7 +99,14 @@ def bench_infer() -> list[str]:
              "serializing the model and parsing the result, opspec's includes copying it (the input is never "
              "changed), onnx-shape-inference's includes `onnx_ir.from_proto`; those conversions are also "
              "shown alone (best of 3). Nothing is reused across calls: each call infers the whole model "
-             "(within one call opspec reuses a node's result for a later identical node)."]
+             "(within one call opspec reuses a node's result for a later identical node). CPU columns: the best "
+             "process CPU time (`time.process_time`) of the same warm calls, which a busy shared machine "
+             "inflates less than wall-clock time.",
+             "", f"Load average at the end of this run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (on a "
+             "shared machine every engine is slowed alike within interleaved rounds; compare the ratios). "
+             "cProfile summaries (top 30 by own time) are in `benchmarks/profiles/` "
+             "(`benchmarks/profile_infer.py TAG`): `before-*` and `after-*` around the engine's first speed work, "
+             "`pernode-before-*` and `pernode-after-*` around the per-node work."]
     return rows
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from math import prod
 from typing import Any, Callable, Iterable, Iterator
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
-from opspec.runtime.inference.read_tensors import DATA_LIMIT, INT_ELEMS, initializer_data
+from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, initializer_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
@@ -191,6 +192,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             types[name] = value
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
+    constants: dict[tuple[int, tuple[int, ...]], TensorType] = {}
+    data_limits = INITIALIZER_DATA_LIMITS
     for tensor in graph.initializer:
         name = tensor.name
         elem = tensor.data_type
@@ -201,14 +204,19 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             if name not in types:  # an override may have other dims, not another element type
                 types[name] = TensorType(elem, None)
             continue
-        if external is not None and tensor.data_location == DataLocation.EXTERNAL and elem in INT_ELEMS:
+        if elem in INT_ELEMS and external is not None and tensor.data_location == DataLocation.EXTERNAL:
             inlined = external.inlined(tensor, DATA_LIMIT * 8)
             tensor = tensor if inlined is None else inlined
-        dims = tuple(tensor.dims)
-        data = initializer_data(tensor, dims)  # small integer tensors (shapes, axes) and tiny float ones (scales)
-        if data is not None:
-            datas[name] = data
-        constant = TensorType(elem, dims)
+        dims = tuple(tensor.dims[:])  # a slice first: far quicker than iterating the field
+        limit = data_limits.get(elem)
+        if limit is not None and prod(dims) <= limit:  # only small tensors carry data: shapes, axes, scales
+            data = initializer_data(tensor, dims)
+            if data is not None:
+                datas[name] = data
+        key = (elem, dims)
+        constant = constants.get(key)
+        if constant is None:  # weights share few shapes: one type object each, cheap to compare
+            constant = constants[key] = TensorType(elem, dims)
         if is_input:
             try:
                 constant = merge_types(types.get(name), constant)

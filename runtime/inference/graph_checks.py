@@ -103,7 +103,7 @@ def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: st
         if domain and _domain(domain) not in imported or not domain and "" not in imported:
             problems.append(GraphProblem(node_label(node, index, graph),
                                          f"domain '{domain or 'ai.onnx'}' has no opset import", "opset-import"))
-        inputs = node.input
+        inputs = node.input[:]  # a list: set operations iterate a repeated field slowly
         if not defined.issuperset(inputs):
             later = _check_inputs(nodes, node, index, graph, inputs, defined, outer, later, problems)
         if node.attribute:
@@ -112,7 +112,7 @@ def _check_nodes(nodes: Any, defined: set[str], outer: frozenset[str], graph: st
                 visible = outer | defined  # a copy only for nodes that hold graphs: one at every node is quadratic
                 for subgraph in inner:
                     _check_graph(subgraph, visible, subgraph.name, imported, problems)
-        outputs = node.output
+        outputs = node.output[:]
         if defined.isdisjoint(outputs) and (not outer or outer.isdisjoint(outputs)):
             defined.update(outputs)
             continue

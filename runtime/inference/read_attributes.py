@@ -5,6 +5,7 @@ types value types; graphs stay protobuf messages (the subgraph module infers the
 """
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import Any, Callable
 
 from opspec.runtime.contract.values import TensorValue
@@ -91,6 +92,9 @@ def freeze(attributes: dict[str, Any]) -> tuple[Any, ...] | None:
     return tuple(items)
 
 
+_SERIALIZED = methodcaller("SerializeToString")
+
+
 class AttributeReader:
     """Reads a node's attributes into values and a hashable key (:func:`freeze`), each distinct
     set once: models repeat the same attributes (and the same small constants) many times."""
@@ -101,18 +105,20 @@ class AttributeReader:
     LARGEST_KEPT = 4096
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None]] = {}
+        self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]] = {}
 
-    def read(self, attributes: Any) -> tuple[dict[str, Any], tuple[Any, ...] | None]:
-        """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, and their key.
+    def read(self, attributes: Any) -> tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]:
+        """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, their key by
+        value (:func:`freeze`) and their exact key (each attribute's serialized form, which also
+        tells apart encodings of the same value).
 
         The values are shared between nodes: callers must not change them."""
-        key = tuple([attribute.SerializeToString() for attribute in attributes])
+        key = tuple(map(_SERIALIZED, attributes[:]))  # a slice of a repeated field iterates far quicker
         found = self._seen.get(key)
         if found is None:
             values = attribute_values(attributes)
             frozen = freeze(values) if values else ()
-            found = (values, frozen)
+            found = (values, frozen, key)
             if frozen is not None and sum(map(len, key)) <= self.LARGEST_KEPT:  # never graphs: each is its own
                 self._seen[key] = found
         return found

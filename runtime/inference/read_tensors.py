@@ -29,17 +29,19 @@ def tensor_type(tensor: Any) -> TensorType:
     return TensorType(tensor.data_type, tuple(tensor.dims))
 
 
+#: Per element type whose initializers carry data: the most elements they may have.
+INITIALIZER_DATA_LIMITS = {**{elem: DATA_LIMIT for elem in INT_ELEMS}, **{elem: FLOAT_DATA_LIMIT for elem in FLOAT_ELEMS}}
+
+
 def initializer_data(tensor: Any, dims: tuple[int, ...] | None = None) -> Data | None:
     """The data an initializer carries into inference: small integer tensors (shapes, axes,
-    sizes) and very small floating-point ones (scales); None for anything else.
+    sizes) and very small floating-point ones (scales); None for anything else (see
+    :data:`INITIALIZER_DATA_LIMITS`).
 
     ``dims`` are the tensor's dims when the caller has read them already."""
     elem = tensor.data_type
-    if elem in INT_ELEMS:
-        return tensor_data(tensor, INT_ELEMS, DATA_LIMIT, dims)
-    if elem in FLOAT_ELEMS:
-        return tensor_data(tensor, FLOAT_ELEMS, FLOAT_DATA_LIMIT, dims)
-    return None
+    limit = INITIALIZER_DATA_LIMITS.get(elem)
+    return None if limit is None else tensor_data(tensor, None, limit, dims)
 
 
 def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = DATA_LIMIT,
@@ -154,5 +156,5 @@ def _dense_data(sparse: Any, shape: tuple[int, ...]) -> Data | None:
     return Data(shape, tuple(dense))
 
 
-__all__ = ["DATA_LIMIT", "INT_ELEMS", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
+__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
            "tensor_value"]

@@ -28,7 +28,8 @@ from opspec.runtime.inference.resolve import ELEM_ONLY, EntryKind, OpEntry, bind
 from opspec.runtime.inference.typeops import TypeConflict, describe, dim_out_of_range, merge_types, prefer_inferred
 from opspec.runtime.shape import SymbolTable
 
-_NONE: tuple[dict[str, Any], tuple[Any, ...]] = ({}, ())  # a node without attributes: values, key
+#: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
+_NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
 _SCHEMA = EntryKind.SCHEMA
 #: How many distinct results each op remembers for reuse by identical later nodes
@@ -68,6 +69,9 @@ class Walker:
         self.unwritable = False
         self.attributes = AttributeReader()
         self._merged: dict[tuple[Any, Any], Any] = {}
+        #: Nodes found to conform to their schema (``check_type``), by op entry, output count,
+        #: input types, which inputs are given and the attributes' exact key: models repeat nodes.
+        self._conforming: set[tuple[Any, ...]] = set()
 
     def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool) -> None:
         """Record a problem at ``node``; with ``strict``, raise it as an :class:`InferenceError`."""
@@ -90,6 +94,7 @@ class Walker:
         get_entry = entries.get
         get_type = types.get
         get_data = datas.get
+        data_names = datas.keys()  # most nodes see no data: one set test says so
         get_declared = declared.get
         keep_all_data = self.data_prop
         check_type = self.check_type
@@ -107,17 +112,17 @@ class Walker:
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
-            data = tuple(map(get_data, in_names)) if datas else None
+            data = None if not datas or data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
             attribute_protos = node.attribute
             if not attribute_protos:
-                attributes, frozen = _NONE
+                attributes, frozen, exact = _NONE
             elif entry.has_graphs:  # graphs are read as the messages they are, never shared
-                attributes, frozen = attribute_values(attribute_protos), None
+                attributes, frozen, exact = attribute_values(attribute_protos), None, None
             else:
-                attributes, frozen = read_attributes(attribute_protos)
+                attributes, frozen, exact = read_attributes(attribute_protos)
             if check_type:
                 conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
-                                          attributes, errors, strict)
+                                          attributes, exact, errors, strict)
             else:
                 conforms = True
 
@@ -152,13 +157,26 @@ class Walker:
 
     def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
                   inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any],
-                  errors: list[NodeError], strict: bool) -> bool:
-        """Check the node against its schema (``check_type``); whether it conforms."""
+                  exact: tuple[bytes, ...] | None, errors: list[NodeError], strict: bool) -> bool:
+        """Check the node against its schema (``check_type``); whether it conforms.
+
+        ``exact`` is the attributes' exact key (None when they are not keyed): a node like
+        one that conformed before conforms, so it is passed at once."""
         assert entry.schema is not None
+        key = None
+        if exact is not None:
+            key = (entry, output_count, inputs, tuple(map(bool, in_names)), exact)
+            try:
+                if key in self._conforming:
+                    return True
+            except TypeError:  # something unhashable in a type: checked every time
+                key = None
         conforms = True
         for problem in check_node(entry.schema, in_names, output_count, inputs, attribute_protos, attributes):
             conforms = False
             self.fail(errors, index, node, problem, strict)
+        if conforms and key is not None and len(self._conforming) < MEMO_LIMIT * 4:
+            self._conforming.add(key)
         return conforms
 
     def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,

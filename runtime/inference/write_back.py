@@ -7,7 +7,7 @@ inputs and initializers are left as written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
@@ -39,18 +39,12 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         if original is not None and is_informative(value) and value != original:
             write_type(value_info.type, value, encoder)
     skip.update(value_info.name for value_info in graph.output)
-    added = 0
-
-    def new() -> Iterator[tuple[str, Any]]:
-        nonlocal added
-        tensor = TensorType
-        for name in produced:
-            if name not in skip and (value := get(name)) is not None \
-                    and (type(value) is not tensor or value.elem or value.shape is not None):  # is_informative, inlined
-                added += 1
-                yield name, value
-
-    written = graph_value_infos(encoder, new())
+    tensor = TensorType
+    new = [(name, value) for name in produced  # is_informative, inlined; a list is quicker than a generator
+           if name not in skip and (value := get(name)) is not None
+           and (type(value) is not tensor or value.elem or value.shape is not None)]
+    added = len(new)
+    written = graph_value_infos(encoder, new)
     if written and merge:
         graph.MergeFromString(written)
         written = b""

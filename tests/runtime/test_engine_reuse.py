@@ -66,3 +66,24 @@ def test_the_cycle_collector_is_left_as_it_was():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_node_like_a_conforming_one_but_for_its_attribute_encoding_is_still_checked():
+    perm_as_floats = helper.make_attribute("perm", [1.0, 0.0])  # the same numbers, the wrong attribute type
+    odd = helper.make_node("Transpose", ["x"], ["b"])
+    odd.attribute.append(perm_as_floats)
+    nodes = [helper.make_node("Transpose", ["x"], ["a"], perm=[1, 0]), odd,
+             helper.make_node("Transpose", ["x"], ["c"], perm=[1, 0])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info(name, F, None) for name in "abc"])
+    result = opspec.infer(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), check_type=True)
+    assert [error.index for error in result.errors] == [1]
+    assert "perm" in result.errors[0].message
+
+
+def test_a_node_like_a_conforming_one_but_missing_a_required_input_is_still_checked():
+    nodes = [helper.make_node("Add", ["x", "x"], ["a"]), helper.make_node("Add", ["x", ""], ["b"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info(name, F, None) for name in "ab"])
+    result = opspec.infer(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), check_type=True)
+    assert [error.index for error in result.errors] == [1]
