@@ -21,6 +21,28 @@ OptionalType = namedtuple("OptionalType", "elem")
 #: A map from key element type (an int) to value type.
 MapType = namedtuple("MapType", "key value")
 
+#: The rank from which a shape read from a model is a :class:`LongShape`.
+LONG_RANK = 1024
+
+
+class LongShape(tuple):  # a tuple of dims, like any shape
+    """A shape of high rank that hashes its dims once.
+
+    Inference keys its caches by types, and a plain tuple hashes every dim each time (a call
+    per symbolic dim); shapes of 10^5 dims would pay that at every lookup. Equal to, and
+    hashing like, the plain tuple of the same dims.
+    """
+
+    _hash: int
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = value = tuple.__hash__(self)
+            return value
+
+
 #: Data propagated for small integer tensors (shapes, axes, sizes): ``shape`` is the
 #: tensor's shape (``()`` for a scalar, ``(n,)`` for a vector) and ``values`` its
 #: elements flattened, each an int, a float, a ``Sym`` or None (unknown element).

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from opspec.runtime.contract.values import LONG_RANK, LongShape
 from opspec.runtime.shape import Sym
 
 _DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
@@ -120,6 +121,8 @@ class RawDims(dict[bytes, Any]):
                     dim = raw[1]
                 elif size == 2 and raw[1] >= 0x80 and raw[2] < 0x80:  # below 16,384
                     dim = raw[1] & 0x7F | raw[2] << 7
+                elif size == 3 and raw[1] >= 0x80 and raw[2] >= 0x80 and raw[3] < 0x80:  # below 2**21
+                    dim = raw[1] & 0x7F | (raw[2] & 0x7F) << 7 | raw[3] << 14
                 else:
                     value, end = _varint(raw, 1)
                     if end != len(raw):
@@ -138,7 +141,8 @@ class RawDims(dict[bytes, Any]):
         unseen = {raw for raw in raws if raw not in self}
         if unseen:
             self.decode(unseen)
-        return tuple(map(self.__getitem__, raws))
+        dims = map(self.__getitem__, raws)
+        return LongShape(dims) if len(raws) >= LONG_RANK else tuple(dims)
 
 
 __all__ = ["RawDims", "UnusualDim"]

@@ -9,7 +9,9 @@ from typing import Any
 
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.contract.limits import MAX_DIM
-from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
+from opspec.runtime.contract.values import (
+    LONG_RANK, LongShape, MapType, OptionalType, SequenceType, SparseTensorType, TensorType,
+)
 from opspec.runtime.inference.raw_dims import RawDims, UnusualDim
 from opspec.runtime.ir.codes import TypeCase
 from opspec.runtime.ir.model_io import ModelLoadError
@@ -85,7 +87,7 @@ class DimReader:
                 dims.append(self.param(dim.dim_param))
             else:
                 dims.append(None)
-        return tuple(dims)
+        return LongShape(dims) if len(dims) >= LONG_RANK else tuple(dims)
 
     def type(self, type_proto: Any, depth: int = 0) -> Any:
         """A value type from a ``TypeProto``; None when it says nothing we can use.

@@ -41,3 +41,18 @@ def test_every_kind_of_dim_is_encoded_as_protobuf_encodes_it():
         elif dim is not None:
             entry.dim_param = str(dim)
     assert onnx.TensorShapeProto.FromString(shape_bytes(shape)) == expected
+
+
+def test_a_long_shape_is_a_tuple_that_hashes_its_dims_once():
+    from opspec.runtime.contract.values import LONG_RANK, LongShape, TensorType
+    from opspec.runtime.inference.read_types import DimReader
+
+    dims = tuple(parse_dim(f"d{i}") if i % 2 else i for i in range(LONG_RANK))
+    long_shape = LongShape(dims)
+    assert long_shape == dims and hash(long_shape) == hash(dims) and hash(long_shape) == hash(long_shape)
+    assert {TensorType(1, dims): "known"}[TensorType(1, long_shape)] == "known"
+    assert type(long_shape[1:]) is tuple  # what rules build from it is a plain shape
+    proto = helper.make_tensor_type_proto(TensorProto.FLOAT, [f"d{i}" if i % 2 else i for i in range(LONG_RANK)])
+    read = DimReader().type(proto)
+    assert type(read.shape) is LongShape and read.shape == dims
+    assert type(DimReader().type(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, "N"])).shape) is tuple
