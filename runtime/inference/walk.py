@@ -94,7 +94,9 @@ class Walker:
         get_entry = entries.get
         get_type = types.get
         get_data = datas.get
-        data_names = datas.keys()  # most nodes see no data: one set test says so
+        # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
+        # graphs' data, which its own keys do not show: there each input is looked up.
+        data_names = datas.keys() if type(datas) is dict else None
         get_declared = declared.get
         keep_all_data = self.data_prop
         check_type = self.check_type
@@ -112,7 +114,8 @@ class Walker:
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
-            data = None if not datas or data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
+            data = None if not datas or data_names is not None and data_names.isdisjoint(in_names) \
+                else tuple(map(get_data, in_names))
             attribute_protos = node.attribute
             if not attribute_protos:
                 attributes, frozen, exact = _NONE
