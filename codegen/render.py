@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
@@ -22,6 +22,7 @@ from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_row
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
 from opspec.codegen.type_names import TypeSetNames
+from opspec.codegen.parallel import forked_map
 from opspec.codegen.pyliteral import docstring, py
 from opspec.codegen.convert_notes import at_opset, below_first, downward, upward
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
@@ -30,8 +31,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
                 "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
                 "ValueConstraint")
-#: Any of SCHEMA_NAMES as a whole word: the names a generated module must import.
-_SCHEMA_NAME = re.compile(rf"\b({'|'.join(SCHEMA_NAMES)})\b")
+#: Each of SCHEMA_NAMES as a whole word: the names a generated module must import.
+_SCHEMA_NAME = {name: re.compile(rf"\b{name}\b") for name in SCHEMA_NAMES}
 _HOIST_MIN_LENGTH = 60
 
 
@@ -221,43 +222,65 @@ def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
     return lines
 
 
+#: A piece of a package's rendering: some of its files, ``{relative path: text}``.
+Job = Callable[[], dict[str, str]]
+
+
 def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
                    suite: dict[str, str] | None = None, layers: tuple[str, ...] = ()) -> dict[str, str]:
     """All files of a registry package: ``{relative path: text}``.
 
     ``format_link`` is a relative link from the docs folder to a description of the
     opdefs format, when the tree has one; ``suite`` the node-suite outcome of each case
-    (``{"test_abs": "EXACT", ...}``), when known, for the status page.
+    (``{"test_abs": "EXACT", ...}``), when known, for the status page. The files are rendered
+    by independent jobs, spread over the cores for a large tree; the result is the same.
     """
     env = _environment()
     catalogue = domains[0].catalogue if domains else None
     env.globals["rule_summary"] = lambda name: (catalogue.rules[name].spec.summary
                                                 if catalogue is not None and name in catalogue.rules else "")
-    files: dict[str, str] = {}
+    jobs: list[Job] = []
     modules: dict[tuple[str, str], str] = {}
     for domain in domains:
         package = module_name(domain.decl.name)
-        files[f"{package}/__init__.py"] = env.get_template("domain_package.py.j2").render(domain=domain)
+        jobs.append(lambda domain=domain, package=package: {
+            f"{package}/__init__.py": env.get_template("domain_package.py.j2").render(domain=domain)})
         for op in domain.ops:
             module = module_name(op.decl.name)
             modules[op.decl.domain, op.decl.name] = f"{package}.{module}"
-            constants = _constants(op)
-            body = py(op.schemas, {value: name for value, name in constants})
-            definitions = _define(constants)
-            module_text = body + "".join(text for _, text in definitions)
-            used = set(_SCHEMA_NAME.findall(module_text))
-            imports = [name for name in SCHEMA_NAMES if name in used]
-            files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
-                op=op, imports=imports, definitions=definitions, body=body
-            )
+            jobs.append(lambda op=op, path=f"{package}/{module}.py": {path: _op_module(env, op)})
     rule_modules = _rule_module_copies(catalogue, source)
-    files.update(rule_modules)
-    files["__init__.py"] = env.get_template("registry_index.py.j2").render(
+    jobs.append(lambda: rule_modules)
+    jobs.append(lambda: {"__init__.py": env.get_template("registry_index.py.j2").render(
         domains=domains, modules=modules, source=source,
         rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules) if path != "rules/__init__.py"),
-    )
-    files.update(render_docs(domains, source, env, format_link, suite, layers))
+    )})
+    jobs += _docs_jobs(domains, source, env, format_link, suite, layers)
+    return _run(jobs)
+
+
+def _run(jobs: list[Job]) -> dict[str, str]:
+    """Every job's files, in the jobs' order."""
+    files: dict[str, str] = {}
+    for found in forked_map(lambda job: job(), jobs):
+        files.update(found)
     return files
+
+
+def _op_module(env: jinja2.Environment, op: CompiledOp) -> str:
+    """The Python module that holds an op's schemas."""
+    constants = _constants(op)
+    body = py(op.schemas, {value: name for value, name in constants})
+    definitions = _define(constants)
+    module_text = body + "".join(text for _, text in definitions)
+    return env.get_template("op_module.py.j2").render(op=op, imports=_used_names(module_text),
+                                                     definitions=definitions, body=body)
+
+
+def _used_names(text: str) -> list[str]:
+    """The names of SCHEMA_NAMES that ``text`` uses as whole words, in their order (a plain
+    substring test first: it rules most names out at a fraction of a word search's cost)."""
+    return [name for name in SCHEMA_NAMES if name in text and _SCHEMA_NAME[name].search(text)]
 
 
 def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
@@ -277,44 +300,71 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     """The Markdown reference: an index, type sets, and per domain an op list, op pages
     (with worked examples), a changelog, a page per opset and an inference status page.
     ``layers`` names the op sets layered over this one (each has docs of its own)."""
-    env = env or _environment()
-    files = {}
+    return _run(_docs_jobs(domains, source, env or _environment(), format_link, suite, layers))
+
+
+class _Histories:
+    """Each op's history, computed once per process on first use (a domain's changelog needs
+    them all, each op page its own)."""
+
+    def __init__(self, names: TypeSetNames) -> None:
+        self.names = names
+        self.found: dict[str, list[HistoryEntry]] = {}
+
+    def of(self, op: CompiledOp) -> list[HistoryEntry]:
+        if op.decl.name not in self.found:
+            self.found[op.decl.name] = history(op, self.names)
+        return self.found[op.decl.name]
+
+
+def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment,
+               format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...]) -> list[Job]:
+    """The jobs that render the docs (see :func:`render_docs`)."""
+    jobs: list[Job] = []
     examples = examples_of(domains)
     for domain in domains:
-        folder = f"docs/{docs_folder(domain)}"
-        names = TypeSetNames(domain.type_sets, "../types.md")
-        env.globals["type_list"] = names.markdown
-        files[f"{folder}/README.md"] = env.get_template("domain_index.md.j2").render(
-            domain=domain, families=_families(domain)
-        )
-        histories = {op.decl.name: history(op, names) for op in domain.ops}
-        files[f"{folder}/changelog.md"] = env.get_template("changelog.md.j2").render(
-            domain=domain, changelog=_changelog(domain, histories)
-        )
-        opset_template = env.get_template("opset.md.j2")
-        for opset in _opsets(domain):
-            files[f"{folder}/{opset_page(opset)}"] = opset_template.render(
-                domain=domain, opset=opset, rows=glance_rows(domain, opset))
-        files[f"{folder}/status.md"] = env.get_template("status.md.j2").render(
-            domain=domain, rows=status_rows(domain, suite), suite=bool(suite)
-        )
-        files[f"{folder}/{COVERAGE_PAGE}"] = coverage_page(domain)
-        files[f"{folder}/{COVERAGE_PICTURE}"] = coverage_svg(domain)
-        op_template = env.get_template("op.md.j2")
-        for op in domain.ops:
-            files[f"{folder}/{op.decl.name}.md"] = op_template.render(
-                op=op, domain=domain, history=histories[op.decl.name],
-                examples=examples.get((domain.decl.name, op.decl.name), []))
+        jobs += _domain_docs_jobs(domain, env, suite, examples)
     type_sets = dict(item for domain in domains for item in domain.type_sets)
-    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=domains, source=source,
-                                                                           format_link=format_link,
-                                                                           type_sets=bool(type_sets), layers=layers)
+    jobs.append(lambda: {"docs/README.md": env.get_template("docs_index.md.j2").render(
+        domains=domains, source=source, format_link=format_link, type_sets=bool(type_sets), layers=layers)})
     if type_sets:
-        files["docs/types.md"] = env.get_template("types.md.j2").render(type_sets=sorted(type_sets.items()),
-                                                                       source=source)
-    files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(domains))
+        jobs.append(lambda: {"docs/types.md": env.get_template("types.md.j2").render(
+            type_sets=sorted(type_sets.items()), source=source)})
+    jobs.append(lambda: {"docs/rules.md": env.get_template("rules.md.j2").render(rules=_rule_usage(domains))})
+    return jobs
 
-    return files
+
+def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: dict[str, str] | None,
+                      examples: dict[tuple[str, str], list[Any]]) -> list[Job]:
+    """The jobs that render one domain's pages; each sets the domain's type-set names first."""
+    folder = f"docs/{docs_folder(domain)}"
+    names = TypeSetNames(domain.type_sets, "../types.md")
+    histories = _Histories(names)
+
+    def job(render: Callable[[], dict[str, str]]) -> Job:
+        def run() -> dict[str, str]:
+            env.globals["type_list"] = names.markdown
+            return render()
+        return run
+
+    jobs = [
+        job(lambda: {f"{folder}/README.md": env.get_template("domain_index.md.j2").render(
+            domain=domain, families=_families(domain))}),
+        job(lambda: {f"{folder}/changelog.md": env.get_template("changelog.md.j2").render(
+            domain=domain, changelog=_changelog(domain, {op.decl.name: histories.of(op) for op in domain.ops}))}),
+    ]
+    jobs += [job(lambda opset=opset: {f"{folder}/{opset_page(opset)}": env.get_template("opset.md.j2").render(
+        domain=domain, opset=opset, rows=glance_rows(domain, opset))}) for opset in _opsets(domain)]
+    jobs += [
+        job(lambda: {f"{folder}/status.md": env.get_template("status.md.j2").render(
+            domain=domain, rows=status_rows(domain, suite), suite=bool(suite))}),
+        job(lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)}),
+        job(lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)}),
+    ]
+    jobs += [job(lambda op=op: {f"{folder}/{op.decl.name}.md": env.get_template("op.md.j2").render(
+        op=op, domain=domain, history=histories.of(op), examples=examples.get((domain.decl.name, op.decl.name), []))})
+        for op in domain.ops]
+    return jobs
 
 
 @dataclass(frozen=True)
