@@ -10,6 +10,7 @@ import keyword
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -243,18 +244,17 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
     modules: dict[tuple[str, str], str] = {}
     for domain in domains:
         package = module_name(domain.decl.name)
-        jobs.append(lambda domain=domain, package=package: {
-            f"{package}/__init__.py": env.get_template("domain_package.py.j2").render(domain=domain)})
+        jobs.append(partial(_template_file, env, f"{package}/__init__.py", "domain_package.py.j2", domain=domain))
         for op in domain.ops:
             module = module_name(op.decl.name)
             modules[op.decl.domain, op.decl.name] = f"{package}.{module}"
-            jobs.append(lambda op=op, path=f"{package}/{module}.py": {path: _op_module(env, op)})
+            jobs.append(partial(_op_module_file, env, f"{package}/{module}.py", op))
     rule_modules = _rule_module_copies(catalogue, source)
-    jobs.append(lambda: rule_modules)
-    jobs.append(lambda: {"__init__.py": env.get_template("registry_index.py.j2").render(
-        domains=domains, modules=modules, source=source,
-        rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules) if path != "rules/__init__.py"),
-    )})
+    jobs.append(partial(dict, rule_modules))
+    jobs.append(partial(_template_file, env, "__init__.py", "registry_index.py.j2",
+                        domains=domains, modules=modules, source=source,
+                        rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules)
+                                           if path != "rules/__init__.py")))
     jobs += _docs_jobs(domains, source, env, format_link, suite, layers)
     return _run(jobs)
 
@@ -267,14 +267,19 @@ def _run(jobs: list[Job]) -> dict[str, str]:
     return files
 
 
-def _op_module(env: jinja2.Environment, op: CompiledOp) -> str:
+def _template_file(env: jinja2.Environment, path: str, template: str, **context: Any) -> dict[str, str]:
+    """One file rendered from a template."""
+    return {path: env.get_template(template).render(**context)}
+
+
+def _op_module_file(env: jinja2.Environment, path: str, op: CompiledOp) -> dict[str, str]:
     """The Python module that holds an op's schemas."""
     constants = _constants(op)
     body = py(op.schemas, {value: name for value, name in constants})
     definitions = _define(constants)
     module_text = body + "".join(text for _, text in definitions)
-    return env.get_template("op_module.py.j2").render(op=op, imports=_used_names(module_text),
-                                                     definitions=definitions, body=body)
+    return _template_file(env, path, "op_module.py.j2", op=op, imports=_used_names(module_text),
+                          definitions=definitions, body=body)
 
 
 def _used_names(text: str) -> list[str]:
@@ -325,12 +330,12 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
     for domain in domains:
         jobs += _domain_docs_jobs(domain, env, suite, examples)
     type_sets = dict(item for domain in domains for item in domain.type_sets)
-    jobs.append(lambda: {"docs/README.md": env.get_template("docs_index.md.j2").render(
-        domains=domains, source=source, format_link=format_link, type_sets=bool(type_sets), layers=layers)})
+    jobs.append(partial(_template_file, env, "docs/README.md", "docs_index.md.j2", domains=domains, source=source,
+                        format_link=format_link, type_sets=bool(type_sets), layers=layers))
     if type_sets:
-        jobs.append(lambda: {"docs/types.md": env.get_template("types.md.j2").render(
-            type_sets=sorted(type_sets.items()), source=source)})
-    jobs.append(lambda: {"docs/rules.md": env.get_template("rules.md.j2").render(rules=_rule_usage(domains))})
+        jobs.append(partial(_template_file, env, "docs/types.md", "types.md.j2",
+                            type_sets=sorted(type_sets.items()), source=source))
+    jobs.append(lambda: _template_file(env, "docs/rules.md", "rules.md.j2", rules=_rule_usage(domains)))
     return jobs
 
 
@@ -341,30 +346,42 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
     names = TypeSetNames(domain.type_sets, "../types.md")
     histories = _Histories(names)
 
-    def job(render: Callable[[], dict[str, str]]) -> Job:
-        def run() -> dict[str, str]:
-            env.globals["type_list"] = names.markdown
-            return render()
-        return run
+    def job(render: Job) -> Job:
+        return partial(_with_type_names, env, names, render)
+
+    def page(name: str, template: str, **context: Any) -> Job:
+        return job(partial(_template_file, env, f"{folder}/{name}", template, domain=domain, **context))
 
     jobs = [
-        job(lambda: {f"{folder}/README.md": env.get_template("domain_index.md.j2").render(
-            domain=domain, families=_families(domain))}),
-        job(lambda: {f"{folder}/changelog.md": env.get_template("changelog.md.j2").render(
-            domain=domain, changelog=_changelog(domain, {op.decl.name: histories.of(op) for op in domain.ops}))}),
+        page("README.md", "domain_index.md.j2", families=_families(domain)),
+        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain, changelog=_changelog(
+            domain, {op.decl.name: histories.of(op) for op in domain.ops}))),
     ]
-    jobs += [job(lambda opset=opset: {f"{folder}/{opset_page(opset)}": env.get_template("opset.md.j2").render(
-        domain=domain, opset=opset, rows=glance_rows(domain, opset))}) for opset in _opsets(domain)]
+    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, opset)) for opset in _opsets(domain)]
     jobs += [
-        job(lambda: {f"{folder}/status.md": env.get_template("status.md.j2").render(
-            domain=domain, rows=status_rows(domain, suite), suite=bool(suite))}),
+        job(lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
+                                   rows=status_rows(domain, suite), suite=bool(suite))),
         job(lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)}),
         job(lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)}),
     ]
-    jobs += [job(lambda op=op: {f"{folder}/{op.decl.name}.md": env.get_template("op.md.j2").render(
-        op=op, domain=domain, history=histories.of(op), examples=examples.get((domain.decl.name, op.decl.name), []))})
-        for op in domain.ops]
+    jobs += [job(partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories,
+                         examples.get((domain.decl.name, op.decl.name), []))) for op in domain.ops]
     return jobs
+
+
+def _with_type_names(env: jinja2.Environment, names: TypeSetNames, render: Job) -> dict[str, str]:
+    """``render()`` with ``names`` as the templates' way of writing type lists."""
+    env.globals["type_list"] = names.markdown
+    return render()
+
+
+def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, opset: int) -> dict[str, str]:
+    return _template_file(env, path, "opset.md.j2", domain=domain, opset=opset, rows=glance_rows(domain, opset))
+
+
+def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: _Histories,
+             examples: list[Any]) -> dict[str, str]:
+    return _template_file(env, path, "op.md.j2", op=op, domain=domain, history=histories.of(op), examples=examples)
 
 
 @dataclass(frozen=True)

@@ -211,25 +211,24 @@ def _build_with(loader: type, text: str, display: str) -> Any:
     builder = _Builder(display)
     documents = 0
     for event in yaml.parse(text, Loader=loader):
-        kind = type(event)
-        if kind is yaml.ScalarEvent and event.anchor is None:  # most events: checked first
+        if type(event) is yaml.ScalarEvent and event.anchor is None:  # most events: checked first
             builder.place(_scalar(display, event), event)
             continue
-        if kind is yaml.AliasEvent or getattr(event, "anchor", None) is not None:
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise SourceError(_where(display, event.start_mark), "YAML anchors and aliases are not supported")
-        if kind is yaml.DocumentStartEvent:
+        if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
             if documents > 1:
                 raise SourceError(_where(display, event.start_mark), "a file holds one YAML document")
-        elif kind is yaml.MappingStartEvent:
+        elif isinstance(event, yaml.MappingStartEvent):
             if event.tag not in (None, "!", _TAG + "map"):
                 raise SourceError(_where(display, event.start_mark), f"unsupported YAML tag {event.tag!r}")
             builder.start(Map(), event)
-        elif kind is yaml.SequenceStartEvent:
+        elif isinstance(event, yaml.SequenceStartEvent):
             if event.tag not in (None, "!", _TAG + "seq"):
                 raise SourceError(_where(display, event.start_mark), f"unsupported YAML tag {event.tag!r}")
             builder.start(Seq(), event)
-        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             builder.end()
     return builder.root
 
