@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from itertools import islice
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -66,15 +67,21 @@ def _mapping(value: Mapping[Any, Any], names: Mapping[Any, str], depth: int) -> 
     return "{\n" + lines + INDENT * depth + "}"
 
 
-#: The types of the hoisted values of the last ``hoisted`` mapping seen, with its size (a mapping
-#: is reused through a whole module, and only grows, so this is computed about once per module).
+#: The types of the keys of the last ``hoisted`` mapping seen, with its size then: a module reuses
+#: one mapping, which only grows (a dict keeps keys in insertion order, so the new ones are last).
 _last_hoisted: list[tuple[Mapping[Any, str], int, frozenset[type]]] = []
 
 
 def _hoisted_types(names: Mapping[Any, str]) -> frozenset[type]:
-    if not _last_hoisted or _last_hoisted[0][0] is not names or _last_hoisted[0][1] != len(names):
-        _last_hoisted[:] = [(names, len(names), frozenset(type(key) for key in names))]
-    return _last_hoisted[0][2]
+    if _last_hoisted and _last_hoisted[0][0] is names and _last_hoisted[0][1] == len(names):
+        return _last_hoisted[0][2]
+    if _last_hoisted and _last_hoisted[0][0] is names and isinstance(names, dict) and _last_hoisted[0][1] < len(names):
+        added = islice(reversed(names), len(names) - _last_hoisted[0][1])
+        types = _last_hoisted[0][2] | {type(key) for key in added}
+    else:
+        types = frozenset(type(key) for key in names)
+    _last_hoisted[:] = [(names, len(names), types)]
+    return types
 
 
 _RECORD_TYPES: dict[type, bool] = {}
