@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -55,6 +56,11 @@ class CompiledDomain:
     @property
     def schema_count(self) -> int:
         return sum(len(op.schemas) for op in self.ops)
+
+    @cached_property
+    def ops_by_name(self) -> dict[str, CompiledOp]:
+        """The domain's ops by name (built once, on first use)."""
+        return {op.decl.name: op for op in self.ops}
 
 
 def print_warning(diagnostic: Diagnostic) -> None:

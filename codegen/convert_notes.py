@@ -102,7 +102,7 @@ def at_opset(domain: CompiledDomain, row: GlanceRow) -> str:
         return ""
     if row.previous is None:
         return f"Below it, {below_first(row.schema)}."
-    op = next(op for op in domain.ops if op.decl.name == row.op)
+    op = domain.ops_by_name[row.op]
     older = next(schema for schema in op.schemas if schema.since_version == row.previous)
     return f"Down to opset {row.schema.since_version - 1}, {downward(older, row.schema)}; up from it, {upward(older, row.schema)}."
 

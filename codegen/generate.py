@@ -14,7 +14,7 @@ from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import render_package
-from opspec.runtime.atomic_file import write_atomically
+from opspec.runtime.atomic_file import write_all_atomically
 from opspec.codegen.vocabulary import builtin_domains, extension_problems, is_builtin
 
 REPO = Path(__file__).resolve().parent.parent
@@ -189,15 +189,13 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
                if os.path.lexists(targets[path]) and not (targets[path].is_file() and _written_by_us(targets[path], _REPLACEABLE))]
     if foreign and not check and not force:
         raise OutputError(foreign)
-    for path in changed:
-        target = targets[path]
-        content = files[path]
-        if check:
-            result.stale.append(path)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(target, content)
-            result.written.append(path)
+    if check:
+        result.stale += changed
+    else:
+        for folder in sorted({targets[path].parent for path in changed}):
+            folder.mkdir(parents=True, exist_ok=True)
+        write_all_atomically({targets[path]: files[path] for path in changed})
+        result.written += changed
     for path in extra:
         if check:
             result.stale.append(path)

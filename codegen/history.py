@@ -162,7 +162,7 @@ def _attributes(before: OpSchema, after: OpSchema) -> list[Change]:
         if old is None:
             cls = BREAKING if attribute.required else COMPATIBLE
             changes.append(Change(f"New attribute `{name}`: `{attribute_spec(attribute)}`.", cls))
-        elif attribute_spec(old) != attribute_spec(attribute):
+        elif old != attribute and attribute_spec(old) != attribute_spec(attribute):  # most carry over unchanged
             text = f"Attribute `{name}`: `{attribute_spec(old)}` → `{attribute_spec(attribute)}`."
             changes.append(Change(text, _attribute_class(old, attribute)))
     for name in before.attributes:

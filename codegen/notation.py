@@ -28,7 +28,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from opspec.runtime.schema import (
     AttrType,
@@ -84,17 +84,19 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str
     text: str
     offset: int
 
 
+_BLANK_TO_END = re.compile(r"\s*\Z")
+
+
 def _tokenize(text: str) -> list[_Token]:
     tokens, position = [], 0
     while position < len(text):
-        if text[position:].strip() == "":
+        if _BLANK_TO_END.match(text, position):
             break
         match = _TOKEN.match(text, position)
         if not match:

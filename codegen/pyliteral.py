@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from itertools import islice
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -18,11 +19,12 @@ INDENT = "    "
 def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> str:
     """Python source text that evaluates to ``value``."""
     names = hoisted or {}
-    try:
-        if value in names:
-            return names[value]
-    except TypeError:  # unhashable values are never hoisted
-        pass
+    if names and type(value) in _hoisted_types(names):  # hashing a deep record costs: only when it may be named
+        try:
+            if value in names:
+                return names[value]
+        except TypeError:  # unhashable values are never hoisted
+            pass
     if value is None or isinstance(value, (bool, int, str)) and not isinstance(value, enum.Enum):
         return repr(value)
     if isinstance(value, enum.Enum):
@@ -65,8 +67,32 @@ def _mapping(value: Mapping[Any, Any], names: Mapping[Any, str], depth: int) -> 
     return "{\n" + lines + INDENT * depth + "}"
 
 
+#: The types of the keys of the last ``hoisted`` mapping seen, with its size then: a module reuses
+#: one mapping, which only grows (a dict keeps keys in insertion order, so the new ones are last).
+_last_hoisted: list[tuple[Mapping[Any, str], int, frozenset[type]]] = []
+
+
+def _hoisted_types(names: Mapping[Any, str]) -> frozenset[type]:
+    if _last_hoisted and _last_hoisted[0][0] is names and _last_hoisted[0][1] == len(names):
+        return _last_hoisted[0][2]
+    if _last_hoisted and _last_hoisted[0][0] is names and isinstance(names, dict) and _last_hoisted[0][1] < len(names):
+        added = islice(reversed(names), len(names) - _last_hoisted[0][1])
+        types = _last_hoisted[0][2] | {type(key) for key in added}
+    else:
+        types = frozenset(type(key) for key in names)
+    _last_hoisted[:] = [(names, len(names), types)]
+    return types
+
+
+_RECORD_TYPES: dict[type, bool] = {}
+
+
 def _is_record(value: Any) -> bool:
-    return dataclasses.is_dataclass(value) or hasattr(type(value), "_field_defaults")
+    kind = type(value)
+    known = _RECORD_TYPES.get(kind)
+    if known is None:
+        known = _RECORD_TYPES[kind] = dataclasses.is_dataclass(value) or hasattr(kind, "_field_defaults")
+    return known
 
 
 def _fields(value: Any) -> list[tuple[str, Any, bool]]:

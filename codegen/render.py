@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
@@ -22,17 +22,14 @@ from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_row
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
 from opspec.codegen.type_names import TypeSetNames
+from opspec.codegen.parallel import forked_map
+from opspec.codegen.op_module import module_parts
 from opspec.codegen.pyliteral import docstring, py
 from opspec.codegen.convert_notes import at_opset, below_first, downward, upward
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
-                "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
-                "ValueConstraint")
-#: Any of SCHEMA_NAMES as a whole word: the names a generated module must import.
-_SCHEMA_NAME = re.compile(rf"\b({'|'.join(SCHEMA_NAMES)})\b")
-_HOIST_MIN_LENGTH = 60
+
 
 
 @dataclass(frozen=True)
@@ -179,46 +176,8 @@ def _changelog(domain: CompiledDomain, histories: dict[str, list[HistoryEntry]])
     return [(opset, sorted(entries, key=lambda e: e.op.decl.name)) for opset, entries in sorted(by_opset.items(), reverse=True)]
 
 
-def _constants(op: CompiledOp) -> list[tuple[Any, str]]:
-    """Values worth naming once at module level, in definition order.
-
-    The op's doc, long texts and type sets used more than once, then parameter,
-    attribute and type-constraint records shared by several versions (so versions that
-    did not change them share one object).
-    """
-    counts: Counter[Any] = Counter()
-    records: Counter[Any] = Counter()
-    for schema in op.schemas:
-        params = schema.inputs + schema.outputs
-        counts.update(p.types for p in params)
-        counts.update(p.description for p in params)
-        counts.update(a.description for a in schema.attributes.values())
-        counts.update(t.description for t in schema.type_constraints)
-        records.update(params + tuple(schema.attributes.values()) + schema.type_constraints)
-    repeated = [value for value, count in counts.items() if count > 1]
-    texts = [v for v in repeated if isinstance(v, str) and len(v) >= _HOIST_MIN_LENGTH and v != op.decl.doc]
-    sets = [v for v in repeated if isinstance(v, frozenset) and len(v) > 1]
-    shared = [value for value, count in records.items() if count > 1]
-    named: list[tuple[Any, str]] = [(op.decl.doc, "DOC")] if op.decl.doc else []
-    named += [(text, f"_TEXT_{index}") for index, text in enumerate(texts)]
-    named += [(types, f"_TYPES_{index}") for index, types in enumerate(sets)]
-    prefixes = {"FormalParameter": "_PARAM", "Attribute": "_ATTR", "TypeConstraintParam": "_TYPE_PARAM"}
-    numbering: Counter[str] = Counter()
-    for value in shared:
-        prefix = prefixes[type(value).__name__]
-        named.append((value, f"{prefix}_{numbering[prefix]}"))
-        numbering[prefix] += 1
-    return named
-
-
-def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
-    """Source for each constant, using only the constants defined before it."""
-    defined: dict[Any, str] = {}
-    lines = []
-    for value, name in constants:
-        lines.append((name, py(value, defined)))
-        defined[value] = name
-    return lines
+#: A piece of a package's rendering: some of its files, ``{relative path: text}``.
+Job = Callable[[], dict[str, str]]
 
 
 def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
@@ -227,37 +186,49 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
 
     ``format_link`` is a relative link from the docs folder to a description of the
     opdefs format, when the tree has one; ``suite`` the node-suite outcome of each case
-    (``{"test_abs": "EXACT", ...}``), when known, for the status page.
+    (``{"test_abs": "EXACT", ...}``), when known, for the status page. The files are rendered
+    by independent jobs, spread over the cores for a large tree; the result is the same.
     """
     env = _environment()
     catalogue = domains[0].catalogue if domains else None
     env.globals["rule_summary"] = lambda name: (catalogue.rules[name].spec.summary
                                                 if catalogue is not None and name in catalogue.rules else "")
-    files: dict[str, str] = {}
+    jobs: list[Job] = []
     modules: dict[tuple[str, str], str] = {}
     for domain in domains:
         package = module_name(domain.decl.name)
-        files[f"{package}/__init__.py"] = env.get_template("domain_package.py.j2").render(domain=domain)
+        jobs.append(partial(_template_file, env, f"{package}/__init__.py", "domain_package.py.j2", domain=domain))
         for op in domain.ops:
             module = module_name(op.decl.name)
             modules[op.decl.domain, op.decl.name] = f"{package}.{module}"
-            constants = _constants(op)
-            body = py(op.schemas, {value: name for value, name in constants})
-            definitions = _define(constants)
-            module_text = body + "".join(text for _, text in definitions)
-            used = set(_SCHEMA_NAME.findall(module_text))
-            imports = [name for name in SCHEMA_NAMES if name in used]
-            files[f"{package}/{module}.py"] = env.get_template("op_module.py.j2").render(
-                op=op, imports=imports, definitions=definitions, body=body
-            )
+            jobs.append(partial(_op_module_file, env, f"{package}/{module}.py", op))
     rule_modules = _rule_module_copies(catalogue, source)
-    files.update(rule_modules)
-    files["__init__.py"] = env.get_template("registry_index.py.j2").render(
-        domains=domains, modules=modules, source=source,
-        rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules) if path != "rules/__init__.py"),
-    )
-    files.update(render_docs(domains, source, env, format_link, suite, layers))
+    jobs.append(partial(dict, rule_modules))
+    jobs.append(partial(_template_file, env, "__init__.py", "registry_index.py.j2",
+                        domains=domains, modules=modules, source=source,
+                        rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules)
+                                           if path != "rules/__init__.py")))
+    jobs += _docs_jobs(domains, source, env, format_link, suite, layers)
+    return _run(jobs)
+
+
+def _run(jobs: list[Job]) -> dict[str, str]:
+    """Every job's files, in the jobs' order."""
+    files: dict[str, str] = {}
+    for found in forked_map(lambda job: job(), jobs):
+        files.update(found)
     return files
+
+
+def _template_file(env: jinja2.Environment, path: str, template: str, **context: Any) -> dict[str, str]:
+    """One file rendered from a template."""
+    return {path: env.get_template(template).render(**context)}
+
+
+def _op_module_file(env: jinja2.Environment, path: str, op: CompiledOp) -> dict[str, str]:
+    """The Python module that holds an op's schemas."""
+    body, definitions, imports = module_parts(op)
+    return _template_file(env, path, "op_module.py.j2", op=op, imports=imports, definitions=definitions, body=body)
 
 
 def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
@@ -277,44 +248,83 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     """The Markdown reference: an index, type sets, and per domain an op list, op pages
     (with worked examples), a changelog, a page per opset and an inference status page.
     ``layers`` names the op sets layered over this one (each has docs of its own)."""
-    env = env or _environment()
-    files = {}
+    return _run(_docs_jobs(domains, source, env or _environment(), format_link, suite, layers))
+
+
+class _Histories:
+    """Each op's history, computed once per process on first use (a domain's changelog needs
+    them all, each op page its own)."""
+
+    def __init__(self, names: TypeSetNames) -> None:
+        self.names = names
+        self.found: dict[str, list[HistoryEntry]] = {}
+
+    def of(self, op: CompiledOp) -> list[HistoryEntry]:
+        if op.decl.name not in self.found:
+            self.found[op.decl.name] = history(op, self.names)
+        return self.found[op.decl.name]
+
+
+def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment,
+               format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...]) -> list[Job]:
+    """The jobs that render the docs (see :func:`render_docs`)."""
+    jobs: list[Job] = []
     examples = examples_of(domains)
     for domain in domains:
-        folder = f"docs/{docs_folder(domain)}"
-        names = TypeSetNames(domain.type_sets, "../types.md")
-        env.globals["type_list"] = names.markdown
-        files[f"{folder}/README.md"] = env.get_template("domain_index.md.j2").render(
-            domain=domain, families=_families(domain)
-        )
-        histories = {op.decl.name: history(op, names) for op in domain.ops}
-        files[f"{folder}/changelog.md"] = env.get_template("changelog.md.j2").render(
-            domain=domain, changelog=_changelog(domain, histories)
-        )
-        opset_template = env.get_template("opset.md.j2")
-        for opset in _opsets(domain):
-            files[f"{folder}/{opset_page(opset)}"] = opset_template.render(
-                domain=domain, opset=opset, rows=glance_rows(domain, opset))
-        files[f"{folder}/status.md"] = env.get_template("status.md.j2").render(
-            domain=domain, rows=status_rows(domain, suite), suite=bool(suite)
-        )
-        files[f"{folder}/{COVERAGE_PAGE}"] = coverage_page(domain)
-        files[f"{folder}/{COVERAGE_PICTURE}"] = coverage_svg(domain)
-        op_template = env.get_template("op.md.j2")
-        for op in domain.ops:
-            files[f"{folder}/{op.decl.name}.md"] = op_template.render(
-                op=op, domain=domain, history=histories[op.decl.name],
-                examples=examples.get((domain.decl.name, op.decl.name), []))
+        jobs += _domain_docs_jobs(domain, env, suite, examples)
     type_sets = dict(item for domain in domains for item in domain.type_sets)
-    files["docs/README.md"] = env.get_template("docs_index.md.j2").render(domains=domains, source=source,
-                                                                           format_link=format_link,
-                                                                           type_sets=bool(type_sets), layers=layers)
+    jobs.append(partial(_template_file, env, "docs/README.md", "docs_index.md.j2", domains=domains, source=source,
+                        format_link=format_link, type_sets=bool(type_sets), layers=layers))
     if type_sets:
-        files["docs/types.md"] = env.get_template("types.md.j2").render(type_sets=sorted(type_sets.items()),
-                                                                       source=source)
-    files["docs/rules.md"] = env.get_template("rules.md.j2").render(rules=_rule_usage(domains))
+        jobs.append(partial(_template_file, env, "docs/types.md", "types.md.j2",
+                            type_sets=sorted(type_sets.items()), source=source))
+    jobs.append(lambda: _template_file(env, "docs/rules.md", "rules.md.j2", rules=_rule_usage(domains)))
+    return jobs
 
-    return files
+
+def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: dict[str, str] | None,
+                      examples: dict[tuple[str, str], list[Any]]) -> list[Job]:
+    """The jobs that render one domain's pages; each sets the domain's type-set names first."""
+    folder = f"docs/{docs_folder(domain)}"
+    names = TypeSetNames(domain.type_sets, "../types.md")
+    histories = _Histories(names)
+
+    def job(render: Job) -> Job:
+        return partial(_with_type_names, env, names, render)
+
+    def page(name: str, template: str, **context: Any) -> Job:
+        return job(partial(_template_file, env, f"{folder}/{name}", template, domain=domain, **context))
+
+    jobs = [
+        page("README.md", "domain_index.md.j2", families=_families(domain)),
+        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain, changelog=_changelog(
+            domain, {op.decl.name: histories.of(op) for op in domain.ops}))),
+    ]
+    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, opset)) for opset in _opsets(domain)]
+    jobs += [
+        job(lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
+                                   rows=status_rows(domain, suite), suite=bool(suite))),
+        job(lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)}),
+        job(lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)}),
+    ]
+    jobs += [job(partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories,
+                         examples.get((domain.decl.name, op.decl.name), []))) for op in domain.ops]
+    return jobs
+
+
+def _with_type_names(env: jinja2.Environment, names: TypeSetNames, render: Job) -> dict[str, str]:
+    """``render()`` with ``names`` as the templates' way of writing type lists."""
+    env.globals["type_list"] = names.markdown
+    return render()
+
+
+def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, opset: int) -> dict[str, str]:
+    return _template_file(env, path, "opset.md.j2", domain=domain, opset=opset, rows=glance_rows(domain, opset))
+
+
+def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: _Histories,
+             examples: list[Any]) -> dict[str, str]:
+    return _template_file(env, path, "op.md.j2", op=op, domain=domain, history=histories.of(op), examples=examples)
 
 
 @dataclass(frozen=True)

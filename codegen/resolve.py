@@ -61,6 +61,15 @@ class _State:
     support_level: str = "common"
     determinism: str = "deterministic"
     function: FunctionDecl | None = None
+    #: Each declared attribute's record, built at the first version that has it and reused by the
+    #: versions that inherit it (by the declaration's identity; the declaration is kept with it).
+    built_attributes: dict[int, tuple[AttrDecl, Attribute]] = field(default_factory=dict)
+
+    def attribute(self, op: OpDecl, declared: AttrDecl, diagnostics: Diagnostics) -> Attribute:
+        found = self.built_attributes.get(id(declared))
+        if found is None:
+            found = self.built_attributes[id(declared)] = (declared, _attribute(op, declared, diagnostics))
+        return found[1]
 
 
 def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
@@ -166,7 +175,7 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
     for name, where in version.allow.items():
         if name not in exempt:
             diagnostics.error(where, f"allow: {name!r} is not needed here; remove it so the check applies again")
-    attributes = {name: _attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
+    attributes = {name: state.attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
     input_names = [param.name for param in state.inputs]
     for name, attribute in state.attributes.items():
         if attribute.spec.constraint is not None:

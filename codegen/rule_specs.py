@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opspec.codegen.diagnostics import Diagnostics
+from opspec.codegen.diagnostics import Diagnostic, Diagnostics
 from opspec.codegen.source import Location
 from opspec.runtime.contract.declare import CONSTRUCTORS, DeclarationError, RuleSpec, make_spec
 
@@ -66,8 +66,9 @@ def read_catalogue(tree_rules: Path | None, diagnostics: Diagnostics, shown: Any
     if tree_rules is not None:
         sources += [(path, False) for path in rule_modules(tree_rules)]
     for path, builtin in sources:
-        for declared in read_declarations(path, diagnostics, shown(path) if not builtin else _builtin_name(path),
-                                          builtin):
+        declarations = (_builtin_declarations(path, diagnostics) if builtin
+                        else read_declarations(path, diagnostics, shown(path)))
+        for declared in declarations:
             known = catalogue.get(declared.spec.name)
             if known is not None:
                 diagnostics.error(declared.location, f"rule {declared.spec.name!r} is already declared at "
@@ -79,6 +80,26 @@ def read_catalogue(tree_rules: Path | None, diagnostics: Diagnostics, shown: Any
 
 def _builtin_name(path: Path) -> str:
     return f"runtime/rules/{path.name}"
+
+
+#: The declarations of each built-in rule module, with the problems found, by path, modification
+#: time and size: a run compiles a tree and the op sets layered over it, and each reads them all.
+_BUILTIN_READ: dict[tuple[str, int, int], tuple[list[DeclaredRule], list[Diagnostic]]] = {}
+
+
+def _builtin_declarations(path: Path, diagnostics: Diagnostics) -> list[DeclaredRule]:
+    try:
+        status = path.stat()
+    except OSError:
+        return read_declarations(path, diagnostics, _builtin_name(path), True)
+    key = (str(path), status.st_mtime_ns, status.st_size)
+    if key not in _BUILTIN_READ:
+        found = Diagnostics()
+        _BUILTIN_READ[key] = (read_declarations(path, found, _builtin_name(path), True), found.items)
+    declarations, problems = _BUILTIN_READ[key]
+    for problem in problems:
+        diagnostics.error(problem.location, problem.message)
+    return declarations
 
 
 def read_declarations(path: Path, diagnostics: Diagnostics, shown: str, builtin: bool = False) -> list[DeclaredRule]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from functools import lru_cache
+from typing import Any, NamedTuple, Protocol
 
 import yaml
 
@@ -52,9 +52,9 @@ _CoreResolver.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TR
 _resolver = _CoreResolver()
 
 
-@dataclass(frozen=True, order=True)
-class Location:
-    """A 1-based position in a source file."""
+class Location(NamedTuple):
+    """A 1-based position in a source file (a named tuple: a document has one per node, and
+    tuples are the cheapest records to make)."""
 
     path: str
     line: int
@@ -114,10 +114,16 @@ def _where(path: str, mark: _Mark | None) -> Location:
     return Location(path, mark.line + 1, mark.column + 1) if mark is not None else Location(path, 1, 1)
 
 
+@lru_cache(maxsize=1 << 16)
+def _implicit_tag(value: str, implicit: tuple[bool, bool]) -> str:
+    """The tag of an untagged scalar (the same few texts recur in every file: resolved once)."""
+    return _resolver.resolve(yaml.ScalarNode, value, implicit)
+
+
 def _scalar(path: str, event: yaml.ScalarEvent) -> Any:
     tag = event.tag
     if tag is None or tag == "!":
-        tag = _resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+        tag = _implicit_tag(event.value, event.implicit)
     if tag == _TAG + "merge":
         raise SourceError(_where(path, event.start_mark), "YAML merge keys ('<<') are not supported")
     if tag not in _STANDARD_TAGS:
@@ -205,8 +211,10 @@ def _build_with(loader: type, text: str, display: str) -> Any:
     builder = _Builder(display)
     documents = 0
     for event in yaml.parse(text, Loader=loader):
-        anchor = getattr(event, "anchor", None)
-        if isinstance(event, yaml.AliasEvent) or anchor is not None:
+        if type(event) is yaml.ScalarEvent and event.anchor is None:  # most events: checked first
+            builder.place(_scalar(display, event), event)
+            continue
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise SourceError(_where(display, event.start_mark), "YAML anchors and aliases are not supported")
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
@@ -222,8 +230,6 @@ def _build_with(loader: type, text: str, display: str) -> Any:
             builder.start(Seq(), event)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             builder.end()
-        elif isinstance(event, yaml.ScalarEvent):
-            builder.place(_scalar(display, event), event)
     return builder.root
 
 

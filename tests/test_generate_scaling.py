@@ -1,0 +1,101 @@
+"""Generation spreads its work over processes with the answer of a serial run, writes its output
+as one batch, and does work linear in the size of an op (counted in calls, never timed)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from opspec.codegen import history, parallel, resolve
+from opspec.codegen.generate import build, generate
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _square(value: int) -> int:
+    return value * value
+
+
+def _fail_on_seven(value: int) -> int:
+    if value == 7:
+        raise ValueError("seven")
+    return value
+
+
+def test_forked_map_keeps_the_items_order():
+    assert parallel.forked_map(_square, range(101), min_items=1, workers=3) == [v * v for v in range(101)]
+    assert parallel.forked_map(_square, [], min_items=1, workers=2) == []
+
+
+def test_forked_map_raises_a_childs_exception():
+    with pytest.raises(ValueError, match="seven"):
+        parallel.forked_map(_fail_on_seven, range(10), min_items=1, workers=2)  # 7 is in the child's share
+
+
+def test_forked_map_recomputes_what_a_child_cannot_send():
+    results = parallel.forked_map(lambda value: (lambda: value), range(6), min_items=1, workers=2)
+    assert [make() for make in results] == list(range(6))  # functions cannot be pickled
+
+
+def test_forked_map_stays_in_process_for_small_lists():
+    pid = os.getpid()
+    assert parallel.forked_map(lambda _: os.getpid(), range(5), min_items=10, workers=4) == [pid] * 5
+
+
+def test_parallel_rendering_is_byte_identical_to_serial(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "worker_count", lambda: 1)
+    serial = build(REPO / "opdefs", with_protos=False, out=tmp_path / "a").files
+    monkeypatch.setattr(parallel, "worker_count", lambda: 3)
+    forked = build(REPO / "opdefs", with_protos=False, out=tmp_path / "b").files
+    assert list(forked) == list(serial)  # the same files, in the same order
+    assert forked == serial
+
+
+def test_a_fresh_folder_gets_every_file_and_no_temporary_file(tmp_path):
+    opdefs = _tree(tmp_path, attributes=3)
+    result = generate(opdefs, tmp_path / "out", with_protos=False)
+    written = sorted(path.relative_to(tmp_path / "out").as_posix() for path in (tmp_path / "out").rglob("*")
+                     if path.is_file())
+    assert written == sorted(result.files) == sorted(result.written)
+    for path, content in result.files.items():
+        assert (tmp_path / "out" / path).read_bytes() == content
+
+
+def _tree(root: Path, attributes: int) -> Path:
+    """A one-op tree: Clip with ``attributes`` more attributes in its first version (of several)."""
+    opdefs = root / "opdefs"
+    (opdefs / "ai.onnx" / "math").mkdir(parents=True)
+    shutil.copy(REPO / "opdefs" / "types.yaml", opdefs / "types.yaml")
+    shutil.copy(REPO / "opdefs" / "ai.onnx" / "domain.yaml", opdefs / "ai.onnx" / "domain.yaml")
+    text = (REPO / "opdefs" / "ai.onnx" / "math" / "Clip.yaml").read_text(encoding="utf-8")
+    extra = "".join(f"      a{index}: int = {index}\n" for index in range(attributes))
+    (opdefs / "ai.onnx" / "math" / "Clip.yaml").write_text(
+        text.replace("    attributes:\n", "    attributes:\n" + extra, 1), encoding="utf-8")
+    return opdefs
+
+
+def _counting(monkeypatch: Any, module: Any, name: str) -> list[int]:
+    calls = [0]
+    original = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_an_inherited_attribute_is_built_and_described_a_bounded_number_of_times(tmp_path, monkeypatch):
+    count = 2_000
+    opdefs = _tree(tmp_path, attributes=count)
+    built = _counting(monkeypatch, resolve, "_attribute")
+    described = _counting(monkeypatch, history, "attribute_spec")
+    result = build(opdefs, with_protos=False, out=tmp_path / "out")
+    (op,) = result.domains[0].ops
+    assert len(op.schemas) > 3 and all(f"a{count - 1}" in schema.attributes for schema in op.schemas)
+    assert built[0] < count + 10  # once per declaration, not once per version
+    assert described[0] < 3 * count  # the op page's signatures, not every comparison of versions
