@@ -80,3 +80,81 @@ def test_onnxruntime_refuses_every_node_a_constraint_rejects():
                 accepted.append((schema.name, name, value))
     assert len(ran) > 50  # the suite reaches many constrained attributes
     assert accepted == []
+
+
+# -- ops and attributes the node suite does not reach: onnxruntime run by hand ---------------
+_F = np.float32
+
+
+def _recurrent(op: str, gates: int, hidden: int = 4) -> list:
+    rows = gates * hidden
+    return [np.ones((5, 2, 3), _F), np.ones((1, rows, 3), _F), np.ones((1, rows, hidden), _F)]
+
+
+def _roi_align() -> list:
+    return [np.ones((1, 2, 4, 4), _F), np.array([[0, 0, 2, 2]], _F), np.array([0], np.int64)]
+
+
+def _attention() -> list:
+    return [np.ones((1, 2, 3, 4), _F)] * 3
+
+
+#: (op, opset, inputs, attributes, broken, output count): a node onnxruntime runs, which it
+#: refuses once the ``broken`` attributes are set, as opspec rejects it for a broken constraint.
+REFUSED = [
+    ("RNN", 22, _recurrent("RNN", 1), {"hidden_size": 4}, {"activations": ["relu"]}, 2),
+    ("RNN", 22, _recurrent("RNN", 1), {"hidden_size": 4}, {"activations": ["Bogus"]}, 2),
+    ("RNN", 22, _recurrent("RNN", 1, 0), {"hidden_size": 0}, {"hidden_size": -1}, 2),
+    ("LSTM", 22, _recurrent("LSTM", 4), {"hidden_size": 4}, {"clip": 0.0}, 2),
+    ("LSTM", 22, _recurrent("LSTM", 4), {"hidden_size": 4}, {"clip": -1.0}, 2),
+    ("LSTM", 14, _recurrent("LSTM", 4), {"hidden_size": 4}, {"clip": 0.0}, 2),
+    ("GRU", 22, _recurrent("GRU", 3), {"hidden_size": 4}, {"clip": 0.0}, 2),
+    ("RoiAlign", 16, _roi_align(), {}, {"output_height": -1}, 1),
+    ("RoiAlign", 16, _roi_align(), {}, {"output_width": -1}, 1),
+    ("RoiAlign", 10, _roi_align(), {}, {"output_height": -1}, 1),
+    ("Attention", 23, _attention(), {}, {"scale": 0.0}, 1),
+    ("Attention", 23, _attention(), {}, {"scale": -1.0}, 1),
+]
+
+#: Nodes at the edge of a constraint that onnxruntime runs, so opspec must accept them.
+RUN = [
+    ("RNN", 22, _recurrent("RNN", 1, 0), {"hidden_size": 0}, 2),
+    ("RNN", 22, _recurrent("RNN", 1), {"hidden_size": 4, "activations": ["LeakyRelu"]}, 2),
+    ("RNN", 22, _recurrent("RNN", 1), {"hidden_size": 4, "clip": 0.0}, 2),
+    ("RoiAlign", 16, _roi_align(), {"output_height": 0, "output_width": 0}, 1),
+    ("RoiAlign", 16, _roi_align(), {"spatial_scale": -1.0}, 1),
+    ("Attention", 23, _attention(), {"scale": float("nan")}, 1),
+]
+
+
+def _model(op: str, opset: int, feeds: list, attributes: dict, outputs: int):
+    names = [f"i{position}" for position in range(len(feeds))]
+    graph = helper.make_graph(
+        [helper.make_node(op, names, [f"o{position}" for position in range(outputs)], name="n", **attributes)], "g",
+        [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(feed.dtype), feed.shape)
+         for name, feed in zip(names, feeds)],
+        [helper.make_value_info(f"o{position}", onnx.TypeProto()) for position in range(outputs)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def _constraint_errors(model) -> list[str]:
+    return [error.message for error in opspec.infer(model).errors if " (constraint: " in error.message]
+
+
+@pytest.mark.parametrize("op,opset,feeds,attributes,broken,outputs", REFUSED,
+                         ids=[f"{case[0]}-{case[1]}-{sorted(case[4].items())}" for case in REFUSED])
+def test_onnxruntime_refuses_what_a_constraint_rejects(op, opset, feeds, attributes, broken, outputs):
+    ort.set_default_logger_severity(4)
+    assert _runs(_model(op, opset, feeds, attributes, outputs), feeds)
+    model = _model(op, opset, feeds, {**attributes, **broken}, outputs)
+    assert not _runs(model, feeds)
+    assert _constraint_errors(model)
+
+
+@pytest.mark.parametrize("op,opset,feeds,attributes,outputs", RUN,
+                         ids=[f"{case[0]}-{case[1]}-{sorted(case[3].items())}" for case in RUN])
+def test_a_node_onnxruntime_runs_breaks_no_constraint(op, opset, feeds, attributes, outputs):
+    ort.set_default_logger_severity(4)
+    model = _model(op, opset, feeds, attributes, outputs)
+    assert _runs(model, feeds)
+    assert _constraint_errors(model) == []

@@ -132,6 +132,10 @@ _ATTR_3 = Attribute(
     name='clip',
     type=AttrType.FLOAT,
     description=_TEXT_14,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_4 = Attribute(
     name='direction',
