@@ -86,10 +86,13 @@ def test_a_node_that_breaks_a_constraint_is_a_node_error(schema, attribute):
     value = _violation(attribute)
     assert attribute.constraint.violations(value) or attribute.constraint.axis_of or attribute.constraint.length_of
     model = _node_model(schema, attribute.name, value)
-    prefix = f"attribute '{attribute.name}' = "
-    found = [e.message for e in opspec.infer(model).errors if e.message.startswith(prefix)
-             or f"; {prefix}" in e.message]
-    assert found and f"(constraint: {attribute.constraint.describe()})" in found[0], opspec.infer(model).errors
+    errors = opspec.infer(model).errors
+    found = [(error, violation) for error in errors for violation in error.violations
+             if violation.attribute == attribute.name]
+    assert found, errors
+    error, violation = found[0]
+    assert violation.constraint == attribute.constraint.describe() and violation.found == value
+    assert str(violation) in error.message and violation.problem in str(violation)
 
 
 def _conv(x_shape, w_shape=(4, 3, 3, 3), **attributes):
@@ -114,7 +117,9 @@ def test_a_limit_relative_to_an_unknown_rank_is_not_checked():
 
 def test_every_broken_constraint_of_a_node_is_named():
     (error,) = opspec.infer(_conv([1, 3, 8, 8], strides=[0, 1, 1], group=0)).errors
-    assert error.message.count("attribute '") == 3  # two for strides (a zero, a length), one for group
+    # one for group, two for strides (a zero, a length)
+    assert [(v.attribute, v.found) for v in error.violations] == [("group", 0)] + [("strides", [0, 1, 1])] * 2
+    assert error.message == "; ".join(str(violation) for violation in error.violations)
 
 
 def test_check_gives_constraint_problems_their_code(tmp_path, capsys):
@@ -138,5 +143,19 @@ def test_check_lists_each_broken_constraint_of_a_node_as_a_problem(tmp_path, cap
     path.write_bytes(_conv([1, 3, 8, 8], auto_pad="SAME", pads=[1, 1, 1]).SerializeToString())
     assert main(["check", str(path), "--format", "json"]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
-    assert [(p["code"], p["message"].split(" = ")[0]) for p in problems] == [
-        ("attribute-value", "attribute 'auto_pad'"), ("attribute-value", "attribute 'pads'")]
+    assert [(p["code"], p["attribute"], p["constraint"], p["found"]) for p in problems] == [
+        ("attribute-value", "auto_pad", 'in {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", ""}', "SAME"),
+        ("attribute-value", "pads", "len == 2 * rank(X) - 4", [1, 1, 1])]
+    assert problems[1]["message"] == ("attribute 'pads' = [1, 1, 1]: has 3 values, but 2 * rank(X) - 4 is 4 for "
+                                      "input 'X' of rank 4 (constraint: len == 2 * rank(X) - 4)")
+
+
+def test_check_reports_a_node_with_broken_constraints_and_another_problem_apart():
+    from opspec.runtime.checker import check_model
+    from opspec.runtime.ir import load_model
+
+    model = _conv([1, 3, 8, 8], [4, 3, 3, 3], group=0, strides=[1, 0])
+    model.graph.node.add().CopyFrom(helper.make_node("Relu", ["y", "extra"], ["z"], name="r"))
+    checked = check_model(load_model(model.SerializeToString()).model)
+    by_node = [(problem.name, [v.attribute for v in problem.violations]) for problem in checked.nodes]
+    assert by_node[:2] == [("c", ["group"]), ("c", ["strides"])] and by_node[2] == ("r", [])
