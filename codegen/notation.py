@@ -17,6 +17,7 @@ Attributes::
     string in {NOTSET, VALID} = NOTSET    allowed values
     ints len >= 1                         list length
     int in rank(X) = 0                    an axis of input X: -r <= v < r, r = rank(X)
+                                          (for a sequence X, the rank of its elements)
     int in rank(X) + 1                    one more axis each side: -(r+1) <= v <= r
     ints len == 2 * rank(X) - 4           a list length relative to input X's rank
 

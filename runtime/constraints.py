@@ -16,7 +16,7 @@ from functools import wraps
 from typing import Any, Callable, Mapping, Sequence
 
 from opspec.runtime.contract.context import InferenceError
-from opspec.runtime.contract.values import SparseTensorType, TensorType
+from opspec.runtime.contract.values import SequenceType, SparseTensorType, TensorType
 from opspec.runtime.schema import AttrType, ValueConstraint
 
 _SCALARS: dict[AttrType, tuple[type, ...]] = {AttrType.INT: (int,), AttrType.FLOAT: (int, float),
@@ -57,14 +57,16 @@ def _fits(kind: AttrType, value: Any) -> bool:
 
 
 def _rank(schema: Any, inputs: Sequence[Any], formal: str) -> int | None:
-    """The rank of the input bound to formal parameter ``formal``, when it is known (only a
-    schema's last formal may be variadic, so a formal's position is its input's position)."""
+    """The rank of the input bound to formal parameter ``formal`` (of its elements, for a
+    sequence), when it is known (only a schema's last formal may be variadic, so a formal's
+    position is its input's position)."""
     for position, param in enumerate(schema.inputs):
         if param.name == formal:
-            if position < len(inputs):
-                value = inputs[position]
-                if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
-                    return len(value.shape)
+            value = inputs[position] if position < len(inputs) else None
+            if type(value) is SequenceType:
+                value = value.elem
+            if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
+                return len(value.shape)
             return None
     return None
 

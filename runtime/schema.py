@@ -130,8 +130,8 @@ class ValueConstraint(Record):
     ``minimum``/``maximum`` bound a number (or every element of a list);
     ``allowed`` enumerates the legal values; ``min_length``/``max_length`` bound a list.
     Two limits depend on a node's input, named by ``axis_of`` and ``length_of``: with ``r``
-    the rank of input ``axis_of``, the value (or every element) is an axis in
-    ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
+    the rank of input ``axis_of`` (of its elements, for a sequence), the value (or every
+    element) is an axis in ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
     the list has ``length_scale * r + length_offset`` values. :meth:`violations` checks the
     rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """

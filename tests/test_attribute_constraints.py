@@ -58,17 +58,19 @@ def _violation(attribute):
 
 def _node_model(schema, name, value):
     """A one-node model of ``schema`` whose attribute ``name`` is ``value``; every input is a
-    graph input, the ones a constraint is relative to of rank RANK, the others of unknown type."""
+    graph input, the ones a constraint is relative to of rank RANK (a sequence's elements for
+    a sequence), the others of unknown type."""
     relative = {schema.attributes[name].constraint.axis_of, schema.attributes[name].constraint.length_of}
     inputs, names = [], []
     for param in schema.inputs:
         if param.is_optional and param.name not in relative:
             continue
         tensor_types = sorted(t for t in param.types if t.startswith("tensor("))
-        if param.name in relative and tensor_types:
-            elem = helper.np_dtype_to_tensor_dtype(helper.tensor_dtype_to_np_dtype(
-                getattr(TensorProto, tensor_types[0][7:-1].upper())))
-            inputs.append(helper.make_tensor_value_info(param.name, elem, [2] * RANK))
+        sequence_types = sorted(t[4:-1] for t in param.types if t.startswith("seq(tensor("))
+        if param.name in relative and (tensor_types or sequence_types):
+            elem = getattr(TensorProto, (tensor_types or sequence_types)[0][7:-1].upper())
+            make = helper.make_tensor_value_info if tensor_types else helper.make_tensor_sequence_value_info
+            inputs.append(make(param.name, elem, [2] * RANK))
         else:
             inputs.append(helper.make_tensor_value_info(param.name, TensorProto.UNDEFINED, None))
         names.append(param.name)

@@ -103,6 +103,10 @@ def _attention() -> list:
     return [np.ones((1, 2, 3, 4), _F)] * 3
 
 
+def _sequence() -> list:
+    return [[np.ones((2, 3), _F), np.ones((2, 3), _F)]]  # one input: a sequence of two rank-2 tensors
+
+
 #: (op, opset, inputs, attributes, broken, output count): a node onnxruntime runs, which it
 #: refuses once the ``broken`` attributes are set, as opspec rejects it for a broken constraint.
 REFUSED: list[tuple[str, int, list, dict, dict, int]] = [
@@ -118,6 +122,11 @@ REFUSED: list[tuple[str, int, list, dict, dict, int]] = [
     ("RoiAlign", 10, _roi_align(), {}, {"output_height": -1}, 1),
     ("Attention", 23, _attention(), {}, {"scale": 0.0}, 1),
     ("Attention", 23, _attention(), {}, {"scale": -1.0}, 1),
+    ("LRN", 13, [np.ones((1, 4, 3, 3), _F)], {"size": 3}, {"alpha": 0.0}, 1),
+    ("LRN", 13, [np.ones((1, 4, 3, 3), _F)], {"size": 3}, {"beta": -1.0}, 1),
+    ("LRN", 1, [np.ones((1, 4, 3, 3), _F)], {"size": 3}, {"alpha": -1.0}, 1),
+    ("ConcatFromSequence", 11, _sequence(), {"axis": 1}, {"axis": 3}, 1),
+    ("ConcatFromSequence", 11, _sequence(), {"axis": 1, "new_axis": 1}, {"axis": -4}, 1),
 ]
 
 #: Nodes at the edge of a constraint that onnxruntime runs, so opspec must accept them.
@@ -128,6 +137,8 @@ RUN: list[tuple[str, int, list, dict, int]] = [
     ("RoiAlign", 16, _roi_align(), {"output_height": 0, "output_width": 0}, 1),
     ("RoiAlign", 16, _roi_align(), {"spatial_scale": -1.0}, 1),
     ("Attention", 23, _attention(), {"scale": float("nan")}, 1),
+    ("ConcatFromSequence", 11, _sequence(), {"axis": 2, "new_axis": 1}, 1),
+    ("ConcatFromSequence", 11, _sequence(), {"axis": -3, "new_axis": 1}, 1),
 ]
 
 
@@ -135,7 +146,9 @@ def _model(op: str, opset: int, feeds: list, attributes: dict, outputs: int) -> 
     names = [f"i{position}" for position in range(len(feeds))]
     graph = helper.make_graph(
         [helper.make_node(op, names, [f"o{position}" for position in range(outputs)], name="n", **attributes)], "g",
-        [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(feed.dtype), feed.shape)
+        [helper.make_tensor_sequence_value_info(name, helper.np_dtype_to_tensor_dtype(feed[0].dtype), feed[0].shape)
+         if isinstance(feed, list) else
+         helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(feed.dtype), feed.shape)
          for name, feed in zip(names, feeds)],
         [helper.make_value_info(f"o{position}", onnx.TypeProto()) for position in range(outputs)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
