@@ -33,6 +33,8 @@ def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Ite
                      if not isinstance(value, element) or isinstance(value, bool)]
             if wrong:
                 problems.append(f"allowed value {wrong[0]!r} is not of the attribute's type {spelling}")
+    if constraint.ignore_case and (constraint.allowed is None or _ELEMENT.get(kind) is not str):
+        problems.append(f"'any case' needs allowed values of a string type, not {spelling}")
     relative_length = constraint.length_of is not None
     if (constraint.min_length is not None or constraint.max_length is not None or relative_length) \
             and not kind.is_list:

@@ -15,6 +15,7 @@ Attributes::
     int required
     float >= 0 = 0.5                      value constraints before the default
     string in {NOTSET, VALID} = NOTSET    allowed values
+    strings in {Relu, Tanh} any case      allowed strings, compared without regard to case
     ints len >= 1                         list length
     int in rank(X) = 0                    an axis of input X: -r <= v < r, r = rank(X)
                                           (for a sequence X, the rank of its elements)
@@ -281,6 +282,10 @@ def parse_attribute(text: str) -> AttrSpec:
                     raise NotationError(f"expected ',' or '}}', found {separator.text!r}", separator.offset)
                 allowed.append(_literal(cursor))
             bounds["allowed"] = tuple(allowed)
+            if cursor.peek() is not None and cursor.peek().text == "any":  # type: ignore[union-attr]
+                cursor.take()
+                cursor.expect("case")
+                bounds["ignore_case"] = True
         elif token.text == "len" and _relative_length(cursor):
             cursor.expect("==")
             bounds.update(_length_of(cursor))

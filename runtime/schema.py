@@ -128,7 +128,8 @@ class ValueConstraint(Record):
     """opspec's own limits on an attribute's value, checked by ``opspec check`` and inference.
 
     ``minimum``/``maximum`` bound a number (or every element of a list);
-    ``allowed`` enumerates the legal values; ``min_length``/``max_length`` bound a list.
+    ``allowed`` enumerates the legal values (strings compared without regard to case when
+    ``ignore_case``); ``min_length``/``max_length`` bound a list.
     Two limits depend on a node's input, named by ``axis_of`` and ``length_of``: with ``r``
     the rank of input ``axis_of`` (of its elements, for a sequence), the value (or every
     element) is an axis in ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
@@ -141,6 +142,7 @@ class ValueConstraint(Record):
     exclusive_minimum: bool = False
     exclusive_maximum: bool = False
     allowed: tuple[object, ...] | None = None
+    ignore_case: bool = False
     min_length: int | None = None
     max_length: int | None = None
     axis_of: str | None = None
@@ -164,7 +166,9 @@ class ValueConstraint(Record):
 
     def _item_violations(self, item: object) -> list[str]:
         problems = []
-        if self.allowed is not None and item not in self.allowed:
+        if self.allowed is not None and item not in self.allowed and not (
+                self.ignore_case and isinstance(item, str)
+                and item.lower() in {choice.lower() for choice in self.allowed if isinstance(choice, str)}):
             choices = ", ".join(repr(choice) for choice in self.allowed)
             problems.append(f"{item!r} is not one of {choices}")
         if self.minimum is not None and isinstance(item, (int, float)):
@@ -189,7 +193,8 @@ class ValueConstraint(Record):
         if self.maximum is not None:
             parts.append(f"{'<' if self.exclusive_maximum else '<='} {self.maximum}")
         if self.allowed is not None:
-            parts.append("in {" + ", ".join(_literal(v) for v in self.allowed) + "}")
+            parts.append("in {" + ", ".join(_literal(v) for v in self.allowed) + "}"
+                         + (" any case" if self.ignore_case else ""))
         if self.axis_of is not None:
             parts.append(f"in rank({self.axis_of})" + (f" + {self.axis_extra}" if self.axis_extra else ""))
         if self.min_length is not None and self.min_length == self.max_length:

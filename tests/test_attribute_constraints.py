@@ -161,3 +161,30 @@ def test_check_reports_a_node_with_broken_constraints_and_another_problem_apart(
     checked = check_model(load_model(model.SerializeToString()).model)
     by_node = [(problem.name, [v.attribute for v in problem.violations]) for problem in checked.nodes]
     assert by_node[:2] == [("c", ["group"]), ("c", ["strides"])] and by_node[2] == ("r", [])
+
+
+def test_allowed_strings_in_any_case():
+    from opspec.codegen.constraints import constraint_problems
+    from opspec.codegen.notation import parse_attribute
+
+    spec = parse_attribute("strings in {Relu, Tanh} any case")
+    constraint = spec.constraint
+    assert constraint is not None and constraint.ignore_case and constraint.allowed == ("Relu", "Tanh")
+    assert constraint.violations(["relu", "TANH", "Tanh"]) == []
+    assert constraint.violations(["Relu", "leaky"]) == ["'leaky' is not one of 'Relu', 'Tanh'"]
+    assert constraint.describe() == 'in {"Relu", "Tanh"} any case'
+    assert parse_attribute(f"strings {constraint.describe()}").constraint == constraint
+    assert constraint_problems(spec.type, constraint, []) == []
+    assert constraint_problems(AttrType.INTS, parse_attribute("ints in {0, 1} any case").constraint, []) == [
+        "'any case' needs allowed values of a string type, not ints"]
+    assert parse_attribute("strings in {Relu, Tanh}").constraint.violations(["relu"]) != []
+
+
+def test_a_sequence_axis_is_checked_against_its_elements_rank():
+    sequence = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2, 3])
+    for axis, new_axis, wrong in ((2, 1, False), (-3, 1, False), (3, 0, True), (-4, 1, True)):
+        graph = helper.make_graph([helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=axis, new_axis=new_axis)],
+                                  "g", [sequence], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+        violations = [v for error in opspec.infer(model).errors for v in error.violations]
+        assert [(v.attribute, v.found) for v in violations] == ([("axis", axis)] if wrong else []), (axis, new_axis)

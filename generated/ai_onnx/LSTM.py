@@ -127,6 +127,10 @@ _ATTR_2 = Attribute(
     name='activations',
     type=AttrType.STRINGS,
     description=_TEXT_13,
+    constraint=ValueConstraint(
+        allowed=('Relu', 'Tanh', 'Sigmoid', 'Affine', 'LeakyRelu', 'ThresholdedRelu', 'ScaledTanh', 'HardSigmoid', 'Elu', 'Softsign', 'Softplus'),
+        ignore_case=True,
+    ),
 )
 _ATTR_3 = Attribute(
     name='clip',
