@@ -175,9 +175,10 @@ def test_allowed_strings_in_any_case():
     assert constraint.describe() == 'in {"Relu", "Tanh"} any case'
     assert parse_attribute(f"strings {constraint.describe()}").constraint == constraint
     assert constraint_problems(spec.type, constraint, []) == []
-    assert constraint_problems(AttrType.INTS, parse_attribute("ints in {0, 1} any case").constraint, []) == [
-        "'any case' needs allowed values of a string type, not ints"]
-    assert parse_attribute("strings in {Relu, Tanh}").constraint.violations(["relu"]) != []
+    flags, exact = parse_attribute("ints in {0, 1} any case").constraint, parse_attribute("strings in {Relu}").constraint
+    assert flags is not None and exact is not None
+    assert constraint_problems(AttrType.INTS, flags, []) == ["'any case' needs allowed values of a string type, not ints"]
+    assert exact.violations(["relu"]) == ["'relu' is not one of 'Relu'"]
 
 
 def test_a_sequence_axis_is_checked_against_its_elements_rank():
