@@ -142,6 +142,7 @@ RUN: list[tuple[str, int, list, dict, int]] = [
     ("RoiAlign", 16, _roi_align(), {"spatial_scale": -1.0}, 1),
     ("Attention", 23, _attention(), {"scale": float("nan")}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": 2, "new_axis": 1}, 1),
+    ("Col2Im", 18, [np.ones((1, 4, 1), _F), np.array([4, 4]), np.array([2, 2])], {"pads": [-1, -1, -1, -1]}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": -3, "new_axis": 1}, 1),
 ]
 
