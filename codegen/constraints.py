@@ -35,10 +35,11 @@ def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Ite
                 problems.append(f"allowed value {wrong[0]!r} is not of the attribute's type {spelling}")
     if constraint.ignore_case and (constraint.allowed is None or _ELEMENT.get(kind) is not str):
         problems.append(f"'any case' needs allowed values of a string type, not {spelling}")
-    relative_length = constraint.length_of is not None
-    if (constraint.min_length is not None or constraint.max_length is not None or relative_length) \
-            and not kind.is_list:
+    if constraint.length_of is not None and not kind.is_list:
         problems.append(f"a length (len) needs a list type, not {spelling}")
+    elif (constraint.min_length is not None or constraint.max_length is not None) \
+            and not (kind.is_list or kind is AttrType.TENSOR):
+        problems.append(f"a length (len) needs a list or tensor type, not {spelling}")
     if constraint.axis_of is not None and kind not in _INTS:
         problems.append(f"an axis range (in rank(...)) needs int or ints, not {spelling}")
     names = set(inputs)

@@ -17,6 +17,7 @@ Attributes::
     string in {NOTSET, VALID} = NOTSET    allowed values
     strings in {Relu, Tanh} any case      allowed strings, compared without regard to case
     ints len >= 1                         list length
+    tensor len == 1                       a tensor's element count
     int in rank(X) = 0                    an axis of input X: -r <= v < r, r = rank(X)
                                           (for a sequence X, the rank of its elements)
     int in rank(X) + 1                    one more axis each side: -(r+1) <= v <= r

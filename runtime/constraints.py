@@ -93,6 +93,18 @@ def _rank_violations(constraint: ValueConstraint, value: Any, schema: Any, input
     return problems
 
 
+def _tensor_violations(name: str, constraint: ValueConstraint, value: Any) -> list[Violation]:
+    """A tensor attribute's element count against the constraint's length limits."""
+    shape = getattr(value, "shape", None)
+    if not isinstance(shape, tuple) or not all(type(dim) is int for dim in shape):
+        return []
+    count = 1
+    for dim in shape:
+        count *= dim
+    shown = f"tensor of shape {list(shape)}"
+    return [Violation(name, constraint.describe(), shown, problem) for problem in constraint.length_violations(count)]
+
+
 def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[Violation]:
     """Every way the node's ``attributes`` (plain values by name) break their constraints,
     given the node's input types ``inputs`` (None where unknown)."""
@@ -100,9 +112,14 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
     declared = schema.attributes
     for name, value in attributes.items():
         spec = declared.get(name)
-        if spec is None or spec.constraint is None or not _fits(spec.type, value):
+        if spec is None or spec.constraint is None:
             continue
         constraint = spec.constraint
+        if spec.type is AttrType.TENSOR:
+            violations.extend(_tensor_violations(name, constraint, value))
+            continue
+        if not _fits(spec.type, value):
+            continue
         found = constraint.violations(value)
         if constraint.axis_of is not None or constraint.length_of is not None:
             found += _rank_violations(constraint, value, schema, inputs)

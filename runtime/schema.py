@@ -129,7 +129,7 @@ class ValueConstraint(Record):
 
     ``minimum``/``maximum`` bound a number (or every element of a list);
     ``allowed`` enumerates the legal values (strings compared without regard to case when
-    ``ignore_case``); ``min_length``/``max_length`` bound a list.
+    ``ignore_case``); ``min_length``/``max_length`` bound a list (a tensor: its element count).
     Two limits depend on a node's input, named by ``axis_of`` and ``length_of``: with ``r``
     the rank of input ``axis_of`` (of its elements, for a sequence), the value (or every
     element) is an axis in ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
@@ -156,12 +156,18 @@ class ValueConstraint(Record):
         problems: list[str] = []
         items = list(value) if isinstance(value, (list, tuple)) else None
         if items is not None:
-            if self.min_length is not None and len(items) < self.min_length:
-                problems.append(f"needs at least {self.min_length} values, got {len(items)}")
-            if self.max_length is not None and len(items) > self.max_length:
-                problems.append(f"allows at most {self.max_length} values, got {len(items)}")
+            problems.extend(self.length_violations(len(items)))
         for item in items if items is not None else [value]:
             problems.extend(self._item_violations(item))
+        return problems
+
+    def length_violations(self, count: int) -> list[str]:
+        """Describe how a list (or a tensor) of ``count`` values breaks the length limits."""
+        problems = []
+        if self.min_length is not None and count < self.min_length:
+            problems.append(f"needs at least {self.min_length} values, got {count}")
+        if self.max_length is not None and count > self.max_length:
+            problems.append(f"allows at most {self.max_length} values, got {count}")
         return problems
 
     def _item_violations(self, item: object) -> list[str]:

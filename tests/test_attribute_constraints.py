@@ -5,6 +5,7 @@ Hand-written cases follow, for the limits relative to an input's rank.
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import opspec
@@ -33,6 +34,8 @@ def _constrained():
 def _violation(attribute):
     """A value of the attribute's type that breaks its constraint, for an input of rank RANK."""
     constraint, kind = attribute.constraint, attribute.type
+    if kind is AttrType.TENSOR:  # a tensor's limits are on its element count
+        return onnx.numpy_helper.from_array(np.zeros((constraint.max_length or 0) + 1, np.float32))
     element = {AttrType.INTS: AttrType.INT, AttrType.FLOATS: AttrType.FLOAT,
                AttrType.STRINGS: AttrType.STRING}.get(kind, kind)
     if constraint.allowed is not None:
@@ -86,14 +89,17 @@ CONSTRAINED = _constrained()
 @pytest.mark.parametrize("schema,attribute", CONSTRAINED, ids=[f"{s.name}.{a.name}" for s, a in CONSTRAINED])
 def test_a_node_that_breaks_a_constraint_is_a_node_error(schema, attribute):
     value = _violation(attribute)
-    assert attribute.constraint.violations(value) or attribute.constraint.axis_of or attribute.constraint.length_of
+    tensor = attribute.type is AttrType.TENSOR
+    assert tensor or attribute.constraint.violations(value) or attribute.constraint.axis_of \
+        or attribute.constraint.length_of
     model = _node_model(schema, attribute.name, value)
     errors = opspec.infer(model).errors
     found = [(error, violation) for error in errors for violation in error.violations
              if violation.attribute == attribute.name]
     assert found, errors
     error, violation = found[0]
-    assert violation.constraint == attribute.constraint.describe() and violation.found == value
+    shown = f"tensor of shape {list(value.dims)}" if tensor else value
+    assert violation.constraint == attribute.constraint.describe() and violation.found == shown
     assert str(violation) in error.message and violation.problem in str(violation)
 
 
@@ -189,3 +195,23 @@ def test_a_sequence_axis_is_checked_against_its_elements_rank():
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
         violations = [v for error in opspec.infer(model).errors for v in error.violations]
         assert [(v.attribute, v.found) for v in violations] == ([("axis", axis)] if wrong else []), (axis, new_axis)
+
+
+def test_a_tensor_length_counts_its_elements():
+    from opspec.codegen.constraints import constraint_problems
+    from opspec.codegen.notation import parse_attribute
+
+    length, bound = parse_attribute("tensor len == 1").constraint, parse_attribute("tensor > 0").constraint
+    assert length is not None and bound is not None
+    assert constraint_problems(AttrType.TENSOR, length, []) == []
+    assert constraint_problems(AttrType.TENSOR, bound, []) == [
+        "a bound (>, >=, <, <=) needs a number or a list of numbers, not tensor"]
+    for shape, wrong in (((1,), False), ((), False), ((2,), True), ((2, 3), True), ((0,), True)):
+        value = onnx.numpy_helper.from_array(np.zeros(shape, np.float32))
+        graph = helper.make_graph([helper.make_node("ConstantOfShape", ["s"], ["y"], name="c", value=value)], "g",
+                                  [helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        errors = opspec.infer(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])).errors
+        violations = [violation for error in errors for violation in error.violations]
+        assert [(v.attribute, v.found) for v in violations] == ([("value", f"tensor of shape {list(shape)}")]
+                                                                if wrong else []), shape

@@ -128,6 +128,9 @@ REFUSED: list[tuple[str, int, list, dict, dict, int]] = [
     ("LRN", 13, [np.ones((1, 4, 3, 3), _F)], {"size": 3}, {"beta": -1.0}, 1),
     ("LRN", 1, [np.ones((1, 4, 3, 3), _F)], {"size": 3}, {"alpha": -1.0}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": 1}, {"axis": 3}, 1),
+    ("ConstantOfShape", 21, [np.array([2, 2])], {"value": onnx.numpy_helper.from_array(np.ones(1, _F))},
+     {"value": onnx.numpy_helper.from_array(np.ones(2, _F))}, 1),
+    ("ConstantOfShape", 9, [np.array([2, 2])], {}, {"value": onnx.numpy_helper.from_array(np.ones(0, _F))}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": 1, "new_axis": 1}, {"axis": -4}, 1),
 ]
 
