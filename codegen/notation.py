@@ -22,6 +22,7 @@ Attributes::
                                           (for a sequence X, the rank of its elements)
     int in rank(X) + 1                    one more axis each side: -(r+1) <= v <= r
     ints len == 2 * rank(X) - 4           a list length relative to input X's rank
+    floats len == len(indexes)            as many values as list attribute ``indexes``
 
 Each parser raises :class:`NotationError` with the character offset of the problem.
 """
@@ -221,10 +222,15 @@ def _count(cursor: _Cursor) -> int:
 def _rank_of(cursor: _Cursor) -> str:
     """``rank(NAME)``: the input whose rank a limit is relative to."""
     cursor.expect("rank")
+    return _parenthesized_name(cursor, "an input name")
+
+
+def _parenthesized_name(cursor: _Cursor, what: str) -> str:
+    """``(NAME)``: the input or attribute a limit is relative to."""
     cursor.expect("(")
     name = cursor.take()
     if name.kind != "word":
-        raise NotationError(f"expected an input name, found {name.text!r}", name.offset)
+        raise NotationError(f"expected {what}, found {name.text!r}", name.offset)
     cursor.expect(")")
     return name.text
 
@@ -287,6 +293,10 @@ def parse_attribute(text: str) -> AttrSpec:
                 cursor.take()
                 cursor.expect("case")
                 bounds["ignore_case"] = True
+        elif token.text == "len" and [t.text for t in cursor.tokens[cursor.index:cursor.index + 2]] == ["==", "len"]:
+            cursor.expect("==")
+            cursor.expect("len")
+            bounds["length_as"] = _parenthesized_name(cursor, "an attribute name")
         elif token.text == "len" and _relative_length(cursor):
             cursor.expect("==")
             bounds.update(_length_of(cursor))

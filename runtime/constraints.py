@@ -93,6 +93,16 @@ def _rank_violations(constraint: ValueConstraint, value: Any, schema: Any, input
     return problems
 
 
+def _same_length_violations(other: str, value: Any, attributes: Mapping[str, Any], schema: Any) -> list[str]:
+    """A list against the length of the node's list attribute ``other`` (its default when unset)."""
+    given = attributes.get(other)
+    if given is None and other in schema.attributes:
+        given = schema.attributes[other].default
+    if not isinstance(given, (list, tuple)) or len(given) == len(value):
+        return []
+    return [f"has {len(value)} values, but '{other}' has {len(given)}"]
+
+
 def _tensor_violations(name: str, constraint: ValueConstraint, value: Any) -> list[Violation]:
     """A tensor attribute's element count against the constraint's length limits."""
     shape = getattr(value, "shape", None)
@@ -123,6 +133,8 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
         found = constraint.violations(value)
         if constraint.axis_of is not None or constraint.length_of is not None:
             found += _rank_violations(constraint, value, schema, inputs)
+        if constraint.length_as is not None:
+            found += _same_length_violations(constraint.length_as, value, attributes, schema)
         if found:
             text = constraint.describe()
             violations.extend(Violation(name, text, value, problem) for problem in found)

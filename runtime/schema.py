@@ -133,7 +133,8 @@ class ValueConstraint(Record):
     Two limits depend on a node's input, named by ``axis_of`` and ``length_of``: with ``r``
     the rank of input ``axis_of`` (of its elements, for a sequence), the value (or every
     element) is an axis in ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
-    the list has ``length_scale * r + length_offset`` values. :meth:`violations` checks the
+    the list has ``length_scale * r + length_offset`` values. With ``length_as``, the list has
+    as many values as the node's list attribute of that name. :meth:`violations` checks the
     rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """
 
@@ -150,6 +151,7 @@ class ValueConstraint(Record):
     length_of: str | None = None
     length_scale: int = 1
     length_offset: int = 0
+    length_as: str | None = None
 
     def violations(self, value: object) -> list[str]:
         """Describe every way ``value`` breaks the limits that need no input (empty when it fits)."""
@@ -212,6 +214,8 @@ class ValueConstraint(Record):
                 parts.append(f"len <= {self.max_length}")
         if self.length_of is not None:
             parts.append(f"len == {self.length_text()}")
+        if self.length_as is not None:
+            parts.append(f"len == len({self.length_as})")
         return " ".join(parts)
 
 

@@ -54,9 +54,16 @@ def _violation(attribute):
         return bad
     if bad is not None:
         return [bad]
+    one = _ONE[element]
     if constraint.length_of is not None:
-        return [1] * (constraint.length_scale * RANK + constraint.length_offset + 1)
-    return [1] * ((constraint.max_length or 0) + 1)
+        return [one] * (constraint.length_scale * RANK + constraint.length_offset + 1)
+    if constraint.length_as is not None:  # the node gives the other list one value (_node_model)
+        return [one] * 2
+    return [one] * ((constraint.max_length or 0) + 1)
+
+
+#: A value of each element type.
+_ONE = {AttrType.INT: 1, AttrType.FLOAT: 1.0, AttrType.STRING: "a"}
 
 
 def _node_model(schema, name, value):
@@ -78,7 +85,11 @@ def _node_model(schema, name, value):
             inputs.append(helper.make_tensor_value_info(param.name, TensorProto.UNDEFINED, None))
         names.append(param.name)
     outputs = [f"out{i}" for i in range(max(1, schema.min_output))]
-    node = helper.make_node(schema.name, names, outputs, name="n", **{name: value})
+    attributes = {name: value}
+    other = schema.attributes[name].constraint.length_as
+    if other is not None:
+        attributes[other] = _violation(schema.attributes[other])[:1] or [_ONE[AttrType.INT]]
+    node = helper.make_node(schema.name, names, outputs, name="n", **attributes)
     graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info(o, 0, None) for o in outputs])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", schema.since_version)])
 
@@ -90,8 +101,8 @@ CONSTRAINED = _constrained()
 def test_a_node_that_breaks_a_constraint_is_a_node_error(schema, attribute):
     value = _violation(attribute)
     tensor = attribute.type is AttrType.TENSOR
-    assert tensor or attribute.constraint.violations(value) or attribute.constraint.axis_of \
-        or attribute.constraint.length_of
+    constraint = attribute.constraint
+    assert tensor or constraint.violations(value) or constraint.axis_of or constraint.length_of or constraint.length_as
     model = _node_model(schema, attribute.name, value)
     errors = opspec.infer(model).errors
     found = [(error, violation) for error in errors for violation in error.violations
@@ -195,6 +206,20 @@ def test_a_sequence_axis_is_checked_against_its_elements_rank():
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
         violations = [v for error in opspec.infer(model).errors for v in error.violations]
         assert [(v.attribute, v.found) for v in violations] == ([("axis", axis)] if wrong else []), (axis, new_axis)
+
+
+def test_a_list_as_long_as_another():
+    from opspec.codegen.constraints import constraint_problems
+    from opspec.codegen.notation import parse_attribute
+
+    constraint = parse_attribute("floats len == len(indexes)").constraint
+    assert constraint is not None and constraint.length_as == "indexes" and constraint.describe() == "len == len(indexes)"
+    assert parse_attribute(f"floats {constraint.describe()}").constraint == constraint
+    assert constraint_problems(AttrType.FLOATS, constraint, [], {"indexes": AttrType.INTS}) == []
+    assert constraint_problems(AttrType.FLOATS, constraint, [], {"indexes": AttrType.INT}) == [
+        "len(indexes) names no list attribute of this version"]
+    assert constraint_problems(AttrType.FLOAT, constraint, [], {"indexes": AttrType.INTS}) == [
+        "a length (len) needs a list type, not float"]
 
 
 def test_a_tensor_length_counts_its_elements():

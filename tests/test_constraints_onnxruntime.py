@@ -103,6 +103,11 @@ def _attention() -> list:
     return [np.ones((1, 2, 3, 4), _F)] * 3
 
 
+#: A TfIdfVectorizer counting two 1-grams.
+_TFIDF = {"mode": "TF", "min_gram_length": 1, "max_gram_length": 1, "max_skip_count": 0, "ngram_counts": [0],
+          "ngram_indexes": [0, 1], "pool_int64s": [1, 2]}
+
+
 def _sequence() -> list:
     return [[np.ones((2, 3), _F), np.ones((2, 3), _F)]]  # one input: a sequence of two rank-2 tensors
 
@@ -130,6 +135,8 @@ REFUSED: list[tuple[str, int, list, dict, dict, int]] = [
     ("ConcatFromSequence", 11, _sequence(), {"axis": 1}, {"axis": 3}, 1),
     ("ConstantOfShape", 21, [np.array([2, 2])], {"value": onnx.numpy_helper.from_array(np.ones(1, _F))},
      {"value": onnx.numpy_helper.from_array(np.ones(2, _F))}, 1),
+    ("TfIdfVectorizer", 9, [np.array([1, 2, 3, 1])], _TFIDF, {"weights": [1.0]}, 1),
+    ("TfIdfVectorizer", 9, [np.array([1, 2, 3, 1])], _TFIDF, {"weights": [1.0, 2.0, 3.0]}, 1),
     ("ConstantOfShape", 9, [np.array([2, 2])], {}, {"value": onnx.numpy_helper.from_array(np.ones(0, _F))}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": 1, "new_axis": 1}, {"axis": -4}, 1),
 ]
@@ -145,6 +152,7 @@ RUN: list[tuple[str, int, list, dict, int]] = [
     ("RoiAlign", 16, _roi_align(), {"spatial_scale": -1.0}, 1),
     ("Attention", 23, _attention(), {"scale": float("nan")}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": 2, "new_axis": 1}, 1),
+    ("TfIdfVectorizer", 9, [np.array([1, 2, 3, 1])], {**_TFIDF, "weights": [1.0, 2.0]}, 1),
     ("Col2Im", 18, [np.ones((1, 4, 1), _F), np.array([4, 4]), np.array([2, 2])], {"pads": [-1, -1, -1, -1]}, 1),
     ("ConcatFromSequence", 11, _sequence(), {"axis": -3, "new_axis": 1}, 1),
 ]
