@@ -103,18 +103,6 @@ def _same_length_violations(other: str, value: Any, attributes: Mapping[str, Any
     return [f"has {len(value)} values, but '{other}' has {len(given)}"]
 
 
-def _tensor_violations(name: str, constraint: ValueConstraint, value: Any) -> list[Violation]:
-    """A tensor attribute's element count against the constraint's length limits."""
-    shape = getattr(value, "shape", None)
-    if not isinstance(shape, tuple) or not all(type(dim) is int for dim in shape):
-        return []
-    count = 1
-    for dim in shape:
-        count *= dim
-    shown = f"tensor of shape {list(shape)}"
-    return [Violation(name, constraint.describe(), shown, problem) for problem in constraint.length_violations(count)]
-
-
 def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[Violation]:
     """Every way the node's ``attributes`` (plain values by name) break their constraints,
     given the node's input types ``inputs`` (None where unknown)."""
@@ -125,10 +113,8 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
         if spec is None or spec.constraint is None:
             continue
         constraint = spec.constraint
-        if spec.type is AttrType.TENSOR:
-            violations.extend(_tensor_violations(name, constraint, value))
-            continue
-        if not _fits(spec.type, value):
+        tensor = spec.type is AttrType.TENSOR
+        if not tensor and not _fits(spec.type, value):
             continue
         found = constraint.violations(value)
         if constraint.axis_of is not None or constraint.length_of is not None:
@@ -136,8 +122,8 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
         if constraint.length_as is not None:
             found += _same_length_violations(constraint.length_as, value, attributes, schema)
         if found:
-            text = constraint.describe()
-            violations.extend(Violation(name, text, value, problem) for problem in found)
+            text, shown = constraint.describe(), f"tensor of shape {list(value.shape)}" if tensor else value
+            violations.extend(Violation(name, text, shown, problem) for problem in found)
     return violations
 
 

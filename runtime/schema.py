@@ -12,6 +12,7 @@ checkers see ``Record`` as ``typing.NamedTuple``, which the records are.
 from __future__ import annotations
 
 import enum
+import math
 from collections import namedtuple
 from types import MappingProxyType
 
@@ -154,8 +155,12 @@ class ValueConstraint(Record):
     length_as: str | None = None
 
     def violations(self, value: object) -> list[str]:
-        """Describe every way ``value`` breaks the limits that need no input (empty when it fits)."""
+        """Describe every way ``value`` breaks the limits that need no input (empty when it fits);
+        a tensor value (with a ``shape`` of whole numbers) has its element count as its length."""
         problems: list[str] = []
+        shape = getattr(value, "shape", None)
+        if type(shape) is tuple and all(type(dim) is int for dim in shape):  # a tensor: its length is its size
+            return self.length_violations(math.prod(shape))
         items = list(value) if isinstance(value, (list, tuple)) else None
         if items is not None:
             problems.extend(self.length_violations(len(items)))
