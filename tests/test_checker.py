@@ -233,3 +233,16 @@ def test_every_code_is_documented_in_the_readme():
     readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
     assert [code for code in CODES if f"`{code}`" not in readme] == []
     assert [case.name for case in ONNX_OVERSTRICT if case.name not in readme] == []
+
+
+# onnx passes a last value omitted from Concat, which onnxruntime fails to run
+@pytest.mark.parametrize("op,inputs,onnx_rejects", [("Sum", ["", "x"], True), ("Concat", ["", "x"], True),
+                                                    ("Max", [""], True), ("Concat", ["x", ""], False)])
+def test_an_omitted_value_of_a_variadic_input_is_rejected(op, inputs, onnx_rejects):
+    node = helper.make_node(op, inputs, ["y"], name="n", **({"axis": 0} if op == "Concat" else {}))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    assert bool(_onnx_verdict(model)) == onnx_rejects
+    (problem,) = check_model(load_model(model.SerializeToString()).model).problems
+    assert problem.message.startswith(f"required input {inputs.index('')} (") and problem.name == "n"

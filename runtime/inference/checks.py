@@ -108,6 +108,8 @@ def _problems(schema: OpSchema, input_names: Sequence[str], output_count: int, i
         if not name:
             if param.option == _SINGLE:
                 problems.append(f"required {label} is missing")
+            elif param.option == _VARIADIC and param.is_homogeneous and not schema.domain:
+                problems.append(f"required {label} is missing: a value of a variadic input cannot be omitted")
             continue
         value = inputs[actual]
         if value is None:
