@@ -239,7 +239,8 @@ def test_every_code_is_documented_in_the_readme():
 @pytest.mark.parametrize("op,inputs,onnx_rejects", [("Sum", ["", "x"], True), ("Concat", ["", "x"], True),
                                                     ("Max", [""], True), ("Concat", ["x", ""], False)])
 def test_an_omitted_value_of_a_variadic_input_is_rejected(op, inputs, onnx_rejects):
-    node = helper.make_node(op, inputs, ["y"], name="n", **({"axis": 0} if op == "Concat" else {}))
+    attributes: dict[str, Any] = {"axis": 0} if op == "Concat" else {}
+    node = helper.make_node(op, inputs, ["y"], name="n", **attributes)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
