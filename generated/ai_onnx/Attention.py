@@ -118,6 +118,9 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description=_TEXT_6,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1, 2, 3),
+    ),
 )
 _ATTR_4 = Attribute(
     name='scale',

@@ -71,6 +71,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='pads',
                 type=AttrType.INTS,
                 description='Padding at the start and end of each spatial axis; zero by default.',
+                constraint=ValueConstraint(
+                    minimum=0,
+                ),
             ),
             'strides': Attribute(
                 name='strides',

@@ -104,6 +104,9 @@ _ATTR_5 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_3,
     default='half_pixel',
+    constraint=ValueConstraint(
+        allowed=('half_pixel', 'output_half_pixel'),
+    ),
 )
 
 SCHEMAS: tuple[OpSchema, ...] = (
