@@ -46,23 +46,24 @@ class DocumentedLimit:
     reason: str
 
 
+_LOSS_REDUCTION = ("one of none, sum, mean", "the loss is documented for these three reductions only")
+_SCATTER_REDUCTION = ("one of none, add, mul (from version 18 also max, min)",
+                      "the reductions are listed per version; max and min arrived with version 18")
+_BOOLEAN = ("0 or 1", "the attribute is documented as a boolean")
+
 ONNXRUNTIME_LAX = (
     DocumentedLimit("Attention", "qk_matmul_output_mode", "one of 0, 1, 2, 3",
                     "each documented mode names a stage of the score matrix; no other stage exists"),
     DocumentedLimit("Col2Im", "pads", "every entry >= 0",
                     "the padding is documented as a count of added pixels, never negative"),
-    DocumentedLimit("NegativeLogLikelihoodLoss", "reduction", "one of none, sum, mean",
-                    "the loss is documented for these three reductions only"),
+    DocumentedLimit("NegativeLogLikelihoodLoss", "reduction", *_LOSS_REDUCTION),
     DocumentedLimit("RoiAlign", "coordinate_transformation_mode", "one of half_pixel, output_half_pixel",
                     "only the shifted and the unshifted mapping are documented"),
-    DocumentedLimit("ScatterElements", "reduction", "one of none, add, mul (from version 18 also max, min)",
-                    "the reductions are listed per version; max and min arrived with version 18"),
-    DocumentedLimit("ScatterND", "reduction", "one of none, add, mul (from version 18 also max, min)",
-                    "the reductions are listed per version; max and min arrived with version 18"),
-    DocumentedLimit("SoftmaxCrossEntropyLoss", "reduction", "one of none, sum, mean",
-                    "the loss is documented for these three reductions only"),
-    DocumentedLimit("StringNormalizer", "is_case_sensitive", "0 or 1", "the attribute is documented as a boolean"),
-    DocumentedLimit("Trilu", "upper", "0 or 1", "the attribute is documented as a boolean"),
+    DocumentedLimit("ScatterElements", "reduction", *_SCATTER_REDUCTION),
+    DocumentedLimit("ScatterND", "reduction", *_SCATTER_REDUCTION),
+    DocumentedLimit("SoftmaxCrossEntropyLoss", "reduction", *_LOSS_REDUCTION),
+    DocumentedLimit("StringNormalizer", "is_case_sensitive", *_BOOLEAN),
+    DocumentedLimit("Trilu", "upper", *_BOOLEAN),
     DocumentedLimit("Unique", "sorted", "0 or 1", "the documentation allows exactly these two values"),
 )
 
