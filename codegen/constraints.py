@@ -7,7 +7,7 @@ limits that need no input in :mod:`opspec.codegen.resolve`.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from opspec.runtime.schema import AttrType, ValueConstraint
 
@@ -17,9 +17,10 @@ _ELEMENT: dict[AttrType, type | tuple[type, ...]] = {AttrType.INT: int, AttrType
             AttrType.STRING: str, AttrType.STRINGS: str}
 
 
-def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Iterable[str]) -> list[str]:
+def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Iterable[str],
+                        attributes: Mapping[str, AttrType] | None = None) -> list[str]:
     """Every way ``constraint`` does not fit an attribute of type ``kind`` in a version whose
-    inputs are ``inputs`` (empty when it fits)."""
+    inputs are ``inputs`` and whose attributes have the types ``attributes`` (empty when it fits)."""
     problems = []
     spelling = kind.spelling
     if (constraint.minimum is not None or constraint.maximum is not None) and kind not in _NUMBERS:
@@ -33,10 +34,19 @@ def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Ite
                      if not isinstance(value, element) or isinstance(value, bool)]
             if wrong:
                 problems.append(f"allowed value {wrong[0]!r} is not of the attribute's type {spelling}")
-    relative_length = constraint.length_of is not None
-    if (constraint.min_length is not None or constraint.max_length is not None or relative_length) \
-            and not kind.is_list:
+    if constraint.ignore_case and (constraint.allowed is None or _ELEMENT.get(kind) is not str):
+        problems.append(f"'any case' needs allowed values of a string type, not {spelling}")
+    if constraint.length_as is not None:
+        other = (attributes or {}).get(constraint.length_as)
+        if not kind.is_list:
+            problems.append(f"a length (len) needs a list type, not {spelling}")
+        elif other is None or not other.is_list:
+            problems.append(f"len({constraint.length_as}) names no list attribute of this version")
+    if constraint.length_of is not None and not kind.is_list:
         problems.append(f"a length (len) needs a list type, not {spelling}")
+    elif (constraint.min_length is not None or constraint.max_length is not None) \
+            and not (kind.is_list or kind is AttrType.TENSOR):
+        problems.append(f"a length (len) needs a list or tensor type, not {spelling}")
     if constraint.axis_of is not None and kind not in _INTS:
         problems.append(f"an axis range (in rank(...)) needs int or ints, not {spelling}")
     names = set(inputs)

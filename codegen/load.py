@@ -279,8 +279,8 @@ def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]
     return tuple(declared)
 
 
-_BOUND_KEYS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "min_length", "max_length", "axis_of",
-               "axis_extra", "length_of", "length_scale", "length_offset")
+_BOUND_KEYS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "ignore_case", "min_length",
+               "max_length", "axis_of", "axis_extra", "length_of", "length_scale", "length_offset", "length_as")
 
 
 def _read_attribute(name: str, value: Any, attributes: Map, diagnostics: Diagnostics) -> AttrDecl | None:

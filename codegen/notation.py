@@ -15,10 +15,14 @@ Attributes::
     int required
     float >= 0 = 0.5                      value constraints before the default
     string in {NOTSET, VALID} = NOTSET    allowed values
+    strings in {Relu, Tanh} any case      allowed strings, compared without regard to case
     ints len >= 1                         list length
+    tensor len == 1                       a tensor's element count
     int in rank(X) = 0                    an axis of input X: -r <= v < r, r = rank(X)
+                                          (for a sequence X, the rank of its elements)
     int in rank(X) + 1                    one more axis each side: -(r+1) <= v <= r
     ints len == 2 * rank(X) - 4           a list length relative to input X's rank
+    floats len == len(indexes)            as many values as list attribute ``indexes``
 
 Each parser raises :class:`NotationError` with the character offset of the problem.
 """
@@ -220,10 +224,15 @@ def _count(cursor: _Cursor) -> int:
 def _rank_of(cursor: _Cursor) -> str:
     """``rank(NAME)``: the input whose rank a limit is relative to."""
     cursor.expect("rank")
+    return _parenthesized_name(cursor, "an input name")
+
+
+def _parenthesized_name(cursor: _Cursor, what: str) -> str:
+    """``(NAME)``: the input or attribute a limit is relative to."""
     cursor.expect("(")
     name = cursor.take()
     if name.kind != "word":
-        raise NotationError(f"expected an input name, found {name.text!r}", name.offset)
+        raise NotationError(f"expected {what}, found {name.text!r}", name.offset)
     cursor.expect(")")
     return name.text
 
@@ -282,6 +291,14 @@ def parse_attribute(text: str) -> AttrSpec:
                     raise NotationError(f"expected ',' or '}}', found {separator.text!r}", separator.offset)
                 allowed.append(_literal(cursor))
             bounds["allowed"] = tuple(allowed)
+            if cursor.peek() is not None and cursor.peek().text == "any":  # type: ignore[union-attr]
+                cursor.take()
+                cursor.expect("case")
+                bounds["ignore_case"] = True
+        elif token.text == "len" and [t.text for t in cursor.tokens[cursor.index:cursor.index + 2]] == ["==", "len"]:
+            cursor.expect("==")
+            cursor.expect("len")
+            bounds["length_as"] = _parenthesized_name(cursor, "an attribute name")
         elif token.text == "len" and _relative_length(cursor):
             cursor.expect("==")
             bounds.update(_length_of(cursor))

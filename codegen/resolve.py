@@ -177,9 +177,10 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
             diagnostics.error(where, f"allow: {name!r} is not needed here; remove it so the check applies again")
     attributes = {name: state.attribute(op, declared, diagnostics) for name, declared in state.attributes.items()}
     input_names = [param.name for param in state.inputs]
+    kinds = {name: attribute.spec.type for name, attribute in state.attributes.items()}
     for name, attribute in state.attributes.items():
         if attribute.spec.constraint is not None:
-            for problem in constraint_problems(attribute.spec.type, attribute.spec.constraint, input_names):
+            for problem in constraint_problems(attribute.spec.type, attribute.spec.constraint, input_names, kinds):
                 diagnostics.error(attribute.location, f"attribute {name!r}: {problem}")
     schema = OpSchema(
         name=op.name,

@@ -196,8 +196,13 @@ def problem_json(problem: Any) -> dict[str, Any]:
     if hasattr(problem, "op_type"):
         from opspec.runtime.checker.codes import node_code
 
-        return {"code": node_code(problem.message), "node": problem.name or None, "index": problem.index,
-                "op_type": problem.op_type, "domain": problem.domain or "ai.onnx", "message": problem.message}
+        entry = {"code": node_code(problem), "node": problem.name or None, "index": problem.index,
+                 "op_type": problem.op_type, "domain": problem.domain or "ai.onnx", "message": problem.message}
+        if len(problem.violations) == 1:
+            (violation,) = problem.violations
+            found = list(violation.found) if isinstance(violation.found, tuple) else violation.found
+            entry.update(attribute=violation.attribute, constraint=violation.constraint, found=found)
+        return entry
     return {"code": problem.code, "where": problem.where, "message": problem.message}
 
 

@@ -6,21 +6,45 @@ that input's rank is known, and never otherwise. Only attributes the node sets a
 checked: the compiler has checked every default already.
 
 Every rule runs behind :func:`enforcing`, so inference reports a node whose attributes
-break their constraints as a node error, in place of the rule's answer.
+break their constraints as one :class:`ConstraintError` carrying every :class:`Violation`,
+in place of the rule's answer.
 """
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Callable, Mapping, Sequence
 
 from opspec.runtime.contract.context import InferenceError
-from opspec.runtime.contract.values import SparseTensorType, TensorType
+from opspec.runtime.contract.values import SequenceType, SparseTensorType, TensorType
 from opspec.runtime.schema import AttrType, ValueConstraint
 
 _SCALARS: dict[AttrType, tuple[type, ...]] = {AttrType.INT: (int,), AttrType.FLOAT: (int, float),
                                               AttrType.STRING: (str,)}
 _LISTS = {AttrType.INTS: AttrType.INT, AttrType.FLOATS: AttrType.FLOAT, AttrType.STRINGS: AttrType.STRING}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way a node's attribute breaks the constraint its schema declares: the attribute,
+    the constraint in the YAML's notation, the value the node gives and what is wrong."""
+
+    attribute: str
+    constraint: str
+    found: object
+    problem: str
+
+    def __str__(self) -> str:
+        shown = list(self.found) if isinstance(self.found, tuple) else self.found
+        return f"attribute '{self.attribute}' = {shown!r}: {self.problem} (constraint: {self.constraint})"
+
+
+class ConstraintError(InferenceError):
+    """A node whose attributes break their constraints: every violation, in order."""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        self.violations = tuple(violations)
+        super().__init__("; ".join(str(violation) for violation in self.violations))
 
 
 def _fits(kind: AttrType, value: Any) -> bool:
@@ -33,14 +57,16 @@ def _fits(kind: AttrType, value: Any) -> bool:
 
 
 def _rank(schema: Any, inputs: Sequence[Any], formal: str) -> int | None:
-    """The rank of the input bound to formal parameter ``formal``, when it is known (only a
-    schema's last formal may be variadic, so a formal's position is its input's position)."""
+    """The rank of the input bound to formal parameter ``formal`` (of its elements, for a
+    sequence), when it is known (only a schema's last formal may be variadic, so a formal's
+    position is its input's position)."""
     for position, param in enumerate(schema.inputs):
         if param.name == formal:
-            if position < len(inputs):
-                value = inputs[position]
-                if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
-                    return len(value.shape)
+            value = inputs[position] if position < len(inputs) else None
+            if type(value) is SequenceType:
+                value = value.elem
+            if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
+                return len(value.shape)
             return None
     return None
 
@@ -67,48 +93,54 @@ def _rank_violations(constraint: ValueConstraint, value: Any, schema: Any, input
     return problems
 
 
-def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[str]:
-    """One message for every way the node's ``attributes`` (plain values by name) break their
-    constraints, given the node's input types ``inputs`` (None where unknown)."""
-    problems: list[str] = []
+def _same_length_violations(other: str, value: Any, attributes: Mapping[str, Any], schema: Any) -> list[str]:
+    """A list against the length of the node's list attribute ``other`` (its default when unset)."""
+    given = attributes.get(other)
+    if given is None and other in schema.attributes:
+        given = schema.attributes[other].default
+    if not isinstance(given, (list, tuple)) or len(given) == len(value):
+        return []
+    return [f"has {len(value)} values, but '{other}' has {len(given)}"]
+
+
+def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[Violation]:
+    """Every way the node's ``attributes`` (plain values by name) break their constraints,
+    given the node's input types ``inputs`` (None where unknown)."""
+    violations: list[Violation] = []
     declared = schema.attributes
     for name, value in attributes.items():
         spec = declared.get(name)
-        if spec is None or spec.constraint is None or not _fits(spec.type, value):
+        if spec is None or spec.constraint is None:
             continue
         constraint = spec.constraint
+        tensor = spec.type is AttrType.TENSOR
+        if not tensor and not _fits(spec.type, value):
+            continue
         found = constraint.violations(value)
         if constraint.axis_of is not None or constraint.length_of is not None:
             found += _rank_violations(constraint, value, schema, inputs)
-        shown = list(value) if isinstance(value, tuple) else value
-        problems.extend(f"attribute '{name}' = {shown!r}: {problem} (constraint: {constraint.describe()})"
-                        for problem in found)
-    return problems
-
-
-#: Between the messages of one node's broken constraints in the error its rule raises.
-JOINER = "; "
-_JOINED = re.compile(r"(?<=\)); (?=attribute ')")
-
-
-def split_violations(message: str) -> list[str]:
-    """The messages :func:`enforcing` joined into one node error, one per broken constraint."""
-    return _JOINED.split(message) if message.startswith("attribute '") else [message]
+        if constraint.length_as is not None:
+            found += _same_length_violations(constraint.length_as, value, attributes, schema)
+        if found:
+            text, shown = constraint.describe(), f"tensor of shape {list(value.shape)}" if tensor else value
+            violations.extend(Violation(name, text, shown, problem) for problem in found)
+    return violations
 
 
 def enforcing(rule: Callable[[Any], None]) -> Callable[[Any], None]:
     """``rule`` behind a check of the node's attribute constraints: a node that breaks one
-    is an :class:`InferenceError` naming every broken constraint."""
+    is a :class:`ConstraintError` carrying every violation."""
 
     @wraps(rule)
     def checked(ctx: Any) -> None:
-        if ctx._attributes:
-            problems = attribute_violations(ctx.schema, ctx._attributes, ctx._inputs)
-            if problems:
-                raise InferenceError(JOINER.join(problems))
+        attributes = ctx.node_attributes
+        if attributes:
+            violations = attribute_violations(ctx.schema, attributes, ctx.input_types)
+            if violations:
+                raise ConstraintError(violations)
         rule(ctx)
 
     return checked
 
 
-__all__ = ["JOINER", "attribute_violations", "enforcing", "split_violations"]
+__all__ = ["ConstraintError", "Violation", "attribute_violations", "enforcing"]

@@ -12,6 +12,7 @@ checkers see ``Record`` as ``typing.NamedTuple``, which the records are.
 from __future__ import annotations
 
 import enum
+import math
 from collections import namedtuple
 from types import MappingProxyType
 
@@ -128,11 +129,13 @@ class ValueConstraint(Record):
     """opspec's own limits on an attribute's value, checked by ``opspec check`` and inference.
 
     ``minimum``/``maximum`` bound a number (or every element of a list);
-    ``allowed`` enumerates the legal values; ``min_length``/``max_length`` bound a list.
+    ``allowed`` enumerates the legal values (strings compared without regard to case when
+    ``ignore_case``); ``min_length``/``max_length`` bound a list (a tensor: its element count).
     Two limits depend on a node's input, named by ``axis_of`` and ``length_of``: with ``r``
-    the rank of input ``axis_of``, the value (or every element) is an axis in
-    ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
-    the list has ``length_scale * r + length_offset`` values. :meth:`violations` checks the
+    the rank of input ``axis_of`` (of its elements, for a sequence), the value (or every
+    element) is an axis in ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
+    the list has ``length_scale * r + length_offset`` values. With ``length_as``, the list has
+    as many values as the node's list attribute of that name. :meth:`violations` checks the
     rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """
 
@@ -141,6 +144,7 @@ class ValueConstraint(Record):
     exclusive_minimum: bool = False
     exclusive_maximum: bool = False
     allowed: tuple[object, ...] | None = None
+    ignore_case: bool = False
     min_length: int | None = None
     max_length: int | None = None
     axis_of: str | None = None
@@ -148,23 +152,36 @@ class ValueConstraint(Record):
     length_of: str | None = None
     length_scale: int = 1
     length_offset: int = 0
+    length_as: str | None = None
 
     def violations(self, value: object) -> list[str]:
-        """Describe every way ``value`` breaks the limits that need no input (empty when it fits)."""
+        """Describe every way ``value`` breaks the limits that need no input (empty when it fits);
+        a tensor value (with a ``shape`` of whole numbers) has its element count as its length."""
         problems: list[str] = []
+        shape = getattr(value, "shape", None)
+        if type(shape) is tuple and all(type(dim) is int for dim in shape):  # a tensor: its length is its size
+            return self.length_violations(math.prod(shape))
         items = list(value) if isinstance(value, (list, tuple)) else None
         if items is not None:
-            if self.min_length is not None and len(items) < self.min_length:
-                problems.append(f"needs at least {self.min_length} values, got {len(items)}")
-            if self.max_length is not None and len(items) > self.max_length:
-                problems.append(f"allows at most {self.max_length} values, got {len(items)}")
+            problems.extend(self.length_violations(len(items)))
         for item in items if items is not None else [value]:
             problems.extend(self._item_violations(item))
         return problems
 
+    def length_violations(self, count: int) -> list[str]:
+        """Describe how a list (or a tensor) of ``count`` values breaks the length limits."""
+        problems = []
+        if self.min_length is not None and count < self.min_length:
+            problems.append(f"needs at least {self.min_length} values, got {count}")
+        if self.max_length is not None and count > self.max_length:
+            problems.append(f"allows at most {self.max_length} values, got {count}")
+        return problems
+
     def _item_violations(self, item: object) -> list[str]:
         problems = []
-        if self.allowed is not None and item not in self.allowed:
+        if self.allowed is not None and item not in self.allowed and not (
+                self.ignore_case and isinstance(item, str)
+                and item.lower() in {choice.lower() for choice in self.allowed if isinstance(choice, str)}):
             choices = ", ".join(repr(choice) for choice in self.allowed)
             problems.append(f"{item!r} is not one of {choices}")
         if self.minimum is not None and isinstance(item, (int, float)):
@@ -189,7 +206,8 @@ class ValueConstraint(Record):
         if self.maximum is not None:
             parts.append(f"{'<' if self.exclusive_maximum else '<='} {self.maximum}")
         if self.allowed is not None:
-            parts.append("in {" + ", ".join(_literal(v) for v in self.allowed) + "}")
+            parts.append("in {" + ", ".join(_literal(v) for v in self.allowed) + "}"
+                         + (" any case" if self.ignore_case else ""))
         if self.axis_of is not None:
             parts.append(f"in rank({self.axis_of})" + (f" + {self.axis_extra}" if self.axis_extra else ""))
         if self.min_length is not None and self.min_length == self.max_length:
@@ -201,6 +219,8 @@ class ValueConstraint(Record):
                 parts.append(f"len <= {self.max_length}")
         if self.length_of is not None:
             parts.append(f"len == {self.length_text()}")
+        if self.length_as is not None:
+            parts.append(f"len == len({self.length_as})")
         return " ".join(parts)
 
 

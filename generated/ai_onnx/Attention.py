@@ -14,6 +14,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Computes softmax(Q K^T * scale + mask) V per head. Inputs are either 4-D (batch, heads,\nsequence, head size) or 3-D with the heads packed into the last axis, in which case\nq_num_heads and kv_num_heads unpack them. Fewer key/value heads than query heads are shared\nbetween groups of query heads. A cached past key and value are concatenated in front of the\nnew ones and returned as the present cache. A causal flag, a boolean or additive mask, a\nsoft cap on the scores and a precision for the softmax refine the computation; one of the\nintermediate score tensors can be returned as well.\n'
@@ -117,11 +118,18 @@ _ATTR_3 = Attribute(
     type=AttrType.INT,
     description=_TEXT_6,
     default=0,
+    constraint=ValueConstraint(
+        allowed=(0, 1, 2, 3),
+    ),
 )
 _ATTR_4 = Attribute(
     name='scale',
     type=AttrType.FLOAT,
     description=_TEXT_7,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_5 = Attribute(
     name='softcap',

@@ -43,8 +43,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
             'axis': Attribute(
                 name='axis',
                 type=AttrType.INT,
-                description='Axis to join along; negative values count from the back.',
+                description='Axis to join along; negative values count from the back. It is an axis of the elements, or with `new_axis` 1 one more.',
                 required=True,
+                constraint=ValueConstraint(
+                    axis_of='input_sequence',
+                    axis_extra=1,
+                ),
             ),
             'new_axis': Attribute(
                 name='new_axis',

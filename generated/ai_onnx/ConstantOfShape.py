@@ -13,6 +13,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The 1-D int64 input lists the output's dimensions, and every element of the output is set to the one value stored in the `value` attribute.\nThe output's element type is taken from `value`; without that attribute the output is filled with float32 zeros.\nAn empty shape input produces a scalar.\n"
@@ -30,6 +31,10 @@ _ATTR_0 = Attribute(
     name='value',
     type=AttrType.TENSOR,
     description=_TEXT_2,
+    constraint=ValueConstraint(
+        min_length=1,
+        max_length=1,
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T1',

@@ -97,6 +97,10 @@ _ATTR_2 = Attribute(
     name='activations',
     type=AttrType.STRINGS,
     description=_TEXT_10,
+    constraint=ValueConstraint(
+        allowed=('Relu', 'Tanh', 'Sigmoid', 'Affine', 'LeakyRelu', 'ThresholdedRelu', 'ScaledTanh', 'HardSigmoid', 'Elu', 'Softsign', 'Softplus'),
+        ignore_case=True,
+    ),
 )
 _ATTR_3 = Attribute(
     name='clip',

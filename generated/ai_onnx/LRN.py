@@ -30,12 +30,20 @@ _ATTR_0 = Attribute(
     type=AttrType.FLOAT,
     description=_TEXT_1,
     default=9.999999747378752e-05,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_1 = Attribute(
     name='beta',
     type=AttrType.FLOAT,
     description='Exponent applied to the normalization denominator.',
     default=0.75,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_2 = Attribute(
     name='bias',

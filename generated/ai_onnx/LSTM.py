@@ -127,11 +127,19 @@ _ATTR_2 = Attribute(
     name='activations',
     type=AttrType.STRINGS,
     description=_TEXT_13,
+    constraint=ValueConstraint(
+        allowed=('Relu', 'Tanh', 'Sigmoid', 'Affine', 'LeakyRelu', 'ThresholdedRelu', 'ScaledTanh', 'HardSigmoid', 'Elu', 'Softsign', 'Softplus'),
+        ignore_case=True,
+    ),
 )
 _ATTR_3 = Attribute(
     name='clip',
     type=AttrType.FLOAT,
     description=_TEXT_14,
+    constraint=ValueConstraint(
+        minimum=0,
+        exclusive_minimum=True,
+    ),
 )
 _ATTR_4 = Attribute(
     name='direction',

@@ -15,6 +15,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "For each sample (and each further spatial position) the target gives a class index; the loss\nthere is minus the input's value at that class, scaled by the class weight when weights are\ngiven. Positions whose target equals ignore_index add nothing. The reduction then returns the\nelementwise losses, their sum, or their weighted mean.\n"
@@ -34,6 +35,9 @@ _ATTR_1 = Attribute(
     type=AttrType.STRING,
     description='How the per-position losses combine: none, sum or mean.',
     default='mean',
+    constraint=ValueConstraint(
+        allowed=('none', 'sum', 'mean'),
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',

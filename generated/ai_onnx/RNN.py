@@ -103,6 +103,9 @@ _ATTR_2 = Attribute(
     type=AttrType.STRINGS,
     description=_TEXT_10,
     default=('Tanh', 'Tanh'),
+    constraint=ValueConstraint(
+        allowed=('Relu', 'Tanh', 'Sigmoid', 'Affine', 'LeakyRelu', 'ThresholdedRelu', 'ScaledTanh', 'HardSigmoid', 'Elu', 'Softsign', 'Softplus'),
+    ),
 )
 _ATTR_3 = Attribute(
     name='clip',
@@ -123,7 +126,7 @@ _ATTR_5 = Attribute(
     type=AttrType.INT,
     description='Number of units in the hidden state.',
     constraint=ValueConstraint(
-        minimum=1,
+        minimum=0,
     ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(

@@ -77,6 +77,9 @@ _ATTR_5 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_4,
     default='round_prefer_floor',
+    constraint=ValueConstraint(
+        allowed=('round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'),
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T2',

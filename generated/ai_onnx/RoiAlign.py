@@ -61,12 +61,18 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description='Rows of the pooled patch.',
     default=1,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 _ATTR_2 = Attribute(
     name='output_width',
     type=AttrType.INT,
     description='Columns of the pooled patch.',
     default=1,
+    constraint=ValueConstraint(
+        minimum=0,
+    ),
 )
 _ATTR_3 = Attribute(
     name='sampling_ratio',
@@ -98,6 +104,9 @@ _ATTR_5 = Attribute(
     type=AttrType.STRING,
     description=_TEXT_3,
     default='half_pixel',
+    constraint=ValueConstraint(
+        allowed=('half_pixel', 'output_half_pixel'),
+    ),
 )
 
 SCHEMAS: tuple[OpSchema, ...] = (

@@ -71,12 +71,6 @@ _TYPE_PARAM_1 = TypeConstraintParam(
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
     description='Element types accepted for data, updates and output.',
 )
-_ATTR_1 = Attribute(
-    name='reduction',
-    type=AttrType.STRING,
-    description=_TEXT_2,
-    default='none',
-)
 
 SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
@@ -180,7 +174,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         attributes=MappingProxyType({
             'axis': _ATTR_0,
-            'reduction': _ATTR_1,
+            'reduction': Attribute(
+                name='reduction',
+                type=AttrType.STRING,
+                description=_TEXT_2,
+                default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'add', 'mul'),
+                ),
+            ),
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -213,7 +215,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         attributes=MappingProxyType({
             'axis': _ATTR_0,
-            'reduction': _ATTR_1,
+            'reduction': Attribute(
+                name='reduction',
+                type=AttrType.STRING,
+                description=_TEXT_2,
+                default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'add', 'mul', 'max', 'min'),
+                ),
+            ),
         }),
         type_constraints=(
             _TYPE_PARAM_1,
@@ -228,7 +238,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         inference=RuleRef(
             name='scatter_elements',
         ),
-        change_class='semantic',
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterElements.yaml',
         line=33,
         convert=MappingProxyType({

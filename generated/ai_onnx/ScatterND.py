@@ -14,6 +14,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'The output starts as a copy of `data`. The last dimension of `indices` holds tuples of leading coordinates into `data`; each tuple picks an element or a slice, and the matching entry of `updates` is written there.\nFrom version 16 `reduction` can combine the update with the value already there instead of replacing it (add, mul, and from version 18 max and min).\n'
@@ -55,12 +56,6 @@ _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='T',
     allowed_type_strs=('tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'tensor(uint64)', 'tensor(int8)', 'tensor(int16)', 'tensor(int32)', 'tensor(int64)', 'tensor(float16)', 'tensor(float)', 'tensor(double)', 'tensor(string)', 'tensor(bool)', 'tensor(complex64)', 'tensor(complex128)', 'tensor(bfloat16)'),
     description='Element types accepted for data, updates and output.',
-)
-_ATTR_0 = Attribute(
-    name='reduction',
-    type=AttrType.STRING,
-    description=_TEXT_3,
-    default='none',
 )
 
 SCHEMAS: tuple[OpSchema, ...] = (
@@ -158,7 +153,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
             _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'reduction': _ATTR_0,
+            'reduction': Attribute(
+                name='reduction',
+                type=AttrType.STRING,
+                description=_TEXT_3,
+                default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'add', 'mul'),
+                ),
+            ),
         }),
         type_constraints=(
             _TYPE_PARAM_0,
@@ -189,7 +192,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
             _PARAM_3,
         ),
         attributes=MappingProxyType({
-            'reduction': _ATTR_0,
+            'reduction': Attribute(
+                name='reduction',
+                type=AttrType.STRING,
+                description=_TEXT_3,
+                default='none',
+                constraint=ValueConstraint(
+                    allowed=('none', 'add', 'mul', 'max', 'min'),
+                ),
+            ),
         }),
         type_constraints=(
             _TYPE_PARAM_0,
@@ -203,7 +214,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         inference=RuleRef(
             name='scatter_nd',
         ),
-        change_class='semantic',
+        change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
         line=30,
         convert=MappingProxyType({

@@ -15,6 +15,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = 'Applies log-softmax to the scores along the class axis (axis 1) and then measures the negative\nlog-likelihood of the labelled classes, with optional class weights, an ignored label value\nand a reduction. The log-probabilities can also be returned as a second output.\n'
@@ -34,6 +35,9 @@ _ATTR_1 = Attribute(
     type=AttrType.STRING,
     description='How the per-position losses combine: none, sum or mean.',
     default='mean',
+    constraint=ValueConstraint(
+        allowed=('none', 'sum', 'mean'),
+    ),
 )
 _TYPE_PARAM_0 = TypeConstraintParam(
     type_param_str='Tind',

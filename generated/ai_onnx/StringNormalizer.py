@@ -53,6 +53,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='1 to match stop words with case; 0 by default.',
                 default=0,
+                constraint=ValueConstraint(
+                    allowed=(0, 1),
+                ),
             ),
             'locale': Attribute(
                 name='locale',

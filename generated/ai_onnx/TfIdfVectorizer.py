@@ -111,6 +111,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='weights',
                 type=AttrType.FLOATS,
                 description='Optional weight of each pool n-gram, used by the IDF modes.',
+                constraint=ValueConstraint(
+                    length_as='ngram_indexes',
+                ),
             ),
         }),
         type_constraints=(

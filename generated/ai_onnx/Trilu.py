@@ -15,6 +15,7 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "The input is treated as a batch of matrices over its last two dimensions. With `upper` 1 (the default) every element below the k-th diagonal is set to zero; with `upper` 0 every element above it is. The diagonal offset k comes from the optional scalar input and is 0 when absent; positive k moves the diagonal up, negative k moves it down.\nThe output has the input's shape and type.\n"
@@ -57,6 +58,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='1 (the default) to keep the upper triangle, 0 to keep the lower one.',
                 default=1,
+                constraint=ValueConstraint(
+                    allowed=(0, 1),
+                ),
             ),
         }),
         type_constraints=(

@@ -62,6 +62,9 @@ _ATTR_1 = Attribute(
     type=AttrType.INT,
     description=_TEXT_3,
     default=1,
+    constraint=ValueConstraint(
+        allowed=(0, 1),
+    ),
 )
 
 SCHEMAS: tuple[OpSchema, ...] = (

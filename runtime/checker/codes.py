@@ -2,12 +2,13 @@
 
 Graph and model problems carry their code from where they are found; a node's problem
 (from its schema, its attribute constraints or its inference rule) gets its code from the
-form of its message, which :mod:`opspec.runtime.inference.checks` and
-:mod:`opspec.runtime.constraints` keep fixed.
+form of its message, which :mod:`opspec.runtime.inference.checks` keeps fixed, except a
+broken attribute constraint, which carries its violation.
 """
 from __future__ import annotations
 
 import re
+from typing import Any
 
 #: Every code, with what it means (the documentation's table is made from this).
 CODES: dict[str, str] = {
@@ -48,15 +49,18 @@ _NODE_CODES = (
     (re.compile(r"^unknown attribute '"), "attribute-unknown"),
     (re.compile(r"^required attribute '.*' is missing"), "attribute-missing"),
     (re.compile(r"^attribute '[^']*' must be [a-z_]+, got "), "attribute-type"),
-    (re.compile(r"^attribute '[^']*' = .* \(constraint: "), "attribute-value"),
     (re.compile(r"^input \d+ .* has type "), "input-type"),
     (re.compile(r"^output \d+ .* would have type "), "output-type"),
     (re.compile(r"inferred type .* conflicts with the declared "), "declared-conflict"),
 )
 
 
-def node_code(message: str) -> str:
-    """The code of a node's problem, from its message."""
+def node_code(error: Any) -> str:
+    """The code of a node's problem (a ``NodeError``): ``attribute-value`` for a broken
+    attribute constraint, else from the form of its message."""
+    if error.violations:
+        return "attribute-value"
+    message = error.message
     for pattern, code in _NODE_CODES:
         if pattern.search(message):
             return code

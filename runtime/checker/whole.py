@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opspec.runtime.checker.model import check_model_fields
+from opspec.runtime.inference.node_errors import NodeError
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,7 @@ class CheckResult:
 def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
     file it was read from, whose folder external data must stay inside (None: not from a file)."""
-    from opspec.runtime.constraints import split_violations
     from opspec.runtime.inference.api import infer_in_place
-    from opspec.runtime.inference.node_errors import NodeError
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
 
     folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
@@ -41,10 +40,18 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> Check
                   for refusal in result.external_refusals if refusal not in reported]
     unknown = [NodeError(node.index, node.name, node.op_type, node.domain, f"cannot be checked: {node.message}")
                for node in result.unknown_nodes]
-    errors = [NodeError(error.index, error.name, error.op_type, error.domain, message)
-              for error in result.errors for message in split_violations(error.message)]
+    errors = [single for error in result.errors for single in _one_per_violation(error)]
     nodes = sorted([*errors, *unknown], key=lambda error: error.index)
     return CheckResult(structure, nodes, result.node_count)
+
+
+def _one_per_violation(error: NodeError) -> list[NodeError]:
+    """A node error that stands for broken attribute constraints as one error per
+    violation; any other as it is."""
+    if not error.violations:
+        return [error]
+    return [NodeError(error.index, error.name, error.op_type, error.domain, str(violation), (violation,))
+            for violation in error.violations]
 
 
 __all__ = ["CheckResult", "check_model"]

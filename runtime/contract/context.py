@@ -16,7 +16,7 @@ to, so most rules only compute shapes.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence
 
 from opspec.runtime.contract.arguments import ArgumentReaders
 from opspec.runtime.contract.limits import MAX_RANK
@@ -119,6 +119,11 @@ class InferenceContext(ArgumentReaders):
     def input_count(self) -> int:
         return len(self._inputs)
 
+    @property
+    def input_types(self) -> Sequence[Any]:
+        """One entry per actual input: its type, or None when unknown or omitted."""
+        return self._inputs
+
     def has_input(self, index: int) -> bool:
         """True when the node supplies input ``index``, known or not (an omitted optional is absent)."""
         if index >= len(self._inputs):
@@ -194,6 +199,11 @@ class InferenceContext(ArgumentReaders):
         if declared is not None and declared.default is not None:
             return declared.default
         return default
+
+    @property
+    def node_attributes(self) -> Mapping[str, Any]:
+        """The attributes the node itself sets, as plain values by name (no schema defaults)."""
+        return self._attributes
 
     def has_attribute(self, name: str) -> bool:
         """True when the node itself sets ``name`` (schema defaults do not count)."""

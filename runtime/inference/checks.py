@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from opspec.runtime.constraints import attribute_violations
+from opspec.runtime.constraints import Violation, attribute_violations
 from opspec.runtime.contract.context import bind_formals
 from opspec.runtime.inference.read_attributes import attribute_kind
 from opspec.runtime.contract.values import type_string
@@ -56,8 +56,9 @@ def _kind_name(kind: int) -> str:
 
 
 def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
-               attributes: Sequence[Any], values: dict[str, Any]) -> list[str]:
-    """Every way the node breaks ``schema``, one message each (empty when it conforms).
+               attributes: Sequence[Any], values: dict[str, Any]) -> list[str | Violation]:
+    """Every way the node breaks ``schema``, one message or broken attribute constraint
+    each (empty when it conforms).
 
     ``inputs`` are the known input types (None when unknown or absent); ``attributes`` the
     node's ``AttributeProto`` messages and ``values`` their plain values by name. Models
@@ -86,8 +87,8 @@ _CONFORMING_LIMIT = 16384
 
 
 def _problems(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
-              attributes: Sequence[Any], values: dict) -> list[str]:
-    problems: list[str] = []
+              attributes: Sequence[Any], values: dict) -> list[str | Violation]:
+    problems: list[str | Violation] = []
     count = len(input_names)
     problem = _arity("input", count, schema.min_input, schema.max_input)
     if problem:
@@ -107,6 +108,8 @@ def _problems(schema: OpSchema, input_names: Sequence[str], output_count: int, i
         if not name:
             if param.option == _SINGLE:
                 problems.append(f"required {label} is missing")
+            elif param.option == _VARIADIC and param.is_homogeneous and not schema.domain:
+                problems.append(f"required {label} is missing: a value of a variadic input cannot be omitted")
             continue
         value = inputs[actual]
         if value is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from opspec.runtime.constraints import Violation
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference.typeops import TypeConflict
 from opspec.runtime.shape import ShapeError
@@ -18,12 +19,15 @@ NODE_PROBLEMS = (InferenceError, ShapeError, TypeConflict)
 
 
 class NodeError:
-    """One problem found at one node."""
+    """One problem found at one node; ``violations`` are the broken attribute constraints
+    it stands for (empty for any other problem)."""
 
-    __slots__ = ("index", "name", "op_type", "domain", "message")
+    __slots__ = ("index", "name", "op_type", "domain", "message", "violations")
 
-    def __init__(self, index: int, name: str, op_type: str, domain: str, message: str) -> None:
+    def __init__(self, index: int, name: str, op_type: str, domain: str, message: str,
+                 violations: tuple[Violation, ...] = ()) -> None:
         self.index, self.name, self.op_type, self.domain, self.message = index, name, op_type, domain, message
+        self.violations = violations
 
     @property
     def where(self) -> str:

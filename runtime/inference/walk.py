@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from opspec.runtime.constraints import ConstraintError, Violation
 from opspec.runtime.contract import (
     InferenceContext,
     InferenceError,
@@ -73,9 +74,11 @@ class Walker:
         #: input types, which inputs are given and the attributes' exact key: models repeat nodes.
         self._conforming: set[tuple[Any, ...]] = set()
 
-    def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool) -> None:
-        """Record a problem at ``node``; with ``strict``, raise it as an :class:`InferenceError`."""
-        error = NodeError(index, node.name, node.op_type, node.domain, message)
+    def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool,
+             violations: tuple[Violation, ...] = ()) -> None:
+        """Record a problem at ``node`` (the broken attribute constraints it stands for, if
+        any); with ``strict``, raise it as an :class:`InferenceError`."""
+        error = NodeError(index, node.name, node.op_type, node.domain, message, violations)
         errors.append(error)
         if strict:
             raised = InferenceError(str(error))
@@ -177,7 +180,8 @@ class Walker:
         conforms = True
         for problem in check_node(entry.schema, in_names, output_count, inputs, attribute_protos, attributes):
             conforms = False
-            self.fail(errors, index, node, problem, strict)
+            self.fail(errors, index, node, str(problem), strict,
+                      (problem,) if type(problem) is Violation else ())
         if conforms and key is not None and len(self._conforming) < MEMO_LIMIT * 4:
             self._conforming.add(key)
         return conforms
@@ -235,7 +239,8 @@ class Walker:
             rule(ctx)
         except NODE_PROBLEMS as error:
             failed = True
-            self.fail(errors, index, node, str(error) or type(error).__name__, strict)
+            self.fail(errors, index, node, str(error) or type(error).__name__, strict,
+                      error.violations if type(error) is ConstraintError else ())
         except Exception as error:  # noqa: BLE001 - a bug in the rule, reported against the node
             if node_errors.RAISE_RULE_BUGS:
                 raise
