@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from opspec.runtime.contract.values import LONG_RANK, LongShape
+from opspec.runtime.ir.varint import TruncatedVarint, read_varint
 from opspec.runtime.shape import Sym
 
 _DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
@@ -43,16 +44,10 @@ class UnusualDim(Exception):
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
     """The varint at ``position`` and the position after it; :class:`UnusualDim` when cut short."""
-    value = shift = 0
-    end = len(data)
-    while position < end and shift < 70:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
-    raise UnusualDim
+    try:
+        return read_varint(data, position)
+    except TruncatedVarint:
+        raise UnusualDim from None
 
 
 def _dimension_field(raw: bytes) -> bytes:

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.inference.read_types import INT64_MAX
 from opspec.runtime.ir.codes import TypeCase
+from opspec.runtime.ir.varint import encode_varint
 from opspec.runtime.shape import Sym
 
 _LENGTH_DELIMITED = 2
@@ -35,23 +36,8 @@ _VALUE_INFO_TYPE = _tag(2)  # ValueInfoProto.type
 _GRAPH_VALUE_INFO = _tag(13)  # GraphProto.value_info
 
 
-def _varint(value: int) -> bytes:
-    if value < 0:
-        value &= 0xFFFFFFFFFFFFFFFF
-    if value < 0x80:
-        return bytes((value,))
-    if value < 0x4000:
-        return bytes((value & 0x7F | 0x80, value >> 7))
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _field(tag: int, payload: bytes) -> bytes:
-    return bytes((tag,)) + _varint(len(payload)) + payload
+    return bytes((tag,)) + encode_varint(len(payload)) + payload
 
 
 def _dim_bytes(dim: Any) -> bytes:
@@ -59,7 +45,7 @@ def _dim_bytes(dim: Any) -> bytes:
     if dim is None:
         return _UNKNOWN_DIM
     if type(dim) is int:
-        return _field(_DIM, _DIM_VALUE + _varint(dim)) if 0 <= dim <= INT64_MAX else _UNKNOWN_DIM
+        return _field(_DIM, _DIM_VALUE + encode_varint(dim)) if 0 <= dim <= INT64_MAX else _UNKNOWN_DIM
     text = str(dim).encode("utf-8")
     if len(text) < 126:  # both lengths fit in one byte
         return bytes((_DIM, len(text) + 2, _DIM_PARAM, len(text))) + text
@@ -90,7 +76,7 @@ def shape_bytes(shape: tuple[Any, ...], dims: DimEncoder | None = None) -> bytes
 
 
 def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) -> bytes:
-    body = _ELEM_TYPE + _varint(elem) if elem else b""
+    body = _ELEM_TYPE + encode_varint(elem) if elem else b""
     if shape is not None:
         body += _field(_SHAPE, shape_bytes(shape, dims))
     return body
@@ -126,7 +112,7 @@ class TypeEncoder:
         if kind is OptionalType:
             return _field(_OPTIONAL, _field(_INNER, self(value.elem)) if value.elem is not None else b"")
         if kind is MapType:
-            body = (_ELEM_TYPE + _varint(value.key) if value.key else b"")
+            body = (_ELEM_TYPE + encode_varint(value.key) if value.key else b"")
             if value.value is not None:
                 body += _field(_SHAPE, self(value.value))
             return _field(_MAP, body)
@@ -155,7 +141,7 @@ def graph_value_infos(encoder: TypeEncoder, entries: Iterable[tuple[str | bytes,
             out += small % (size + extra, size, name_bytes, type_field)
         else:
             body = _field(_VALUE_INFO_NAME, name_bytes) + type_field
-            out += head + _varint(len(body)) + body
+            out += head + encode_varint(len(body)) + body
     return bytes(out)
 
 

@@ -16,6 +16,7 @@ from google.protobuf.message import DecodeError, Message
 
 from opspec.generated.opspec_ir_pb2 import ModelProto
 from opspec.runtime.atomic_file import write_atomically
+from opspec.runtime.ir.varint import encode_varint, read_varint
 
 __all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model",
            "with_graph_fields"]
@@ -139,43 +140,22 @@ def with_graph_fields(model: bytes, fields: bytes) -> list[bytes | memoryview]:
     position, size = 0, len(model)
     while position < size:
         start = position
-        key, position = _read_varint(view, position)
+        key, position = read_varint(view, position)
         number, wire_type = key >> 3, key & 7
         if wire_type == _LENGTH_DELIMITED:
-            length, position = _read_varint(view, position)
+            length, position = read_varint(view, position)
             if number == _GRAPH_FIELD:
                 end = position + length
-                header = _varint(key) + _varint(length + len(fields))
+                header = encode_varint(key) + encode_varint(length + len(fields))
                 return [view[:start], header, view[position:end], fields, view[end:]]
             position += length
         elif wire_type == 0:
-            position = _read_varint(view, position)[1]
+            position = read_varint(view, position)[1]
         elif wire_type in _FIXED_WIDTH:
             position += _FIXED_WIDTH[wire_type]
         else:
             break  # groups: not in any model message
     raise ValueError("the serialized model has no graph to add fields to")
-
-
-def _read_varint(data: memoryview, position: int) -> tuple[int, int]:
-    """The varint at ``position`` and the position after it."""
-    value = shift = 0
-    while True:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def is_onnx_model(obj: object) -> bool:

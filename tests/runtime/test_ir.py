@@ -666,3 +666,17 @@ def test_graph_fields_need_a_graph():
     model.ClearField("graph")
     with pytest.raises(ValueError):
         with_graph_fields(model.SerializeToString(), _value_infos("a"))
+
+
+def test_varints_round_trip_and_a_cut_one_is_refused():
+    import pytest
+
+    from opspec.runtime.ir.varint import TruncatedVarint, encode_varint, read_varint
+
+    for value in (0, 1, 127, 128, 16_383, 16_384, 2**21, 2**63 - 1):
+        encoded = encode_varint(value)
+        assert read_varint(b"\x00" + encoded, 1) == (value, 1 + len(encoded))
+    assert encode_varint(-1) == b"\xff" * 9 + b"\x01"  # an int64 -1, as protobuf writes it
+    for cut in (b"\x80", b"\xff" * 11):
+        with pytest.raises(TruncatedVarint):
+            read_varint(cut, 0)
