@@ -26,14 +26,18 @@ LONG_RANK = 1024
 
 
 class LongShape(tuple):  # a tuple of dims, like any shape
-    """A shape of high rank that hashes its dims once.
+    """A shape of high rank, read from a model, that hashes its dims once.
 
     Inference keys its caches by types, and a plain tuple hashes every dim each time (a call
     per symbolic dim); shapes of 10^5 dims would pay that at every lookup. Equal to, and
-    hashing like, the plain tuple of the same dims.
+    hashing like, the plain tuple of the same dims. Every dim fits in a model (it was read
+    from one). ``encoded`` is the serialized ``TensorShapeProto`` when those bytes are exactly
+    what writing the dims afresh gives, else None; what rules build from a long shape (a
+    slice, a concatenation) is a plain tuple.
     """
 
     _hash: int
+    encoded: bytes | None = None
 
     def __hash__(self) -> int:
         try:

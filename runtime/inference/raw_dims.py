@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from opspec.runtime.contract.values import LONG_RANK, LongShape
 from opspec.runtime.ir.varint import TruncatedVarint, read_varint
@@ -70,13 +71,16 @@ class RawDims(dict[bytes, Any]):
     writer writes it (the bytes read, which are canonical for those two forms), so a dim read
     is never encoded again."""
 
-    __slots__ = ("param", "names", "encoded")
+    __slots__ = ("param", "names", "encoded", "rewritten")
 
     def __init__(self, param: Callable[[str | bytes], Any], names: set[str], encoded: dict[Any, bytes]) -> None:
         super().__init__()
         self.param = param
         self.names = names
         self.encoded = encoded
+        #: Raw dims that a writer writes otherwise (a negative number, an empty or non-plain
+        #: ``dim_param``): a shape holding one is not written back from the bytes read.
+        self.rewritten: set[bytes] = set()
 
     def __missing__(self, raw: bytes) -> Any:
         self.decode([raw])
@@ -101,29 +105,32 @@ class RawDims(dict[bytes, Any]):
                     name = text.decode("utf-8")
                 except UnicodeDecodeError:
                     name = None
-                if not size:
-                    dim = None
-                elif name is None:
-                    dim = param(text)
-                elif name.isascii() and name.isidentifier():  # a plain name (for ASCII, what ``is_name`` matches)
+                if name is not None and size and name.isascii() and name.isidentifier():
+                    # a plain name (for ASCII, what ``is_name`` matches)
                     names.add(name)
                     dim = Sym(name)
                     encoded[dim] = bytes((_DIM, size + 2)) + raw if size < 0x7E else _dimension_field(raw)
                 else:
-                    dim = param(name)
+                    self.rewritten.add(raw)
+                    dim = None if not size else param(text) if name is None else param(name)
             elif raw[0] == _DIM_VALUE:
-                if size == 1 and raw[1] < 0x80:  # a number below 128
+                # ``size`` is one less than the varint's length here: the common short ones inline.
+                if size == 0 and raw[1] < 0x80:  # one byte: below 128
                     dim = raw[1]
-                elif size == 2 and raw[1] >= 0x80 and raw[2] < 0x80:  # below 16,384
+                elif size == 1 and raw[1] >= 0x80 and raw[2] < 0x80:  # two bytes: below 16,384
                     dim = raw[1] & 0x7F | raw[2] << 7
-                elif size == 3 and raw[1] >= 0x80 and raw[2] >= 0x80 and raw[3] < 0x80:  # below 2**21
+                elif size == 2 and raw[1] >= 0x80 and raw[2] >= 0x80 and raw[3] < 0x80:  # three: below 2**21
                     dim = raw[1] & 0x7F | (raw[2] & 0x7F) << 7 | raw[3] << 14
                 else:
                     value, end = _varint(raw, 1)
                     if end != len(raw):
                         raise UnusualDim
                     value &= _UINT64_MASK  # as an int64 field reads it
-                    dim = None if value >= _INT64_SIGN else value  # a negative int64: unknown
+                    if value >= _INT64_SIGN:  # a negative int64: unknown
+                        self.rewritten.add(raw)
+                        dim = None
+                    else:
+                        dim = value
                 if dim is not None:
                     encoded[dim] = bytes((_DIM, size + 2)) + raw  # a varint field is at most 11 bytes
             else:
@@ -132,12 +139,18 @@ class RawDims(dict[bytes, Any]):
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
-        raws = _RawShape.FromString(shape_proto.SerializeToString()).dim
+        serialized = shape_proto.SerializeToString()
+        raws = _RawShape.FromString(serialized).dim
         unseen = {raw for raw in raws if raw not in self}
         if unseen:
             self.decode(unseen)
         dims = map(self.__getitem__, raws)
-        return LongShape(dims) if len(raws) >= LONG_RANK else tuple(dims)
+        if len(raws) < LONG_RANK:
+            return tuple(dims)
+        shape = LongShape(dims)
+        if (not self.rewritten or self.rewritten.isdisjoint(raws)) and not len(UnknownFieldSet(shape_proto)):
+            shape.encoded = serialized  # what writing the dims gives: written back as read
+        return shape
 
 
 __all__ = ["RawDims", "UnusualDim"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from opspec.runtime.contract.values import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
+from opspec.runtime.contract.values import LongShape, MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.inference.read_types import INT64_MAX
 from opspec.runtime.ir.codes import TypeCase
 from opspec.runtime.ir.varint import encode_varint
@@ -78,7 +78,8 @@ def shape_bytes(shape: tuple[Any, ...], dims: DimEncoder | None = None) -> bytes
 def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) -> bytes:
     body = _ELEM_TYPE + encode_varint(elem) if elem else b""
     if shape is not None:
-        body += _field(_SHAPE, shape_bytes(shape, dims))
+        encoded = shape.encoded if type(shape) is LongShape else None  # a long shape written as it was read
+        body += _field(_SHAPE, shape_bytes(shape, dims) if encoded is None else encoded)
     return body
 
 

@@ -66,3 +66,11 @@ def test_dims_read_are_written_back_as_the_writer_writes_them():
         reader = DimReader()
         dims = reader.shape(shape)
         assert shape_bytes(dims, DimEncoder(reader.encoded_dims)) == shape_bytes(dims)
+
+
+def test_numbers_at_every_varint_length_read_exactly():
+    edges = [0, 1, 127, 128, 16_383, 16_384, 2**21 - 1, 2**21, 2**28, 2**40, 2**63 - 1]
+    shape = onnx.TensorShapeProto()
+    for value in edges:
+        shape.dim.add().dim_value = value
+    assert DimReader().shape(shape) == tuple(edges)
