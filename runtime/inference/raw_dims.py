@@ -89,6 +89,7 @@ class RawDims(dict[bytes, Any]):
     def decode(self, raws: Iterable[bytes]) -> None:
         """Decode dims not seen before (in one loop: a shape may hold 10^5 new ones)."""
         names, encoded, param = self.names, self.encoded, self.param
+        dim: Any
         for raw in raws:
             size = len(raw) - 2
             if not raw:

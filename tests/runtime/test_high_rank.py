@@ -6,6 +6,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import opspec
+from opspec.runtime.contract.values import LongShape
 from opspec.runtime.inference.write_types import shape_bytes
 from opspec.runtime.shape import parse_dim
 
@@ -74,7 +75,7 @@ def test_a_long_shape_read_in_the_writers_form_is_written_back_from_its_bytes():
     from opspec.runtime.inference.read_types import DimReader
 
     read = DimReader().shape(_long_shape_proto(lambda dim: setattr(dim, "dim_value", 5)))
-    assert read.encoded is not None and read.encoded == shape_bytes(read)
+    assert isinstance(read, LongShape) and read.encoded is not None and read.encoded == shape_bytes(read)
 
 
 def test_a_long_shape_with_a_dim_written_otherwise_is_encoded_afresh():
@@ -83,10 +84,11 @@ def test_a_long_shape_with_a_dim_written_otherwise_is_encoded_afresh():
     for extra in (lambda dim: setattr(dim, "dim_value", -4), lambda dim: setattr(dim, "dim_param", ""),
                   lambda dim: setattr(dim, "dim_param", "2*N"), lambda dim: setattr(dim, "dim_param", "7")):
         read = DimReader().shape(_long_shape_proto(extra))
-        assert read.encoded is None
+        assert isinstance(read, LongShape) and read.encoded is None
     with_unknown = onnx.TensorShapeProto.FromString(
         _long_shape_proto(lambda dim: None).SerializeToString() + b"\x18\x05")  # an unknown field 3
-    assert DimReader().shape(with_unknown).encoded is None
+    read = DimReader().shape(with_unknown)
+    assert isinstance(read, LongShape) and read.encoded is None
 
 
 def test_an_output_of_a_long_input_shape_is_the_shape_onnx_writes():
