@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
+from opspec.codegen.error_cap import cap
 from opspec.codegen.history import change_class
 from opspec.codegen.load import Tree, load_tree
 from opspec.codegen.model import DomainDecl, OpDecl
@@ -87,8 +88,12 @@ def compile_tree(root: Path, warn: Callable[[Diagnostic], None] = print_warning)
         warnings += domain_placeholder_warnings(domain.decl)
         for op in domain.ops:
             warnings += placeholder_warnings(op.decl, op.schemas)
-    for warning in sorted(warnings):
+    capped = cap(sorted(warnings))  # as errors are: a tree with 10^5 gaps is not 10^5 lines
+    for warning in capped.shown:
         warn(warning)
+    if capped.omitted:
+        warn(Diagnostic(Location(str(root), 1, 1), f"{capped.omitted} more warning{'s' if capped.omitted != 1 else ''} "
+                        "not shown (text still to be written)", "warning"))
     return domains
 
 

@@ -174,3 +174,33 @@ def test_a_valid_map_input_passes_the_type_check():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 3)])
     assert opspec.infer(model, check_type=True).errors == []
+
+
+def test_warnings_are_capped_per_file_as_errors_are(tmp_path, capsys):
+    from opspec.cli import main
+    from opspec.codegen.error_cap import PER_FILE
+
+    root = tmp_path / "opdefs"
+    (root / "x.test/f").mkdir(parents=True)
+    (root / "x.test/domain.yaml").write_text(DOMAIN)
+    count = PER_FILE + 25
+    attributes = "".join(f"      a{i}: int = 0\n" for i in range(count))
+    docs = "".join(f"  a{i}: ''\n" for i in range(count))
+    (root / "x.test/f/Foo.yaml").write_text(f"""op: Foo
+summary: Foo copies its input.
+doc: Says what Foo does.
+versions:
+  1:
+    inputs: {{X: T}}
+    outputs: {{Y: T}}
+    types: {{T: [tensor(float)]}}
+    attributes:
+{attributes}docs:
+  X: The input.
+  Y: The output.
+  T: The element types.
+{docs}""")
+    assert main(["generate", "--opdefs", str(root), "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == PER_FILE + 1 and all(": warning: " in line for line in lines)
+    assert lines[-1].endswith("warning: 25 more warnings not shown (text still to be written)")
