@@ -15,7 +15,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from opspec.runtime.contract.values import LONG_RANK, LongShape
-from opspec.runtime.ir.varint import TruncatedVarint, read_varint
+from opspec.runtime.ir.varint import TruncatedVarint, encode_varint, read_varint
 from opspec.runtime.shape import Sym
 
 _DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
@@ -53,15 +53,7 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
 
 def _dimension_field(raw: bytes) -> bytes:
     """``TensorShapeProto.dim`` holding the ``Dimension`` bytes ``raw``."""
-    size = len(raw)
-    if size < 0x80:
-        return bytes((_DIM, size)) + raw
-    length = bytearray()
-    while size >= 0x80:
-        length.append(size & 0x7F | 0x80)
-        size >>= 7
-    length.append(size)
-    return bytes((_DIM,)) + bytes(length) + raw
+    return bytes((_DIM,)) + encode_varint(len(raw)) + raw
 
 
 class RawDims(dict[bytes, Any]):
