@@ -5,18 +5,19 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple, Sequence
 
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
 from opspec.codegen.error_cap import cap
 from opspec.codegen.history import change_class
-from opspec.codegen.load import Tree, load_tree
+from opspec.codegen.load import OpFile, Tree, plan_tree, read_op_file
 from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.placeholders import domain_placeholder_warnings, placeholder_warnings
 from opspec.codegen.source import Location
 from opspec.codegen.resolve import resolve_op
+from opspec.codegen.parallel import forked_map
 from opspec.codegen.type_sets import TypeSets
-from opspec.codegen.version_extras import read_version_extras
+from opspec.codegen.version_extras import read_op_extras
 from opspec.codegen.rule_specs import RULES_FOLDER, DeclaredRule, read_catalogue, rule_modules
 from opspec.codegen.vocabulary import inherited_types
 from opspec.runtime.schema import OpSchema
@@ -74,27 +75,127 @@ def compile_tree(root: Path, warn: Callable[[Diagnostic], None] = print_warning)
 
     Warnings (text still to be written) go to ``warn`` once the tree has no errors.
     """
+    return compile_trees([root])[0].domains_or_raise(warn)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One compiled tree: its domains and warnings, or every error it has (sorted)."""
+
+    domains: tuple[CompiledDomain, ...]
+    errors: tuple[Diagnostic, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
+
+    def domains_or_raise(self, warn: Callable[[Diagnostic], None] = print_warning) -> tuple[CompiledDomain, ...]:
+        """The domains, after sending the warnings to ``warn``; :class:`CompileError` if there are errors."""
+        if self.errors:
+            raise CompileError(list(self.errors))
+        for warning in self.warnings:
+            warn(warning)
+        return self.domains
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A tree read up to its op files: what every op file needs to be read and resolved on its own."""
+
+    root: Path
+    tree: Tree
+    files: tuple[OpFile, ...]
+    catalogue: RuleCatalogue
+    type_sets: TypeSets
+    diagnostics: Diagnostics
+
+
+class _FileResult(NamedTuple):
+    """One op file read and resolved, with the errors of each step (kept apart: a duplicate op's
+    resolution errors are dropped)."""
+
+    op: CompiledOp | None
+    read_errors: list[Diagnostic]
+    resolve_errors: list[Diagnostic]
+
+
+def compile_trees(roots: Sequence[Path]) -> list[Outcome]:
+    """Compile several trees at once (an op set and those layered over it): their op files are
+    read and resolved in one pass spread over the cores, each independently of the others; the
+    outcome of each tree is the one :func:`compile_tree` gives it alone."""
+    plans = [_plan(root) for root in roots]
+    jobs = [(plan, found) for plan in plans for found in plan.files]
+    results = iter(forked_map(_compile_file, jobs))
+    return [_outcome(plan, [next(results) for _ in plan.files]) for plan in plans]
+
+
+def _plan(root: Path) -> _Plan:
     diagnostics = Diagnostics()
     if not root.is_dir():
-        raise CompileError([Diagnostic(Location(str(root), 1, 1), "opdefs folder not found")])
-    tree = load_tree(root, diagnostics, inherited_types(root))
-    read_version_extras(tree, diagnostics)
+        diagnostics.error(Location(str(root), 1, 1), "opdefs folder not found")
+        return _Plan(root, Tree(root), (), RuleCatalogue({}), TypeSets({}, diagnostics), diagnostics)
+    tree, files = plan_tree(root, diagnostics, inherited_types(root))
     catalogue = _catalogue(root, diagnostics)
-    domains = _resolve(tree, catalogue, diagnostics)
+    type_sets = TypeSets(tree.type_sets, diagnostics)
+    type_sets.expand_all()  # once, here: the op files only look the sets up
+    return _Plan(root, tree, tuple(files), catalogue, type_sets, diagnostics)
+
+
+def _compile_file(job: tuple[_Plan, OpFile]) -> _FileResult:
+    plan, found = job
+    read_errors, resolve_errors = Diagnostics(), Diagnostics()
+    read = read_op_file(found, read_errors)
+    if read is None:
+        return _FileResult(None, read_errors.items, [])
+    op, document = read
+    read_op_extras(op, document, read_errors)
+    schemas = resolve_op(op, found.domain, plan.type_sets.reporting_to(resolve_errors), resolve_errors,
+                         plan.catalogue.rules)
+    return _FileResult(CompiledOp(op, _with_change_classes(schemas)), read_errors.items, resolve_errors.items)
+
+
+def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
+    diagnostics, tree = plan.diagnostics, plan.tree
+    by_domain: dict[str, dict[str, CompiledOp]] = {name: {} for name in tree.domains}
+    for result in results:
+        for diagnostic in result.read_errors:
+            diagnostics.error(diagnostic.location, diagnostic.message)
+        if result.op is None:
+            continue
+        op = result.op.decl
+        stem = Path(op.path).stem
+        if stem != op.name:
+            diagnostics.error(op.location, f"op {op.name!r} must live in a file named {op.name}.yaml, not {stem}.yaml")
+        ops = by_domain[op.domain]
+        if op.name in ops:
+            diagnostics.error(op.location, f"op {op.name!r} is already defined in {ops[op.name].decl.path}")
+            continue
+        for diagnostic in result.resolve_errors:
+            diagnostics.error(diagnostic.location, diagnostic.message)
+        ops[op.name] = result.op
+    _check_aliases(tree, diagnostics)
+    type_sets = plan.type_sets
+    named = tuple((name, type_sets.expand(name, decl.location)) for name, decl in sorted(tree.type_sets.items()))
+    domains = tuple(
+        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)), plan.catalogue,
+                       named)
+        for name, ops in sorted(by_domain.items())
+    )
     if diagnostics:
-        raise CompileError(diagnostics.sorted())
+        return Outcome((), tuple(diagnostics.sorted()))
+    return Outcome(domains, warnings=_warnings(plan.root, domains))
+
+
+def _warnings(root: Path, domains: tuple[CompiledDomain, ...]) -> tuple[Diagnostic, ...]:
+    """The tree's warnings, capped as errors are: a tree with 10^5 gaps is not 10^5 lines."""
     warnings = []
     for domain in domains:
         warnings += domain_placeholder_warnings(domain.decl)
         for op in domain.ops:
             warnings += placeholder_warnings(op.decl, op.schemas)
-    capped = cap(sorted(warnings))  # as errors are: a tree with 10^5 gaps is not 10^5 lines
-    for warning in capped.shown:
-        warn(warning)
-    if capped.omitted:
-        warn(Diagnostic(Location(str(root), 1, 1), f"{capped.omitted} more warning{'s' if capped.omitted != 1 else ''} "
-                        "not shown (text still to be written)", "warning"))
-    return domains
+    capped = cap(sorted(warnings))
+    if not capped.omitted:
+        return capped.shown
+    return capped.shown + (Diagnostic(Location(str(root), 1, 1), f"{capped.omitted} more warning"
+                                      f"{'s' if capped.omitted != 1 else ''} not shown (text still to be written)",
+                                      "warning"),)
 
 
 def _catalogue(root: Path, diagnostics: Diagnostics) -> RuleCatalogue:
@@ -108,29 +209,6 @@ def _catalogue(root: Path, diagnostics: Diagnostics) -> RuleCatalogue:
         except (OSError, UnicodeDecodeError):
             pass  # already reported by the catalogue reader
     return RuleCatalogue(rules, tuple(modules))
-
-
-def _resolve(tree: Tree, catalogue: RuleCatalogue, diagnostics: Diagnostics) -> tuple[CompiledDomain, ...]:
-    type_sets = TypeSets(tree.type_sets, diagnostics)
-    by_domain: dict[str, dict[str, CompiledOp]] = {name: {} for name in tree.domains}
-    for op in tree.ops:
-        stem = Path(op.path).stem
-        if stem != op.name:
-            diagnostics.error(op.location, f"op {op.name!r} must live in a file named {op.name}.yaml, not {stem}.yaml")
-        ops = by_domain[op.domain]
-        if op.name in ops:
-            diagnostics.error(op.location, f"op {op.name!r} is already defined in {ops[op.name].decl.path}")
-            continue
-        domain = tree.domains[op.domain]
-        ops[op.name] = CompiledOp(op, _with_change_classes(resolve_op(op, domain, type_sets, diagnostics,
-                                                                      catalogue.rules)))
-    _check_aliases(tree, diagnostics)
-    named = tuple((name, type_sets.expand(name, decl.location)) for name, decl in sorted(tree.type_sets.items()))
-    return tuple(
-        CompiledDomain(tree.domains[name], tuple(sorted(ops.values(), key=lambda o: o.decl.name)), catalogue,
-                       named)
-        for name, ops in sorted(by_domain.items())
-    )
 
 
 def _with_change_classes(schemas: list[OpSchema]) -> tuple[OpSchema, ...]:

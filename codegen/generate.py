@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opspec.codegen.compiler import CompiledDomain, compile_tree
+from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees
 from opspec.codegen.diagnostics import CompileError, Diagnostic
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
@@ -104,11 +104,15 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     Each op set layered over the tree (a folder with a ``layer.yaml``) is compiled too and
     rendered into the subfolder of ``out`` named like it.
     """
-    domains = compile_tree(opdefs)
+    folders = layered_trees(opdefs) if opdefs.is_dir() else []
+    named = [folder for folder in folders if _layer_name_problem(folder) is None]
+    # the tree and its layered op sets are compiled in one pass; their errors are raised in order
+    outcomes = dict(zip([opdefs, *named], compile_trees([opdefs, *named])))
+    domains = outcomes[opdefs].domains_or_raise()
     if not is_builtin(opdefs) and (problems := extension_problems(
             tuple(domain.decl for domain in domains), builtin_domains(), "the built-in op set", claims=False)):
         raise CompileError(problems)
-    layers = {folder.name: _compile_layer(folder, domains) for folder in layered_trees(opdefs)}
+    layers = {folder.name: _layer(folder, outcomes.get(folder), domains) for folder in folders}
     files = _rendered(opdefs, domains, out, _suite(opdefs), tuple(layers))
     for name, layer_domains in layers.items():
         rendered = _rendered(opdefs / name, layer_domains, out / name, None, ())
@@ -129,12 +133,19 @@ def _rendered(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, suit
     return {path: text.encode("utf-8") for path, text in rendered.items()}
 
 
-def _compile_layer(folder: Path, base: tuple[CompiledDomain, ...]) -> tuple[CompiledDomain, ...]:
+def _layer_name_problem(folder: Path) -> CompileError | None:
+    if folder.name.isidentifier() and not keyword.iskeyword(folder.name):
+        return None
+    return CompileError([Diagnostic(Location(_display(folder / LAYER_FILE), 1, 1),
+                                    f"a layered op set's folder name must be a Python identifier, not {folder.name!r}")])
+
+
+def _layer(folder: Path, outcome: Outcome | None, base: tuple[CompiledDomain, ...]) -> tuple[CompiledDomain, ...]:
     """A layered op set's domains; those that extend one of ``base`` must match it."""
-    if not folder.name.isidentifier() or keyword.iskeyword(folder.name):
-        raise CompileError([Diagnostic(Location(_display(folder / LAYER_FILE), 1, 1),
-                                       f"a layered op set's folder name must be a Python identifier, not {folder.name!r}")])
-    domains = compile_tree(folder)
+    if (problem := _layer_name_problem(folder)) is not None:
+        raise problem
+    assert outcome is not None  # compiled with the tree: its name is valid
+    domains = outcome.domains_or_raise()
     targets = {spelling: domain.decl for domain in base
                for spelling in (domain.decl.name, domain.decl.node_domain, *domain.decl.aliases)}
     problems = extension_problems(tuple(domain.decl for domain in domains), targets, _display(folder.parent))

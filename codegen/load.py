@@ -81,33 +81,71 @@ class Tree:
     documents: dict[str, Map] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class OpFile:
+    """An op file found in a tree, not yet read: where it is, how errors name it, its domain and family."""
+
+    path: Path
+    shown: str
+    domain: DomainDecl
+    family: str
+
+
 def load_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None = None) -> Tree:
     """Read ``root``; problems go to ``diagnostics`` and the bad parts are skipped.
 
     ``inherited_types`` is a ``types.yaml`` whose sets the tree may name as its own (the
     built-in one, for a user's tree); a layered tree inherits those of the tree it layers over.
     """
+    tree, files = plan_tree(root, diagnostics, inherited_types)
+    for found in files:
+        read = read_op_file(found, diagnostics)
+        if read is not None:
+            tree.ops.append(read[0])
+            tree.documents[found.shown] = read[1]
+    return tree
+
+
+def read_op_file(found: OpFile, diagnostics: Diagnostics) -> tuple[OpDecl, Map] | None:
+    """The declaration of one op file and its document (None, with errors, when it is unusable).
+
+    Each op file is read on its own, so the files of a tree may be read in any order or at once.
+    """
+    document = _read_document(found.path, found.shown, "op", diagnostics)
+    if document is None:
+        return None
+    return _read_op(document, found.domain, found.family, found.shown, diagnostics), document
+
+
+def _read_document(path: Path, shown: str, kind: str, diagnostics: Diagnostics) -> Map | None:
+    """A file's top-level mapping, checked against the ``kind`` schema (None, with errors, if it fails)."""
+    try:
+        document = load_yaml(path, shown)
+    except SourceError as error:
+        diagnostics.add(error)
+        return None
+    if not isinstance(document, Map):
+        where = getattr(document, "location", Location(shown, 1, 1))
+        found = "a list" if isinstance(document, Seq) else f"a {type(document).__name__} scalar"
+        diagnostics.error(where, f"expected a mapping at the top of the file, found {found}")
+        return None
+    problems = list(schema_errors(document, kind))
+    for location, message in problems:
+        diagnostics.error(location, message)
+    return None if problems else document
+
+
+def plan_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None = None) -> tuple[Tree, list[OpFile]]:
+    """Read ``root``'s type sets and domains, and find its op files (read by :func:`read_op_file`)."""
     tree = Tree(root)
     base = root.parent
+    files: list[OpFile] = []
 
     def shown(path: Path) -> str:
         return path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)
 
     def read(path: Path, kind: str) -> Any:
-        try:
-            document = load_yaml(path, shown(path))
-        except SourceError as error:
-            diagnostics.add(error)
-            return None
-        if not isinstance(document, Map):
-            where = getattr(document, "location", Location(shown(path), 1, 1))
-            found = "a list" if isinstance(document, Seq) else f"a {type(document).__name__} scalar"
-            diagnostics.error(where, f"expected a mapping at the top of the file, found {found}")
-            return None
-        problems = list(schema_errors(document, kind))
-        for location, message in problems:
-            diagnostics.error(location, message)
-        return None if problems else document
+        return _read_document(path, shown(path), kind, diagnostics)
 
     layered = os.path.lexists(root / LAYER_FILE)
     boundary = (root.parent if layered else root).resolve()
@@ -158,11 +196,8 @@ def load_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None
             if problem := folder_problem(family if family != "." else ""):
                 diagnostics.error(Location(shown(path), 1, 1), problem)
                 continue
-            document = read(path, "op")
-            if document is not None:
-                tree.ops.append(_read_op(document, domain, family if family != "." else "", shown(path), diagnostics))
-                tree.documents[shown(path)] = document
-    return tree
+            files.append(OpFile(path, shown(path), domain, family if family != "." else ""))
+    return tree, files
 
 
 def _read_type_sets(document: Map, tree: Tree, diagnostics: Diagnostics) -> None:

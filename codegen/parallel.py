@@ -8,10 +8,14 @@ small list, or on one core, it runs in the process itself.
 """
 from __future__ import annotations
 
+import copyreg
+import gc
+import io
 import os
 import pickle
 import sys
-from typing import Callable, Sequence, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Sequence, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -39,6 +43,16 @@ def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_it
     count = min(workers or worker_count(), len(items) // max(min_items, 1) + 1)
     if count < 2 or not hasattr(os, "fork") or sys.platform == "win32":
         return [function(item) for item in items]
+    collecting = gc.isenabled()
+    gc.disable()  # the work makes few reference cycles; collecting them would walk every object, often
+    try:
+        return _forked(function, items, count)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _forked(function: Callable[[Item], Result], items: Sequence[Item], count: int) -> list[Result]:
     children: list[tuple[int, int, int]] = []  # (share, pid, read end of its pipe)
     for share in range(1, count):
         reader, writer = os.pipe()
@@ -68,6 +82,27 @@ def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_it
     return results  # type: ignore[return-value]  # every slot is filled
 
 
+def _read_only(mapping: dict[object, object]) -> MappingProxyType[object, object]:
+    return MappingProxyType(mapping)
+
+
+def _unwrapped(proxy: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    return _read_only, (dict(proxy),)
+
+
+#: How results are pickled: as usual, and a read-only mapping (the schema records hold them) as the
+#: dict it wraps, wrapped again when read.
+_DISPATCH: dict[type, Any] = {**copyreg.dispatch_table, MappingProxyType: _unwrapped}
+
+
+def _pickled(value: object) -> bytes:
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
 def _send(writer: int, compute: Callable[[], object]) -> None:
     """In a forked child: write ``(True, result)`` or ``(False, exception)`` to ``writer`` and exit
     (nothing at all when that cannot be pickled: the parent then does the share itself)."""
@@ -78,7 +113,7 @@ def _send(writer: int, compute: Callable[[], object]) -> None:
         except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
             outcome = (False, error)
         try:
-            payload = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _pickled(outcome)
         except Exception:  # noqa: BLE001 - see above
             payload = b""
         with os.fdopen(writer, "wb") as pipe:

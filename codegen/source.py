@@ -15,10 +15,11 @@ import re
 import stat
 from pathlib import Path
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import yaml
 
+from opspec.codegen.located import Location, Map, Seq, SourceError
 from yaml import SafeLoader as _PureLoader
 
 try:  # libyaml is much faster; the pure-Python parser gives identical events.
@@ -51,56 +52,7 @@ _CoreResolver.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TR
                                     list("tTfF"))
 _resolver = _CoreResolver()
 
-
-class Location(NamedTuple):
-    """A 1-based position in a source file (a named tuple: a document has one per node, and
-    tuples are the cheapest records to make)."""
-
-    path: str
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
-
-
-class SourceError(Exception):
-    """A problem in one source file, at one place."""
-
-    def __init__(self, location: Location, message: str):
-        super().__init__(f"{location}: {message}")
-        self.location = location
-        self.message = message
-
-
-class Map(dict):
-    """A mapping that knows the location of itself, its keys and its values."""
-
-    location: Location
-    key_locations: dict[Any, Location]
-    value_locations: dict[Any, Location]
-    quoted: set[Any]  # keys whose value is a quoted scalar
-
-    def key_at(self, key: Any) -> Location:
-        return self.key_locations.get(key, self.location)
-
-    def value_at(self, key: Any) -> Location:
-        return self.value_locations.get(key, self.location)
-
-    def inside_value(self, key: Any, offset: int) -> Location:
-        """The position ``offset`` characters into a one-line scalar value (past any quote)."""
-        start = self.value_at(key)
-        return Location(start.path, start.line, start.column + offset + (key in self.quoted))
-
-
-class Seq(list):
-    """A sequence that knows the location of itself and of each item."""
-
-    location: Location
-    item_locations: list[Location]
-
-    def item_at(self, index: int) -> Location:
-        return self.item_locations[index] if index < len(self.item_locations) else self.location
+__all__ = ["Location", "Map", "Seq", "SourceError", "load_yaml", "parse_yaml"]
 
 
 class _Mark(Protocol):
@@ -199,12 +151,92 @@ def _build(text: str, display: str) -> Any:
     the same events, so on an error it says which problem comes first in the file,
     whatever libyaml the installed PyYAML carries. Valid files never take that path.
     """
+    if _NODES_ARE_BOUNDED and "&" not in text and "!" not in text:  # no anchor, alias or tag can be written
+        try:
+            return _build_from_nodes(_FastLoader(text).get_single_node(), display)
+        except (yaml.YAMLError, _Unsure):
+            pass  # the event path below says what is wrong, exactly where
     try:
         return _build_with(_FastLoader, text, display)
     except yaml.YAMLError:
         if _FastLoader is _PureLoader:
             raise
         return _build_with(_PureLoader, text, display)
+
+
+#: libyaml composes nodes in C, recursively: only where it caps the nesting of the text itself.
+_NODES_ARE_BOUNDED = _FastLoader is not _PureLoader and getattr(getattr(yaml, "_yaml", None), "get_version",
+                                                                   lambda: (0, 0, 0))() >= (0, 2, 6)
+
+
+class _Unsure(Exception):
+    """The node path met something the event path must judge (it then reads the text again)."""
+
+
+def _plain_scalar(node: yaml.ScalarNode) -> Any:
+    if node.style:  # quoted, literal or folded: the text itself
+        return node.value
+    tag = _implicit_tag(node.value, (True, False))
+    if tag == _STR_TAG:
+        return node.value
+    if tag not in _STANDARD_TAGS:  # a merge key
+        raise _Unsure
+    try:
+        return _scalars.construct_object(yaml.ScalarNode(tag, node.value))
+    except (ValueError, yaml.YAMLError):
+        raise _Unsure from None
+
+
+def _build_from_nodes(root: yaml.Node | None, path: str) -> Any:
+    """A document composed by libyaml (no Python event loop) turned into Map/Seq/scalars with
+    locations, as :func:`_build_with` would; anything it would refuse raises :class:`_Unsure`."""
+    if root is None:
+        return _NOTHING
+    if type(root) is yaml.ScalarNode:
+        return _plain_scalar(root)
+    pending: list[tuple[yaml.Node, Any, int]] = []
+
+    def container(node: yaml.Node, depth: int) -> Any:
+        if depth >= MAX_DEPTH:
+            raise _Unsure
+        made: Any = Map() if type(node) is yaml.MappingNode else Seq()
+        mark = node.start_mark
+        made.location = Location(path, mark.line + 1, mark.column + 1)
+        if type(made) is Map:
+            made.key_locations, made.value_locations, made.quoted = {}, {}, set()
+        else:
+            made.item_locations = []
+        pending.append((node, made, depth))
+        return made
+
+    document = container(root, 0)
+    while pending:
+        node, made, depth = pending.pop()
+        if type(made) is Seq:
+            locations = made.item_locations
+            for item in node.value:
+                mark = item.start_mark
+                locations.append(Location(path, mark.line + 1, mark.column + 1))
+                made.append(_plain_scalar(item) if type(item) is yaml.ScalarNode else container(item, depth + 1))
+            continue
+        keys, values = made.key_locations, made.value_locations
+        for key_node, value_node in node.value:
+            if type(key_node) is not yaml.ScalarNode:
+                raise _Unsure
+            key = _plain_scalar(key_node)
+            if key in made:
+                raise _Unsure
+            if type(value_node) is yaml.ScalarNode:
+                made[key] = _plain_scalar(value_node)
+                if value_node.style in ("'", '"'):
+                    made.quoted.add(key)
+            else:
+                made[key] = container(value_node, depth + 1)
+            mark = key_node.start_mark
+            keys[key] = Location(path, mark.line + 1, mark.column + 1)
+            mark = value_node.start_mark
+            values[key] = Location(path, mark.line + 1, mark.column + 1)
+    return document
 
 
 def _build_with(loader: type, text: str, display: str) -> Any:

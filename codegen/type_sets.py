@@ -27,6 +27,17 @@ class TypeSets:
         self._diagnostics = diagnostics
         self._expanded: dict[str, tuple[str, ...]] = {}
 
+    def expand_all(self) -> None:
+        """Expand every declared set now, by name (so later uses only look them up)."""
+        for name in sorted(self._declared):
+            self.expand(name, self._declared[name].location)
+
+    def reporting_to(self, diagnostics: Diagnostics) -> TypeSets:
+        """The same sets (sharing what is expanded), with problems going to ``diagnostics``."""
+        view = TypeSets(self._declared, diagnostics)
+        view._expanded = self._expanded
+        return view
+
     def expand(self, name: str, location: Location, trail: tuple[str, ...] = ()) -> tuple[str, ...]:
         if name in self._expanded:
             return self._expanded[name]

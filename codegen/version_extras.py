@@ -26,10 +26,11 @@ def read_version_extras(tree: Tree, diagnostics: Diagnostics) -> None:
     for op in tree.ops:
         document = tree.documents.get(op.path)
         if document is not None:
-            _read_op(op, document, diagnostics)
+            read_op_extras(op, document, diagnostics)
 
 
-def _read_op(op: OpDecl, document: Map, diagnostics: Diagnostics) -> None:
+def read_op_extras(op: OpDecl, document: Map, diagnostics: Diagnostics) -> None:
+    """Fill the extra fields of the versions of ``op``, read from its file's ``document``."""
     versions = document.get("versions")
     if not isinstance(versions, Map):
         return
