@@ -74,6 +74,14 @@ class GlanceRow:
     schema: OpSchema  # the op's newest version not after the opset
     change: str  # "new", the version's change class when it came at the opset, else ""
     previous: int | None  # the version in force at the opset before, if any
+    anchor: str = ""  # the id of the version's entry in the op page's history
+    badge: str = ""  # how the table shows the change: "new", a badge, or nothing
+
+    @classmethod
+    def of(cls, op: str, schema: OpSchema, change: str, previous: int | None) -> GlanceRow:
+        """The row, with the text the table shows made here (once per row, not by template calls)."""
+        shown = "new" if previous is None and change else badge(change)
+        return cls(op, schema, change, previous, version_anchor(schema.since_version), shown)
 
 
 def glance_rows(domain: CompiledDomain, opset: int) -> list[GlanceRow]:
@@ -85,10 +93,10 @@ def glance_rows(domain: CompiledDomain, opset: int) -> list[GlanceRow]:
             continue
         schema = known[-1]
         if schema.since_version != opset:
-            rows.append(GlanceRow(op.decl.name, schema, "", schema.since_version))
+            rows.append(GlanceRow.of(op.decl.name, schema, "", schema.since_version))
             continue
         previous = known[-2].since_version if len(known) > 1 else None
-        rows.append(GlanceRow(op.decl.name, schema, schema.change_class or "new", previous))
+        rows.append(GlanceRow.of(op.decl.name, schema, schema.change_class or "new", previous))
     return rows
 
 

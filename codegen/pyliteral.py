@@ -16,15 +16,26 @@ from typing import Any, Mapping
 INDENT = "    "
 
 
+#: Types whose source is their ``repr`` (exact types: an enum that is an int or a str is written by name).
+_REPR_TYPES = frozenset({type(None), bool, int, str})
+
+
 def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> str:
     """Python source text that evaluates to ``value``."""
-    names = hoisted or {}
-    if names and type(value) in _hoisted_types(names):  # hashing a deep record costs: only when it may be named
+    kind = type(value)
+    if kind in _REPR_TYPES and kind is not str:  # never named: no look-up
+        return repr(value)
+    names = hoisted or _NO_NAMES
+    if names and kind in _hoisted_types(names):  # hashing a deep record costs: only when it may be named
         try:
             if value in names:
                 return names[value]
         except TypeError:  # unhashable values are never hoisted
             pass
+    if kind in _REPR_TYPES:
+        return repr(value)
+    if _is_record(value):
+        return _record(value, names, depth)
     if value is None or isinstance(value, (bool, int, str)) and not isinstance(value, enum.Enum):
         return repr(value)
     if isinstance(value, enum.Enum):
@@ -35,8 +46,6 @@ def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> 
         if math.isinf(value):
             return 'float("inf")' if value > 0 else 'float("-inf")'
         return repr(value)
-    if _is_record(value):
-        return _record(value, names, depth)
     if isinstance(value, frozenset):
         return "frozenset({" + ", ".join(py(v, names) for v in sorted(value)) + "})" if value else "frozenset()"
     if isinstance(value, (tuple, list)):
@@ -45,6 +54,9 @@ def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> 
         body = _mapping(value, names, depth)
         return f"MappingProxyType({body})" if isinstance(value, MappingProxyType) else body
     raise TypeError(f"cannot render {type(value).__name__} as Python source")
+
+
+_NO_NAMES: Mapping[Any, str] = MappingProxyType({})
 
 
 def _sequence(value: tuple[Any, ...] | list[Any], names: Mapping[Any, str], depth: int) -> str:
@@ -115,13 +127,28 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+#: Per named-tuple record type: each field's name and default (``_NO_DEFAULT`` if it has none).
+_LAYOUTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+_NO_DEFAULT = object()
+
+
+def _layout(kind: type) -> tuple[tuple[str, Any], ...]:
+    found = _LAYOUTS.get(kind)
+    if found is None:
+        defaults = getattr(kind, "_field_defaults")
+        found = _LAYOUTS[kind] = tuple((name, defaults.get(name, _NO_DEFAULT)) for name in getattr(kind, "_fields"))
+    return found
+
+
 def _record(value: Any, names: Mapping[Any, str], depth: int) -> str:
     pad = INDENT * (depth + 1)
-    parts = [
-        f"{pad}{name}={py(current, names, depth + 1)},\n"
-        for name, current, is_default in _fields(value)
-        if not is_default
-    ]
+    if dataclasses.is_dataclass(value):
+        parts = [f"{pad}{name}={py(current, names, depth + 1)},\n"
+                 for name, current, is_default in _fields(value) if not is_default]
+    else:
+        parts = [f"{pad}{name}={py(current, names, depth + 1)},\n"
+                 for (name, default), current in zip(_layout(type(value)), value)
+                 if not (type(current) is type(default) and current == default)]
     return f"{type(value).__name__}(\n" + "".join(parts) + INDENT * depth + ")"
 
 

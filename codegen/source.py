@@ -153,7 +153,7 @@ def _build(text: str, display: str) -> Any:
     """
     if _NODES_ARE_BOUNDED and "&" not in text and "!" not in text:  # no anchor, alias or tag can be written
         try:
-            return _build_from_nodes(_FastLoader(text).get_single_node(), display)
+            return _build_from_nodes(_Composer(text).get_single_node(), display)
         except (yaml.YAMLError, _Unsure):
             pass  # the event path below says what is wrong, exactly where
     try:
@@ -167,6 +167,19 @@ def _build(text: str, display: str) -> Any:
 #: libyaml composes nodes in C, recursively: only where it caps the nesting of the text itself.
 _NODES_ARE_BOUNDED = _FastLoader is not _PureLoader and getattr(getattr(yaml, "_yaml", None), "get_version",
                                                                    lambda: (0, 0, 0))() >= (0, 2, 6)
+
+
+class _Composer(getattr(yaml, "_yaml", yaml).CParser if _NODES_ARE_BOUNDED else object):  # type: ignore[misc]
+    """libyaml's composer, leaving tags unresolved: :func:`_plain_scalar` types each scalar itself."""
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        return ""
+
+    def descend_resolver(self, parent: object, index: object) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
 
 
 class _Unsure(Exception):
