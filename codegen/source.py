@@ -52,6 +52,10 @@ _CoreResolver.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TR
                                     list("tTfF"))
 _resolver = _CoreResolver()
 
+#: The first characters of plain scalars that may be typed (an int, a float, a bool, null or a merge key);
+#: ``""`` stands for the empty scalar (null). Every resolver above names its first characters.
+_TYPED_FIRST = frozenset(_CoreResolver.yaml_implicit_resolvers)
+
 __all__ = ["Location", "Map", "Seq", "SourceError", "load_yaml", "parse_yaml"]
 
 
@@ -187,15 +191,16 @@ class _Unsure(Exception):
 
 
 def _plain_scalar(node: yaml.ScalarNode) -> Any:
-    if node.style:  # quoted, literal or folded: the text itself
-        return node.value
-    tag = _implicit_tag(node.value, (True, False))
+    value = node.value
+    if node.style or value[:1] not in _TYPED_FIRST:  # quoted, literal or folded, or no typed scalar starts so
+        return value
+    tag = _implicit_tag(value, (True, False))
     if tag == _STR_TAG:
         return node.value
     if tag not in _STANDARD_TAGS:  # a merge key
         raise _Unsure
     try:
-        return _scalars.construct_object(yaml.ScalarNode(tag, node.value))
+        return _scalars.construct_object(yaml.ScalarNode(tag, value))
     except (ValueError, yaml.YAMLError):
         raise _Unsure from None
 

@@ -2,6 +2,8 @@
 escape the output folder or run code; every error is located; generated Python stays data.
 
 ``OPSPEC_FUZZ_CASES`` sets the number of mutations (default 200; set it higher for a longer run).
+``OPSPEC_FUZZ_LARGE=1`` adds the oversized valid trees (2,000 ops; one op of 10^5 attributes), held to
+the same limit as every case: they take seconds of work each, so they are left out of a default run.
 """
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "opdefs"
 OPS = ("math/Clip.yaml", "tensor/Split.yaml")
 CASES = int(os.environ.get("OPSPEC_FUZZ_CASES", "200"))
+LARGE = os.environ.get("OPSPEC_FUZZ_LARGE") == "1"
+#: Seconds after which a case counts as a hang.
+LIMIT = 10
 SENTINEL = "FUZZ_SENTINEL"
 INJECTIONS = (
     f'x"""; __import__("os").system("touch {SENTINEL}"); """', "x'''\nimport os\n'''", "..", "../../up", "a/b",
@@ -195,7 +200,7 @@ def _run_case(seed: int, root: Path) -> str:
     else:
         _check_output(out, result.files)
         outcome = "ok"
-    assert time.perf_counter() - started < 10, f"seed {seed} took too long"
+    assert time.perf_counter() - started < LIMIT, f"seed {seed} took too long"
     assert not list(case.rglob(SENTINEL)) and not (Path.cwd() / SENTINEL).exists(), seed
     shutil.rmtree(case, ignore_errors=True)
     return outcome
@@ -245,3 +250,31 @@ def test_a_huge_attribute_count_with_a_small_error_budget(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert code == 1 and len(err) == 22 and err[-1] == f"opspec: 100000 errors in {opdefs}"
     assert err[-2].startswith("... 99980 more errors not shown")
+
+
+def _oversized(opdefs: Path, out: Path) -> None:
+    """Generate a valid oversized tree within the harness's limit."""
+    started = time.perf_counter()
+    result = generate(opdefs, out)
+    assert time.perf_counter() - started < LIMIT, "an oversized valid tree took too long"
+    _check_output(out, {path: content for path, content in list(result.files.items())[:50]})
+
+
+@pytest.mark.skipif(not LARGE, reason="set OPSPEC_FUZZ_LARGE=1 for the oversized trees")
+def test_a_tree_of_two_thousand_ops_is_no_hang(tmp_path):
+    opdefs = _base(tmp_path)
+    clip = (opdefs / "ai.onnx/math/Clip.yaml").read_text(encoding="utf-8")
+    for index in range(2_000):
+        (opdefs / f"ai.onnx/math/Clip{index}.yaml").write_text(clip.replace("op: Clip\n", f"op: Clip{index}\n", 1),
+                                                             encoding="utf-8")
+    _oversized(opdefs, tmp_path / "out")
+
+
+@pytest.mark.skipif(not LARGE, reason="set OPSPEC_FUZZ_LARGE=1 for the oversized trees")
+def test_an_op_of_a_hundred_thousand_attributes_is_no_hang(tmp_path):
+    opdefs = _base(tmp_path)
+    clip = opdefs / "ai.onnx/math/Clip.yaml"
+    extra = "".join(f"      a{index}: int = {index}\n" for index in range(100_000))
+    clip.write_text(clip.read_text(encoding="utf-8").replace("    attributes:\n", "    attributes:\n" + extra, 1),
+                    encoding="utf-8")
+    _oversized(opdefs, tmp_path / "out")
