@@ -16,31 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from opspec.codegen.diagnostics import Diagnostics
-from opspec.codegen.model import (
-    AttrDecl,
-    DomainDecl,
-    ExampleDecl,
-    OpDecl,
-    ParamDecl,
-    RuleDecl,
-    TypeParamDecl,
-    TypeSetDecl,
-    VersionDecl,
-)
-from opspec.codegen.notation import (
-    DIFFERENTIATION,
-    ATTR_TYPES,
-    AttrSpec,
-    NotationError,
-    ParamSpec,
-    parse_attribute,
-    parse_param,
-)
+from opspec.codegen.model import DomainDecl, OpDecl, TypeSetDecl
 from opspec.codegen.names import domain_folder_problem, folder_problem
+from opspec.codegen.op_reader import read_op
 from opspec.codegen.source import Location, Map, Seq, SourceError, load_yaml
 from opspec.codegen.tree_walk import escape, files_under
 from opspec.codegen.validate import schema_errors
-from opspec.runtime.schema import FormalParameterOption, ValueConstraint
 
 DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
@@ -114,7 +95,7 @@ def read_op_file(found: OpFile, diagnostics: Diagnostics) -> tuple[OpDecl, Map] 
     document = _read_document(found.path, found.shown, "op", diagnostics)
     if document is None:
         return None
-    return _read_op(document, found.domain, found.family, found.shown, diagnostics), document
+    return read_op(document, found.domain, found.family, found.shown, diagnostics), document
 
 
 def _read_document(path: Path, shown: str, kind: str, diagnostics: Diagnostics) -> Map | None:
@@ -231,144 +212,3 @@ def read_domain(document: Map, folder: str, path: str) -> DomainDecl:
         doc=document.get("doc", ""),
         extends=document.get("extends", False),
     )
-
-
-def _read_op(document: Map, domain: DomainDecl, family: str, path: str, diagnostics: Diagnostics) -> OpDecl:
-    op = OpDecl(
-        name=document["op"],
-        domain=domain.name,
-        family=family,
-        path=path,
-        location=document.value_at("op"),
-        summary=document.get("summary", ""),
-        doc=document.get("doc", ""),
-    )
-    docs = document.get("docs", Map())
-    op.docs = dict(docs)
-    op.doc_locations = {name: docs.key_at(name) for name in docs}
-    versions = document["versions"]
-    for key, body in versions.items():
-        op.versions.append(_read_version(int(key), body, versions.key_at(key), diagnostics))
-    return op
-
-
-def _read_version(since: int, body: Map, location: Location, diagnostics: Diagnostics) -> VersionDecl:
-    version = VersionDecl(since=since, location=location, notes=body.get("notes", ""))
-    if "inputs" in body:
-        version.inputs = _read_params(body["inputs"], diagnostics)
-    if "outputs" in body:
-        version.outputs = _read_params(body["outputs"], diagnostics)
-    attributes = body.get("attributes", Map())
-    for name, value in attributes.items():
-        version.attribute_locations[name] = attributes.key_at(name)
-        if value is None:
-            version.attributes[name] = None
-            continue
-        declared = _read_attribute(name, value, attributes, diagnostics)
-        if declared is not None:
-            version.attributes[name] = declared
-    types = body.get("types", Map())
-    for name, value in types.items():
-        version.type_locations[name] = types.key_at(name)
-        version.types[name] = _read_type_param(name, value, types.key_at(name), types.value_at(name))
-    if "inference" in body:
-        version.inference_set = True
-        version.inference = _read_rule(body["inference"], body.value_at("inference"))
-    if "convert" in body:
-        version.convert = _plain_value(body["convert"])
-        version.convert_location = body.value_at("convert")
-    if "deprecated" in body:
-        version.deprecated = body["deprecated"]
-    examples = body.get("examples", ())
-    version.examples = tuple(
-        ExampleDecl(dict(example.get("inputs", {})), dict(example.get("attributes", {})), examples.item_at(index),
-                    example.get("outputs"))
-        for index, example in enumerate(examples)
-    )
-    return version
-
-
-def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]:
-    declared = []
-    for name, value in params.items():
-        where = params.value_at(name)
-        if isinstance(value, str):
-            try:
-                spec = parse_param(value)
-            except NotationError as error:
-                diagnostics.error(params.inside_value(name, error.offset), f"input/output {name!r}: {error}")
-                continue
-            declared.append(ParamDecl(str(name), spec, params.key_at(name), where))
-            continue
-        option = FormalParameterOption[value.get("option", "single").capitalize()]
-        spec = ParamSpec(
-            type_str=value["type"].replace(" ", ""),
-            option=option,
-            min_arity=value.get("min_arity", 1),
-            is_homogeneous=value.get("homogeneous", True),
-            differentiation=DIFFERENTIATION[value.get("differentiability", "unknown")],
-        )
-        if not spec.is_homogeneous and option is not FormalParameterOption.Variadic:
-            diagnostics.error(value.key_at("homogeneous"), "only a variadic can be heterogeneous")
-        declared.append(ParamDecl(str(name), spec, params.key_at(name), value.value_at("type"), value.get("doc")))
-    return tuple(declared)
-
-
-_BOUND_KEYS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "ignore_case", "min_length",
-               "max_length", "axis_of", "axis_extra", "length_of", "length_scale", "length_offset", "length_as")
-
-
-def _read_attribute(name: str, value: Any, attributes: Map, diagnostics: Diagnostics) -> AttrDecl | None:
-    where = attributes.value_at(name)
-    if isinstance(value, str):
-        try:
-            spec = parse_attribute(value)
-        except NotationError as error:
-            diagnostics.error(attributes.inside_value(name, error.offset), f"attribute {name!r}: {error}")
-            return None
-        return AttrDecl(str(name), spec, where)
-    bounds = {key: value[key] for key in _BOUND_KEYS if key in value}
-    if "allowed" in value:
-        bounds["allowed"] = tuple(value["allowed"])
-    if value.get("required") and "default" in value:
-        diagnostics.error(value.key_at("default"), f"attribute {name!r} cannot be both required and defaulted")
-    spec = AttrSpec(
-        type=ATTR_TYPES[value["type"]],
-        required=bool(value.get("required", False)),
-        default=value.get("default"),
-        constraint=ValueConstraint(**bounds) if bounds else None,
-    )
-    return AttrDecl(str(name), spec, where, value.get("doc"))
-
-
-def _read_type_param(name: str, value: Any, key_at: Location, value_at: Location) -> TypeParamDecl | None:
-    if value is None:
-        return None
-    doc = None
-    if isinstance(value, Map):
-        doc, value, value_at = value.get("doc"), value["types"], value.value_at("types")
-    if isinstance(value, Seq):
-        items = tuple(zip((item.replace(" ", "") for item in value), value.item_locations))
-    else:
-        items = ((value.replace(" ", ""), value_at),)
-    return TypeParamDecl(str(name), items, key_at, doc)
-
-
-def _read_rule(value: Any, where: Location) -> RuleDecl | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return RuleDecl(value, {}, where)
-    args = {key: item for key, item in value.items() if key != "rule"}
-    return RuleDecl(
-        value["rule"], args, value.value_at("rule"), {key: value.value_at(key) for key in args}
-    )
-
-
-def _plain_value(value: Any) -> Any:
-    """A located YAML value as plain dicts, tuples and scalars."""
-    if isinstance(value, dict):
-        return {str(key): _plain_value(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return tuple(_plain_value(item) for item in value)
-    return value
