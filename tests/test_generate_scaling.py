@@ -99,3 +99,33 @@ def test_an_inherited_attribute_is_built_and_described_a_bounded_number_of_times
     assert len(op.schemas) > 3 and all(f"a{count - 1}" in schema.attributes for schema in op.schemas)
     assert built[0] < count + 10  # once per declaration, not once per version
     assert described[0] < 3 * count  # the op page's signatures, not every comparison of versions
+
+
+def _broken_tree(root: Path) -> Path:
+    """Clip copied 300 times (enough to spread over processes), one copy in ten broken in some way."""
+    opdefs = _tree(root, attributes=0)
+    clip = (opdefs / "ai.onnx" / "math" / "Clip.yaml").read_text(encoding="utf-8")
+    breaks = (lambda text: text.replace("versions:", "bogus: 1\nversions:", 1),  # an unknown key
+              lambda text: text.replace("op: Clip", "op: Clip7", 1),  # a duplicate, named unlike its file
+              lambda text: text.replace("T: float_types", "T: flaot_types", 1),  # an unknown type set
+              lambda text: text.replace("    attributes:\n", "    attributes:\n      min: nonsense\n", 1))
+    for index in range(300):
+        text = clip.replace("op: Clip", f"op: Clip{index}", 1)
+        if index % 10 == 3:
+            text = breaks[index // 10 % len(breaks)](text)
+        (opdefs / "ai.onnx" / "math" / f"Clip{index}.yaml").write_text(text, encoding="utf-8")
+    return opdefs
+
+
+def test_errors_found_in_parallel_are_those_of_a_serial_run(tmp_path, monkeypatch):
+    from opspec.codegen.diagnostics import CompileError
+
+    opdefs = _broken_tree(tmp_path)
+    found = []
+    for workers in (1, 2):
+        monkeypatch.setattr(parallel, "worker_count", lambda: workers)
+        with pytest.raises(CompileError) as raised:
+            build(opdefs, with_protos=False, out=tmp_path / "out")
+        found.append([str(diagnostic) for diagnostic in raised.value.diagnostics])
+    assert found[0] == found[1]
+    assert len({line.split(":")[0] for line in found[0]}) >= 30  # errors of many files, from every process
