@@ -9,7 +9,7 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from opspec.runtime.constraints import ConstraintError, Violation
 from opspec.runtime.contract import (
@@ -24,13 +24,15 @@ from opspec.runtime.contract import (
 from opspec.runtime.inference import node_errors
 from opspec.runtime.inference.checks import check_node, check_outputs
 from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, rule_failure
-from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
+from opspec.runtime.inference.read_attributes import AttributeReader, AttributesOnDemand, attribute_values
 from opspec.runtime.inference.resolve import ELEM_ONLY, EntryKind, OpEntry, bind_output, resolve
 from opspec.runtime.inference.typeops import TypeConflict, describe, dim_out_of_range, merge_types, prefer_inferred
 from opspec.runtime.shape import SymbolTable
 
 #: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
 _NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
+#: A node whose attributes are left unread (its op declares none): no values yet, keyed as none.
+_UNREAD: tuple[None, tuple[Any, ...], tuple[bytes, ...]] = (None, (), ())
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
 _SCHEMA = EntryKind.SCHEMA
 #: How many distinct results each op remembers for reuse by identical later nodes
@@ -119,8 +121,11 @@ class Walker:
             inputs = tuple(map(get_type, in_names))
             data = None if not datas or data_names is not None and data_names.isdisjoint(in_names) \
                 else tuple(map(get_data, in_names))
-            attribute_protos = node.attribute
-            if not attribute_protos:
+            attributes: dict[str, Any] | None
+            if entry.attributes_unread and not check_type:  # read only if the rule looks
+                attribute_protos = None
+                attributes, frozen, exact = _UNREAD
+            elif not (attribute_protos := node.attribute):
                 attributes, frozen, exact = _NONE
             elif entry.has_graphs:  # graphs are read as the messages they are, never shared
                 attributes, frozen, exact = attribute_values(attribute_protos), None, None
@@ -162,13 +167,13 @@ class Walker:
                   get_declared, producers, errors, strict)
 
     def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any],
+                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any] | None,
                   exact: tuple[bytes, ...] | None, errors: list[NodeError], strict: bool) -> bool:
         """Check the node against its schema (``check_type``); whether it conforms.
 
         ``exact`` is the attributes' exact key (None when they are not keyed): a node like
         one that conformed before conforms, so it is passed at once."""
-        assert entry.schema is not None
+        assert entry.schema is not None and attributes is not None  # read at once when checking
         key = None
         if exact is not None:
             key = (entry, output_count, inputs, tuple(map(bool, in_names)), exact)
@@ -187,18 +192,28 @@ class Walker:
         return conforms
 
     def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any],
+                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any] | None,
                     opsets: dict[str, int], types: dict[str, Any], datas: dict[str, Any], errors: list[NodeError],
                     strict: bool, conforms: bool, key: Any) -> tuple[list[Any], list[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
-        the outputs and their data. A clean result is remembered under ``key`` for reuse."""
+        the outputs and their data. A clean result is remembered under ``key`` for reuse.
+
+        ``attributes`` None: the op declares none and they are read only if the rule asks;
+        if it does, they are read for every later node of the op (a result that depends on
+        them is not remembered under a key without them)."""
         schema = entry.schema
+        given: Mapping[str, Any]
+        on_demand = None
+        if attributes is None:
+            given = on_demand = AttributesOnDemand(node)
+        else:
+            given = attributes
         assert schema is not None  # a schema entry has one
         subgraphs = infer_subgraphs = None
         if entry.has_graphs and self.subgraphs is not None:
             subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
         symbols = self.symbols
-        ctx = InferenceContext(schema, list(inputs), attributes, args=entry.args,
+        ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
                                data=list(data) if data is not None else None, names=in_names, symbols=symbols,
                                node_name=node.name, opset=entry.opset, output_count=output_count,
                                subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
@@ -219,6 +234,9 @@ class Walker:
         if rule is not None:
             fresh_before = symbols.issued
             failed = self._apply(rule, ctx, index, node, errors, strict)
+            if on_demand is not None and on_demand.read:
+                entry.attributes_unread = False
+                key = None
             if not self.unwritable:
                 self.unwritable = any(value is not None and dim_out_of_range(value) is not None for value in outputs)
             if self.check_type and conforms and not failed:  # a result memoized below has passed this
