@@ -39,12 +39,7 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         if original is not None and is_informative(value) and value != original:
             write_type(value_info.type, value, encoder)
     skip.update(value_info.name for value_info in graph.output)
-    tensor = TensorType
-    new = [(name, value) for name in produced  # is_informative, inlined; a list is quicker than a generator
-           if name not in skip and (value := get(name)) is not None
-           and (type(value) is not tensor or value.elem or value.shape is not None)]
-    added = len(new)
-    written = graph_value_infos(encoder, new)
+    added, written = graph_value_infos(encoder, produced, types, skip)
     if written and merge:
         graph.MergeFromString(written)
         written = b""

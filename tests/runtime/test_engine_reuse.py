@@ -101,7 +101,11 @@ def test_the_attributes_of_an_op_that_declares_none_are_left_unread(monkeypatch)
 
     reads = []
     real = read_attributes.attribute_values
-    monkeypatch.setattr(read_attributes, "attribute_values", lambda protos: reads.append(1) or real(protos))
+    def counting(protos):
+        reads.append(protos)
+        return real(protos)
+
+    monkeypatch.setattr(read_attributes, "attribute_values", counting)
     nodes = [helper.make_node("Relu", ["x"], [f"y{i}"], note=i) for i in range(3)]  # Relu declares no attribute
     out = opspec.infer_shapes(_relu_model(nodes))
     assert [_dims(value) for value in out.graph.output] == [["N", 2]] * 3 and not reads
@@ -114,6 +118,7 @@ def test_a_rule_that_reads_an_undeclared_attribute_gets_it_and_is_not_reused_acr
 
     def peeking(name):
         rule = lookup(name)
+        assert rule is not None
 
         def peek(ctx):
             rule(ctx)
