@@ -159,7 +159,8 @@ def _entry_format(encoder: TypeEncoder, value: Any) -> tuple[bytes | None, int, 
     if value is None or type(value) is TensorType and not value.elem and value.shape is None:
         return None, 0, b""
     type_field = _field(_VALUE_INFO_TYPE, encoder(value))
-    template = bytes((_GRAPH_VALUE_INFO,)) + b"%c" + bytes((_VALUE_INFO_NAME,)) + b"%c%b" + type_field
+    escaped = type_field.replace(b"%", b"%%")  # part of the format: a % byte in it (a dim of 37, say) is doubled
+    template = bytes((_GRAPH_VALUE_INFO,)) + b"%c" + bytes((_VALUE_INFO_NAME,)) + b"%c%b" + escaped
     return template, len(type_field) + 2, type_field
 
 #: The keys of ``TypeProto.denotation`` (field 6) and ``Dimension.denotation`` (field 3): a

@@ -131,3 +131,11 @@ def test_a_rule_that_reads_an_undeclared_attribute_gets_it_and_is_not_reused_acr
              helper.make_node("Relu", ["x"], ["c"])]
     out = opspec.infer_shapes(_relu_model(nodes))
     assert [_dims(value) for value in out.graph.output] == [["N", 2], [7], ["N", 2]]
+
+
+def test_a_new_value_whose_serialized_type_holds_a_percent_byte_is_written():
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["y"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [37, 37])],
+                              [helper.make_tensor_value_info("z", F, None)])
+    out = opspec.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert [(v.name, _dims(v)) for v in out.graph.value_info] == [("y", [37, 37])]
