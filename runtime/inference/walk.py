@@ -88,9 +88,11 @@ class Walker:
             raise raised
 
     def run(self, nodes: Iterable[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
-            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int],
+            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int] | None,
             errors: list[NodeError], strict: bool) -> None:
-        """Infer every node in order, updating ``types``/``datas``; record producers by node index.
+        """Infer every node in order, updating ``types``/``datas``; record producers by node index
+        (unless ``producers`` is None: a value's type is then stored at its first producer's turn,
+        so ``types`` still lists the node outputs in node order).
 
         A node whose op, input types, input data and attributes match an earlier node's
         reuses that node's results (models repeat the same block many times), unless the
@@ -156,7 +158,8 @@ class Walker:
                             if name and get_declared(name) is None:
                                 if outputs[0] is not None:
                                     types[name] = outputs[0]
-                                producers[name] = index
+                                if producers is not None:
+                                    producers[name] = index
                                 continue
                         store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
                               types, datas, get_declared, producers, errors, strict)
@@ -277,7 +280,7 @@ class Walker:
 
     def _store(self, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
                types: dict[str, Any], datas: dict[str, Any], get_declared: Callable[[str], Any],
-               producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:
+               producers: dict[str, int] | None, errors: list[NodeError], strict: bool) -> None:
         """Merge a node's outputs with what the graph declares and record them by name."""
         position = 0
         for name in out_names:
@@ -296,7 +299,8 @@ class Walker:
                         value = previous
                 if value is not None:
                     types[name] = value
-                producers[name] = index
+                if producers is not None:
+                    producers[name] = index
                 if keep_data:
                     value = output_data[position]
                     if value is not None:
@@ -321,7 +325,8 @@ class Walker:
         return known
 
     def _other(self, entry: OpEntry, index: int, node: Any, types: dict[str, Any], datas: dict[str, Any],
-               declared: dict[str, Any], producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:
+               declared: dict[str, Any], producers: dict[str, int] | None, errors: list[NodeError],
+               strict: bool) -> None:
         """A node not inferred by a schema's rule: a function call, an unknown op or a broken one."""
         out_names = list(node.output)
         results: list[Any] = []

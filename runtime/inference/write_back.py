@@ -18,8 +18,9 @@ from opspec.runtime.ir.codes import AttrType
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
                 encoder: TypeEncoder | None = None, *, merge: bool = True) -> tuple[int, bytes]:
-    """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order, ``given``
-    its inputs and initializers; the two mappings hold what ``value_info`` and the outputs declared.
+    """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order (names of
+    ``given``, its inputs and initializers, and of its value_info and outputs may be among them:
+    they are not added); the two mappings hold what ``value_info`` and the outputs declared.
 
     Returns how many values were added to ``value_info`` and, unless ``merge``, those entries
     serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
