@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as FLOAT_ELEMS
 from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
@@ -156,5 +156,27 @@ def _dense_data(sparse: Any, shape: tuple[int, ...]) -> Data | None:
     return Data(shape, tuple(dense))
 
 
-__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
+
+class InputDataOnDemand(Sequence[Any]):
+    """A node's input data (:class:`Data` or None per input), looked up in ``datas`` by name
+    only when first asked for; ``read`` says whether it was."""
+
+    __slots__ = ("_names", "_datas", "read")
+
+    def __init__(self, names: Sequence[str], datas: Mapping[str, Any]) -> None:
+        self._names = names
+        self._datas = datas
+        self.read = False
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __getitem__(self, index: Any) -> Any:
+        self.read = True
+        if isinstance(index, slice):
+            return [self._datas.get(name) for name in self._names[index]]
+        return self._datas.get(self._names[index])
+
+
+__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "InputDataOnDemand", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
            "tensor_value"]

@@ -45,7 +45,7 @@ class OpEntry:
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
                  "memo", "has_graphs",
-                 "attributes_unread")
+                 "attributes_unread", "data_unread")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -62,6 +62,9 @@ class OpEntry:
         #: The schema declares no attribute and no rule run has looked at a node's: nodes are
         #: inferred without reading theirs (the walk clears this when a rule looks).
         self.attributes_unread = schema is not None and not schema.attributes
+        #: No rule run has looked at the data of a node's inputs: nodes are inferred without
+        #: gathering it (the walk clears this when a rule looks).
+        self.data_unread = self.memo is not None
 
     def plan(self, input_count: int, output_count: int) -> BindingPlan:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""

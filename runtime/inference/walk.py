@@ -25,6 +25,7 @@ from opspec.runtime.inference import node_errors
 from opspec.runtime.inference.checks import check_node, check_outputs
 from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, rule_failure
 from opspec.runtime.inference.read_attributes import AttributeReader, AttributesOnDemand, attribute_values
+from opspec.runtime.inference.read_tensors import InputDataOnDemand
 from opspec.runtime.inference.resolve import ELEM_ONLY, EntryKind, OpEntry, bind_output, resolve
 from opspec.runtime.inference.typeops import TypeConflict, describe, dim_out_of_range, merge_types, prefer_inferred
 from opspec.runtime.shape import SymbolTable
@@ -101,8 +102,6 @@ class Walker:
         get_entry = entries.get
         get_type = types.get
         get_data = datas.get
-        # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
-        # graphs' data, which its own keys do not show: there each input is looked up.
         data_names = datas.keys() if type(datas) is dict else None
         get_declared = declared.get
         keep_all_data = self.data_prop
@@ -121,8 +120,10 @@ class Walker:
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
-            data = None if not datas or data_names is not None and data_names.isdisjoint(in_names) \
-                else tuple(map(get_data, in_names))
+            # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
+            # graphs' data, which its own keys do not show: there each input is looked up.
+            data = None if entry.data_unread or not datas or data_names is not None \
+                and data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
             attributes: dict[str, Any] | None
             if entry.attributes_unread and not check_type:  # read only if the rule looks
                 attribute_protos = None
@@ -211,13 +212,16 @@ class Walker:
             given = on_demand = AttributesOnDemand(node)
         else:
             given = attributes
+        # No rule run of the op has looked at input data yet: it is looked up only if this one does.
+        data_on_demand = InputDataOnDemand(in_names, datas) if entry.data_unread else None
         assert schema is not None  # a schema entry has one
         subgraphs = infer_subgraphs = None
         if entry.has_graphs and self.subgraphs is not None:
             subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
         symbols = self.symbols
         ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
-                               data=list(data) if data is not None else None, names=in_names, symbols=symbols,
+                               data=data_on_demand if data_on_demand is not None else
+                               list(data) if data is not None else None, names=in_names, symbols=symbols,
                                node_name=node.name, opset=entry.opset, output_count=output_count,
                                subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
         outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
@@ -238,8 +242,13 @@ class Walker:
             fresh_before = symbols.issued
             failed = self._apply(rule, ctx, index, node, errors, strict)
             if on_demand is not None and on_demand.read:
-                entry.attributes_unread = False
-                key = None
+                entry.attributes_unread = False  # from now on read with every node, and keyed on
+                frozen = self.attributes.read(node.attribute)[1]
+                key = None if key is None or frozen is None else (key[0], key[1], frozen, *key[3:])
+            if data_on_demand is not None and data_on_demand.read:
+                entry.data_unread = False  # from now on gathered with every node, and keyed on
+                if key is not None:
+                    key = (key[0], _input_data(in_names, datas), *key[2:])
             if not self.unwritable:
                 self.unwritable = any(value is not None and dim_out_of_range(value) is not None for value in outputs)
             if self.check_type and conforms and not failed:  # a result memoized below has passed this
@@ -343,6 +352,13 @@ class Walker:
         padding = len(out_names) - len(results)
         self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
                     index, node, types, datas, declared.get, producers, errors, strict)
+
+
+def _input_data(in_names: list[str], datas: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A node's input data as the walk keys it (None when no input has any), as :meth:`Walker.run` gathers it."""
+    if not datas or type(datas) is dict and datas.keys().isdisjoint(in_names):
+        return None
+    return tuple(map(datas.get, in_names))
 
 
 __all__ = ["MEMO_LIMIT", "Walker"]

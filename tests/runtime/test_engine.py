@@ -616,3 +616,18 @@ def test_formal_positions_agree_with_the_context(options, count):
         for actual in _ranges(params, count)[param.name]:
             expected[actual] = index
     assert list(formal_positions(params, count)) == expected
+
+
+def test_nodes_differing_only_in_data_their_rule_never_reads_share_one_result(fake_rules):
+    calls = []
+
+    def shape_only(ctx):
+        calls.append(ctx.node_name)
+        ctx.set_output_shape(0, ctx.input_shape(0))
+
+    fake_rules["elementwise"] = shape_only
+    constants = [helper.make_node("Constant", [], [f"K{i}"], value_floats=[float(i)] * 3) for i in range(2)]
+    nodes = [helper.make_node("Relu", [f"K{i}"], [f"r{i}"], name=f"n{i}") for i in range(2)]
+    result = infer(model(constants + nodes, [], [tensor("r0"), tensor("r1")]))
+    assert calls == ["n0"]
+    assert result.values["r1"][0] == TensorType(F, (3,))
