@@ -109,14 +109,19 @@ class Walker:
         read_attributes = self.attributes.read
         store = self._store
         reuse = MEMO_LIMIT > 0
+        inferred: dict[tuple[str, str], OpEntry] = {}  # the entries inferred by a schema's rule
+        get_inferred = inferred.get
         for index, node in enumerate(nodes):
-            entry = get_entry((node.domain, node.op_type))
+            op = (node.domain, node.op_type)
+            entry = get_inferred(op)
             if entry is None:
-                entry = entries[node.domain, node.op_type] = resolve(node.domain, node.op_type, opsets,
-                                                                     self.functions, self.implied)
-            if entry.kind is not _SCHEMA:
-                self._other(entry, index, node, types, datas, declared, producers, errors, strict)
-                continue
+                entry = get_entry(op)
+                if entry is None:
+                    entry = entries[op] = resolve(op[0], op[1], opsets, self.functions, self.implied)
+                if entry.kind is not _SCHEMA:
+                    self._other(entry, index, node, types, datas, declared, producers, errors, strict)
+                    continue
+                inferred[op] = entry
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
