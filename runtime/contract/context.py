@@ -84,7 +84,8 @@ class InferenceContext(ArgumentReaders):
 
     def __init__(self, schema: OpSchema, inputs: list, attributes: Mapping[str, Any], *,
                  args: Mapping[str, Any] | None = None, data: Sequence | None = None, names: list | None = None,
-                 symbols: SymbolTable | None = None, node_name: str = "", opset: int = 0, output_count: int | None = None,
+                 symbols: SymbolTable | None = None, node_name: str = "", opset: int = 0,
+                 output_count: int | None = None,
                  subgraphs: Mapping[str, Any] | None = None,
                  infer_subgraph: SubgraphInferrer | None = None) -> None:
         """``inputs``: one entry per actual input, its value type or None when unknown.

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
-from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, initializer_data
+from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
@@ -210,8 +210,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             tensor = tensor if inlined is None else inlined
         dims = tuple(tensor.dims[:])  # a slice first: far quicker than iterating the field
         limit = data_limits.get(elem)
-        if limit is not None and prod(dims) <= limit:  # only small tensors carry data: shapes, axes, scales
-            data = initializer_data(tensor, dims)
+        if limit is not None and 0 <= (count := prod(dims)) <= limit:  # only small tensors carry data
+            data = counted_tensor_data(tensor, elem, dims, count)  # shapes, axes, scales
             if data is not None:
                 datas[name] = data
         key = (elem, dims)

@@ -60,7 +60,15 @@ def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = D
     count = 1
     for dim in dims:
         count *= dim
-    if count > limit or count < 0 or tensor.data_location == _EXTERNAL:
+    if count > limit or count < 0:
+        return None
+    return counted_tensor_data(tensor, elem, dims, count)
+
+
+def counted_tensor_data(tensor: Any, elem: int, dims: tuple[int, ...], count: int) -> Data | None:
+    """:func:`tensor_data` of a tensor whose element type (one that carries data), dims and
+    element count (within its limit, not negative) the caller has read."""
+    if tensor.data_location == _EXTERNAL:
         return None
     raw = tensor.raw_data
     if raw:  # models repeat the same small constants many times: each distinct one is decoded once
@@ -178,5 +186,6 @@ class InputDataOnDemand(Sequence[Any]):
         return self._datas.get(self._names[index])
 
 
-__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "InputDataOnDemand", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
+__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "InputDataOnDemand", "counted_tensor_data",
+           "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
            "tensor_value"]
