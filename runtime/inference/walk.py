@@ -161,7 +161,7 @@ class Walker:
                         outputs, output_data = found
                         if len(out_names) == 1 and output_data[0] is None:  # the common case, stored inline
                             name = out_names[0]
-                            if name and get_declared(name) is None:
+                            if name and name not in declared:  # declared types are never None
                                 if outputs[0] is not None:
                                     types[name] = outputs[0]
                                 if producers is not None:
