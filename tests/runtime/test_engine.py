@@ -522,7 +522,7 @@ def _recording(calls):
 
 
 def test_identical_nodes_reuse_results(fake_rules):
-    calls = []
+    calls: list[str] = []
     fake_rules["elementwise"] = _recording(calls)
     result = infer(_relu_chain(5))
     assert calls == ["r0"]
@@ -622,7 +622,7 @@ def test_formal_positions_agree_with_the_context(options, count):
 
 
 def test_nodes_differing_only_in_data_their_rule_never_reads_share_one_result(fake_rules):
-    calls = []
+    calls: list[str] = []
     fake_rules["elementwise"] = _recording(calls)
     constants = [helper.make_node("Constant", [], [f"K{i}"], value_floats=[float(i)] * 3) for i in range(2)]
     nodes = [helper.make_node("Relu", [f"K{i}"], [f"r{i}"], name=f"n{i}") for i in range(2)]
