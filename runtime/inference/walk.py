@@ -159,13 +159,15 @@ class Walker:
                         key = found = None
                     if found is not None:
                         outputs, output_data = found
-                        if len(out_names) == 1 and output_data[0] is None:  # the common case, stored inline
+                        if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
                             name = out_names[0]
                             if name and name not in declared:  # declared types are never None
                                 if outputs[0] is not None:
                                     types[name] = outputs[0]
                                 if producers is not None:
                                     producers[name] = index
+                                if output_data[0] is not None and (keep_all_data or entry.constant_output):
+                                    datas[name] = output_data[0]
                                 continue
                         store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
                               types, datas, get_declared, producers, errors, strict)
