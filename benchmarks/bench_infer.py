@@ -99,14 +99,18 @@ def bench_infer() -> list[str]:
              "serializing the model and parsing the result, opspec's includes copying it (the input is never "
              "changed), onnx-shape-inference's includes `onnx_ir.from_proto`; those conversions are also "
              "shown alone (best of 3). Nothing is reused across calls: each call infers the whole model "
-             "(within one call opspec reuses a node's result for a later identical node). CPU columns: the best "
+             "(within one call opspec reuses a node's result for a later identical node, and does not read the "
+             "attributes or input data of a node whose op's rule has not been seen to look at them). CPU columns: "
+             "the best "
              "process CPU time (`time.process_time`) of the same warm calls, which a busy shared machine "
              "inflates less than wall-clock time.",
              "", f"Load average at the end of this run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (on a "
              "shared machine every engine is slowed alike within interleaved rounds; compare the ratios). "
              "cProfile summaries (top 30 by own time) are in `benchmarks/profiles/` "
              "(`benchmarks/profile_infer.py TAG`): `before-*` and `after-*` around the engine's first speed work, "
-             "`pernode-before-*` and `pernode-after-*` around the per-node work."]
+             "`pernode-before-*` and `pernode-after-*` around the per-node work, `engine2-before-*` and "
+             "`engine2-after-*` around reading attributes and input data only when a rule looks, and the "
+             "single-pass write-back."]
     return rows
 
 

@@ -133,7 +133,8 @@ def enforcing(rule: Callable[[Any], None]) -> Callable[[Any], None]:
 
     @wraps(rule)
     def checked(ctx: Any) -> None:
-        attributes = ctx.node_attributes
+        # A schema without attributes constrains none: the node's are not even read.
+        attributes = ctx.node_attributes if ctx.schema.attributes else None
         if attributes:
             violations = attribute_violations(ctx.schema, attributes, ctx.input_types)
             if violations:

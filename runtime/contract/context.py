@@ -82,9 +82,10 @@ class InferenceContext(ArgumentReaders):
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
                  "_subgraphs", "_infer_subgraph")
 
-    def __init__(self, schema: OpSchema, inputs: list, attributes: dict, *, args: Mapping[str, Any] | None = None,
-                 data: list | None = None, names: list | None = None, symbols: SymbolTable | None = None,
-                 node_name: str = "", opset: int = 0, output_count: int | None = None,
+    def __init__(self, schema: OpSchema, inputs: list, attributes: Mapping[str, Any], *,
+                 args: Mapping[str, Any] | None = None, data: Sequence | None = None, names: list | None = None,
+                 symbols: SymbolTable | None = None, node_name: str = "", opset: int = 0,
+                 output_count: int | None = None,
                  subgraphs: Mapping[str, Any] | None = None,
                  infer_subgraph: SubgraphInferrer | None = None) -> None:
         """``inputs``: one entry per actual input, its value type or None when unknown.

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
-from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, initializer_data
+from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
@@ -160,7 +160,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                 merge_new: bool = True) -> GraphOutcome:
     """Infer every value of ``model``'s graph and write the results into it.
 
-    ``report`` also records each node's op (for :meth:`GraphOutcome.values`); ``write_back``
+    ``report`` also records each node's op and the producer of each value (for
+    :meth:`GraphOutcome.values`; without it ``producers`` stays empty); ``write_back``
     False leaves the model as it is (for a check that only wants the problems); ``merge_new``
     False leaves the main graph's new ``value_info`` entries serialized in
     :attr:`GraphOutcome.unmerged_value_infos` instead of parsing them into the model (for a
@@ -209,8 +210,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             tensor = tensor if inlined is None else inlined
         dims = tuple(tensor.dims[:])  # a slice first: far quicker than iterating the field
         limit = data_limits.get(elem)
-        if limit is not None and prod(dims) <= limit:  # only small tensors carry data: shapes, axes, scales
-            data = initializer_data(tensor, dims)
+        if limit is not None and 0 <= (count := prod(dims)) <= limit:  # only small tensors carry data
+            data = counted_tensor_data(tensor, elem, dims, count)  # shapes, axes, scales
             if data is not None:
                 datas[name] = data
         key = (elem, dims)
@@ -262,7 +263,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     entries: dict[tuple[str, str], Any] = {}  # per (domain, op_type): how the walk infers it
     with _collector_paused():
         try:
-            engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers, engine.errors, strict_mode)
+            # Producers are recorded for the report only: the write-back follows ``types``.
+            engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if report else None,
+                       engine.errors, strict_mode)
             _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
         finally:
             outcome.errors = engine.errors
@@ -312,7 +315,8 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
     if not engine.unwritable:
         return
     types = outcome.types
-    for name, index in outcome.producers.items():
+    producers = outcome.producers or {name: index for index, node in enumerate(nodes) for name in node.output if name}
+    for name, index in producers.items():
         value = types.get(name)
         dim = dim_out_of_range(value)
         if dim is not None:
@@ -324,8 +328,10 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, Any],
                 output_types: dict[str, Any], encoder: TypeEncoder, merge_new: bool) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
+    # ``types`` holds the graph's inputs, initializers and declared values first (which are
+    # not written), then every node output with a type in node order.
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
-        graph, outcome.types, outcome.producers, outcome.origins, value_info_types, output_types, encoder,
+        graph, outcome.types, outcome.types, outcome.origins, value_info_types, output_types, encoder,
         merge=merge_new)
 
 

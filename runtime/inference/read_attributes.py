@@ -6,7 +6,7 @@ types value types; graphs stay protobuf messages (the subgraph module infers the
 from __future__ import annotations
 
 from operator import methodcaller
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 from opspec.runtime.contract.values import TensorValue
 from opspec.runtime.inference.read_tensors import sparse_tensor_value, tensor_value
@@ -124,4 +124,37 @@ class AttributeReader:
         return found
 
 
-__all__ = ["AttributeReader", "attribute_kind", "attribute_value", "attribute_values", "freeze"]
+class AttributesOnDemand(Mapping[str, Any]):
+    """A node's attributes by name, read from the node only when first asked for.
+
+    For ops whose schema declares no attribute: their rules rarely look, and a node's
+    attributes cost more to read than the rest of it. ``read`` says whether they were.
+    """
+
+    __slots__ = ("_node", "_values")
+
+    def __init__(self, node: Any) -> None:
+        self._node = node
+        self._values: dict[str, Any] | None = None
+
+    @property
+    def read(self) -> bool:
+        return self._values is not None
+
+    def _loaded(self) -> dict[str, Any]:
+        if self._values is None:
+            self._values = attribute_values(self._node.attribute)
+        return self._values
+
+    def __getitem__(self, name: str) -> Any:
+        return self._loaded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
+__all__ = ["AttributeReader", "AttributesOnDemand", "attribute_kind", "attribute_value", "attribute_values",
+           "freeze"]

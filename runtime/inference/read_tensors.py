@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as FLOAT_ELEMS
 from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
@@ -60,7 +60,15 @@ def tensor_data(tensor: Any, elems: frozenset[int] | None = None, limit: int = D
     count = 1
     for dim in dims:
         count *= dim
-    if count > limit or count < 0 or tensor.data_location == _EXTERNAL:
+    if count > limit or count < 0:
+        return None
+    return counted_tensor_data(tensor, elem, dims, count)
+
+
+def counted_tensor_data(tensor: Any, elem: int, dims: tuple[int, ...], count: int) -> Data | None:
+    """:func:`tensor_data` of a tensor whose element type (one that carries data), dims and
+    element count (within its limit, not negative) the caller has read."""
+    if tensor.data_location == _EXTERNAL:
         return None
     raw = tensor.raw_data
     if raw:  # models repeat the same small constants many times: each distinct one is decoded once
@@ -156,5 +164,28 @@ def _dense_data(sparse: Any, shape: tuple[int, ...]) -> Data | None:
     return Data(shape, tuple(dense))
 
 
-__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
+
+class InputDataOnDemand(Sequence[Any]):
+    """A node's input data (:class:`Data` or None per input), looked up in ``datas`` by name
+    only when first asked for; ``read`` says whether it was."""
+
+    __slots__ = ("_names", "_datas", "read")
+
+    def __init__(self, names: Sequence[str], datas: Mapping[str, Any]) -> None:
+        self._names = names
+        self._datas = datas
+        self.read = False
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __getitem__(self, index: Any) -> Any:
+        self.read = True
+        if isinstance(index, slice):
+            return [self._datas.get(name) for name in self._names[index]]
+        return self._datas.get(self._names[index])
+
+
+__all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "InputDataOnDemand", "counted_tensor_data",
+           "initializer_data", "sparse_tensor_value", "tensor_data", "tensor_type",
            "tensor_value"]

@@ -44,7 +44,8 @@ class OpEntry:
     """What the walk needs to run one ``(domain, op_type)`` under one set of opset imports."""
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
-                 "memo", "has_graphs")
+                 "memo", "has_graphs",
+                 "attributes_unread", "data_unread")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -58,6 +59,12 @@ class OpEntry:
         self.has_graphs = schema is not None and any(a.type in GRAPH_KINDS for a in schema.attributes.values())
         #: Results by (input types, input data, attributes, output count); None when not memoized.
         self.memo: dict[Any, Any] | None = {} if rule is not None and not self.has_graphs else None
+        #: The schema declares no attribute and no rule run has looked at a node's: nodes are
+        #: inferred without reading theirs (the walk clears this when a rule looks).
+        self.attributes_unread = schema is not None and not schema.attributes
+        #: No rule run has looked at the data of a node's inputs: nodes are inferred without
+        #: gathering it (the walk clears this when a rule looks).
+        self.data_unread = self.memo is not None
 
     def plan(self, input_count: int, output_count: int) -> BindingPlan:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""

@@ -9,7 +9,7 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from opspec.runtime.constraints import ConstraintError, Violation
 from opspec.runtime.contract import (
@@ -24,13 +24,16 @@ from opspec.runtime.contract import (
 from opspec.runtime.inference import node_errors
 from opspec.runtime.inference.checks import check_node, check_outputs
 from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, rule_failure
-from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
+from opspec.runtime.inference.read_attributes import AttributeReader, AttributesOnDemand, attribute_values
+from opspec.runtime.inference.read_tensors import InputDataOnDemand
 from opspec.runtime.inference.resolve import ELEM_ONLY, EntryKind, OpEntry, bind_output, resolve
 from opspec.runtime.inference.typeops import TypeConflict, describe, dim_out_of_range, merge_types, prefer_inferred
 from opspec.runtime.shape import SymbolTable
 
 #: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
 _NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
+#: A node whose attributes are left unread (its op declares none): no values yet, keyed as none.
+_UNREAD: tuple[None, tuple[Any, ...], tuple[bytes, ...]] = (None, (), ())
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
 _SCHEMA = EntryKind.SCHEMA
 #: How many distinct results each op remembers for reuse by identical later nodes
@@ -86,9 +89,11 @@ class Walker:
             raise raised
 
     def run(self, nodes: Iterable[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
-            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int],
+            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int] | None,
             errors: list[NodeError], strict: bool) -> None:
-        """Infer every node in order, updating ``types``/``datas``; record producers by node index.
+        """Infer every node in order, updating ``types``/``datas``; record producers by node index
+        (unless ``producers`` is None: a value's type is then stored at its first producer's turn,
+        so ``types`` still lists the node outputs in node order).
 
         A node whose op, input types, input data and attributes match an earlier node's
         reuses that node's results (models repeat the same block many times), unless the
@@ -97,8 +102,6 @@ class Walker:
         get_entry = entries.get
         get_type = types.get
         get_data = datas.get
-        # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
-        # graphs' data, which its own keys do not show: there each input is looked up.
         data_names = datas.keys() if type(datas) is dict else None
         get_declared = declared.get
         keep_all_data = self.data_prop
@@ -106,21 +109,31 @@ class Walker:
         read_attributes = self.attributes.read
         store = self._store
         reuse = MEMO_LIMIT > 0
+        inferred: dict[tuple[str, str], OpEntry] = {}  # the entries inferred by a schema's rule
+        get_inferred = inferred.get
         for index, node in enumerate(nodes):
-            entry = get_entry((node.domain, node.op_type))
+            op = (node.domain, node.op_type)
+            entry = get_inferred(op)
             if entry is None:
-                entry = entries[node.domain, node.op_type] = resolve(node.domain, node.op_type, opsets,
-                                                                     self.functions, self.implied)
-            if entry.kind is not _SCHEMA:
-                self._other(entry, index, node, types, datas, declared, producers, errors, strict)
-                continue
+                entry = get_entry(op)
+                if entry is None:
+                    entry = entries[op] = resolve(op[0], op[1], opsets, self.functions, self.implied)
+                if entry.kind is not _SCHEMA:
+                    self._other(entry, index, node, types, datas, declared, producers, errors, strict)
+                    continue
+                inferred[op] = entry
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
             inputs = tuple(map(get_type, in_names))
-            data = None if not datas or data_names is not None and data_names.isdisjoint(in_names) \
-                else tuple(map(get_data, in_names))
-            attribute_protos = node.attribute
-            if not attribute_protos:
+            # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
+            # graphs' data, which its own keys do not show: there each input is looked up.
+            data = None if entry.data_unread or not datas or data_names is not None \
+                and data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
+            attributes: dict[str, Any] | None
+            if entry.attributes_unread and not check_type:  # read only if the rule looks
+                attribute_protos = None
+                attributes, frozen, exact = _UNREAD
+            elif not (attribute_protos := node.attribute):
                 attributes, frozen, exact = _NONE
             elif entry.has_graphs:  # graphs are read as the messages they are, never shared
                 attributes, frozen, exact = attribute_values(attribute_protos), None, None
@@ -146,12 +159,15 @@ class Walker:
                         key = found = None
                     if found is not None:
                         outputs, output_data = found
-                        if len(out_names) == 1 and output_data[0] is None:  # the common case, stored inline
+                        if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
                             name = out_names[0]
-                            if name and get_declared(name) is None:
+                            if name and name not in declared:  # declared types are never None
                                 if outputs[0] is not None:
                                     types[name] = outputs[0]
-                                producers[name] = index
+                                if producers is not None:
+                                    producers[name] = index
+                                if output_data[0] is not None and (keep_all_data or entry.constant_output):
+                                    datas[name] = output_data[0]
                                 continue
                         store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
                               types, datas, get_declared, producers, errors, strict)
@@ -162,13 +178,13 @@ class Walker:
                   get_declared, producers, errors, strict)
 
     def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any],
+                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any] | None,
                   exact: tuple[bytes, ...] | None, errors: list[NodeError], strict: bool) -> bool:
         """Check the node against its schema (``check_type``); whether it conforms.
 
         ``exact`` is the attributes' exact key (None when they are not keyed): a node like
         one that conformed before conforms, so it is passed at once."""
-        assert entry.schema is not None
+        assert entry.schema is not None and attributes is not None  # read at once when checking
         key = None
         if exact is not None:
             key = (entry, output_count, inputs, tuple(map(bool, in_names)), exact)
@@ -187,19 +203,32 @@ class Walker:
         return conforms
 
     def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any],
+                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any] | None,
                     opsets: dict[str, int], types: dict[str, Any], datas: dict[str, Any], errors: list[NodeError],
                     strict: bool, conforms: bool, key: Any) -> tuple[list[Any], list[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
-        the outputs and their data. A clean result is remembered under ``key`` for reuse."""
+        the outputs and their data. A clean result is remembered under ``key`` for reuse.
+
+        ``attributes`` None: the op declares none and they are read only if the rule asks;
+        if it does, they are read for every later node of the op (a result that depends on
+        them is not remembered under a key without them)."""
         schema = entry.schema
+        given: Mapping[str, Any]
+        on_demand = None
+        if attributes is None:
+            given = on_demand = AttributesOnDemand(node)
+        else:
+            given = attributes
+        # No rule run of the op has looked at input data yet: it is looked up only if this one does.
+        data_on_demand = InputDataOnDemand(in_names, datas) if entry.data_unread else None
         assert schema is not None  # a schema entry has one
         subgraphs = infer_subgraphs = None
         if entry.has_graphs and self.subgraphs is not None:
             subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
         symbols = self.symbols
-        ctx = InferenceContext(schema, list(inputs), attributes, args=entry.args,
-                               data=list(data) if data is not None else None, names=in_names, symbols=symbols,
+        ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
+                               data=data_on_demand if data_on_demand is not None else
+                               list(data) if data is not None else None, names=in_names, symbols=symbols,
                                node_name=node.name, opset=entry.opset, output_count=output_count,
                                subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
         outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
@@ -219,6 +248,14 @@ class Walker:
         if rule is not None:
             fresh_before = symbols.issued
             failed = self._apply(rule, ctx, index, node, errors, strict)
+            if on_demand is not None and on_demand.read:
+                entry.attributes_unread = False  # from now on read with every node, and keyed on
+                frozen = self.attributes.read(node.attribute)[1]
+                key = None if key is None or frozen is None else (key[0], key[1], frozen, *key[3:])
+            if data_on_demand is not None and data_on_demand.read:
+                entry.data_unread = False  # from now on gathered with every node, and keyed on
+                if key is not None:
+                    key = (key[0], _input_data(in_names, datas), *key[2:])
             if not self.unwritable:
                 self.unwritable = any(value is not None and dim_out_of_range(value) is not None for value in outputs)
             if self.check_type and conforms and not failed:  # a result memoized below has passed this
@@ -259,7 +296,7 @@ class Walker:
 
     def _store(self, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
                types: dict[str, Any], datas: dict[str, Any], get_declared: Callable[[str], Any],
-               producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:
+               producers: dict[str, int] | None, errors: list[NodeError], strict: bool) -> None:
         """Merge a node's outputs with what the graph declares and record them by name."""
         position = 0
         for name in out_names:
@@ -278,7 +315,8 @@ class Walker:
                         value = previous
                 if value is not None:
                     types[name] = value
-                producers[name] = index
+                if producers is not None:
+                    producers[name] = index
                 if keep_data:
                     value = output_data[position]
                     if value is not None:
@@ -303,7 +341,8 @@ class Walker:
         return known
 
     def _other(self, entry: OpEntry, index: int, node: Any, types: dict[str, Any], datas: dict[str, Any],
-               declared: dict[str, Any], producers: dict[str, int], errors: list[NodeError], strict: bool) -> None:
+               declared: dict[str, Any], producers: dict[str, int] | None, errors: list[NodeError],
+               strict: bool) -> None:
         """A node not inferred by a schema's rule: a function call, an unknown op or a broken one."""
         out_names = list(node.output)
         results: list[Any] = []
@@ -320,6 +359,13 @@ class Walker:
         padding = len(out_names) - len(results)
         self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
                     index, node, types, datas, declared.get, producers, errors, strict)
+
+
+def _input_data(in_names: list[str], datas: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A node's input data as the walk keys it (None when no input has any), as :meth:`Walker.run` gathers it."""
+    if not datas or type(datas) is dict and datas.keys().isdisjoint(in_names):
+        return None
+    return tuple(map(datas.get, in_names))
 
 
 __all__ = ["MEMO_LIMIT", "Walker"]

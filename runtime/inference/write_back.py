@@ -18,8 +18,9 @@ from opspec.runtime.ir.codes import AttrType
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
                 encoder: TypeEncoder | None = None, *, merge: bool = True) -> tuple[int, bytes]:
-    """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order, ``given``
-    its inputs and initializers; the two mappings hold what ``value_info`` and the outputs declared.
+    """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order (names of
+    ``given``, its inputs and initializers, and of its value_info and outputs may be among them:
+    they are not added); the two mappings hold what ``value_info`` and the outputs declared.
 
     Returns how many values were added to ``value_info`` and, unless ``merge``, those entries
     serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
@@ -39,12 +40,7 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         if original is not None and is_informative(value) and value != original:
             write_type(value_info.type, value, encoder)
     skip.update(value_info.name for value_info in graph.output)
-    tensor = TensorType
-    new = [(name, value) for name in produced  # is_informative, inlined; a list is quicker than a generator
-           if name not in skip and (value := get(name)) is not None
-           and (type(value) is not tensor or value.elem or value.shape is not None)]
-    added = len(new)
-    written = graph_value_infos(encoder, new)
+    added, written = graph_value_infos(encoder, produced, types, skip)
     if written and merge:
         graph.MergeFromString(written)
         written = b""

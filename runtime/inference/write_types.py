@@ -5,7 +5,7 @@ writing a large graph's results is mostly a byte join and one protobuf parse.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import LongShape, MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.inference.read_types import INT64_MAX
@@ -120,31 +120,48 @@ class TypeEncoder:
         return b""
 
 
-def graph_value_infos(encoder: TypeEncoder, entries: Iterable[tuple[str | bytes, Any]]) -> bytes:
-    """Serialized ``GraphProto`` bytes holding only ``value_info`` entries (to merge into a graph)."""
+def graph_value_infos(encoder: TypeEncoder, names: Iterable[str], types: Mapping[str, Any],
+                      skip: Container[str]) -> tuple[int, bytes]:
+    """Serialized ``GraphProto`` bytes holding only ``value_info`` entries (to merge into a
+    graph): one per name of ``names`` not in ``skip`` whose type in ``types`` says something,
+    in order; and how many entries there are."""
     out = bytearray()
-    type_fields: dict[Any, tuple[bytes, int]] = {}  # value type -> its ``type`` field, and the field's size + 2
-    by_id: dict[int, tuple[bytes, int]] = {}  # the same, by object: values mostly share type objects
+    #: Per type object (values mostly share them): the entry's format with its ``type`` field,
+    #: the field's size + 2 and the field (no format for a type that says nothing).
+    formats: dict[int, tuple[bytes | None, int, bytes]] = {}
+    known_format = formats.get
+    get = types.get
     head = bytes((_GRAPH_VALUE_INFO,))
-    small = head + b"%c" + bytes((_VALUE_INFO_NAME,)) + b"%c%b%b"
-    for name, value in entries:
-        known = by_id.get(id(value))
+    count = 0
+    for name in names:
+        if name in skip:
+            continue
+        value = get(name)
+        known = known_format(id(value))  # the type stays alive in ``types`` meanwhile
         if known is None:
-            known = type_fields.get(value)
-            if known is None:
-                type_field = _field(_VALUE_INFO_TYPE, encoder(value))
-                known = type_fields[value] = (type_field, len(type_field) + 2)
-            by_id[id(value)] = known
-        type_field, extra = known
+            known = formats[id(value)] = _entry_format(encoder, value)
+        template, extra, type_field = known
+        if template is None:
+            continue
         name_bytes = name.encode() if isinstance(name, str) else name  # invalid UTF-8 arrives as bytes
         size = len(name_bytes)
         if size + extra < 0x80:  # every length fits in one byte: the common case
-            out += small % (size + extra, size, name_bytes, type_field)
+            out += template % (size + extra, size, name_bytes)
         else:
             body = _field(_VALUE_INFO_NAME, name_bytes) + type_field
             out += head + encode_varint(len(body)) + body
-    return bytes(out)
+        count += 1
+    return count, bytes(out)
 
+
+def _entry_format(encoder: TypeEncoder, value: Any) -> tuple[bytes | None, int, bytes]:
+    """How :func:`graph_value_infos` writes an entry of type ``value`` (no format: it writes none)."""
+    if value is None or type(value) is TensorType and not value.elem and value.shape is None:
+        return None, 0, b""
+    type_field = _field(_VALUE_INFO_TYPE, encoder(value))
+    escaped = type_field.replace(b"%", b"%%")  # part of the format: a % byte in it (a dim of 37, say) is doubled
+    template = bytes((_GRAPH_VALUE_INFO,)) + b"%c" + bytes((_VALUE_INFO_NAME,)) + b"%c%b" + escaped
+    return template, len(type_field) + 2, type_field
 
 #: The keys of ``TypeProto.denotation`` (field 6) and ``Dimension.denotation`` (field 3): a
 #: serialized type without either byte has no denotation to keep.

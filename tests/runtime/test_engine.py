@@ -513,14 +513,17 @@ def _relu_chain(length, shape=("N", 3)):
     return model(nodes, [tensor("X", F, list(shape))], [tensor(f"v{length}")])
 
 
-def test_identical_nodes_reuse_results(fake_rules):
-    calls = []
-
-    def counting(ctx):
+def _recording(calls):
+    """A rule that passes its first input's shape through and records the node it runs on."""
+    def rule(ctx):
         calls.append(ctx.node_name)
         ctx.set_output_shape(0, ctx.input_shape(0))
+    return rule
 
-    fake_rules["elementwise"] = counting
+
+def test_identical_nodes_reuse_results(fake_rules):
+    calls: list[str] = []
+    fake_rules["elementwise"] = _recording(calls)
     result = infer(_relu_chain(5))
     assert calls == ["r0"]
     assert all(result.values[f"v{i}"][0] == TensorType(F, (Sym("N"), 3)) for i in range(1, 6))
@@ -616,3 +619,13 @@ def test_formal_positions_agree_with_the_context(options, count):
         for actual in _ranges(params, count)[param.name]:
             expected[actual] = index
     assert list(formal_positions(params, count)) == expected
+
+
+def test_nodes_differing_only_in_data_their_rule_never_reads_share_one_result(fake_rules):
+    calls: list[str] = []
+    fake_rules["elementwise"] = _recording(calls)
+    constants = [helper.make_node("Constant", [], [f"K{i}"], value_floats=[float(i)] * 3) for i in range(2)]
+    nodes = [helper.make_node("Relu", [f"K{i}"], [f"r{i}"], name=f"n{i}") for i in range(2)]
+    result = infer(model(constants + nodes, [], [tensor("r0"), tensor("r1")]))
+    assert calls == ["n0"]
+    assert result.values["r1"][0] == TensorType(F, (3,))

@@ -87,3 +87,55 @@ def test_a_node_like_a_conforming_one_but_missing_a_required_input_is_still_chec
                               [helper.make_tensor_value_info(name, F, None) for name in "ab"])
     result = opspec.infer(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), check_type=True)
     assert [error.index for error in result.errors] == [1]
+
+
+
+def _relu_model(nodes):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, ["N", 2])],
+                              [helper.make_tensor_value_info(n.output[0], F, None) for n in nodes])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_attributes_of_an_op_that_declares_none_are_left_unread(monkeypatch):
+    from opspec.runtime.inference import read_attributes
+
+    reads = []
+    real = read_attributes.attribute_values
+    def counting(protos):
+        reads.append(protos)
+        return real(protos)
+
+    monkeypatch.setattr(read_attributes, "attribute_values", counting)
+    nodes = [helper.make_node("Relu", ["x"], [f"y{i}"], note=i) for i in range(3)]  # Relu declares no attribute
+    out = opspec.infer_shapes(_relu_model(nodes))
+    assert [_dims(value) for value in out.graph.output] == [["N", 2]] * 3 and not reads
+
+
+def test_a_rule_that_reads_an_undeclared_attribute_gets_it_and_is_not_reused_across_them(monkeypatch):
+    from opspec.runtime.inference import resolve
+
+    lookup = resolve.RULES.lookup
+
+    def peeking(name):
+        rule = lookup(name)
+        assert rule is not None
+
+        def peek(ctx):
+            rule(ctx)
+            if ctx.attribute("note") == 1:
+                ctx.set_output_shape(0, (7,))
+        return peek
+
+    monkeypatch.setattr(resolve.RULES, "lookup", peeking)
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["b"], note=1),
+             helper.make_node("Relu", ["x"], ["c"])]
+    out = opspec.infer_shapes(_relu_model(nodes))
+    assert [_dims(value) for value in out.graph.output] == [["N", 2], [7], ["N", 2]]
+
+
+def test_a_new_value_whose_serialized_type_holds_a_percent_byte_is_written():
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["y"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [37, 37])],
+                              [helper.make_tensor_value_info("z", F, None)])
+    out = opspec.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert [(v.name, _dims(v)) for v in out.graph.value_info] == [("y", [37, 37])]
