@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from functools import wraps
 from math import prod
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
@@ -154,6 +155,20 @@ def dim_params(model: Any) -> set[str]:
 _IR_INITIALIZERS_APART = 4
 
 
+_Result = TypeVar("_Result")
+_Parameters = ParamSpec("_Parameters")
+
+
+def _collector_paused_during(function: Callable[_Parameters, _Result]) -> Callable[_Parameters, _Result]:
+    """``function`` run with the cycle collector paused (see ``_collector_paused``)."""
+    @wraps(function)
+    def paused(*args: _Parameters.args, **kwargs: _Parameters.kwargs) -> _Result:
+        with _collector_paused():
+            return function(*args, **kwargs)
+    return paused
+
+
+@_collector_paused_during  # reading a model's types builds many objects too
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
                 data_prop: bool = False, report: bool = True, external: Any = None,
                 overridable_initializers: bool | None = None, write_back: bool = True,
@@ -184,10 +199,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     types, datas, declared = outcome.types, {}, {}
     origins = outcome.origins
 
-    for value_info in graph.input:
+    for value_info, value in zip(graph.input, reader.value_infos(graph.input)):
         name = value_info.name
         origins[name] = INPUT
-        value = reader.value_info(value_info)
         if value is not None:
             types[name] = value
     if overridable_initializers is None:
@@ -238,9 +252,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             declared[value_info.name] = value
             types.setdefault(value_info.name, value)
     output_types: dict[str, Any] = {}
-    for value_info in graph.output:
+    for value_info, value in zip(graph.output, reader.value_infos(graph.output)):
         name = value_info.name
-        value = reader.value_info(value_info)
         output_types[name] = value
         if value is not None and name not in origins:
             try:

@@ -5,7 +5,7 @@ None (neither).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.contract.limits import MAX_DIM
@@ -125,6 +125,21 @@ class DimReader:
         if value is _MISSING:
             value = self._types[key] = self.type(type_proto)
         return value
+
+
+    def value_infos(self, value_infos: Sequence[Any]) -> list[Any]:
+        """The types that many ``ValueInfoProto``s declare (None where one declares none), the
+        new dims of all their tensor types decoded together."""
+        keys = [value_info.type.SerializeToString() for value_info in value_infos]
+        types = self._types
+        unseen = set(keys).difference(types)
+        if unseen:
+            types.update(self._raw.tensor_types(unseen))
+            if not types.keys() >= unseen:  # other kinds of types, long or unusual shapes
+                for key, value_info in zip(keys, value_infos):
+                    if key not in types:
+                        types[key] = self.type(value_info.type) if value_info.HasField("type") else None
+        return list(map(types.__getitem__, keys))
 
 
 def type_from_string(text: str) -> Any:

@@ -18,12 +18,14 @@ another by a constant; a few equal-valued forms still differ, e.g. ``N-N//2`` an
 from __future__ import annotations
 
 import re
+from collections import deque
+from itertools import repeat
 from math import gcd
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, Union, cast, final, overload
 
 from .errors import ShapeError
 
-__all__ = ["Sym"]
+__all__ = ["Sym", "plain_symbols"]
 
 _is_identifier = re.compile(r"[^\W\d]\w*").fullmatch
 _set = object.__setattr__
@@ -661,3 +663,26 @@ class Sym:
 _set_hash = Sym.__dict__["_hash"].__set__
 _set_name = Sym.__dict__["name"].__set__
 _set_text = Sym.__dict__["_text"].__set__
+
+
+def plain_symbols(names: List[str]) -> List[Sym]:
+    """``[Sym(name) for name in names]`` for many distinct non-empty names at once, made in
+    C-level loops: a model may declare 10^5 distinct names, and a Python call per name would
+    cost more than reading them."""
+    known = list(map(_NAMES.get, names))
+    if None not in known:
+        return cast(List[Sym], known)
+    new = names if not any(known) else [name for name, sym in zip(names, known) if sym is None]
+    if not all(map(str.__len__, new)):
+        raise ValueError("a symbol name must be a non-empty string")
+    made = list(map(_new, repeat(Sym, len(new))))
+    deque(map(_set_hash, made, map(hash, new)), 0)
+    deque(map(_set_name, made, new), 0)
+    deque(map(_set_text, made, new), 0)
+    room = _NAMES_CAP - len(_NAMES)
+    if room > 0:
+        _NAMES.update(zip(new, made) if room >= len(new) else zip(new[:room], made[:room]))
+    if new is names:
+        return made
+    fresh = iter(made)
+    return [next(fresh) if sym is None else sym for sym in known]
