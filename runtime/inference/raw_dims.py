@@ -91,15 +91,16 @@ class RawDims(dict[bytes, Any]):
         self.decode({raw})
         return self[raw]
 
-    def decode(self, raws: set[bytes]) -> None:
+    def decode(self, raws: set[bytes], keep_fields: bool = True) -> None:
         """Decode dims not seen before: short plain names and small numbers, the forms models
         are made of, in C-level loops over all of them (a model may hold 10^5 new ones), the
-        rest one by one."""
-        rest = self._decode_small_numbers(self._decode_names(raws))
+        rest one by one. ``keep_fields`` False leaves the first two forms out of ``encoded``
+        (for a long shape, written back from its own bytes)."""
+        rest = self._decode_small_numbers(self._decode_names(raws, keep_fields), keep_fields)
         if rest:
             self._decode_each(rest)
 
-    def _decode_names(self, raws: set[bytes]) -> set[bytes]:
+    def _decode_names(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
         """Decode the short ``dim_param`` fields holding ASCII identifiers; the other dims."""
         params = [raw for raw in raws if raw[:1] == b"\x12" and 2 < len(raw) < 0x80 and raw[1] == len(raw) - 2]
         if not params:
@@ -113,10 +114,11 @@ class RawDims(dict[bytes, Any]):
         symbols = plain_symbols(names)
         self.names.update(names)
         self.update(zip(params, symbols))
-        self.encoded.update(zip(symbols, [_FIELD_HEADS[len(raw)] + raw for raw in params]))
+        if keep_fields:
+            self.encoded.update(zip(symbols, [_FIELD_HEADS[len(raw)] + raw for raw in params]))
         return raws.difference(params)
 
-    def _decode_small_numbers(self, raws: set[bytes]) -> set[bytes]:
+    def _decode_small_numbers(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
         """Decode the ``dim_value`` fields of numbers below 2**21 (varints of one to three bytes)."""
         numbers = [raw for raw in raws if raw[:1] == b"\x08"]
         if not numbers:
@@ -128,7 +130,8 @@ class RawDims(dict[bytes, Any]):
             [raw[1] & 0x7F | (raw[2] & 0x7F) << 7 | raw[3] << 14 for raw in three]
         decoded = one + two + three
         self.update(zip(decoded, values))
-        self.encoded.update(zip(values, [_FIELD_HEADS[len(raw)] + raw for raw in decoded]))
+        if keep_fields:
+            self.encoded.update(zip(values, [_FIELD_HEADS[len(raw)] + raw for raw in decoded]))
         return raws.difference(decoded)
 
     def _decode_each(self, raws: Iterable[bytes]) -> None:
@@ -186,10 +189,10 @@ class RawDims(dict[bytes, Any]):
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
         serialized = shape_proto.SerializeToString()
-        raws = _RawShape.FromString(serialized).dim
+        raws = _RawShape.FromString(serialized).dim[:]  # bytes objects made (and hashed) once
         unseen = {raw for raw in raws if raw not in self}
         if unseen:
-            self.decode(unseen)
+            self.decode(unseen, len(raws) < LONG_RANK)
         dims = map(self.__getitem__, raws)
         if len(raws) < LONG_RANK:
             return tuple(dims)
