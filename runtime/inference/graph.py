@@ -159,7 +159,7 @@ _Result = TypeVar("_Result")
 _Parameters = ParamSpec("_Parameters")
 
 
-def _collector_paused_during(function: Callable[_Parameters, _Result]) -> Callable[_Parameters, _Result]:
+def with_collector_paused(function: Callable[_Parameters, _Result]) -> Callable[_Parameters, _Result]:
     """``function`` run with the cycle collector paused (see ``_collector_paused``)."""
     @wraps(function)
     def paused(*args: _Parameters.args, **kwargs: _Parameters.kwargs) -> _Result:
@@ -168,7 +168,7 @@ def _collector_paused_during(function: Callable[_Parameters, _Result]) -> Callab
     return paused
 
 
-@_collector_paused_during  # reading a model's types builds many objects too
+@with_collector_paused  # reading a model's types builds many objects too
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
                 data_prop: bool = False, report: bool = True, external: Any = None,
                 overridable_initializers: bool | None = None, write_back: bool = True,
@@ -342,7 +342,7 @@ def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, A
         merge=merge_new)
 
 
-__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]
+__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]
 
 
 def _symbol_names(values: Iterable[Any]) -> set[str]:
