@@ -347,11 +347,11 @@ __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", 
 
 def _symbol_names(values: Iterable[Any]) -> set[str]:
     """The names of the single-symbol dims of tensor types."""
-    names: set[str] = set()
+    dims: set[Any] = set()  # each distinct dim once (shapes repeat them)
     for value in {id(value): value for value in values}.values():  # values share their type objects
         if type(value) is TensorType and value.shape is not None:
-            names.update(dim.name for dim in value.shape if type(dim) is Sym and dim.name is not None)
-    return names
+            dims.update(value.shape)
+    return {dim.name for dim in dims if type(dim) is Sym and dim.name is not None}
 
 
 def _loose_symbols(value_info_types: dict[str, Any], inputs: frozenset[str], outputs: dict[str, Any]) -> frozenset[str]:

@@ -201,7 +201,6 @@ class RawDims(dict[bytes, Any]):
             shape.encoded = serialized  # what writing the dims gives: written back as read
         return shape
 
-
     def tensor_types(self, type_protos: Iterable[bytes]) -> dict[bytes, TensorType]:
         """The tensor types among serialized ``TypeProto``s of short shapes (or none), read
         together: every new dim of all of them is decoded at once. A type left out (another

@@ -126,7 +126,6 @@ class DimReader:
             value = self._types[key] = self.type(type_proto)
         return value
 
-
     def value_infos(self, value_infos: Sequence[Any]) -> list[Any]:
         """The types that many ``ValueInfoProto``s declare (None where one declares none), the
         new dims of all their tensor types decoded together."""

@@ -319,15 +319,22 @@ def test_interned_values_are_dropped_once_unused():
     import weakref
 
     from opspec.runtime.shape import sym
+    from opspec.runtime.shape.intern import InternTable
 
     gone = weakref.ref(Sym("unused_interned_name") * 7 + 3)
     gc.collect()
     assert gone() is None
     assert Sym("unused_interned_name") * 7 + 3 is Sym("unused_interned_name") * 7 + 3
-    before = len(sym._NAMES)
-    for index in range(20_000):  # made and dropped: the table is swept as it grows
-        Sym(f"unused_{index}")
-    assert len(sym._NAMES) < before + 10_000
+    assert sym._NAMES.get("unused_interned_name") is None  # nothing holds it: gone again
+
+    class Value:
+        pass
+
+    table: InternTable[Value] = InternTable()
+    kept = [table.add(index, Value()) for index in range(3)]
+    for index in range(3, 20_000):  # made and dropped: the table is swept as it grows
+        table.add(index, Value())
+    assert len(table) <= 4097 and all(table.get(index) is kept[index] for index in range(3))
 
 
 def test_threads_making_the_same_symbols_get_one_object_each():
