@@ -289,6 +289,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                         merge_new)
             write_subgraphs(graph, engine.subgraphs.records)
+    # The walker's helpers refer back to it: break the cycle, so that everything the walk and
+    # the reader made is freed now, not at the cycle collector's next pass over all of it.
+    engine.subgraphs = engine.call_function = None
     return outcome
 
 

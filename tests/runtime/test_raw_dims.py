@@ -138,3 +138,27 @@ def test_plain_symbols_are_the_symbols_sym_makes():
     assert [hash(sym) for sym in made] == [hash(Sym(name)) for name in ("plain_symbols_a", "plain_symbols_known",
                                                                          "plain_symbols_b")]
     assert str(made[0] + 1) == "plain_symbols_a+1" and made[0].names() == {"plain_symbols_a"}
+
+
+def test_inference_frees_the_dims_it_made_without_the_cycle_collector():
+    import gc
+
+    from onnx import TensorProto, helper
+
+    import opspec
+    from opspec.runtime.shape import sym
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["freed_by_refcount", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        inferred = opspec.infer_shapes(model)
+        assert sym._NAMES.get("freed_by_refcount") is None  # nothing in a reference cycle holds it
+    finally:
+        if enabled:
+            gc.enable()
+    assert inferred.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "freed_by_refcount"
