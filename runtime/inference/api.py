@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.node_errors import NodeError
-from opspec.runtime.inference.graph import GraphOutcome, infer_model
+from opspec.runtime.inference.graph import GraphOutcome, infer_model, with_collector_paused
 from opspec.runtime.ir import ModelSource, is_onnx_model, load_model, save_model
 from opspec.runtime.ir.model_io import check_plausible
 
@@ -115,6 +115,7 @@ def infer(model: ModelSource, check_type: bool = False, strict_mode: bool = Fals
                   overridable_initializers=overridable_initializers)
 
 
+@with_collector_paused  # until the values inferred are let go: no collector pass over them
 def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
                  data_prop: bool = False) -> Any:
     """Like ``onnx.shape_inference.infer_shapes``: a copy of ``model`` with inferred types added.
@@ -132,6 +133,7 @@ def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool
     return _onnx_message(inferred) if isinstance(model, (str, os.PathLike)) else inferred
 
 
+@with_collector_paused
 def infer_shapes_path(model_path: str | os.PathLike[str], output_path: str | os.PathLike[str] = "", check_type: bool = False,
                       strict_mode: bool = False, data_prop: bool = False) -> None:
     """Like ``onnx.shape_inference.infer_shapes_path``: infer the model file, write the result.

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from functools import wraps
 from math import prod
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
@@ -154,6 +155,20 @@ def dim_params(model: Any) -> set[str]:
 _IR_INITIALIZERS_APART = 4
 
 
+_Result = TypeVar("_Result")
+_Parameters = ParamSpec("_Parameters")
+
+
+def with_collector_paused(function: Callable[_Parameters, _Result]) -> Callable[_Parameters, _Result]:
+    """``function`` run with the cycle collector paused (see ``_collector_paused``)."""
+    @wraps(function)
+    def paused(*args: _Parameters.args, **kwargs: _Parameters.kwargs) -> _Result:
+        with _collector_paused():
+            return function(*args, **kwargs)
+    return paused
+
+
+@with_collector_paused  # reading a model's types builds many objects too
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
                 data_prop: bool = False, report: bool = True, external: Any = None,
                 overridable_initializers: bool | None = None, write_back: bool = True,
@@ -185,10 +200,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     types, datas, declared = outcome.types, {}, {}
     origins = outcome.origins
 
-    for value_info in graph.input:
+    for value_info, value in zip(graph.input, reader.value_infos(graph.input)):
         name = value_info.name
         origins[name] = INPUT
-        value = reader.value_info(value_info)
         if value is not None:
             types[name] = value
     if overridable_initializers is None:
@@ -239,9 +253,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             declared[value_info.name] = value
             types.setdefault(value_info.name, value)
     output_types: dict[str, Any] = {}
-    for value_info in graph.output:
+    for value_info, value in zip(graph.output, reader.value_infos(graph.output)):
         name = value_info.name
-        value = reader.value_info(value_info)
         output_types[name] = value
         if value is not None and name not in origins:
             try:
@@ -279,6 +292,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                         merge_new)
             write_subgraphs(graph, engine.subgraphs.records)
+    # The walker's helpers refer back to it: break the cycle, so that everything the walk and
+    # the reader made is freed now, not at the cycle collector's next pass over all of it.
+    engine.subgraphs = engine.call_function = None
     return outcome
 
 
@@ -335,16 +351,16 @@ def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, A
         merge=merge_new)
 
 
-__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model"]
+__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]
 
 
 def _symbol_names(values: Iterable[Any]) -> set[str]:
     """The names of the single-symbol dims of tensor types."""
-    names: set[str] = set()
+    dims: set[Any] = set()  # each distinct dim once (shapes repeat them)
     for value in {id(value): value for value in values}.values():  # values share their type objects
         if type(value) is TensorType and value.shape is not None:
-            names.update(dim.name for dim in value.shape if type(dim) is Sym and dim.name is not None)
-    return names
+            dims.update(value.shape)
+    return {dim.name for dim in dims if type(dim) is Sym and dim.name is not None}
 
 
 def _loose_symbols(value_info_types: dict[str, Any], inputs: frozenset[str], outputs: dict[str, Any]) -> frozenset[str]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from opspec.runtime.contract.values import LONG_RANK, LongShape
+from opspec.runtime.contract.values import LONG_RANK, LongShape, TensorType
 from opspec.runtime.ir.varint import TruncatedVarint, encode_varint, read_varint
 from opspec.runtime.shape import Sym
+from opspec.runtime.shape.sym import plain_symbols
 
 _DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
 _DIM_VALUE = 0x08  # Dimension.dim_value: field 1, varint
@@ -25,18 +27,29 @@ _INT64_SIGN = 1 << 63
 _UINT64_MASK = (1 << 64) - 1
 
 
-def _raw_shape_class() -> Any:
-    """A message class reading ``TensorShapeProto`` bytes with each ``dim`` left as bytes."""
+def _raw_message_classes() -> tuple[Any, Any]:
+    """Message classes reading ``TensorShapeProto`` bytes, and ``TypeProto`` bytes as far as a
+    tensor's element type and shape, with each ``dim`` left as bytes (other fields unread)."""
+    proto = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(name="opspec_raw_shape.proto", package="opspec.raw_shape")
-    message = file.message_type.add(name="RawShape")
-    message.field.add(name="dim", number=1, label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
-                      type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES)
+    shape = file.message_type.add(name="RawShape")
+    shape.field.add(name="dim", number=1, label=proto.LABEL_REPEATED, type=proto.TYPE_BYTES)
+    tensor = file.message_type.add(name="RawTensor")
+    tensor.field.add(name="elem_type", number=1, label=proto.LABEL_OPTIONAL, type=proto.TYPE_INT32)
+    tensor.field.add(name="shape", number=2, label=proto.LABEL_OPTIONAL, type=proto.TYPE_MESSAGE,
+                     type_name=".opspec.raw_shape.RawShape")
+    type_ = file.message_type.add(name="RawType")
+    type_.field.add(name="tensor_type", number=1, label=proto.LABEL_OPTIONAL, type=proto.TYPE_MESSAGE,
+                    type_name=".opspec.raw_shape.RawTensor")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawShape"))
+    return (message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawShape")),
+            message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawType")))
 
 
-_RawShape = _raw_shape_class()
+_RawShape, _RawType = _raw_message_classes()
+#: ``TensorShapeProto.dim`` key and length, by the length of a short ``Dimension`` field.
+_FIELD_HEADS = [bytes((_DIM, size)) for size in range(0x80)]
 
 
 class UnusualDim(Exception):
@@ -75,11 +88,54 @@ class RawDims(dict[bytes, Any]):
         self.rewritten: set[bytes] = set()
 
     def __missing__(self, raw: bytes) -> Any:
-        self.decode([raw])
+        self.decode({raw})
         return self[raw]
 
-    def decode(self, raws: Iterable[bytes]) -> None:
-        """Decode dims not seen before (in one loop: a shape may hold 10^5 new ones)."""
+    def decode(self, raws: set[bytes], keep_fields: bool = True) -> None:
+        """Decode dims not seen before: short plain names and small numbers, the forms models
+        are made of, in C-level loops over all of them (a model may hold 10^5 new ones), the
+        rest one by one. ``keep_fields`` False leaves the first two forms out of ``encoded``
+        (for a long shape, written back from its own bytes)."""
+        rest = self._decode_small_numbers(self._decode_names(raws, keep_fields), keep_fields)
+        if rest:
+            self._decode_each(rest)
+
+    def _decode_names(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
+        """Decode the short ``dim_param`` fields holding ASCII identifiers; the other dims."""
+        params = [raw for raw in raws if raw[:1] == b"\x12" and 2 < len(raw) < 0x80 and raw[1] == len(raw) - 2]
+        if not params:
+            return raws
+        try:
+            names = b"\n".join([raw[2:] for raw in params]).decode("ascii").split("\n")
+        except UnicodeDecodeError:
+            return raws
+        if len(names) != len(params) or not all(map(str.isidentifier, names)):
+            return raws  # (an identifier holds no line break, so each name is one dim's)
+        symbols = plain_symbols(names)
+        self.names.update(names)
+        self.update(zip(params, symbols))
+        if keep_fields:
+            self.encoded.update(zip(symbols, [_FIELD_HEADS[len(raw)] + raw for raw in params]))
+        return raws.difference(params)
+
+    def _decode_small_numbers(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
+        """Decode the ``dim_value`` fields of numbers below 2**21 (varints of one to three bytes)."""
+        numbers = [raw for raw in raws if raw[:1] == b"\x08"]
+        if not numbers:
+            return raws
+        one = [raw for raw in numbers if len(raw) == 2 and raw[1] < 0x80]
+        two = [raw for raw in numbers if len(raw) == 3 and raw[1] >= 0x80 > raw[2]]
+        three = [raw for raw in numbers if len(raw) == 4 and raw[1] >= 0x80 and raw[2] >= 0x80 > raw[3]]
+        values = [raw[1] for raw in one] + [raw[1] & 0x7F | raw[2] << 7 for raw in two] + \
+            [raw[1] & 0x7F | (raw[2] & 0x7F) << 7 | raw[3] << 14 for raw in three]
+        decoded = one + two + three
+        self.update(zip(decoded, values))
+        if keep_fields:
+            self.encoded.update(zip(values, [_FIELD_HEADS[len(raw)] + raw for raw in decoded]))
+        return raws.difference(decoded)
+
+    def _decode_each(self, raws: Iterable[bytes]) -> None:
+        """Decode dims one by one (any form this module reads)."""
         names, encoded, param = self.names, self.encoded, self.param
         dim: Any
         for raw in raws:
@@ -133,10 +189,10 @@ class RawDims(dict[bytes, Any]):
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
         serialized = shape_proto.SerializeToString()
-        raws = _RawShape.FromString(serialized).dim
+        raws = _RawShape.FromString(serialized).dim[:]  # bytes objects made (and hashed) once
         unseen = {raw for raw in raws if raw not in self}
         if unseen:
-            self.decode(unseen)
+            self.decode(unseen, len(raws) < LONG_RANK)
         dims = map(self.__getitem__, raws)
         if len(raws) < LONG_RANK:
             return tuple(dims)
@@ -144,6 +200,31 @@ class RawDims(dict[bytes, Any]):
         if (not self.rewritten or self.rewritten.isdisjoint(raws)) and not len(UnknownFieldSet(shape_proto)):
             shape.encoded = serialized  # what writing the dims gives: written back as read
         return shape
+
+    def tensor_types(self, type_protos: Iterable[bytes]) -> dict[bytes, TensorType]:
+        """The tensor types among serialized ``TypeProto``s of short shapes (or none), read
+        together: every new dim of all of them is decoded at once. A type left out (another
+        kind, a long shape, an unusual dim) is for the message-based reader."""
+        read: list[tuple[bytes, int, list[bytes] | None]] = []
+        for serialized in type_protos:
+            try:
+                raw_type = _RawType.FromString(serialized)
+            except DecodeError:
+                continue
+            if raw_type.HasField("tensor_type"):
+                tensor = raw_type.tensor_type
+                if not tensor.HasField("shape"):
+                    read.append((serialized, tensor.elem_type, None))
+                elif len(tensor.shape.dim) < LONG_RANK:
+                    # the dims as a list: each a bytes object that hashes once
+                    read.append((serialized, tensor.elem_type, tensor.shape.dim[:]))
+        try:
+            self.decode({raw for _, _, dims in read if dims for raw in dims if raw not in self})
+        except UnusualDim:
+            return {}  # one of them is read otherwise; the others' dims are known now
+        get = self.__getitem__
+        return {serialized: TensorType(elem, None if dims is None else tuple(map(get, dims)))
+                for serialized, elem, dims in read}
 
 
 __all__ = ["RawDims", "UnusualDim"]

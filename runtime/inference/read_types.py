@@ -5,7 +5,7 @@ None (neither).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.contract.limits import MAX_DIM
@@ -34,22 +34,21 @@ _SPARSE_TENSOR = TypeCase.SPARSE_TENSOR.field
 _MISSING = object()
 
 
-class DimReader:
-    """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
+class DimParams:
+    """Reads ``dim_param`` texts as dims, each text once, recording the names it reads.
 
-    __slots__ = ("_cache", "_types", "_raw", "names", "encoded_dims")
+    Apart from :class:`DimReader` so that the :class:`RawDims` it serves holds no reference
+    back to the reader: a reader is freed as soon as it is let go, with every dim it made,
+    not at the cycle collector's next pass over them.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_cache", "names")
+
+    def __init__(self, names: set[str]) -> None:
         self._cache: dict[str | bytes, Any] = {}
-        #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
-        self._types: dict[bytes, Any] = {}
-        self.names: set[str] = set()
-        #: Numbers and plain names read, with their ``dim`` field as written (to seed a ``TypeEncoder``).
-        self.encoded_dims: dict[Any, bytes] = {}
-        #: Dims by their serialized ``Dimension`` bytes: shapes of any rank read at a lookup per dim.
-        self._raw = RawDims(self.param, self.names, self.encoded_dims)
+        self.names = names
 
-    def param(self, text: str | bytes) -> Any:
+    def __call__(self, text: str | bytes) -> Any:
         """A ``dim_param`` as a dim: a number, or a symbol (an expression or an opaque name)."""
         value = self._cache.get(text, _MISSING)
         if value is _MISSING and type(text) is str and is_name(text):  # the common case: a plain name
@@ -69,6 +68,23 @@ class DimReader:
             self._cache[key] = value
             self.names.add(text)
         return value
+
+
+class DimReader:
+    """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
+
+    __slots__ = ("_types", "_raw", "names", "encoded_dims", "param")
+
+    def __init__(self) -> None:
+        #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
+        self._types: dict[bytes, Any] = {}
+        self.names: set[str] = set()
+        #: Numbers and plain names read, with their ``dim`` field as written (to seed a ``TypeEncoder``).
+        self.encoded_dims: dict[Any, bytes] = {}
+        #: A ``dim_param`` text as a dim.
+        self.param = DimParams(self.names)
+        #: Dims by their serialized ``Dimension`` bytes: shapes of any rank read at a lookup per dim.
+        self._raw = RawDims(self.param, self.names, self.encoded_dims)
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         try:
@@ -126,6 +142,20 @@ class DimReader:
             value = self._types[key] = self.type(type_proto)
         return value
 
+    def value_infos(self, value_infos: Sequence[Any]) -> list[Any]:
+        """The types that many ``ValueInfoProto``s declare (None where one declares none), the
+        new dims of all their tensor types decoded together."""
+        keys = [value_info.type.SerializeToString() for value_info in value_infos]
+        types = self._types
+        unseen = set(keys).difference(types)
+        if unseen:
+            types.update(self._raw.tensor_types(unseen))
+            if not types.keys() >= unseen:  # other kinds of types, long or unusual shapes
+                for key, value_info in zip(keys, value_infos):
+                    if key not in types:
+                        types[key] = self.type(value_info.type) if value_info.HasField("type") else None
+        return list(map(types.__getitem__, keys))
+
 
 def type_from_string(text: str) -> Any:
     """The value type a type string denotes (``tensor(int64)`` -> ``TensorType(7, None)``).
@@ -149,4 +179,4 @@ def _value_type(term: TypeTerm) -> Any:
     return MapType(ELEMENT_TYPES[term.elem], _value_type(term.inner))
 
 
-__all__ = ["DimReader", "INT64_MAX", "MAX_TYPE_DEPTH", "type_from_string"]
+__all__ = ["DimParams", "DimReader", "INT64_MAX", "MAX_TYPE_DEPTH", "type_from_string"]

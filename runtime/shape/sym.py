@@ -18,12 +18,15 @@ another by a constant; a few equal-valued forms still differ, e.g. ``N-N//2`` an
 from __future__ import annotations
 
 import re
+from collections import deque
+from itertools import repeat
 from math import gcd
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, Union, cast, final, overload
 
 from .errors import ShapeError
+from .intern import InternTable
 
-__all__ = ["Sym"]
+__all__ = ["Sym", "plain_symbols"]
 
 _is_identifier = re.compile(r"[^\W\d]\w*").fullmatch
 _set = object.__setattr__
@@ -35,9 +38,12 @@ _FLOOR, _MIN, _MAX = 0, 1, 2
 Terms = Tuple[Tuple[tuple, int], ...]
 Value = Union[int, "Sym"]
 
-# Plain symbols are interned so that repeated names share one object (cheap ``is`` checks).
-_NAMES: Dict[str, "Sym"] = {}
-_NAMES_CAP = 1 << 16
+# Every symbol and expression is interned: one live object per value, so ``Sym``s hash and
+# compare by identity. Plain symbols by name, compound expressions by their terms.
+_NAMES: InternTable["Sym"] = InternTable()
+_EXPRESSIONS: InternTable["Sym"] = InternTable()
+_name_refs = _NAMES.refs.get
+_expression_refs = _EXPRESSIONS.refs.get
 
 
 # --------------------------------------------------------------------------- canonical ordering
@@ -112,13 +118,17 @@ def _sorted_terms(d: Dict[tuple, int]) -> Terms:
 
 
 def _make(terms: Terms) -> "Sym":
-    """A compound expression (never a plain symbol: ``Sym(name)`` makes those); ``_text`` is
-    filled in on first use of ``str``."""
+    """The compound expression of canonical ``terms`` (never a plain symbol: ``Sym(name)``
+    makes those); ``_text`` is filled in on first use of ``str``."""
+    ref = _expression_refs(terms)
+    if ref is not None:
+        s = ref()
+        if s is not None:
+            return s
     s = _new(Sym)
     _set(s, "_terms", terms)
-    _set(s, "_hash", hash(terms))
     _set(s, "name", None)
-    return s
+    return _EXPRESSIONS.add(terms, s)
 
 
 def _add_const(terms: Terms, k: int) -> Value:
@@ -410,7 +420,7 @@ def _rebuild(terms: Terms) -> Value:
 
 @final  # ``type(d) is Sym`` tells a Sym from an int
 class Sym:
-    """An immutable, hashable symbolic dimension.
+    """An immutable, hashable symbolic dimension; equal ones are the same object.
 
     ``Sym("N")`` is the plain symbol ``N`` (any non-empty string is accepted verbatim as an
     opaque name; use ``parse_dim`` to read expression text).  Combine with ``+ - * //`` and
@@ -418,28 +428,26 @@ class Sym:
     Results that are constant are returned as ``int``.
     """
 
-    __slots__ = ("_terms", "_hash", "_text", "name")
+    __slots__ = ("_terms", "_text", "name", "__weakref__")
     _terms: Terms
-    _hash: int
     _text: str  # set on first ``str()``
     #: The symbol's name when this is a plain symbol, else ``None``.
     name: Optional[str]
 
     def __new__(cls, name: str) -> "Sym":
-        s = _NAMES.get(name)
-        if s is None:
-            if type(name) is not str or not name:
-                raise ValueError(f"a symbol name must be a non-empty string, got {name!r}")
-            # Models may hold 10^5 distinct names, so a plain symbol is cheap to make: its terms
-            # are built on first use (``__getattr__``) and its hash is its name's, which no other
-            # plain symbol shares (and a compound one is never equal to it).
-            s = _new(Sym)
-            _set_hash(s, hash(name))
-            _set_name(s, name)
-            _set_text(s, name)
-            if len(_NAMES) < _NAMES_CAP:
-                _NAMES[name] = s
-        return s
+        ref = _name_refs(name)
+        if ref is not None:
+            s = ref()
+            if s is not None:
+                return s
+        if type(name) is not str or not name:
+            raise ValueError(f"a symbol name must be a non-empty string, got {name!r}")
+        # Models may hold 10^5 distinct names, so a plain symbol is cheap to make: its terms
+        # are built on first use (``__getattr__``).
+        s = _new(Sym)
+        _set_name(s, name)
+        _set_text(s, name)
+        return _NAMES.add(name, s)
 
     # -- construction from text and from other values
 
@@ -604,21 +612,8 @@ class Sym:
             return 0
         raise ShapeError(f"cannot represent {other}//{self} exactly")
 
-    # -- value semantics
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if type(other) is not Sym:
-            return NotImplemented
-        return self._hash == other._hash and self._terms == other._terms
-
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __hash__(self) -> int:
-        return self._hash
+    # -- value semantics: equal values are one object (interned), so ``==`` and ``hash`` are
+    # object identity's, inherited
 
     def __str__(self) -> str:
         try:
@@ -648,7 +643,8 @@ class Sym:
         raise AttributeError("Sym is immutable")
 
     def __reduce__(self) -> tuple:
-        return (_rebuild, (self._terms,))
+        # rebuilt through the constructors, so an unpickled value is the live one of its value
+        return (Sym, (self.name,)) if self.name is not None else (_rebuild, (self._terms,))
 
     def __copy__(self) -> "Sym":
         return self
@@ -658,6 +654,28 @@ class Sym:
 
 
 # Slot setters of a plain symbol's fields (faster than ``object.__setattr__``).
-_set_hash = Sym.__dict__["_hash"].__set__
 _set_name = Sym.__dict__["name"].__set__
 _set_text = Sym.__dict__["_text"].__set__
+
+
+def plain_symbols(names: List[str]) -> List[Sym]:
+    """``[Sym(name) for name in names]`` for many distinct non-empty names at once, made in
+    C-level loops: a model may declare 10^5 distinct names, and a Python call per name would
+    cost more than reading them."""
+    refs = list(map(_name_refs, names))
+    known: List[Optional[Sym]] = [None] * len(names)
+    if any(refs):
+        known = [None if ref is None else ref() for ref in refs]
+    if None not in known:
+        return cast(List[Sym], known)
+    new = names if not any(known) else [name for name, sym in zip(names, known) if sym is None]
+    if not all(map(str.__len__, new)):
+        raise ValueError("a symbol name must be a non-empty string")
+    made = list(map(_new, repeat(Sym, len(new))))
+    deque(map(_set_name, made, new), 0)
+    deque(map(_set_text, made, new), 0)
+    made = _NAMES.add_many(new, made)
+    if new is names:
+        return made
+    fresh = iter(made)
+    return [next(fresh) if sym is None else sym for sym in known]

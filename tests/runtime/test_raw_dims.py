@@ -74,3 +74,91 @@ def test_numbers_at_every_varint_length_read_exactly():
     for value in edges:
         shape.dim.add().dim_value = value
     assert DimReader().shape(shape) == tuple(edges)
+
+
+def _value_info(rng: random.Random, index: int) -> onnx.ValueInfoProto:
+    """A graph input of any kind of type, or none, often sharing its type with others."""
+    from onnx import TensorProto, helper
+
+    kind = rng.randrange(7)
+    name = f"v{index}"
+    if kind == 0:
+        return helper.make_value_info(name, helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    if kind == 1:
+        return helper.make_value_info(name, helper.make_sequence_type_proto(
+            helper.make_tensor_type_proto(TensorProto.INT64, ["N", 2])))
+    if kind == 2:
+        return onnx.ValueInfoProto(name=name)
+    value_info = onnx.ValueInfoProto(name=name)
+    tensor = value_info.type.tensor_type
+    tensor.elem_type = rng.choice([TensorProto.FLOAT, TensorProto.INT64])
+    tensor.shape.CopyFrom(_shape(rng, rng.randrange(12)))
+    if kind == 3:
+        value_info.type.denotation = "TENSOR"
+    return value_info
+
+
+def test_many_value_infos_read_together_as_read_one_by_one():
+    from opspec.runtime.inference.write_types import DimEncoder
+
+    rng = random.Random(5)
+    for _ in range(40):
+        value_infos = [_value_info(rng, index) for index in range(rng.randrange(1, 30))]
+        together, apart = DimReader(), DimReader()
+        assert together.value_infos(value_infos) == [apart.value_info(value_info) for value_info in value_infos]
+        assert together.names == apart.names
+        # every dim is encoded as the writer encodes it (reading together may have seen more)
+        assert apart.encoded_dims.items() <= together.encoded_dims.items()
+        assert all(encoded == DimEncoder()[dim] for dim, encoded in together.encoded_dims.items())
+
+
+def test_many_plain_names_read_together_are_the_symbols_of_those_names():
+    from opspec.runtime.shape import Sym
+
+    shape = onnx.TensorShapeProto()
+    names = [f"n{i}" for i in range(500)] + ["N", "n3", "_x", "é", "a b"]
+    for name in names:
+        shape.dim.add().dim_param = name
+    shape.dim.add().dim_value = 300
+    reader = DimReader()
+    dims = reader.shape(shape)
+    assert dims[:-1] == tuple(Sym(name) for name in names) and dims[-1] == 300
+    assert all(type(dim) is Sym and dim.name == name for dim, name in zip(dims, names))
+    assert reader.names == set(names)
+
+
+def test_plain_symbols_are_the_symbols_sym_makes():
+    from opspec.runtime.shape import Sym
+    from opspec.runtime.shape.sym import plain_symbols
+
+    known = Sym("plain_symbols_known")
+    made = plain_symbols(["plain_symbols_a", "plain_symbols_known", "plain_symbols_b"])
+    assert made[1] == known
+    assert made == [Sym("plain_symbols_a"), known, Sym("plain_symbols_b")]
+    assert [hash(sym) for sym in made] == [hash(Sym(name)) for name in ("plain_symbols_a", "plain_symbols_known",
+                                                                         "plain_symbols_b")]
+    assert str(made[0] + 1) == "plain_symbols_a+1" and made[0].names() == {"plain_symbols_a"}
+
+
+def test_inference_frees_the_dims_it_made_without_the_cycle_collector():
+    import gc
+
+    from onnx import TensorProto, helper
+
+    import opspec
+    from opspec.runtime.shape import sym
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["freed_by_refcount", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        inferred = opspec.infer_shapes(model)
+        assert sym._NAMES.get("freed_by_refcount") is None  # nothing in a reference cycle holds it
+    finally:
+        if enabled:
+            gc.enable()
+    assert inferred.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "freed_by_refcount"

@@ -45,7 +45,7 @@ def test_copy_and_pickle_preserve_value():
     e = Sym.max(2 * N + 1, (M * N) // 3)
     assert copy.copy(e) is e and copy.deepcopy(e) is e
     back = pickle.loads(pickle.dumps(e))
-    assert back == e and hash(back) == hash(e) and str(back) == str(e)
+    assert back is e and str(back) == str(e)
     assert pickle.loads(pickle.dumps(N)) is N
 
 
@@ -62,7 +62,8 @@ def test_polynomial_normalisation():
     assert (N + 1) * (N - 1) == N * N - 1
     assert -(-N) == N
     assert N * 0 == 0 and N * 1 is N and N + 0 is N
-    assert hash(N + M) == hash(M + N)
+    left, right = N + M, M + N
+    assert left is right and hash(left) == hash(right)
 
 
 def test_rendering():
@@ -291,7 +292,8 @@ def test_arithmetic_identities():
         assert a - a == 0
         assert Sym.min(a, b) == Sym.min(b, a)
         assert Sym.max(a, Sym.max(b, c)) == Sym.max(Sym.max(a, b), c)
-        assert hash(a + b) == hash(b + a)
+        left, right = a + b, b + a
+        assert left is right and hash(left) == hash(right)
 
 
 @pytest.mark.parametrize("text, never_negative, constant", [
@@ -301,3 +303,54 @@ def test_arithmetic_identities():
 def test_never_negative_is_read_from_the_form(text, never_negative, constant):
     value = sym(parse_dim(text))
     assert value.never_negative is never_negative and value.constant == constant
+
+
+def test_equal_values_are_one_object_made_in_any_way():
+    from opspec.runtime.shape import parse_dim
+
+    made = [2 * N + 2, (N + 1) * 2, N + N + 2, parse_dim("2*N+2"), pickle.loads(pickle.dumps(2 * N + 2)),
+            copy.deepcopy(2 * N + 2), Sym.max(2 * N + 2, 2 * N + 1)]
+    assert all(value is made[0] for value in made)
+    assert len({Sym("N"), parse_dim("N"), N}) == 1 and (N + 1) != (N + 2)
+
+
+def test_interned_values_are_dropped_once_unused():
+    import gc
+    import weakref
+
+    from opspec.runtime.shape import sym
+    from opspec.runtime.shape.intern import InternTable
+
+    gone = weakref.ref(Sym("unused_interned_name") * 7 + 3)
+    gc.collect()
+    assert gone() is None
+    assert Sym("unused_interned_name") * 7 + 3 is Sym("unused_interned_name") * 7 + 3
+    assert sym._NAMES.get("unused_interned_name") is None  # nothing holds it: gone again
+
+    class Value:
+        pass
+
+    table: InternTable[Value] = InternTable()
+    kept = [table.add(index, Value()) for index in range(3)]
+    for index in range(3, 20_000):  # made and dropped: the table is swept as it grows
+        table.add(index, Value())
+    assert len(table) <= 4097 and all(table.get(index) is kept[index] for index in range(3))
+
+
+def test_threads_making_the_same_symbols_get_one_object_each():
+    import threading
+
+    from opspec.runtime.shape.sym import plain_symbols
+
+    names = [f"threaded_{index}" for index in range(2_000)]
+    results: list = []
+
+    def make() -> None:
+        results.append(plain_symbols(names) + [Sym(name) + 1 for name in names])
+
+    threads = [threading.Thread(target=make) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(all(a is b for a, b in zip(results[0], other)) for other in results[1:])
