@@ -15,6 +15,7 @@ from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, Tensor
 from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, stack_room
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
+from opspec.runtime.inference.subgraph_reuse import GraphResults
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
@@ -56,6 +57,8 @@ class SubgraphInference:
         self.records: dict[int, SubgraphRecord] = {}
         #: Nesting depth, bounded so that a hostile model cannot recurse without end.
         self.depth = 0
+        #: Per graph inferred (by id): its clean results, for reuse (see :mod:`.subgraph_reuse`).
+        self.reuse: dict[int, GraphResults] = {}
 
     def __call__(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
                  strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
@@ -97,6 +100,17 @@ class SubgraphInference:
             inputs.append(value)
             # An input shadows an outer value of the same name, known or not.
             types[value_info.name] = value
+        results = self.reuse.get(id(graph))
+        key = None
+        if results is None or results.graph is not graph:
+            results = self.reuse[id(graph)] = GraphResults(graph)
+        else:  # inferred before: perhaps with the same inputs, in the same scope
+            key = results.key(inputs, outer_types, outer_datas)
+            found = results.results.get(key) if key is not None else None
+            if found is not None:
+                self.records[id(graph)] = found[1]
+                return found[0]
+        errors_before, symbols_before = len(errors), self.engine.symbols.issued
         for tensor in graph.initializer:
             if tensor.name not in types:  # an input of the same name, or an outer value, comes first
                 types[tensor.name] = TensorType(tensor.data_type, tuple(tensor.dims))
@@ -120,11 +134,15 @@ class SubgraphInference:
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
         for error in inner:
             self.engine.fail(errors, index, node, f"{where}: {error}", strict)
-        self.records[id(graph)] = SubgraphRecord(graph, dict(types), producers, value_info_types,
-                                                 {v.name: t for v, t in zip(graph.output, outputs_declared)})
+        record = self.records[id(graph)] = SubgraphRecord(
+            graph, dict(types), producers, value_info_types,
+            {v.name: t for v, t in zip(graph.output, outputs_declared)})
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))
-        return Subgraph(graph.name, tuple(inputs), outputs)
+        result = Subgraph(graph.name, tuple(inputs), outputs)
+        if key is not None and len(errors) == errors_before and self.engine.symbols.issued == symbols_before:
+            results.keep(key, result, record)
+        return result
 
     def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple[Any, ...]) -> Any:
         """A subgraph output's type for the owner's rule: what inference found, refined by the
