@@ -253,8 +253,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     symbols = _LazySymbols(reader.names, lambda: dim_params(model))
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
     engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
-    engine.subgraphs = SubgraphInference(engine, reader)
-    engine.call_function = FunctionCalls(engine)
+    subgraphs = SubgraphInference(engine, reader)
+    engine.subgraphs = subgraphs.graphs
+    engine.call_function = FunctionCalls(engine).call
     engine.input_symbols = frozenset(_symbol_names(input_types))
     engine.loose_symbols = _loose_symbols(value_info_types, engine.input_symbols, output_types)
     nodes = graph.node
@@ -275,7 +276,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         if write_back:
             _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                         merge_new)
-            write_subgraphs(graph, engine.subgraphs.records)
+            write_subgraphs(graph, subgraphs.records)
     return outcome
 
 

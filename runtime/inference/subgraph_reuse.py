@@ -4,12 +4,14 @@ A Loop's rule infers its body again until the carried types settle, so Loops nes
 Loops would infer the innermost body a number of times exponential in the depth. The
 result of inferring a graph depends only on its own contents, the types given to its
 inputs and the types and data of the outer values it reads by name (and on the walk's
-settings, fixed for a model), so a clean result - no error, no fresh symbol made up - is
-kept under those and handed out again. The outer names a graph reads are worked out on
+settings, fixed for a model), so a result that made up no fresh symbol is
+kept under those and handed out again, with the problems it found, which are reported
+again against the graph's node. The outer names a graph reads are worked out on
 its second inference, so a graph inferred once costs nothing more.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from opspec.runtime.ir.codes import AttrType
@@ -79,6 +81,16 @@ def outer_names(graph: Any) -> tuple[str, ...]:
     return tuple(outer)
 
 
+@dataclass(frozen=True, slots=True)
+class Reusable:
+    """One inference of a graph: its result, its record for the write-back and the messages
+    of the problems it reported against the graph's node."""
+
+    result: Any
+    record: Any
+    messages: list[str]
+
+
 class GraphResults:
     """What one nested graph gave, by its inputs and the outer values it reads."""
 
@@ -87,7 +99,7 @@ class GraphResults:
     def __init__(self, graph: Any) -> None:
         self.graph = graph  # held, so that the id the results are filed under stays this graph's
         self.outer: tuple[str, ...] | None = None
-        self.results: dict[Any, tuple[Any, Any]] = {}
+        self.results: dict[Any, Reusable] = {}
 
     def key(self, inputs: list[Any], outer_types: Any, outer_datas: Any) -> Any:
         """The key of an inference with these input types in this scope (None: not reusable)."""
@@ -103,9 +115,9 @@ class GraphResults:
             return None
         return key
 
-    def keep(self, key: Any, result: Any, record: Any) -> None:
+    def keep(self, key: Any, reusable: Reusable) -> None:
         if len(self.results) < RESULTS_PER_GRAPH:
-            self.results[key] = (result, record)
+            self.results[key] = reusable
 
 
-__all__ = ["GraphResults", "RESULTS_PER_GRAPH", "outer_names"]
+__all__ = ["GraphResults", "RESULTS_PER_GRAPH", "Reusable", "outer_names"]

@@ -8,14 +8,13 @@ inside a subgraph are reported against the node that owns it.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
 from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
-from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, stack_room
+from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, TOO_DEEP_FOR_STACK, out_of_stack, short_chain
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
-from opspec.runtime.inference.subgraph_reuse import GraphResults
+from opspec.runtime.inference.subgraph_reuse import GraphResults, Reusable
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
@@ -47,7 +46,7 @@ _ABSENT = object()
 
 
 class SubgraphInference:
-    """The walk's subgraph hook (``Walker.subgraphs``) for one model."""
+    """Infers the graphs nested in one model's nodes (the walk's hook is :meth:`graphs`)."""
 
     def __init__(self, engine: Any, reader: DimReader | None = None) -> None:
         self.engine = engine
@@ -59,29 +58,41 @@ class SubgraphInference:
         self.depth = 0
         #: Per graph inferred (by id): its clean results, for reuse (see :mod:`.subgraph_reuse`).
         self.reuse: dict[int, GraphResults] = {}
+        #: Per list of errors (by id, with the list): the problems reported to it from graphs.
+        self._reported: dict[int, tuple[list[Any], set[tuple[int, str]]]] = {}
 
-    def __call__(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
-                 strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
+    def graphs(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
+               strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
+        """The walk's hook (``Walker.subgraphs``): ``node``'s graphs inferred with their declared
+        input types, and a function that infers one again with other input types. One level
+        of nesting costs four Python frames here (eight when a rule infers a graph again)."""
         graphs = {a.name: a for a in node.attribute if a.type in GRAPH_KINDS}
         if not graphs:
             return None, None
+        owner = (index, node, errors, strict)
 
         def infer(name: str, input_types: tuple[Any, ...] | None = None) -> Any:
             attribute = graphs.get(name)
             if attribute is None:
                 return None
             if attribute.type == AttrType.GRAPH:
-                return self._infer(attribute.g, input_types, types, datas, opsets, (index, node, errors, strict))
-            return tuple(self._infer(g, input_types, types, datas, opsets, (index, node, errors, strict))
-                         for g in attribute.graphs)
+                return self._infer(attribute.g, input_types, types, datas, opsets, owner)
+            return tuple([self._infer(g, input_types, types, datas, opsets, owner) for g in attribute.graphs])
 
-        return {name: infer(name) for name in graphs}, infer
+        inferred: dict[str, Any] = {}
+        for name, attribute in graphs.items():
+            if attribute.type == AttrType.GRAPH:
+                inferred[name] = self._infer(attribute.g, None, types, datas, opsets, owner)
+            else:
+                inferred[name] = tuple([self._infer(g, None, types, datas, opsets, owner) for g in attribute.graphs])
+        return inferred, infer
 
     def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
                opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
         index, node, errors, strict = owner
-        if self.depth >= MAX_SUBGRAPH_DEPTH:
-            self.engine.fail(errors, index, node, f"subgraphs nested deeper than {MAX_SUBGRAPH_DEPTH}", strict)
+        if self.depth >= MAX_SUBGRAPH_DEPTH or out_of_stack():
+            bound = f"deeper than {MAX_SUBGRAPH_DEPTH}" if self.depth >= MAX_SUBGRAPH_DEPTH else TOO_DEEP_FOR_STACK
+            self.engine.fail(errors, index, node, f"subgraphs nested {bound}", strict)
             return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
         reader = self.reader
         types = Scope(outer_types)
@@ -108,8 +119,10 @@ class SubgraphInference:
             key = results.key(inputs, outer_types, outer_datas)
             found = results.results.get(key) if key is not None else None
             if found is not None:
-                self.records[id(graph)] = found[1]
-                return found[0]
+                self.records[id(graph)] = found.record
+                for message in found.messages:
+                    self._report(errors, index, node, message, strict)
+                return found.result
         errors_before, symbols_before = len(errors), self.engine.symbols.issued
         for tensor in graph.initializer:
             if tensor.name not in types:  # an input of the same name, or an outer value, comes first
@@ -127,22 +140,32 @@ class SubgraphInference:
         value_info_types = dict(declared)
         self.depth += 1
         try:
-            with stack_room() if self.depth == 1 else nullcontext():
-                self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
+            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
         finally:
             self.depth -= 1
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
         for error in inner:
-            self.engine.fail(errors, index, node, f"{where}: {error}", strict)
+            message = f"{where}: {error}"
+            self._report(errors, index, node, short_chain(message) if self.depth == 0 else message, strict)
         record = self.records[id(graph)] = SubgraphRecord(
             graph, dict(types), producers, value_info_types,
             {v.name: t for v, t in zip(graph.output, outputs_declared)})
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))
         result = Subgraph(graph.name, tuple(inputs), outputs)
-        if key is not None and len(errors) == errors_before and self.engine.symbols.issued == symbols_before:
-            results.keep(key, result, record)
+        if key is not None and self.engine.symbols.issued == symbols_before:
+            results.keep(key, Reusable(result, record, [error.message for error in errors[errors_before:]]))
         return result
+
+    def _report(self, errors: list[Any], index: int, node: Any, message: str, strict: bool) -> None:
+        """Report a problem found in a graph of ``node``, once per list of errors: a rule may
+        infer a graph several times for one use of its node."""
+        seen = self._reported.get(id(errors))
+        if seen is None or seen[0] is not errors:
+            seen = self._reported[id(errors)] = (errors, set())
+        if (index, message) not in seen[1]:
+            seen[1].add((index, message))
+            self.engine.fail(errors, index, node, message, strict)
 
     def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple[Any, ...]) -> Any:
         """A subgraph output's type for the owner's rule: what inference found, refined by the

@@ -2,6 +2,7 @@
 Loops nested in Loops cost linear, not exponential, time, with the answer unchanged."""
 from __future__ import annotations
 
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -13,13 +14,15 @@ from opspec.runtime.inference.walk import Walker
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 
-def nested_loops(depth: int, declared: tuple | None = (2, 3)) -> object:
+def nested_loops(depth: int, declared: tuple | None = (2, 3), broken: bool = False) -> onnx.ModelProto:
     """A Loop whose body holds a Loop ... ``depth`` levels deep, each carrying one tensor
-    (declared in each body as ``declared``) and reading the outer trip count ``M``."""
+    (declared in each body as ``declared``) and reading the outer trip count ``M``; the
+    innermost body multiplies (2, 3) by (2, 3) when ``broken``."""
     inner = None
     for level in range(depth):
         if inner is None:
-            step = helper.make_node("Relu", [f"x{level}"], [f"y{level}"])
+            step = helper.make_node("MatMul", ["x0", "x0"], ["y0"]) if broken else \
+                helper.make_node("Relu", [f"x{level}"], [f"y{level}"])
         else:
             step = helper.make_node("Loop", ["M", "", f"x{level}"], [f"y{level}"], body=inner)
         inner = helper.make_graph(
@@ -34,8 +37,9 @@ def nested_loops(depth: int, declared: tuple | None = (2, 3)) -> object:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _walks(monkeypatch, model) -> tuple[int, bytes]:
-    """How many graphs the inference of ``model`` walked, and the model it wrote."""
+def _walks(monkeypatch, model, errors: int = 0) -> tuple[int, bytes]:
+    """How many graphs the inference of ``model`` walked, and the model it wrote (with
+    ``errors`` problems found)."""
     count = [0]
     run = Walker.run
 
@@ -46,7 +50,7 @@ def _walks(monkeypatch, model) -> tuple[int, bytes]:
     monkeypatch.setattr(Walker, "run", counted)
     result = opspec.infer(model)
     monkeypatch.setattr(Walker, "run", run)
-    assert not result.errors, result.errors
+    assert len(result.errors) == errors, result.errors
     return count[0], result.model.SerializeToString()
 
 
@@ -64,6 +68,13 @@ def test_reuse_gives_the_answer_inferring_every_time_gives(monkeypatch, declared
     monkeypatch.setattr(subgraph_reuse, "RESULTS_PER_GRAPH", 0)
     every_time, expected = _walks(monkeypatch, model)
     assert written == expected and reused < every_time
+
+
+def test_a_problem_deep_inside_nested_loops_is_found_once_in_linear_time(monkeypatch):
+    walks, _ = _walks(monkeypatch, nested_loops(30, None, broken=True), errors=1)
+    assert walks <= 4 * 30, walks
+    message = str(opspec.infer(nested_loops(30, None, broken=True)).errors[0])
+    assert len(message) < 700 and "(23 more levels)" in message and "MatMul" in message, message
 
 
 def _branches_reading(outer: str) -> tuple:
