@@ -17,7 +17,7 @@ from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
 from opspec.runtime.inference.walk import Walker
-from opspec.runtime.inference.write_back import write_graph, write_subgraphs
+from opspec.runtime.inference.write_back import write_graph
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
@@ -276,7 +276,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         if write_back:
             _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                         merge_new)
-            write_subgraphs(graph, subgraphs.records)
+            subgraphs.write_back()
     return outcome
 
 

@@ -17,6 +17,7 @@ from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.subgraph_reuse import GraphResults, Reusable
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
+from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
 
 
@@ -43,6 +44,28 @@ class Scope(dict[str, Any]):
 
 
 _ABSENT = object()
+#: A graph's scope copies the values around it when they number at most this many per node
+#: of the graph: a copied value costs less than the slower lookups of a :class:`Scope`.
+COPY_PER_NODE = 8
+
+
+def inner_scope(outer: Any, node_count: int) -> dict[str, Any]:
+    """A scope for a graph of ``node_count`` nodes inside ``outer``: a plain dict holding the
+    values around it when they are few (each lookup then runs at dict speed), else a
+    :class:`Scope` that reads through to them."""
+    levels, size, scope = [], 0, outer
+    while type(scope) is Scope:
+        levels.append(scope)
+        size += dict.__len__(scope)
+        scope = scope.outer
+    levels.append(scope)
+    size += len(scope)
+    if size > COPY_PER_NODE * node_count:
+        return Scope(outer)
+    flat: dict[str, Any] = {}
+    for level in reversed(levels):  # the innermost graph's values last: they shadow the others
+        flat.update(level)
+    return flat
 
 
 class SubgraphInference:
@@ -58,6 +81,10 @@ class SubgraphInference:
         self.depth = 0
         #: Per graph inferred (by id): its clean results, for reuse (see :mod:`.subgraph_reuse`).
         self.reuse: dict[int, GraphResults] = {}
+        #: The graphs that are part of the model (not of a function body), by id, as first inferred.
+        self.in_model: dict[int, None] = {}
+        #: The error lists of the graphs being walked, by id: whether each graph is part of the model.
+        self._walking: dict[int, bool] = {}
         #: Per list of errors (by id, with the list): the problems reported to it from graphs.
         self._reported: dict[int, tuple[list[Any], set[tuple[int, str]]]] = {}
 
@@ -94,10 +121,13 @@ class SubgraphInference:
             bound = f"deeper than {MAX_SUBGRAPH_DEPTH}" if self.depth >= MAX_SUBGRAPH_DEPTH else TOO_DEEP_FOR_STACK
             self.engine.fail(errors, index, node, f"subgraphs nested {bound}", strict)
             return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
+        if errors is self.engine.errors or self._walking.get(id(errors), False):
+            self.in_model[id(graph)] = None
         reader = self.reader
-        types = Scope(outer_types)
+        types = inner_scope(outer_types, len(graph.node))
+        copied = list(types) if type(types) is dict else []  # the values around it, copied in
         # The enclosing graphs wait while this one is inferred: with no data there, none can appear.
-        datas: dict[str, Any] = Scope(outer_datas) if outer_datas else {}
+        datas = inner_scope(outer_datas, len(graph.node)) if outer_datas else {}
         declared: dict[str, Any] = {}
         inputs = []
         for position, value_info in enumerate(graph.input):
@@ -139,16 +169,24 @@ class SubgraphInference:
         producers: dict[str, int] = {}
         value_info_types = dict(declared)
         self.depth += 1
+        self._walking[id(inner)] = id(graph) in self.in_model
         try:
             self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
         finally:
             self.depth -= 1
+            del self._walking[id(inner)]
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
         for error in inner:
             message = f"{where}: {error}"
             self._report(errors, index, node, short_chain(message) if self.depth == 0 else message, strict)
+        own = dict(types)
+        if copied:  # the graph's own values only, as a Scope holds them
+            defined = {v.name for v in graph.input}.union(producers)  # an initializer gives way to a value around
+            for name in copied:
+                if name not in defined:
+                    del own[name]
         record = self.records[id(graph)] = SubgraphRecord(
-            graph, dict(types), producers, value_info_types,
+            graph, own, producers, value_info_types,
             {v.name: t for v, t in zip(graph.output, outputs_declared)})
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))
@@ -156,6 +194,16 @@ class SubgraphInference:
         if key is not None and self.engine.symbols.issued == symbols_before:
             results.keep(key, Reusable(result, record, [error.message for error in errors[errors_before:]]))
         return result
+
+    def write_back(self) -> None:
+        """Write what the last inference of each graph of the model found into it (graphs of
+        function bodies are left as written)."""
+        encoder = TypeEncoder()
+        records = self.records
+        for key in self.in_model:
+            record = records.get(key)
+            if record is not None:
+                record.write(encoder)
 
     def _report(self, errors: list[Any], index: int, node: Any, message: str, strict: bool) -> None:
         """Report a problem found in a graph of ``node``, once per list of errors: a rule may
