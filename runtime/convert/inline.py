@@ -25,14 +25,28 @@ def inline_functions(model: Any, taken: set[str]) -> None:
 
 
 def _inline_graph(graph: Any, functions: dict, taken: set[str]) -> None:
-    nodes = []
-    for node in graph.node:
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                _inline_graph(sub, functions, taken)
+    """Inline the calls in ``graph`` and in every graph nested in it: a node's graphs before
+    the node itself, as a call copies them, with an explicit stack (nesting is as deep as
+    the model makes it). Each entry: a graph, its next node, its nodes so far, and whether
+    that node's graphs are done."""
+    stack: list[list[Any]] = [[graph, 0, [], False]]
+    while stack:
+        entry = stack[-1]
+        current, index, nodes, nested_done = entry
+        if index == len(current.node):
+            del current.node[:]
+            current.node.extend(nodes)
+            stack.pop()
+            continue
+        node = current.node[index]
+        if not nested_done:
+            entry[3] = True
+            nested = [sub for attribute in node.attribute
+                      for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs)]
+            stack += [[sub, 0, [], False] for sub in reversed(nested)]
+            continue
         nodes += _expanded(node, functions, taken, 0)
-    del graph.node[:]
-    graph.node.extend(nodes)
+        entry[1], entry[3] = index + 1, False
 
 
 def _expanded(node: Any, functions: dict, taken: set[str], depth: int) -> list[Any]:

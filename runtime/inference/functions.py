@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference import node_errors
-from opspec.runtime.inference.nesting import MAX_CALL_DEPTH, CallChainTooDeep, short_chain, stack_room
+from opspec.runtime.inference.nesting import (
+    MAX_CALL_DEPTH,
+    TOO_DEEP_FOR_STACK,
+    CallChainTooDeep,
+    out_of_stack,
+    short_chain,
+)
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
@@ -75,7 +81,9 @@ class FunctionInfo:
 
 
 class FunctionCalls:
-    """The walk's hook for nodes that call a model-local function (``Walker.call_function``)."""
+    """The walk's hook for nodes that call a model-local function (``Walker.call_function``
+    is :meth:`call`). One level of a call chain costs three Python frames: the walk, its
+    ``_other`` and :meth:`call`, so chains reach their bound far below the recursion limit."""
 
     def __init__(self, walker: Walker) -> None:
         self.walker = walker
@@ -83,74 +91,87 @@ class FunctionCalls:
         #: The functions being called, outermost first.
         self._chain: list[str] = []
 
-    def __call__(self, function: FunctionInfo, node: Any, types: Any, datas: Any, errors: list[NodeError],
-                 index: int, strict: bool) -> CallResult:
+    def call(self, function: FunctionInfo, node: Any, types: Any, datas: Any, errors: list[NodeError],
+             index: int, strict: bool) -> CallResult:
         """The output types and data of ``node``, a call of ``function``; problems in the body are
-        the node's."""
-        if self._chain:
-            return self._checked_call(function, node, types, datas, errors, index, strict)
-        with stack_room():  # the outermost call of a chain
-            try:
-                return self._checked_call(function, node, types, datas, errors, index, strict)
-            except CallChainTooDeep as deep:
-                self.walker.fail(errors, index, node, deep.message(), strict)
-                return [], []
-
-    def _checked_call(self, function: FunctionInfo, node: Any, types: Any, datas: Any, errors: list[NodeError],
-                      index: int, strict: bool) -> CallResult:
-        if len(self._chain) >= MAX_CALL_DEPTH:
-            raise CallChainTooDeep([*self._chain, function.proto.name])
+        the node's. Everything but the body's walk is done in helpers that have returned by then."""
+        walker = self.walker
+        chain = self._chain
+        outermost = not chain
         inputs = [types.get(name) for name in node.input]
         data = [datas.get(name) for name in node.input]
-        self._chain.append(function.proto.name)
+        chain.append(function.proto.name)
         try:
-            return self._call(function, node, inputs, data, errors, index, strict)
+            if len(chain) > MAX_CALL_DEPTH:
+                raise CallChainTooDeep(list(chain))
+            if out_of_stack():
+                raise CallChainTooDeep(list(chain), TOO_DEEP_FOR_STACK)
+            if function.key in self._active:
+                walker.fail(errors, index, node, f"function '{function.proto.name}' calls itself", strict)
+                return [], []
+            cache_key = _result_key(function, inputs, data)
+            if cache_key is not None and cache_key in function.results:
+                return function.results[cache_key]
+            types, datas = _body_scope(function, inputs, data)
+            inner: list[NodeError] = []
+            symbols_before = walker.symbols.issued
+            self._active.add(function.key)
+            try:
+                walker.run(function.body(node), types, datas, function.declared_types(), function.opsets,
+                           function.entries, {}, inner, False)
+            finally:
+                self._active.discard(function.key)
+            return self._result(function, node, types, datas, inner, errors, index, strict,
+                                cache_key if walker.symbols.issued == symbols_before else None)
+        except CallChainTooDeep as deep:
+            if not outermost:
+                raise
+            walker.fail(errors, index, node, deep.message(), strict)
+            return [], []
         except InferenceError:
             raise
         except Exception as error:  # noqa: BLE001 - a broken function body is this node's error
             if node_errors.RAISE_RULE_BUGS:
                 raise
-            self.walker.fail(errors, index, node, rule_failure(error), strict)
+            walker.fail(errors, index, node, rule_failure(error), strict)
             return [], []
         finally:
-            self._chain.pop()
+            chain.pop()
 
-    def _call(self, function: FunctionInfo, node: Any, inputs: list[Any], data: list[Any],
-              errors: list[NodeError], index: int, strict: bool) -> CallResult:
-        walker = self.walker
-        if function.key in self._active:
-            walker.fail(errors, index, node, f"function '{function.proto.name}' calls itself", strict)
-            return [], []
-        cache_key: Any = None
-        if not function.has_refs:
-            try:
-                cache_key = (tuple(inputs), tuple(data))
-                hash(cache_key)
-            except TypeError:
-                cache_key = None
-        if cache_key is not None and cache_key in function.results:
-            return function.results[cache_key]
-        declared = function.declared_types()
-        types = {name: value for name, value in zip(function.inputs, inputs) if name and value is not None}
-        datas = {name: value for name, value in zip(function.inputs, data) if name and value is not None}
-        for name, value in declared.items():
-            types.setdefault(name, value)
-        inner: list[NodeError] = []
-        symbols_before = walker.symbols.issued
-        self._active.add(function.key)
-        try:
-            walker.run(function.body(node), types, datas, declared, function.opsets, function.entries, {}, inner,
-                       False)
-        finally:
-            self._active.discard(function.key)
+    def _result(self, function: FunctionInfo, node: Any, types: dict[str, Any], datas: dict[str, Any],
+                inner: list[NodeError], errors: list[NodeError], index: int, strict: bool,
+                cache_key: Any) -> CallResult:
+        """Report the body's problems against the call and read its outputs (kept for reuse
+        under ``cache_key`` when the body was clean)."""
         outermost = len(self._chain) == 1
         for error in inner:
             message = f"in function '{function.proto.name}': {error}"
-            walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
+            self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
-        if cache_key is not None and not inner and walker.symbols.issued == symbols_before:
+        if cache_key is not None and not inner:
             function.results[cache_key] = result
         return result
+
+
+def _result_key(function: FunctionInfo, inputs: list[Any], data: list[Any]) -> Any:
+    """The key a call's result is kept under (None: the result is not kept)."""
+    if function.has_refs:
+        return None
+    try:
+        key = (tuple(inputs), tuple(data))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _body_scope(function: FunctionInfo, inputs: list[Any], data: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The types and data the body starts from: the call's inputs, then what the body declares."""
+    types = {name: value for name, value in zip(function.inputs, inputs) if name and value is not None}
+    datas = {name: value for name, value in zip(function.inputs, data) if name and value is not None}
+    for name, value in function.declared_types().items():
+        types.setdefault(name, value)
+    return types, datas
 
 
 __all__ = ["CallResult", "FunctionCalls", "FunctionInfo"]

@@ -18,7 +18,7 @@ from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
 from opspec.runtime.inference.walk import Walker
-from opspec.runtime.inference.write_back import write_graph, write_subgraphs
+from opspec.runtime.inference.write_back import write_graph
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
@@ -267,8 +267,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     symbols = _LazySymbols(reader.names, lambda: dim_params(model))
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
     engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
-    engine.subgraphs = SubgraphInference(engine, reader)
-    engine.call_function = FunctionCalls(engine)
+    subgraphs = SubgraphInference(engine, reader)
+    engine.subgraphs = subgraphs.graphs
+    engine.call_function = FunctionCalls(engine).call
     engine.input_symbols = frozenset(_symbol_names(input_types))
     engine.loose_symbols = _loose_symbols(value_info_types, engine.input_symbols, output_types)
     nodes = graph.node
@@ -291,7 +292,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         if write_back:
             _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                         merge_new)
-            write_subgraphs(graph, engine.subgraphs.records)
+            subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.
     engine.subgraphs = engine.call_function = None

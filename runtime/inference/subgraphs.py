@@ -8,15 +8,16 @@ inside a subgraph are reported against the node that owns it.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
 from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
-from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, stack_room
+from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, TOO_DEEP_FOR_STACK, out_of_stack, short_chain
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
+from opspec.runtime.inference.subgraph_reuse import GraphResults, Reusable
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
 from opspec.runtime.inference.write_back import SubgraphRecord
+from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
 
 
@@ -43,10 +44,32 @@ class Scope(dict[str, Any]):
 
 
 _ABSENT = object()
+#: A graph's scope copies the values around it when they number at most this many per node
+#: of the graph: a copied value costs less than the slower lookups of a :class:`Scope`.
+COPY_PER_NODE = 8
+
+
+def inner_scope(outer: Any, node_count: int) -> dict[str, Any]:
+    """A scope for a graph of ``node_count`` nodes inside ``outer``: a plain dict holding the
+    values around it when they are few (each lookup then runs at dict speed), else a
+    :class:`Scope` that reads through to them."""
+    levels, size, scope = [], 0, outer
+    while type(scope) is Scope:
+        levels.append(scope)
+        size += dict.__len__(scope)
+        scope = scope.outer
+    levels.append(scope)
+    size += len(scope)
+    if size > COPY_PER_NODE * node_count:
+        return Scope(outer)
+    flat: dict[str, Any] = {}
+    for level in reversed(levels):  # the innermost graph's values last: they shadow the others
+        flat.update(level)
+    return flat
 
 
 class SubgraphInference:
-    """The walk's subgraph hook (``Walker.subgraphs``) for one model."""
+    """Infers the graphs nested in one model's nodes (the walk's hook is :meth:`graphs`)."""
 
     def __init__(self, engine: Any, reader: DimReader | None = None) -> None:
         self.engine = engine
@@ -56,34 +79,55 @@ class SubgraphInference:
         self.records: dict[int, SubgraphRecord] = {}
         #: Nesting depth, bounded so that a hostile model cannot recurse without end.
         self.depth = 0
+        #: Per graph inferred (by id): its clean results, for reuse (see :mod:`.subgraph_reuse`).
+        self.reuse: dict[int, GraphResults] = {}
+        #: The graphs that are part of the model (not of a function body), by id, as first inferred.
+        self.in_model: dict[int, None] = {}
+        #: The error lists of the graphs being walked, by id: whether each graph is part of the model.
+        self._walking: dict[int, bool] = {}
+        #: Per list of errors (by id, with the list): the problems reported to it from graphs.
+        self._reported: dict[int, tuple[list[Any], set[tuple[int, str]]]] = {}
 
-    def __call__(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
-                 strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
+    def graphs(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
+               strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
+        """The walk's hook (``Walker.subgraphs``): ``node``'s graphs inferred with their declared
+        input types, and a function that infers one again with other input types. One level
+        of nesting costs four Python frames here (eight when a rule infers a graph again)."""
         graphs = {a.name: a for a in node.attribute if a.type in GRAPH_KINDS}
         if not graphs:
             return None, None
+        owner = (index, node, errors, strict)
 
         def infer(name: str, input_types: tuple[Any, ...] | None = None) -> Any:
             attribute = graphs.get(name)
             if attribute is None:
                 return None
             if attribute.type == AttrType.GRAPH:
-                return self._infer(attribute.g, input_types, types, datas, opsets, (index, node, errors, strict))
-            return tuple(self._infer(g, input_types, types, datas, opsets, (index, node, errors, strict))
-                         for g in attribute.graphs)
+                return self._infer(attribute.g, input_types, types, datas, opsets, owner)
+            return tuple([self._infer(g, input_types, types, datas, opsets, owner) for g in attribute.graphs])
 
-        return {name: infer(name) for name in graphs}, infer
+        inferred: dict[str, Any] = {}
+        for name, attribute in graphs.items():
+            if attribute.type == AttrType.GRAPH:
+                inferred[name] = self._infer(attribute.g, None, types, datas, opsets, owner)
+            else:
+                inferred[name] = tuple([self._infer(g, None, types, datas, opsets, owner) for g in attribute.graphs])
+        return inferred, infer
 
     def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
                opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
         index, node, errors, strict = owner
-        if self.depth >= MAX_SUBGRAPH_DEPTH:
-            self.engine.fail(errors, index, node, f"subgraphs nested deeper than {MAX_SUBGRAPH_DEPTH}", strict)
+        if self.depth >= MAX_SUBGRAPH_DEPTH or out_of_stack():
+            bound = f"deeper than {MAX_SUBGRAPH_DEPTH}" if self.depth >= MAX_SUBGRAPH_DEPTH else TOO_DEEP_FOR_STACK
+            self.engine.fail(errors, index, node, f"subgraphs nested {bound}", strict)
             return Subgraph(graph.name, (None,) * len(graph.input), (None,) * len(graph.output))
+        if errors is self.engine.errors or self._walking.get(id(errors), False):
+            self.in_model[id(graph)] = None
         reader = self.reader
-        types = Scope(outer_types)
+        types = inner_scope(outer_types, len(graph.node))
+        copied = list(types) if type(types) is dict else []  # the values around it, copied in
         # The enclosing graphs wait while this one is inferred: with no data there, none can appear.
-        datas: dict[str, Any] = Scope(outer_datas) if outer_datas else {}
+        datas = inner_scope(outer_datas, len(graph.node)) if outer_datas else {}
         declared: dict[str, Any] = {}
         inputs = []
         for position, value_info in enumerate(graph.input):
@@ -97,6 +141,19 @@ class SubgraphInference:
             inputs.append(value)
             # An input shadows an outer value of the same name, known or not.
             types[value_info.name] = value
+        results = self.reuse.get(id(graph))
+        key = None
+        if results is None or results.graph is not graph:
+            results = self.reuse[id(graph)] = GraphResults(graph)
+        else:  # inferred before: perhaps with the same inputs, in the same scope
+            key = results.key(inputs, outer_types, outer_datas)
+            found = results.results.get(key) if key is not None else None
+            if found is not None:
+                self.records[id(graph)] = found.record
+                for message in found.messages:
+                    self._report(errors, index, node, message, strict)
+                return found.result
+        errors_before, symbols_before = len(errors), self.engine.symbols.issued
         for tensor in graph.initializer:
             if tensor.name not in types:  # an input of the same name, or an outer value, comes first
                 types[tensor.name] = TensorType(tensor.data_type, tuple(tensor.dims))
@@ -112,19 +169,51 @@ class SubgraphInference:
         producers: dict[str, int] = {}
         value_info_types = dict(declared)
         self.depth += 1
+        self._walking[id(inner)] = id(graph) in self.in_model
         try:
-            with stack_room() if self.depth == 1 else nullcontext():
-                self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
+            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
         finally:
             self.depth -= 1
+            del self._walking[id(inner)]
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
         for error in inner:
-            self.engine.fail(errors, index, node, f"{where}: {error}", strict)
-        self.records[id(graph)] = SubgraphRecord(graph, dict(types), producers, value_info_types,
-                                                 {v.name: t for v, t in zip(graph.output, outputs_declared)})
+            message = f"{where}: {error}"
+            self._report(errors, index, node, short_chain(message) if self.depth == 0 else message, strict)
+        own = dict(types)
+        if copied:  # the graph's own values only, as a Scope holds them
+            defined = {v.name for v in graph.input}.union(producers)  # an initializer gives way to a value around
+            for name in copied:
+                if name not in defined:
+                    del own[name]
+        record = self.records[id(graph)] = SubgraphRecord(
+            graph, own, producers, value_info_types,
+            {v.name: t for v, t in zip(graph.output, outputs_declared)})
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))
-        return Subgraph(graph.name, tuple(inputs), outputs)
+        result = Subgraph(graph.name, tuple(inputs), outputs)
+        if key is not None and self.engine.symbols.issued == symbols_before:
+            results.keep(key, Reusable(result, record, [error.message for error in errors[errors_before:]]))
+        return result
+
+    def write_back(self) -> None:
+        """Write what the last inference of each graph of the model found into it (graphs of
+        function bodies are left as written)."""
+        encoder = TypeEncoder()
+        records = self.records
+        for key in self.in_model:
+            record = records.get(key)
+            if record is not None:
+                record.write(encoder)
+
+    def _report(self, errors: list[Any], index: int, node: Any, message: str, strict: bool) -> None:
+        """Report a problem found in a graph of ``node``, once per list of errors: a rule may
+        infer a graph several times for one use of its node."""
+        seen = self._reported.get(id(errors))
+        if seen is None or seen[0] is not errors:
+            seen = self._reported[id(errors)] = (errors, set())
+        if (index, message) not in seen[1]:
+            seen[1].add((index, message))
+            self.engine.fail(errors, index, node, message, strict)
 
     def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple[Any, ...]) -> Any:
         """A subgraph output's type for the owner's rule: what inference found, refined by the

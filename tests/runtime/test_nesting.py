@@ -1,18 +1,22 @@
 """Deep nesting gets one short, located answer: chains of model-local function calls
 longer than onnx accepts are refused at their first call, never with Python's recursion
-limit; chains onnx infers are inferred alike."""
+limit (which inference leaves alone); chains onnx infers are inferred alike, with the
+default recursion limit and in a thread with a small stack."""
 from __future__ import annotations
 
 import subprocess
 import sys
 import threading
+from typing import Any
 
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
 import opspec
+from opspec.runtime.inference import functions, nesting, subgraphs
 from opspec.runtime.inference.nesting import MAX_CALL_DEPTH, short_chain
+from test_subgraph_reuse import nested_loops
 
 OPSETS = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
 
@@ -65,14 +69,77 @@ def test_an_error_deep_in_a_chain_is_reported_with_a_short_path():
     assert len(message) < 600 and "(243 more calls)" in message and "F249" in message, message
 
 
-def test_a_deep_chain_in_a_thread_and_the_recursion_limit_after():
-    limit = sys.getrecursionlimit()
+def _in_thread(work, stack_size: int = 0):
+    """``work()``'s result, run in a new thread with ``stack_size`` bytes of stack (0: the default)."""
     outcome = []
-    thread = threading.Thread(target=lambda: outcome.append(opspec.infer(_chain(MAX_CALL_DEPTH))))
-    thread.start()
-    thread.join()
-    assert outcome and not outcome[0].errors and _dims(outcome[0].model) == [2, 3]
+    before = threading.stack_size(stack_size)
+    try:
+        thread = threading.Thread(target=lambda: outcome.append(work()))
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(before)
+    assert outcome, "the thread failed"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("stack_size", [0, 256 * 1024])
+def test_the_deepest_nesting_allowed_fits_the_default_recursion_limit_and_a_small_stack(monkeypatch, stack_size):
+    limit = sys.getrecursionlimit()
+    monkeypatch.setattr(sys, "setrecursionlimit", None)  # inference must not touch the limit
+    chain = _in_thread(lambda: opspec.infer(_chain(MAX_CALL_DEPTH)), stack_size)
+    assert not chain.errors and _dims(chain.model) == [2, 3]
+    loops = _in_thread(lambda: opspec.infer(nested_loops(30, None)), stack_size)
+    assert not loops.errors and _dims(loops.model) == [2, 3]
     assert sys.getrecursionlimit() == limit
+
+
+def _stack_depth() -> int:
+    """How many frames are on the stack."""
+    frame: Any = sys._getframe()
+    count = 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
+def _frames_per_level(model: onnx.ModelProto) -> set[int]:
+    """How many frames deeper each level of nesting in ``model`` goes than the one before."""
+    depths: list[int] = []
+    check = nesting.out_of_stack
+
+    def measured() -> bool:
+        depths.append(_stack_depth())
+        return check()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(functions, "out_of_stack", measured)
+        patch.setattr(subgraphs, "out_of_stack", measured)
+        assert not opspec.infer(model).errors
+    return {after - before for before, after in zip(depths, depths[1:]) if after > before}
+
+
+def test_each_level_of_nesting_costs_a_few_frames():
+    assert _frames_per_level(_chain(20)) == {3}
+    assert max(_frames_per_level(nested_loops(12, None))) <= 10
+
+
+def _deep_in_the_stack(work, room: int):
+    """``work()``'s result, called with only ``room`` frames left below the recursion limit."""
+    def descend(depth: int):
+        return descend(depth - 1) if depth > 0 else work()
+    return descend(sys.getrecursionlimit() - _stack_depth() - room)
+
+
+def test_a_caller_deep_in_its_own_stack_gets_the_same_short_answer():
+    chain = _deep_in_the_stack(lambda: opspec.infer(_chain(200)), 400)
+    assert len(chain.errors) == 1, chain.errors
+    message = str(chain.errors[0])
+    assert message.startswith("node #0 (F0, domain 'local'): function calls nested too deeply for Python's stack")
+    assert len(message) < 300
+    loops = _deep_in_the_stack(lambda: opspec.infer(nested_loops(30, None)), 200)
+    assert loops.errors and all("subgraphs nested too deeply for Python's stack" in str(e) for e in loops.errors)
+    assert all(len(str(error)) < 1000 and "Recursion" not in str(error) for error in loops.errors)
 
 
 def test_the_command_line_answers_a_1000_deep_chain_briefly(tmp_path):
