@@ -3,8 +3,9 @@
 Internally an expression is a canonical polynomial: a sorted tuple of ``(monomial, coefficient)``
 terms with non-zero ``int`` coefficients, where a monomial is a sorted tuple of *atoms*.  An atom
 is either a symbol name (``str``) or a ``_Func`` node: floor division by a positive constant,
-``min`` or ``max``.  Every operation normalises its result, so equal expressions compare equal, and
-anything that reduces to a constant comes back as a plain ``int``: a ``Sym`` is never constant.
+``min`` or ``max``.  Every operation normalises its result, and anything that reduces to a
+constant comes back as a plain ``int``: a ``Sym`` is never constant.  Results are interned (see
+:mod:`.intern`): equal expressions are one object, so ``==`` and ``hash`` are identity's, in C.
 
 ``str(sym)`` is the text written into an ONNX ``dim_param``; ``parse_dim`` (in :mod:`.parse`) reads it back
 (exactly, for expressions over identifier names; an opaque name such as ``batch size`` is
