@@ -164,7 +164,6 @@ def _dense_data(sparse: Any, shape: tuple[int, ...]) -> Data | None:
     return Data(shape, tuple(dense))
 
 
-
 class InputDataOnDemand(Sequence[Any]):
     """A node's input data (:class:`Data` or None per input), looked up in ``datas`` by name
     only when first asked for; ``read`` says whether it was."""

@@ -44,8 +44,7 @@ class OpEntry:
     """What the walk needs to run one ``(domain, op_type)`` under one set of opset imports."""
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
-                 "memo", "has_graphs",
-                 "attributes_unread", "data_unread")
+                 "memo", "has_graphs", "attributes_unread", "data_unread")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",

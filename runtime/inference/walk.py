@@ -209,9 +209,9 @@ class Walker:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
         the outputs and their data. A clean result is remembered under ``key`` for reuse.
 
-        ``attributes`` None: the op declares none and they are read only if the rule asks;
-        if it does, they are read for every later node of the op (a result that depends on
-        them is not remembered under a key without them)."""
+        ``attributes`` None: the op declares none and they are read only if the rule asks; input
+        data is looked up only if the rule asks while the op's ``data_unread`` holds. If it asks,
+        they are read with every later node of the op, and the result is keyed on them too."""
         schema = entry.schema
         given: Mapping[str, Any]
         on_demand = None
