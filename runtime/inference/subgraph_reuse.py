@@ -83,11 +83,12 @@ def outer_names(graph: Any) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Reusable:
-    """One inference of a graph: its result, its record for the write-back and the messages
-    of the problems it reported against the graph's node."""
+    """One inference of a graph: its result, the records for the write-back it left (its
+    own and those of the graphs nested in it, by graph id, in order) and the messages of the
+    problems it reported against the graph's node."""
 
     result: Any
-    record: Any
+    records: tuple[tuple[int, Any], ...]
     messages: list[str]
 
 
