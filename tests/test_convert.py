@@ -348,3 +348,35 @@ def test_model_local_functions_are_inlined_and_converted():
     assert not converted.functions
     assert [a.f for n in converted.graph.node if n.op_type == "LeakyRelu" for a in n.attribute] == \
         pytest.approx([0.5, 0.1])
+
+
+def test_calls_in_deeply_nested_graphs_are_inlined():
+    """A call in a branch nested 25 Ifs deep is inlined as one at the top is (the nested
+    graphs are visited with an explicit stack, innermost first)."""
+    function = helper.make_function("pkg.local", "Twice", ["X"], ["Y"], [helper.make_node("Add", ["X", "X"], ["Y"])],
+                                    opset_imports=[helper.make_opsetid("", 17)])
+    inner = helper.make_graph([helper.make_node("Twice", ["x"], ["y0"], domain="pkg.local")], "b0", [],
+                              [helper.make_tensor_value_info("y0", F, [2])])
+    for level in range(1, 25):
+        other = helper.make_graph([helper.make_node("Identity", ["x"], [f"z{level}"])], f"e{level}", [],
+                                  [helper.make_tensor_value_info(f"z{level}", F, [2])])
+        inner = helper.make_graph([helper.make_node("If", ["c"], [f"y{level}"], then_branch=inner,
+                                                    else_branch=other)], f"b{level}", [],
+                                  [helper.make_tensor_value_info(f"y{level}", F, [2])])
+    graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=inner, else_branch=inner)], "g",
+                              [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                               helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("pkg.local", 1)],
+                              functions=[function])
+    model.ir_version = 8
+    converted = opspec.convert_version(model, 18)
+    assert not converted.functions
+    op_types: list[str] = []
+    pending = [converted.graph]
+    while pending:
+        current = pending.pop()
+        for node in current.node:
+            op_types.append(node.op_type)
+            pending += [a.g for a in node.attribute if a.HasField("g")]
+    assert "Twice" not in op_types and op_types.count("Add") == 2

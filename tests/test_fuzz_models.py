@@ -196,3 +196,67 @@ def test_fuzzed_function_chains_get_short_answers():
         assert len(result.errors) <= 1, length
         for error in result.errors:
             assert len(str(error)) < 1000 and "Recursion" not in str(error), str(error)[:300]
+
+
+def _nested_model(rng: random.Random, depth: int):
+    """Loops and Ifs nested ``depth`` deep around one step: a Relu, a mismatched MatMul or a
+    call of a chain of model-local functions; the bodies declare their carried value as the
+    outer graph gives it, with a symbol, or not at all."""
+    from onnx import TensorProto, helper
+
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    declared = rng.choice([(2, 3), ("N", 3), None])
+    innermost = rng.choice(["Relu", "MatMul", "F0"])
+    chain = rng.choice([1, 5, 257, 258])
+    functions = [helper.make_function("local", f"F{i}", ["x"], ["y"], [
+        helper.make_node(f"F{i + 1}", ["x"], ["y"], domain="local") if i < chain - 1
+        else helper.make_node("Relu", ["x"], ["y"])], opsets) for i in range(chain)] if innermost == "F0" else []
+    inner = None
+    graphs = 0  # graphs nested so far: protobuf reads about 30 at most
+    for level in range(depth):
+        x, y = f"x{level}", f"y{level}"
+        if inner is None:
+            step = helper.make_node(innermost, [x, x] if innermost == "MatMul" else [x], [y],
+                                    domain="local" if innermost == "F0" else "")
+        elif rng.random() < 0.5 or graphs > 26:
+            step = helper.make_node("Loop", ["M", "", x], [y], body=inner)
+        else:  # an If whose branches read the carried value from around: one loops on, one passes it
+            looping = helper.make_graph([helper.make_node("Loop", ["M", "", x], [f"{y}_t"], body=inner)], "then",
+                                        [], [helper.make_tensor_value_info(f"{y}_t", TensorProto.FLOAT, None)])
+            passing = helper.make_graph([helper.make_node("Identity", [x], [f"{y}_e"])], "else", [],
+                                        [helper.make_tensor_value_info(f"{y}_e", TensorProto.FLOAT, None)])
+            step = helper.make_node("If", ["c"], [y], then_branch=looping, else_branch=passing)
+            graphs += 1
+        inner = helper.make_graph(
+            [step, helper.make_node("Identity", ["c"], [f"c{level}"])], f"body{level}",
+            [helper.make_tensor_value_info(f"i{level}", TensorProto.INT64, []),
+             helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+             helper.make_tensor_value_info(x, TensorProto.FLOAT, declared)],
+            [helper.make_tensor_value_info(f"c{level}", TensorProto.BOOL, []),
+             helper.make_tensor_value_info(y, TensorProto.FLOAT, None)])
+        graphs += 1
+    graph = helper.make_graph([helper.make_node("Loop", ["M", "", "x"], ["y"], body=inner)], "g",
+                              [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                               helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=opsets, functions=functions)
+
+
+def test_fuzzed_nesting_gets_short_answers_and_reuse_changes_none(monkeypatch):
+    """Deep nesting of Loops and Ifs (graphs inferred again and again) with problems or call
+    chains inside: a few short errors, the same answer with and without reusing results."""
+    from opspec.runtime.inference import subgraph_reuse
+
+    rng = random.Random(7)
+    for _ in range(16):
+        depth = rng.choice([1, 2, 4, 6, 12, 20])
+        model = _nested_model(rng, depth)
+        result = opspec.infer(model)
+        assert len(result.errors) <= 4, (depth, result.errors)  # a path that runs out of stack is one
+        assert all(len(str(e)) < 1000 and "Recursion" not in str(e) for e in result.errors), result.errors[:1]
+        if depth <= 6:
+            with monkeypatch.context() as patch:
+                patch.setattr(subgraph_reuse, "RESULTS_PER_GRAPH", 0)
+                every_time = opspec.infer(model)
+            assert result.model.SerializeToString() == every_time.model.SerializeToString()
+            assert {str(e) for e in result.errors} == {str(e) for e in every_time.errors}

@@ -14,19 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from opspec.runtime.ir.codes import AttrType
+from opspec.runtime.inference.graph_checks import subgraphs
 
 #: How many distinct results each graph keeps.
 RESULTS_PER_GRAPH = 64
-
-
-def _nested(node: Any) -> Iterable[Any]:
-    """The graphs held by ``node``'s attributes."""
-    for attribute in node.attribute:
-        if attribute.type == AttrType.GRAPH:
-            yield attribute.g
-        elif attribute.type == AttrType.GRAPHS:
-            yield from attribute.graphs
 
 
 def _own_inputs(graph: Any) -> set[str]:
@@ -50,7 +41,7 @@ def _read_anywhere(graphs: Iterable[Any]) -> set[str]:
         for node in graph.node:
             read.update(name for name in node.input if name not in own)
             produced.update(node.output)
-            pending.extend(_nested(node))
+            pending.extend(subgraphs(node))
         read.update(name for value_info in graph.output
                     if (name := value_info.name) not in own and name not in produced)
     return read
@@ -70,7 +61,7 @@ def outer_names(graph: Any) -> tuple[str, ...]:
             if name not in defined:
                 outer[name] = None
         if node.attribute:
-            for name in sorted(_read_anywhere(_nested(node))):
+            for name in sorted(_read_anywhere(subgraphs(node))):
                 if name not in defined:
                     outer[name] = None
         defined.update(node.output)
@@ -83,11 +74,12 @@ def outer_names(graph: Any) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Reusable:
-    """One inference of a graph: its result, its record for the write-back and the messages
-    of the problems it reported against the graph's node."""
+    """One inference of a graph: its result, the records for the write-back it left (its
+    own and those of the graphs nested in it, by graph id, in order) and the messages of the
+    problems it reported against the graph's node."""
 
     result: Any
-    record: Any
+    records: tuple[tuple[int, Any], ...]
     messages: list[str]
 
 

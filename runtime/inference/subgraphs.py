@@ -81,6 +81,9 @@ class SubgraphInference:
         self.depth = 0
         #: Per graph inferred (by id): its clean results, for reuse (see :mod:`.subgraph_reuse`).
         self.reuse: dict[int, GraphResults] = {}
+        #: Every record made or handed out again, in order, while a graph of the main walk is
+        #: inferred: a result kept for reuse carries the records its inference left.
+        self._log: list[tuple[int, SubgraphRecord]] = []
         #: The graphs that are part of the model (not of a function body), by id, as first inferred.
         self.in_model: dict[int, None] = {}
         #: The error lists of the graphs being walked, by id: whether each graph is part of the model.
@@ -149,11 +152,14 @@ class SubgraphInference:
             key = results.key(inputs, outer_types, outer_datas)
             found = results.results.get(key) if key is not None else None
             if found is not None:
-                self.records[id(graph)] = found.record
+                for graph_id, record in found.records:  # as inferring it again would leave them
+                    self.records[graph_id] = record
+                if self.depth:  # an enclosing inference keeps them with its own result
+                    self._log += found.records
                 for message in found.messages:
                     self._report(errors, index, node, message, strict)
                 return found.result
-        errors_before, symbols_before = len(errors), self.engine.symbols.issued
+        log_before, symbols_before = len(self._log), self.engine.symbols.issued
         for tensor in graph.initializer:
             if tensor.name not in types:  # an input of the same name, or an outer value, comes first
                 types[tensor.name] = TensorType(tensor.data_type, tuple(tensor.dims))
@@ -176,9 +182,12 @@ class SubgraphInference:
             self.depth -= 1
             del self._walking[id(inner)]
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
-        for error in inner:
-            message = f"{where}: {error}"
-            self._report(errors, index, node, short_chain(message) if self.depth == 0 else message, strict)
+        messages = [f"{where}: {error}" for error in inner]
+        if self.depth == 0:
+            messages = [short_chain(message) for message in messages]
+        for message in messages:
+            self._report(errors, index, node, message, strict)
+        errors_before = len(errors)
         own = dict(types)
         if copied:  # the graph's own values only, as a Scope holds them
             defined = {v.name for v in graph.input}.union(producers)  # an initializer gives way to a value around
@@ -188,11 +197,16 @@ class SubgraphInference:
         record = self.records[id(graph)] = SubgraphRecord(
             graph, own, producers, value_info_types,
             {v.name: t for v, t in zip(graph.output, outputs_declared)})
+        self._log.append((id(graph), record))
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))
         result = Subgraph(graph.name, tuple(inputs), outputs)
         if key is not None and self.engine.symbols.issued == symbols_before:
-            results.keep(key, Reusable(result, record, [error.message for error in errors[errors_before:]]))
+            messages += [error.message for error in errors[errors_before:]]  # the outputs' conflicts
+            left = dict(self._log[log_before:])  # the last record of each graph is what counts
+            results.keep(key, Reusable(result, tuple(left.items()), messages))
+        if self.depth == 0:  # no enclosing inference to be kept with what this one left
+            self._log.clear()
         return result
 
     def write_back(self) -> None:
