@@ -12,7 +12,6 @@ from typing import Any, Iterable, Mapping
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
 from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
-from opspec.runtime.ir.codes import AttrType
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
@@ -70,25 +69,3 @@ class SubgraphRecord:
                     types[name] = declared  # reported during inference; the declaration stays
         given = [name for name in types if name not in self.producers]
         write_graph(self.graph, types, self.producers, given, self.value_info_types, self.output_types, encoder)
-
-
-def write_subgraphs(graph: Any, records: Mapping[int, SubgraphRecord]) -> None:
-    """Write every inferred graph nested in ``graph``'s nodes (at any depth) into the model."""
-    if not records:
-        return
-    encoder = TypeEncoder()
-    pending = [graph]
-    while pending:
-        for node in pending.pop().node:
-            for attribute in node.attribute:
-                if attribute.type == AttrType.GRAPH:
-                    nested: Iterable[Any] = (attribute.g,)
-                elif attribute.type == AttrType.GRAPHS:
-                    nested = attribute.graphs
-                else:
-                    continue
-                for subgraph in nested:
-                    record = records.get(id(subgraph))
-                    if record is not None and record.graph is subgraph:
-                        record.write(encoder)
-                        pending.append(subgraph)
