@@ -275,24 +275,23 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     nodes = graph.node
     outcome.node_count = len(nodes)
     entries: dict[tuple[str, str], Any] = {}  # per (domain, op_type): how the walk infers it
-    with _collector_paused():
-        try:
-            # Producers are recorded for the report only: the write-back follows ``types``.
-            engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if report else None,
-                       engine.errors, strict_mode)
-            _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
-        finally:
-            outcome.errors = engine.errors
-            outcome.unknown = engine.unknown
-            outcome.unknown_nodes = engine.unknown_nodes
-            outcome.implied = engine.implied
-            outcome.op_types = list(entries)
-        if report:
-            outcome.nodes = nodes
-        if write_back:
-            _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
-                        merge_new)
-            subgraphs.write_back()
+    try:
+        # Producers are recorded for the report only: the write-back follows ``types``.
+        engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if report else None,
+                   engine.errors, strict_mode)
+        _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
+    finally:
+        outcome.errors = engine.errors
+        outcome.unknown = engine.unknown
+        outcome.unknown_nodes = engine.unknown_nodes
+        outcome.implied = engine.implied
+        outcome.op_types = list(entries)
+    if report:
+        outcome.nodes = nodes
+    if write_back:
+        _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
+                    merge_new)
+        subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.
     engine.subgraphs = engine.call_function = None

@@ -39,11 +39,7 @@ class InternTable(Generic[Value]):
     def add(self, key: Hashable, value: Value) -> Value:
         """``value`` as the value of ``key``, unless another live one got there first: that one."""
         with self._lock:
-            ref = self.refs.get(key)
-            found = None if ref is None else ref()
-            if found is not None:
-                return found
-            self.refs[key] = weakref.ref(value)
+            value = self._add_locked(key, value)
             if len(self.refs) > self._sweep_at:
                 self._sweep()
         return value
