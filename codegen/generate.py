@@ -39,15 +39,26 @@ class OutputError(Exception):
         self.problems = problems
 
 
-def _inside(out: Path, relative: str, root: Path | None = None) -> Path:
+def _inside(out: Path, relative: str, root: Path | None = None, folders: dict[Path, Path] | None = None) -> Path:
     """``out / relative``, refused unless it stays inside ``out`` (also through symlinks);
-    ``root`` is ``out`` resolved, when the caller has it already."""
+    ``root`` is ``out`` resolved, when the caller has it already, and ``folders`` the folders
+    resolved so far (each is resolved once: a file that is no link resolves to its folder's place)."""
     target = out / relative
     root = root or out.resolve()
     parts = Path(relative).parts
-    if Path(relative).is_absolute() or ".." in parts or not target.resolve().is_relative_to(root):
+    if Path(relative).is_absolute() or ".." in parts or not _resolved(target, folders).is_relative_to(root):
         raise OutputError([f"{target}: refusing to write outside the output folder {out}"])
     return target
+
+
+def _resolved(target: Path, folders: dict[Path, Path] | None) -> Path:
+    """``target.resolve()``, with its folder's resolution taken from (and added to) ``folders``."""
+    if folders is None or os.path.islink(target):
+        return target.resolve()
+    folder = folders.get(target.parent)
+    if folder is None:
+        folder = folders[target.parent] = target.parent.resolve()
+    return folder / target.name
 
 
 #: Marks of files a run may replace: ours, and the protobuf compiler's (the IR module).
@@ -192,7 +203,8 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     result = Result(built.domains, files, 0.0, layers=built.layers)
     extra = [path for path in _owned(out) if path not in files]
     root = out.resolve()
-    targets = {path: _inside(out, path, root) for path in files}
+    folders: dict[Path, Path] = {}
+    targets = {path: _inside(out, path, root, folders) for path in files}
     changed = [path for path, target in sorted(targets.items())
                if not (target.is_file() and target.read_bytes() == files[path])]
     foreign = [f"{targets[path]}: refusing to replace a file that `opspec generate` did not write "

@@ -170,10 +170,14 @@ def test_output_paths_stay_inside_the_output_folder(tmp_path):
     out = tmp_path / "out"
     (out / "docs").mkdir(parents=True)
     (out / "docs" / "away").symlink_to(tmp_path)
-    for relative in ("../x.py", "/etc/x.py", "docs/../../x.md", "docs/away/x.md"):
+    (out / "docs" / "link.md").symlink_to(tmp_path / "x.md")
+    folders: dict = {}  # folders resolved once for many files: the same answers
+    for relative in ("../x.py", "/etc/x.py", "docs/../../x.md", "docs/away/x.md", "docs/link.md"):
         with pytest.raises(OutputError):
             _inside(out, relative)
-    assert _inside(out, "docs/x.md") == out / "docs/x.md"
+        with pytest.raises(OutputError):
+            _inside(out, relative, None, folders)
+    assert _inside(out, "docs/x.md") == _inside(out, "docs/x.md", None, folders) == out / "docs/x.md"
 
 
 def test_a_users_tree_never_writes_into_the_builtin_registry(tmp_path, capsys):
