@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,12 +149,8 @@ def _module_constants(module: ast.Module, folder: Path, depth: int) -> dict[str,
     names: dict[str, Any] = {}
     for statement in module.body:
         if isinstance(statement, ast.ImportFrom) and statement.module and depth > 0:
-            sibling = folder / f"{statement.module.rsplit('.', 1)[-1]}.py"
-            if sibling.is_file() and not sibling.is_symlink() and sibling.stat().st_size <= _MAX_SOURCE:
-                try:
-                    theirs = _module_constants(ast.parse(sibling.read_text(encoding="utf-8")), folder, depth - 1)
-                except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-                    continue
+            theirs = _sibling_constants(folder / f"{statement.module.rsplit('.', 1)[-1]}.py", depth - 1)
+            if theirs is not None:
                 for alias in statement.names:
                     if alias.name in theirs:
                         names[alias.asname or alias.name] = theirs[alias.name]
@@ -164,6 +161,29 @@ def _module_constants(module: ast.Module, folder: Path, depth: int) -> dict[str,
             except (_Unreadable, DeclarationError, TypeError):
                 pass
     return names
+
+
+#: The constants of each sibling module read, by path, modification time, size and depth: many rule
+#: modules import from the same few helpers.
+_SIBLINGS: dict[tuple[str, int, int, int], dict[str, Any] | None] = {}
+
+
+def _sibling_constants(sibling: Path, depth: int) -> dict[str, Any] | None:
+    """The constants of a sibling module (see :func:`_module_constants`), None if it cannot be read."""
+    try:
+        status = sibling.lstat()
+    except OSError:
+        return None
+    key = (str(sibling), status.st_mtime_ns, status.st_size, depth)
+    if key not in _SIBLINGS:
+        found = None
+        if stat.S_ISREG(status.st_mode) and status.st_size <= _MAX_SOURCE:
+            try:
+                found = _module_constants(ast.parse(sibling.read_text(encoding="utf-8")), sibling.parent, depth)
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+                pass
+        _SIBLINGS[key] = found
+    return _SIBLINGS[key]
 
 
 def _literal(node: ast.AST, names: dict[str, Any]) -> Any:

@@ -16,18 +16,25 @@ SCHEMA_FILES = {"op": "op.schema.json", "domain": "domain.schema.json", "types":
 
 
 @lru_cache(maxsize=None)
+def _schema(kind: str) -> dict[str, Any]:
+    """The ``kind`` schema, as JSON."""
+    found: dict[str, Any] = json.loads((SCHEMA_DIR / SCHEMA_FILES[kind]).read_text(encoding="utf-8"))
+    return found
+
+
+@lru_cache(maxsize=None)
 def _validator(kind: str) -> Any:
+    """The full validator of the ``kind`` schema (imported only for a document the quick check refuses)."""
     import jsonschema
 
-    schema = json.loads((SCHEMA_DIR / SCHEMA_FILES[kind]).read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(_schema(kind))
 
 
 @lru_cache(maxsize=None)
 def _quick_check(kind: str) -> Check | None:
     """The compiled yes/no check of the ``kind`` schema (None: only the full validator applies)."""
     try:
-        return compile_check(_validator(kind).schema)
+        return compile_check(_schema(kind))
     except UnsupportedSchema:
         return None
 
@@ -87,10 +94,10 @@ def _describe(value: Any) -> str:
 
 def schema_errors(document: Map, kind: str) -> Iterator[tuple[Location, str]]:
     """Yield (location, message) for every way ``document`` breaks the ``kind`` schema."""
-    validator = _validator(kind)
     plain = _plain(document)
     quick = _quick_check(kind)
     if quick is None or not quick(plain):
+        validator = _validator(kind)
         for error in validator.iter_errors(plain):
             yield from _explain(error, document, validator.schema)
     yield from name_errors(document, kind)

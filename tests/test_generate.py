@@ -183,3 +183,16 @@ def test_a_damaged_or_unwritable_template_cache_only_costs_a_compilation(tmp_pat
     for entry in tmp_path.iterdir():
         entry.unlink()
     assert render._environment().get_template("changelog.md.j2")
+
+
+def test_a_valid_tree_compiles_without_the_full_schema_validator():
+    script = """
+import sys
+from opspec.codegen.compiler import compile_tree
+from opspec.codegen.generate import DEFAULT_OPDEFS
+compile_tree(DEFAULT_OPDEFS, warn=lambda warning: None)
+assert "jsonschema" not in sys.modules  # every file passes the compiled check: the full validator is not needed
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
+    assert result.stdout.strip() == "ok", result.stderr
