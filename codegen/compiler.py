@@ -114,6 +114,8 @@ class _FileResult(NamedTuple):
     op: CompiledOp | None
     read_errors: list[Diagnostic]
     resolve_errors: list[Diagnostic]
+    #: The op's warnings (see :func:`placeholder_warnings`), found where it was resolved.
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def compile_trees(roots: Sequence[Path]) -> list[Outcome]:
@@ -146,14 +148,16 @@ def _compile_file(job: tuple[_Plan, OpFile]) -> _FileResult:
         return _FileResult(None, read_errors.items, [])
     op, document = read
     read_op_extras(op, document, read_errors)
-    schemas = resolve_op(op, found.domain, plan.type_sets.reporting_to(resolve_errors), resolve_errors,
-                         plan.catalogue.rules)
-    return _FileResult(CompiledOp(op, _with_change_classes(schemas)), read_errors.items, resolve_errors.items)
+    schemas = _with_change_classes(resolve_op(op, found.domain, plan.type_sets.reporting_to(resolve_errors),
+                                              resolve_errors, plan.catalogue.rules))
+    return _FileResult(CompiledOp(op, schemas), read_errors.items, resolve_errors.items,
+                       tuple(placeholder_warnings(op, schemas)))
 
 
 def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
     diagnostics, tree = plan.diagnostics, plan.tree
     by_domain: dict[str, dict[str, CompiledOp]] = {name: {} for name in tree.domains}
+    warnings: list[Diagnostic] = []
     for result in results:
         for diagnostic in result.read_errors:
             diagnostics.error(diagnostic.location, diagnostic.message)
@@ -170,6 +174,7 @@ def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
         for diagnostic in result.resolve_errors:
             diagnostics.error(diagnostic.location, diagnostic.message)
         ops[op.name] = result.op
+        warnings += result.warnings
     _check_aliases(tree, diagnostics)
     type_sets = plan.type_sets
     named = tuple((name, type_sets.expand(name, decl.location)) for name, decl in sorted(tree.type_sets.items()))
@@ -180,17 +185,14 @@ def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
     )
     if diagnostics:
         return Outcome((), tuple(diagnostics.sorted()))
-    return Outcome(domains, warnings=_warnings(plan.root, domains))
+    return Outcome(domains, warnings=_warnings(plan.root, domains, warnings))
 
 
-def _warnings(root: Path, domains: tuple[CompiledDomain, ...]) -> tuple[Diagnostic, ...]:
-    """The tree's warnings, capped as errors are: a tree with 10^5 gaps is not 10^5 lines."""
-    warnings = []
-    for domain in domains:
-        warnings += domain_placeholder_warnings(domain.decl)
-        for op in domain.ops:
-            warnings += placeholder_warnings(op.decl, op.schemas)
-    capped = cap(sorted(warnings))
+def _warnings(root: Path, domains: tuple[CompiledDomain, ...], op_warnings: list[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """The tree's warnings (the domains', and ``op_warnings``, those of its ops), capped as errors are: a
+    tree with 10^5 gaps is not 10^5 lines."""
+    warnings = [warning for domain in domains for warning in domain_placeholder_warnings(domain.decl)]
+    capped = cap(sorted(warnings + op_warnings))
     if not capped.omitted:
         return capped.shown
     return capped.shown + (Diagnostic(Location(str(root), 1, 1), f"{capped.omitted} more warning"

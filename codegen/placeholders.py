@@ -11,12 +11,24 @@ from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.runtime.schema import OpSchema
 
 _MARKER = re.compile(r"\b(TODO|FIXME|TBD|XXX)\b|placeholder", re.IGNORECASE)
+#: The marker's words: ASCII text holding none of them (in any case) has no marker.
+_MARKER_WORDS = ("todo", "fixme", "tbd", "xxx", "placeholder")
+
+
+def _marker(text: str) -> re.Match[str] | None:
+    """The first placeholder marker in ``text`` (the search runs only where a marker word occurs;
+    text beyond ASCII is always searched, as a case-blind match may differ from ``lower()``)."""
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _MARKER_WORDS):
+            return None
+    return _MARKER.search(text)
 
 
 def _problem(text: str) -> str | None:
     if not text.strip():
         return "is empty"
-    found = _MARKER.search(text)
+    found = _marker(text)
     return f"has a placeholder ({found.group(0)})" if found else None
 
 
@@ -52,4 +64,4 @@ def domain_placeholder_warnings(domain: DomainDecl) -> list[Diagnostic]:
     """A located warning for a placeholder in a domain's summary or doc (both may be left out)."""
     return [Diagnostic(domain.location, f"domain {field} has a placeholder", "warning")
             for field, text in (("summary", domain.summary), ("doc", domain.doc))
-            if text and _MARKER.search(text)]
+            if text and _marker(text)]

@@ -129,3 +129,13 @@ def test_errors_found_in_parallel_are_those_of_a_serial_run(tmp_path, monkeypatc
         found.append([str(diagnostic) for diagnostic in raised.value.diagnostics])
     assert found[0] == found[1]
     assert len({line.split(":")[0] for line in found[0]}) >= 30  # errors of many files, from every process
+
+
+def test_the_quick_placeholder_search_finds_what_the_pattern_finds():
+    from opspec.codegen import placeholders
+
+    texts = ["", "plain text", "a TODO here", "todos", "ToDo", "fixme!", "FIXMEs", "tbd.", "xxx", "XXXL", "the Placeholder",
+             "placeholders", "fıxme", "TOD\u200bO", "\u212aelvin todo", "x" * 1000 + " tbd"]
+    for text in texts:
+        quick, full = placeholders._marker(text), placeholders._MARKER.search(text)
+        assert (quick and quick.group(0)) == (full and full.group(0)), text
