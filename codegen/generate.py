@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees
+from opspec.codegen.parallel import collector_paused
 from opspec.codegen.diagnostics import CompileError, Diagnostic
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
@@ -195,6 +196,11 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
     Raises :class:`OutputError`, before writing anything, when a file would land outside
     ``out`` or would replace a file that generation did not write (unless ``force``).
     """
+    with collector_paused():
+        return _generate(opdefs, out, check, with_protos, force)
+
+
+def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, force: bool) -> Result:
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
     ready = runtime_ready()
@@ -227,7 +233,7 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
             result.removed.append(path)
     result.seconds = time.perf_counter() - started
     if not ready and not check and runtime_ready():  # this run wrote the runtime: now add the examples
-        again = generate(opdefs, out, check, with_protos)
+        again = _generate(opdefs, out, check, with_protos, False)
         again.written = sorted(set(result.written) | set(again.written))
         again.removed = result.removed
         again.seconds += result.seconds

@@ -14,8 +14,9 @@ import io
 import os
 import pickle
 import sys
+from contextlib import contextmanager
 from types import MappingProxyType
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -43,10 +44,18 @@ def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_it
     count = min(workers or worker_count(), len(items) // max(min_items, 1) + 1)
     if count < 2 or not hasattr(os, "fork") or sys.platform == "win32":
         return [function(item) for item in items]
-    collecting = gc.isenabled()
-    gc.disable()  # the work makes few reference cycles; collecting them would walk every object, often
-    try:
+    with collector_paused():
         return _forked(function, items, count)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused (and restored after, as it was): the work makes many objects
+    and few reference cycles, and each of the collector's passes would walk every object."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
