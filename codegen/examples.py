@@ -17,9 +17,10 @@ from types import ModuleType
 from typing import Any, Iterator
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
-from opspec.codegen.diagnostics import CompileError, Diagnostics
+from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
 from opspec.codegen.history import format_value
 from opspec.codegen.model import ExampleDecl
+from opspec.codegen.parallel import forked_map
 from opspec.runtime.schema import AttrType, OpSchema
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
 
@@ -62,8 +63,11 @@ def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict
     if not wanted or not runtime_ready():
         return found
     with _registry_of(domains) if fresh else _nothing():
-        for domain, op in wanted:
-            found[domain.decl.name, op.decl.name] = _op_examples(domain, op, diagnostics)
+        computed = forked_map(_examples_with_problems, wanted)  # the registry is set up before any fork
+    for (domain, op), (examples, problems) in zip(wanted, computed):
+        found[domain.decl.name, op.decl.name] = examples
+        for problem in problems:
+            diagnostics.error(problem.location, problem.message)
     if diagnostics:
         raise CompileError(diagnostics.sorted())
     return found
@@ -85,6 +89,12 @@ def runtime_ready() -> bool:
     except (ImportError, SchemaError):
         return False
     return True
+
+
+def _examples_with_problems(wanted: tuple[CompiledDomain, CompiledOp]) -> tuple[list[Example], list[Diagnostic]]:
+    """An op's examples, and the problems of those that fail."""
+    problems = Diagnostics()
+    return _op_examples(*wanted, problems), problems.items
 
 
 def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostics) -> list[Example]:

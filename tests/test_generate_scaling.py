@@ -139,3 +139,16 @@ def test_the_quick_placeholder_search_finds_what_the_pattern_finds():
     for text in texts:
         quick, full = placeholders._marker(text), placeholders._MARKER.search(text)
         assert (quick and quick.group(0)) == (full and full.group(0)), text
+
+
+def test_examples_computed_in_forked_processes_are_those_of_a_serial_run(monkeypatch):
+    from functools import partial
+
+    from opspec.codegen import examples
+    from opspec.codegen.compiler import compile_tree
+
+    domains = compile_tree(REPO / "opdefs", warn=lambda warning: None)
+    serial = examples.examples_of(domains)
+    monkeypatch.setattr(examples, "forked_map", partial(parallel.forked_map, min_items=1, workers=3))
+    forked = examples.examples_of(domains)
+    assert serial and list(forked) == list(serial) and forked == serial
