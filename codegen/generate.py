@@ -14,7 +14,7 @@ from opspec.codegen.diagnostics import CompileError, Diagnostic
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
-from opspec.codegen.render import render_package
+from opspec.codegen.render import Job, package_jobs, run_jobs
 from opspec.runtime.atomic_file import write_all_atomically
 from opspec.codegen.vocabulary import builtin_domains, extension_problems, is_builtin
 
@@ -125,10 +125,10 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
             tuple(domain.decl for domain in domains), builtin_domains(), "the built-in op set", claims=False)):
         raise CompileError(problems)
     layers = {folder.name: _layer(folder, outcomes.get(folder), domains) for folder in folders}
-    files = _rendered(opdefs, domains, out, _suite(opdefs), tuple(layers))
-    for name, layer_domains in layers.items():
-        rendered = _rendered(opdefs / name, layer_domains, out / name, None, ())
-        files.update({f"{name}/{path}": text for path, text in rendered.items()})
+    jobs = _render_jobs(opdefs, domains, out, _suite(opdefs), tuple(layers))
+    for name, layer_domains in layers.items():  # the tree's files and its layers' are rendered in one pass
+        jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/")
+    files = {path: text.encode("utf-8") for path, text in run_jobs(jobs).items()}
     if with_protos:
         from opspec.codegen.protos import compile_protos
 
@@ -136,13 +136,13 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     return Built(domains, layers, files)
 
 
-def _rendered(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, suite: dict[str, str] | None,
-              layers: tuple[str, ...]) -> dict[str, bytes]:
+def _render_jobs(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, suite: dict[str, str] | None,
+                 layers: tuple[str, ...], prefix: str = "") -> list[Job]:
+    """The jobs rendering the package of ``opdefs`` into ``out`` (paths preceded by ``prefix``)."""
     folders = (opdefs, opdefs.parent) if (opdefs / LAYER_FILE).is_file() else (opdefs,)  # a layer: its base's guide
     guide = next((folder / "README.md" for folder in folders if (folder / "README.md").is_file()), None)
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
-    rendered = render_package(domains, f"{_display(opdefs)}/", link, suite, layers)
-    return {path: text.encode("utf-8") for path, text in rendered.items()}
+    return package_jobs(domains, f"{_display(opdefs)}/", link, suite, layers, prefix)
 
 
 def _layer_name_problem(folder: Path) -> CompileError | None:

@@ -189,7 +189,16 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
     (``{"test_abs": "EXACT", ...}``), when known, for the status page. The files are rendered
     by independent jobs, spread over the cores for a large tree; the result is the same.
     """
+    return run_jobs(package_jobs(domains, source, format_link, suite, layers))
+
+
+def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
+                 suite: dict[str, str] | None = None, layers: tuple[str, ...] = (), prefix: str = "") -> list[Job]:
+    """The jobs that render the files of :func:`render_package`, each path preceded by ``prefix``
+    (the jobs of several packages can run together, see :func:`run_jobs`)."""
     env = _environment()
+    for name in env.list_templates(extensions=("j2",)):  # compiled here, once, not in each forked process
+        env.get_template(name)
     catalogue = domains[0].catalogue if domains else None
     env.globals["rule_summary"] = lambda name: (catalogue.rules[name].spec.summary
                                                 if catalogue is not None and name in catalogue.rules else "")
@@ -209,11 +218,15 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
                         rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules)
                                            if path != "rules/__init__.py")))
     jobs += _docs_jobs(domains, source, env, format_link, suite, layers)
-    return _run(jobs)
+    return [partial(_prefixed, prefix, job) for job in jobs] if prefix else jobs
 
 
-def _run(jobs: list[Job]) -> dict[str, str]:
-    """Every job's files, in the jobs' order."""
+def _prefixed(prefix: str, job: Job) -> dict[str, str]:
+    return {prefix + path: text for path, text in job().items()}
+
+
+def run_jobs(jobs: list[Job]) -> dict[str, str]:
+    """Every job's files, in the jobs' order (the jobs spread over the cores)."""
     files: dict[str, str] = {}
     for found in forked_map(lambda job: job(), jobs):
         files.update(found)
@@ -248,7 +261,7 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     """The Markdown reference: an index, type sets, and per domain an op list, op pages
     (with worked examples), a changelog, a page per opset and an inference status page.
     ``layers`` names the op sets layered over this one (each has docs of its own)."""
-    return _run(_docs_jobs(domains, source, env or _environment(), format_link, suite, layers))
+    return run_jobs(_docs_jobs(domains, source, env or _environment(), format_link, suite, layers))
 
 
 class _Histories:
