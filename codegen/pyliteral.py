@@ -28,10 +28,11 @@ def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> 
     names = hoisted or _NO_NAMES
     if names and kind in _hoisted_types(names):  # hashing a deep record costs: only when it may be named
         try:
-            if value in names:
-                return names[value]
+            found = names.get(value)
         except TypeError:  # unhashable values are never hoisted
-            pass
+            found = None
+        if found is not None:
+            return found
     if kind in _REPR_TYPES:
         return repr(value)
     if _is_record(value):
@@ -75,7 +76,9 @@ def _mapping(value: Mapping[Any, Any], names: Mapping[Any, str], depth: int) -> 
     if not value:
         return "{}"
     pad = INDENT * (depth + 1)
-    lines = "".join(f"{pad}{py(k, names)}: {py(v, names, depth + 1)},\n" for k, v in value.items())
+    named_texts = str in _hoisted_types(names) if names else False
+    lines = "".join([f"{pad}{repr(k) if type(k) is str and not (named_texts and k in names) else py(k, names)}: "
+                     f"{py(v, names, depth + 1)},\n" for k, v in value.items()])
     return "{\n" + lines + INDENT * depth + "}"
 
 

@@ -113,7 +113,8 @@ def _environment() -> jinja2.Environment:
         signature=signature,
         kind=_kind,
         differentiable=_differentiable,
-        default=_default,
+        attribute_rows=_attribute_rows,
+        bullets=_bullets,
         docs_folder=docs_folder,
         badge=badge,
         anchor=version_anchor,
@@ -132,6 +133,19 @@ def _kind(param: FormalParameter) -> str:
 
 def _differentiable(param: FormalParameter) -> str:
     return {"Differentiable": "yes", "NonDifferentiable": "no"}.get(param.differentiation_category.name, "")
+
+
+def _attribute_rows(schema: OpSchema) -> str:
+    """The rows of a schema's attribute table (one call, not one template call per row: an op may
+    have very many attributes)."""
+    return "\n".join([f"| `{a.name}` | `{a.type.spelling}` | {_default(a)} | "
+                      f"{_md_cell(a.constraint.describe()) if a.constraint else ''} | {_md_cell(a.description)} |"
+                      for a in schema.attributes.values()])
+
+
+def _bullets(items: Any) -> str:
+    """A Markdown list of ``items``, one line each."""
+    return "\n".join([f"- {item}" for item in items])
 
 
 def _default(attribute: Attribute) -> str:
@@ -241,7 +255,8 @@ def _template_file(env: jinja2.Environment, path: str, template: str, **context:
 def _op_module_file(env: jinja2.Environment, path: str, op: CompiledOp) -> dict[str, str]:
     """The Python module that holds an op's schemas."""
     body, definitions, imports = module_parts(op)
-    return _template_file(env, path, "op_module.py.j2", op=op, imports=imports, definitions=definitions, body=body)
+    return _template_file(env, path, "op_module.py.j2", op=op, imports=imports, body=body,
+                          definitions="".join([f"{name} = {source}\n" for name, source in definitions]))
 
 
 def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
