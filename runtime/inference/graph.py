@@ -207,7 +207,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             types[name] = value
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
-    constants: dict[tuple[int, tuple[int, ...]], TensorType] = {}
+    #: Per element type and dims (weights share few): one type object, cheap to compare, and
+    #: whether a tensor of them is small enough to carry its data (shapes, axes, scales).
+    constants: dict[tuple[int, tuple[int, ...]], tuple[TensorType, int]] = {}
     data_limits = INITIALIZER_DATA_LIMITS
     for tensor in graph.initializer:
         name = tensor.name
@@ -223,15 +225,18 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             inlined = external.inlined(tensor, DATA_LIMIT * 8)
             tensor = tensor if inlined is None else inlined
         dims = tuple(tensor.dims[:])  # a slice first: far quicker than iterating the field
-        limit = data_limits.get(elem)
-        if limit is not None and 0 <= (count := prod(dims)) <= limit:  # only small tensors carry data
-            data = counted_tensor_data(tensor, elem, dims, count)  # shapes, axes, scales
+        key = (elem, dims)
+        known = constants.get(key)
+        if known is None:
+            limit = data_limits.get(elem)
+            count = prod(dims) if limit is not None else -1
+            carries = limit is not None and 0 <= count <= limit
+            known = constants[key] = (TensorType(elem, dims), count if carries else -1)
+        constant, count = known
+        if count >= 0:  # only small tensors carry data
+            data = counted_tensor_data(tensor, elem, dims, count)
             if data is not None:
                 datas[name] = data
-        key = (elem, dims)
-        constant = constants.get(key)
-        if constant is None:  # weights share few shapes: one type object each, cheap to compare
-            constant = constants[key] = TensorType(elem, dims)
         if is_input:
             try:
                 constant = merge_types(types.get(name), constant)
