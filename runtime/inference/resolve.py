@@ -68,9 +68,10 @@ class OpEntry:
         #: Both of the above, with memoized results: a node's result follows from its input
         #: types alone (the walk's quickest path).
         self.types_only = self.data_unread and self.attributes_unread
-        #: The last result the walk found for input types alone: ``(input types, output count,
-        #: result)``, none of the types None (runs of nodes alike compare instead of hashing).
-        self.recent: tuple[tuple[Any, ...], int, Any] | None = None
+        #: The last single-output result without data the walk found for input types alone:
+        #: ``(input types, output type)``, none of them None (runs of nodes alike compare instead
+        #: of hashing).
+        self.recent: tuple[tuple[Any, ...], Any] | None = None
 
     def reads_attributes(self) -> None:
         """A rule run looked at a node's attributes: read them with every node from now on."""

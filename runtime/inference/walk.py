@@ -142,27 +142,22 @@ class Walker:
                 inputs = (get_type(first), get_type(second))
             else:
                 inputs = tuple(map(get_type, in_names))
-            found = None
-            if quick and entry.types_only:  # keyed as below, with no data and no attributes read
-                recent = entry.recent
-                if recent is not None and recent[0] == inputs and recent[1] == len(out_names):
-                    found = recent[2]
-                else:
-                    # An omitted input and a supplied but unknown one both read None: tell them apart.
-                    omitted = tuple([not name for name in in_names]) if None in inputs else None
-                    try:
-                        found = entry.memo.get((inputs, None, (), len(out_names), omitted))  # type: ignore[union-attr]
-                    except TypeError:  # something unhashable: the general path below says what
-                        pass
-                    else:
-                        if found is not None and omitted is None:
-                            entry.recent = (inputs, len(out_names), found)
-            if found is None:
+            data: tuple[Any, ...] | None
+            attributes: dict[str, Any] | None
+            if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
+                data, attribute_protos, conforms = None, None, True
+                attributes, frozen, exact = _UNREAD
+            else:
                 # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
                 # graphs' data, which its own keys do not show: there each input is looked up.
-                data = None if entry.data_unread or not datas or data_names is not None \
-                    and data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
-                attributes: dict[str, Any] | None
+                if entry.data_unread or not datas or data_names is not None and data_names.isdisjoint(in_names):
+                    data = None
+                elif count == 1:
+                    data = (get_data(in_names[0]),)
+                elif count == 2:
+                    data = (get_data(in_names[0]), get_data(in_names[1]))
+                else:
+                    data = tuple(map(get_data, in_names))
                 if entry.attributes_unread and not check_type:  # read only if the rule looks
                     attribute_protos = None
                     attributes, frozen, exact = _UNREAD
@@ -177,23 +172,36 @@ class Walker:
                                               attributes, exact, errors, strict)
                 else:
                     conforms = True
-                # Reuse the results of an identical earlier node when there is one.
-                memo = entry.memo if reuse else None
-                key = None
-                if memo is not None and frozen is not None:
-                    omitted = tuple([not name for name in in_names]) if None in inputs else None
-                    key = (inputs, data, frozen, len(out_names), omitted)
-                    try:
-                        found = memo.get(key)
-                    except TypeError:  # something unhashable (a float NaN is fine; a message is not)
-                        key = found = None
-                if found is None:
-                    outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs,
-                                                            data, attributes, opsets, types, datas, errors, strict,
-                                                            conforms, key)
-                    store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
-                          types, datas, get_declared, producers, errors, strict)
-                    continue
+            plain_key = data is None and frozen == ()  # keyed on input types alone
+            if plain_key:
+                recent = entry.recent
+                if recent is not None and recent[0] == inputs and len(out_names) == 1:
+                    name = out_names[0]  # a run of nodes alike: stored as the common case below is
+                    if name and name not in declared:
+                        types[name] = recent[1]
+                        if producers is not None:
+                            producers[name] = index
+                        continue
+            # Reuse the results of an identical earlier node when there is one.
+            memo = entry.memo if reuse else None
+            key = found = None
+            if memo is not None and frozen is not None:
+                # An omitted input and a supplied but unknown one both read None: tell them apart.
+                omitted = tuple([not name for name in in_names]) if None in inputs else None
+                key = (inputs, data, frozen, len(out_names), omitted)
+                try:
+                    found = memo.get(key)
+                except TypeError:  # something unhashable (a float NaN is fine; a message is not)
+                    key = found = None
+                if found is not None and plain_key and omitted is None and len(out_names) == 1 \
+                        and found[0][0] is not None and found[1][0] is None:
+                    entry.recent = (inputs, found[0][0])
+            if found is None:
+                outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
+                                                        attributes, opsets, types, datas, errors, strict, conforms, key)
+                store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types,
+                      datas, get_declared, producers, errors, strict)
+                continue
             outputs, output_data = found
             if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
                 name = out_names[0]
@@ -205,8 +213,8 @@ class Walker:
                     if output_data[0] is not None and (keep_all_data or entry.constant_output):
                         datas[name] = output_data[0]
                     continue
-            store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
-                  types, datas, get_declared, producers, errors, strict)
+            store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types, datas,
+                  get_declared, producers, errors, strict)
 
     def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
                   inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any] | None,
