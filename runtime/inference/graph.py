@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from functools import wraps
+from itertools import islice
 from math import prod
 from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
@@ -280,6 +281,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     nodes = graph.node
     outcome.node_count = len(nodes)
     entries: dict[tuple[str, str], Any] = {}  # per (domain, op_type): how the walk infers it
+    seeded = len(types)  # what the graph gave: the walk adds node outputs after these
     try:
         # Producers are recorded for the report only: the write-back follows ``types``.
         engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if report else None,
@@ -294,7 +296,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if report:
         outcome.nodes = nodes
     if write_back:
-        _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
+        _write_back(graph, outcome, seeded, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                     merge_new)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
@@ -346,14 +348,15 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
                         f"output '{name}': dim {dim} does not fit in a model (dims are int64)", strict)
 
 
-def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, Any],
+def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types: dict[str, Any],
                 output_types: dict[str, Any], encoder: TypeEncoder, merge_new: bool) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
-    # ``types`` holds the graph's inputs, initializers and declared values first (which are
-    # not written), then every node output with a type in node order.
+    # ``types`` holds the graph's inputs, initializers and declared values first (``seeded`` of
+    # them, none written: a node output of one of their names keeps its place among them), then
+    # every other node output with a type, in node order.
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
-        graph, outcome.types, outcome.types, outcome.origins, value_info_types, output_types, encoder,
-        merge=merge_new)
+        graph, outcome.types, islice(outcome.types, seeded, None), outcome.origins, value_info_types,
+        output_types, encoder, merge=merge_new)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]

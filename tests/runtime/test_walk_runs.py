@@ -3,6 +3,8 @@ inferring every node gives, wherever a run is broken (other input types, a decla
 input data, an omitted or unknown input)."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -13,13 +15,13 @@ from opspec.runtime.inference import walk
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
-def _values(model: onnx.ModelProto) -> dict[str, object]:
+def _values(model: onnx.ModelProto) -> dict[str, Any]:
     result = opspec.infer(model, data_prop=True)
     assert not result.errors, result.errors
     return {name: value for name, (value, _) in result.values.items()}
 
 
-def _same_as_without_reuse(monkeypatch: pytest.MonkeyPatch, model: onnx.ModelProto) -> dict[str, object]:
+def _same_as_without_reuse(monkeypatch: pytest.MonkeyPatch, model: onnx.ModelProto) -> dict[str, Any]:
     """The values inferred with reuse, checked against those inferred node by node."""
     reused = _values(model)
     monkeypatch.setattr(walk, "MEMO_LIMIT", 0)
@@ -27,7 +29,8 @@ def _same_as_without_reuse(monkeypatch: pytest.MonkeyPatch, model: onnx.ModelPro
     return reused
 
 
-def _model(nodes: list, inputs: list, outputs: list, initializers: tuple = ()) -> onnx.ModelProto:
+def _model(nodes: list[Any], inputs: list[Any], outputs: list[Any],
+           initializers: Sequence[Any] = ()) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -39,8 +42,8 @@ def test_a_run_broken_by_other_input_types_takes_them(monkeypatch):
     nodes.append(helper.make_node("Add", ["r0", "r1"], ["s0"]))
     nodes.append(helper.make_node("Add", ["r2", "r4"], ["s1"]))
     nodes.append(helper.make_node("Add", ["r0", "r2"], ["s2"]))  # (2, 3) + (1, 3)
-    model = _model(nodes, [helper.make_tensor_value_info("a", F, [2, 3]), helper.make_tensor_value_info("b", F, [1, 3])],
-                   [helper.make_tensor_value_info("s2", F, None)])
+    inputs = [helper.make_tensor_value_info("a", F, [2, 3]), helper.make_tensor_value_info("b", F, [1, 3])]
+    model = _model(nodes, inputs, [helper.make_tensor_value_info("s2", F, None)])
     values = _same_as_without_reuse(monkeypatch, model)
     assert [values[f"r{index}"].shape for index in range(len(order))] == \
         [(2, 3) if source == "a" else (1, 3) for source in order]
