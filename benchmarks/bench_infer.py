@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,31 @@ def best_of(engines: tuple[str, ...], path: Path) -> dict[str, dict[str, Any]]:
     return best
 
 
+#: Fresh processes per engine for the spread table (one warm call after a cold one in each).
+SPREAD_PROCESSES = 10
+
+
+def spread(engines: tuple[str, ...], path: Path, processes: int = SPREAD_PROCESSES) -> dict[str, list[float]]:
+    """Per engine, the CPU seconds of one warm call in each of ``processes`` fresh processes,
+    the engines interleaved: how much a time moves from one process to the next."""
+    times: dict[str, list[float]] = {engine: [] for engine in engines}
+    for _ in range(processes):
+        for engine in engines:
+            result = run_worker(engine, path, 1)
+            if result is not None:
+                times[engine].append(result["warm_cpu"])
+    return times
+
+
+def _spread_row(label: str, times: dict[str, list[float]]) -> str:
+    cells = []
+    for engine in ("onnx", "opspec"):
+        values = sorted(times.get(engine, []))
+        cells.append("- | - | -" if not values else
+                     f"{values[0] * 1000:,.0f} | {statistics.median(values) * 1000:,.0f} | {values[-1] * 1000:,.0f}")
+    return f"| {label} | {len(times.get('opspec', []))} | {' | '.join(cells)} |"
+
+
 def _cpu_ratio(ours: dict[str, Any] | None, theirs: dict[str, Any] | None) -> str:
     return f"{theirs['warm_cpu'] / ours['warm_cpu']:.2f}x" if ours and theirs else "-"
 
@@ -79,9 +105,12 @@ def bench_infer() -> list[str]:
             "| onnx CPU | opspec CPU | opspec / onnx, CPU "
             "| onnxruntime symbolic | onnx-shape-inference | onnx-shape-inference: to onnx_ir |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    spreads: list[str] = []
     with tempfile.TemporaryDirectory() as folder:
         for index, (label, build) in enumerate(cases.items()):
             path, nodes = workloads.write(Path(folder), f"model{index}", build)
+            if "weight-light" in label:
+                spreads.append(_spread_row(label, spread(("opspec", "onnx"), path)))
             best = best_of(("opspec", "onnx"), path)
             peers = {peer: run_worker(peer, path, 1, SLOW_TIMEOUT) for peer in SLOW_PEERS}
             ours, theirs = best.get("opspec"), best.get("onnx")
@@ -104,13 +133,18 @@ def bench_infer() -> list[str]:
              "the best "
              "process CPU time (`time.process_time`) of the same warm calls, which a busy shared machine "
              "inflates less than wall-clock time.",
+             "", "How much one warm call moves from one fresh process to the next (CPU ms; the engines "
+             "interleaved, one cold and one warm call per process):", "",
+             "| model | processes | onnx min | onnx median | onnx max | opspec min | opspec median | opspec max |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|", *spreads,
              "", f"Load average at the end of this run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (on a "
              "shared machine every engine is slowed alike within interleaved rounds; compare the ratios). "
              "cProfile summaries (top 30 by own time) are in `benchmarks/profiles/` "
              "(`benchmarks/profile_infer.py TAG`): `before-*` and `after-*` around the engine's first speed work, "
              "`pernode-before-*` and `pernode-after-*` around the per-node work, `engine2-before-*` and "
              "`engine2-after-*` around reading attributes and input data only when a rule looks, and the "
-             "single-pass write-back."]
+             "single-pass write-back, `engine3-before-*` and `engine3-after-*` around the quickest path for nodes "
+             "keyed on input types alone."]
     return rows
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -44,7 +44,8 @@ def high_rank_input(rank: int) -> Any:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def bench_scaling() -> list[str]:
+def bench_scaling(only: Container[str] | None = None) -> list[str]:
+    """The table's rows (of the models labelled in ``only``, when given)."""
     import workloads
 
     #: label -> (model builder, what the cost is counted per, how many of those the model holds or None for nodes)
@@ -63,6 +64,8 @@ def bench_scaling() -> list[str]:
             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as folder:
         for index, (label, (build, unit, size)) in enumerate(cases.items()):
+            if only is not None and label not in only:
+                continue
             path, nodes = workloads.write(Path(folder), f"model{index}", build)
             count = size or nodes
             best: dict[str, dict[str, Any]] = {}

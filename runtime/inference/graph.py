@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from functools import wraps
+from itertools import islice
 from math import prod
 from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
@@ -207,7 +208,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             types[name] = value
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
-    constants: dict[tuple[int, tuple[int, ...]], TensorType] = {}
+    #: Per element type and dims (weights share few): one type object, cheap to compare, and
+    #: whether a tensor of them is small enough to carry its data (shapes, axes, scales).
+    constants: dict[tuple[int, tuple[int, ...]], tuple[TensorType, int]] = {}
     data_limits = INITIALIZER_DATA_LIMITS
     for tensor in graph.initializer:
         name = tensor.name
@@ -223,15 +226,18 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             inlined = external.inlined(tensor, DATA_LIMIT * 8)
             tensor = tensor if inlined is None else inlined
         dims = tuple(tensor.dims[:])  # a slice first: far quicker than iterating the field
-        limit = data_limits.get(elem)
-        if limit is not None and 0 <= (count := prod(dims)) <= limit:  # only small tensors carry data
-            data = counted_tensor_data(tensor, elem, dims, count)  # shapes, axes, scales
+        key = (elem, dims)
+        known = constants.get(key)
+        if known is None:
+            limit = data_limits.get(elem)
+            count = prod(dims) if limit is not None else -1
+            carries = limit is not None and 0 <= count <= limit
+            known = constants[key] = (TensorType(elem, dims), count if carries else -1)
+        constant, count = known
+        if count >= 0:  # only small tensors carry data
+            data = counted_tensor_data(tensor, elem, dims, count)
             if data is not None:
                 datas[name] = data
-        key = (elem, dims)
-        constant = constants.get(key)
-        if constant is None:  # weights share few shapes: one type object each, cheap to compare
-            constant = constants[key] = TensorType(elem, dims)
         if is_input:
             try:
                 constant = merge_types(types.get(name), constant)
@@ -275,6 +281,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     nodes = graph.node
     outcome.node_count = len(nodes)
     entries: dict[tuple[str, str], Any] = {}  # per (domain, op_type): how the walk infers it
+    seeded = len(types)  # what the graph gave: the walk adds node outputs after these
     try:
         # Producers are recorded for the report only: the write-back follows ``types``.
         engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if report else None,
@@ -289,7 +296,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if report:
         outcome.nodes = nodes
     if write_back:
-        _write_back(graph, outcome, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
+        _write_back(graph, outcome, seeded, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
                     merge_new)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
@@ -341,14 +348,15 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
                         f"output '{name}': dim {dim} does not fit in a model (dims are int64)", strict)
 
 
-def _write_back(graph: Any, outcome: GraphOutcome, value_info_types: dict[str, Any],
+def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types: dict[str, Any],
                 output_types: dict[str, Any], encoder: TypeEncoder, merge_new: bool) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
-    # ``types`` holds the graph's inputs, initializers and declared values first (which are
-    # not written), then every node output with a type in node order.
+    # ``types`` holds the graph's inputs, initializers and declared values first (``seeded`` of
+    # them, none written: a node output of one of their names keeps its place among them), then
+    # every other node output with a type, in node order.
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
-        graph, outcome.types, outcome.types, outcome.origins, value_info_types, output_types, encoder,
-        merge=merge_new)
+        graph, outcome.types, islice(outcome.types, seeded, None), outcome.origins, value_info_types,
+        output_types, encoder, merge=merge_new)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]

@@ -113,7 +113,9 @@ class AttributeReader:
         tells apart encodings of the same value).
 
         The values are shared between nodes: callers must not change them."""
-        key = tuple(map(_SERIALIZED, attributes[:]))  # a slice of a repeated field iterates far quicker
+        protos = attributes[:]  # a slice of a repeated field iterates far quicker
+        # Most nodes set one attribute: a tuple made directly is far quicker than from a map.
+        key = (protos[0].SerializeToString(),) if len(protos) == 1 else tuple(map(_SERIALIZED, protos))
         found = self._seen.get(key)
         if found is None:
             values = attribute_values(attributes)

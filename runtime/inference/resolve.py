@@ -44,7 +44,8 @@ class OpEntry:
     """What the walk needs to run one ``(domain, op_type)`` under one set of opset imports."""
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
-                 "memo", "has_graphs", "attributes_unread", "data_unread")
+                 "memo", "has_graphs", "attributes_unread", "data_unread", "types_only",
+                 "recent")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -64,6 +65,21 @@ class OpEntry:
         #: No rule run has looked at the data of a node's inputs: nodes are inferred without
         #: gathering it (the walk clears this when a rule looks).
         self.data_unread = self.memo is not None
+        #: Both of the above, with memoized results: a node's result follows from its input
+        #: types alone (the walk's quickest path).
+        self.types_only = self.data_unread and self.attributes_unread
+        #: The last single-output result without data the walk found for input types alone:
+        #: ``(input types, output type)``, none of them None (runs of nodes alike compare instead
+        #: of hashing).
+        self.recent: tuple[tuple[Any, ...], Any] | None = None
+
+    def reads_attributes(self) -> None:
+        """A rule run looked at a node's attributes: read them with every node from now on."""
+        self.attributes_unread = self.types_only = False
+
+    def reads_data(self) -> None:
+        """A rule run looked at a node's input data: gather it with every node from now on."""
+        self.data_unread = self.types_only = False
 
     def plan(self, input_count: int, output_count: int) -> BindingPlan:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""

@@ -109,71 +109,110 @@ class Walker:
         read_attributes = self.attributes.read
         store = self._store
         reuse = MEMO_LIMIT > 0
-        inferred: dict[tuple[str, str], OpEntry] = {}  # the entries inferred by a schema's rule
+        quick = reuse and not check_type  # whether an op whose results follow from input types may skip the rest
+        # The entries inferred by a schema's rule: of the default domain by op type alone, of others by both.
+        plain: dict[str, OpEntry] = {}
+        inferred: dict[tuple[str, str], OpEntry] = {}
+        get_plain = plain.get
         get_inferred = inferred.get
         for index, node in enumerate(nodes):
-            op = (node.domain, node.op_type)
-            entry = get_inferred(op)
+            op_type = node.op_type
+            domain = node.domain
+            entry = get_inferred((domain, op_type)) if domain else get_plain(op_type)
             if entry is None:
+                op = (domain, op_type)
                 entry = get_entry(op)
                 if entry is None:
-                    entry = entries[op] = resolve(op[0], op[1], opsets, self.functions, self.implied)
+                    entry = entries[op] = resolve(domain, op_type, opsets, self.functions, self.implied)
                 if entry.kind is not _SCHEMA:
                     self._other(entry, index, node, types, datas, declared, producers, errors, strict)
                     continue
-                inferred[op] = entry
+                if domain:
+                    inferred[op] = entry
+                else:
+                    plain[op_type] = entry
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
             out_names = node.output[:]
-            inputs = tuple(map(get_type, in_names))
-            # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
-            # graphs' data, which its own keys do not show: there each input is looked up.
-            data = None if entry.data_unread or not datas or data_names is not None \
-                and data_names.isdisjoint(in_names) else tuple(map(get_data, in_names))
+            count = len(in_names)  # most nodes have one or two inputs: a tuple made directly is far quicker
+            inputs: tuple[Any, ...]
+            if count == 1:
+                inputs = (get_type(in_names[0]),)
+            elif count == 2:
+                first, second = in_names
+                inputs = (get_type(first), get_type(second))
+            else:
+                inputs = tuple(map(get_type, in_names))
+            data: tuple[Any, ...] | None
             attributes: dict[str, Any] | None
-            if entry.attributes_unread and not check_type:  # read only if the rule looks
-                attribute_protos = None
+            if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
+                data, attribute_protos, conforms = None, None, True
                 attributes, frozen, exact = _UNREAD
-            elif not (attribute_protos := node.attribute):
-                attributes, frozen, exact = _NONE
-            elif entry.has_graphs:  # graphs are read as the messages they are, never shared
-                attributes, frozen, exact = attribute_values(attribute_protos), None, None
             else:
-                attributes, frozen, exact = read_attributes(attribute_protos)
-            if check_type:
-                conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
-                                          attributes, exact, errors, strict)
-            else:
-                conforms = True
-
+                # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
+                # graphs' data, which its own keys do not show: there each input is looked up.
+                if entry.data_unread or not datas or data_names is not None and data_names.isdisjoint(in_names):
+                    data = None
+                elif count == 1:
+                    data = (get_data(in_names[0]),)
+                elif count == 2:
+                    data = (get_data(in_names[0]), get_data(in_names[1]))
+                else:
+                    data = tuple(map(get_data, in_names))
+                if entry.attributes_unread and not check_type:  # read only if the rule looks
+                    attribute_protos = None
+                    attributes, frozen, exact = _UNREAD
+                elif not (attribute_protos := node.attribute):
+                    attributes, frozen, exact = _NONE
+                elif entry.has_graphs:  # graphs are read as the messages they are, never shared
+                    attributes, frozen, exact = attribute_values(attribute_protos), None, None
+                else:
+                    attributes, frozen, exact = read_attributes(attribute_protos)
+                if check_type:
+                    conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
+                                              attributes, exact, errors, strict)
+                else:
+                    conforms = True
+            plain_key = data is None and frozen == ()  # keyed on input types alone
+            if plain_key:
+                recent = entry.recent
+                if recent is not None and recent[0] == inputs and len(out_names) == 1:
+                    name = out_names[0]  # a run of nodes alike: stored as the common case below is
+                    if name and name not in declared:
+                        types[name] = recent[1]
+                        if producers is not None:
+                            producers[name] = index
+                        continue
             # Reuse the results of an identical earlier node when there is one.
             memo = entry.memo if reuse else None
-            key = None
-            if memo is not None:
-                if frozen is not None:
-                    # An omitted input and a supplied but unknown one both read None: tell them apart.
-                    omitted = tuple([not name for name in in_names]) if None in inputs else None
-                    key = (inputs, data, frozen, len(out_names), omitted)
-                    try:
-                        found = memo.get(key)
-                    except TypeError:  # something unhashable (a float NaN is fine; a message is not)
-                        key = found = None
-                    if found is not None:
-                        outputs, output_data = found
-                        if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
-                            name = out_names[0]
-                            if name and name not in declared:  # declared types are never None
-                                if outputs[0] is not None:
-                                    types[name] = outputs[0]
-                                if producers is not None:
-                                    producers[name] = index
-                                if output_data[0] is not None and (keep_all_data or entry.constant_output):
-                                    datas[name] = output_data[0]
-                                continue
-                        store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node,
-                              types, datas, get_declared, producers, errors, strict)
-                        continue
-            outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
-                                                    attributes, opsets, types, datas, errors, strict, conforms, key)
+            key = found = None
+            if memo is not None and frozen is not None:
+                # An omitted input and a supplied but unknown one both read None: tell them apart.
+                omitted = tuple([not name for name in in_names]) if None in inputs else None
+                key = (inputs, data, frozen, len(out_names), omitted)
+                try:
+                    found = memo.get(key)
+                except TypeError:  # something unhashable (a float NaN is fine; a message is not)
+                    key = found = None
+                if found is not None and plain_key and omitted is None and len(out_names) == 1 \
+                        and found[0][0] is not None and found[1][0] is None:
+                    entry.recent = (inputs, found[0][0])
+            if found is None:
+                outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
+                                                        attributes, opsets, types, datas, errors, strict, conforms, key)
+                store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types,
+                      datas, get_declared, producers, errors, strict)
+                continue
+            outputs, output_data = found
+            if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
+                name = out_names[0]
+                if name and name not in declared:  # declared types are never None
+                    if outputs[0] is not None:
+                        types[name] = outputs[0]
+                    if producers is not None:
+                        producers[name] = index
+                    if output_data[0] is not None and (keep_all_data or entry.constant_output):
+                        datas[name] = output_data[0]
+                    continue
             store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types, datas,
                   get_declared, producers, errors, strict)
 
@@ -249,11 +288,11 @@ class Walker:
             fresh_before = symbols.issued
             failed = self._apply(rule, ctx, index, node, errors, strict)
             if on_demand is not None and on_demand.read:
-                entry.attributes_unread = False  # from now on read with every node, and keyed on
+                entry.reads_attributes()  # from now on read with every node, and keyed on
                 frozen = self.attributes.read(node.attribute)[1]
                 key = None if key is None or frozen is None else (key[0], key[1], frozen, *key[3:])
             if data_on_demand is not None and data_on_demand.read:
-                entry.data_unread = False  # from now on gathered with every node, and keyed on
+                entry.reads_data()  # from now on gathered with every node, and keyed on
                 if key is not None:
                     key = (key[0], _input_data(in_names, datas), *key[2:])
             if not self.unwritable:
