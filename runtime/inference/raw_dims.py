@@ -28,11 +28,9 @@ _INT64_SIGN = 1 << 63
 _UINT64_MASK = (1 << 64) - 1
 
 
-def _raw_message_classes() -> tuple[Any, Any, Any]:
+def _raw_message_classes() -> tuple[Any, Any]:
     """Message classes reading ``TensorShapeProto`` bytes, and ``TypeProto`` bytes as far as a
-    tensor's element type and shape, with each ``dim`` left as bytes (other fields unread);
-    and ``GraphProto`` bytes as far as its outputs and ``value_info``, each entry's name and
-    type left as bytes (other fields kept as they are, unread)."""
+    tensor's element type and shape, with each ``dim`` left as bytes (other fields unread)."""
     proto = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(name="opspec_raw_shape.proto", package="opspec.raw_shape")
     shape = file.message_type.add(name="RawShape")
@@ -44,20 +42,13 @@ def _raw_message_classes() -> tuple[Any, Any, Any]:
     type_ = file.message_type.add(name="RawType")
     type_.field.add(name="tensor_type", number=1, label=proto.LABEL_OPTIONAL, type=proto.TYPE_MESSAGE,
                     type_name=".opspec.raw_shape.RawTensor")
-    entry = file.message_type.add(name="RawValueInfo")
-    entry.field.add(name="name", number=1, label=proto.LABEL_OPTIONAL, type=proto.TYPE_BYTES)
-    entry.field.add(name="type", number=2, label=proto.LABEL_OPTIONAL, type=proto.TYPE_BYTES)
-    graph = file.message_type.add(name="RawGraphEntries")
-    for name, number in (("output", 12), ("value_info", 13)):  # GraphProto's field numbers
-        graph.field.add(name=name, number=number, label=proto.LABEL_REPEATED, type=proto.TYPE_MESSAGE,
-                        type_name=".opspec.raw_shape.RawValueInfo")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return tuple(message_factory.GetMessageClass(pool.FindMessageTypeByName(f"opspec.raw_shape.{name}"))
-                 for name in ("RawShape", "RawType", "RawGraphEntries"))  # type: ignore[return-value]
+    return (message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawShape")),
+            message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.raw_shape.RawType")))
 
 
-_RawShape, _RawType, RawGraphEntries = _raw_message_classes()
+_RawShape, _RawType = _raw_message_classes()
 #: ``TensorShapeProto.dim`` key and length, by the length of a short ``Dimension`` field.
 _FIELD_HEADS = [bytes((_DIM, size)) for size in range(0x80)]
 
@@ -108,28 +99,29 @@ class RawDims(dict[bytes, Any]):
     def decode(self, raws: set[bytes], keep_fields: bool = True) -> None:
         """Decode dims not seen before: short plain names and small numbers, the forms models
         are made of, in C-level loops over all of them (a model may hold 10^5 new ones), the
-        rest one by one. ``keep_fields`` False leaves the first two forms out of ``encoded``
-        (for a long shape, written back from its own bytes)."""
-        rest = self._decode_small_numbers(self._decode_names(raws, keep_fields), keep_fields)
+        rest one by one. ``keep_fields`` False leaves small numbers out of ``encoded`` (for a
+        long shape, written back from its own bytes); short plain names are left out always
+        (a writer encodes one as cheaply as it would look it up)."""
+        rest = self._decode_small_numbers(self._decode_names(raws), keep_fields)
         if rest:
             self._decode_each(rest)
 
-    def _decode_names(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
+    def _decode_names(self, raws: set[bytes]) -> set[bytes]:
         """Decode the short ``dim_param`` fields holding ASCII identifiers; the other dims."""
-        params = [raw for raw in raws if raw[:1] == b"\x12" and 2 < len(raw) < 0x80 and raw[1] == len(raw) - 2]
+        params = [raw for raw in raws if raw[:1] == b"\x12"]
         if not params:
             return raws
         try:
             names = b"\n".join([raw[2:] for raw in params]).decode("ascii").split("\n")
         except UnicodeDecodeError:
             return raws
-        if len(names) != len(params) or not all(map(str.isidentifier, names)):
-            return raws  # (an identifier holds no line break, so each name is one dim's)
-        symbols = plain_symbols(names)
+        # Each an identifier (so no line break: one name per dim), its length the byte after
+        # the key (a length of 128 or more takes two bytes, the second 1 to 3, no identifier's).
+        if len(names) != len(params) or not all(map(str.isidentifier, names)) or \
+                list(map(len, names)) != list(b"".join([raw[1:2] for raw in params])):
+            return raws
         self.names.update(names)
-        self.update(zip(params, symbols))
-        if keep_fields:
-            self.encoded.update(zip(symbols, [_FIELD_HEADS[len(raw)] + raw for raw in params]))
+        self.update(zip(params, plain_symbols(names)))
         return raws.difference(params)
 
     def _decode_small_numbers(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
@@ -273,4 +265,4 @@ def _written_size(elem: int, dims: list[bytes] | None) -> int:
     return 1 + len(encode_varint(size)) + size
 
 
-__all__ = ["RawDims", "RawGraphEntries", "UnusualDim"]
+__all__ = ["RawDims", "UnusualDim"]

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
-from opspec.runtime.inference.raw_dims import RawGraphEntries
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
-from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, may_hold_denotation, write_type
+from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
@@ -27,53 +26,24 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     appending them to the graph's bytes when the model is written)."""
     encoder = encoder or TypeEncoder()
     get = types.get
-    output_names = [value_info.name for value_info in graph.output]
-    _write_types(graph, "output", [(index, value) for index, (name, value) in
-                                   enumerate(zip(output_names, map(get, output_names)))
-                                   if is_informative(value) and value != output_types.get(name)], encoder)
-    value_info_names = [value_info.name for value_info in graph.value_info]
-    _write_types(graph, "value_info", [(index, value) for index, (name, value) in
-                                       enumerate(zip(value_info_names, map(get, value_info_names)))
-                                       if (original := value_info_types.get(name)) is not None
-                                       and is_informative(value) and value != original], encoder)
+    for value_info in graph.output:
+        value = get(value_info.name)
+        if is_informative(value) and value != output_types.get(value_info.name):
+            write_type(value_info.type, value, encoder)
     skip = set(given)
-    skip.update(value_info_names)
-    skip.update(output_names)
+    for value_info in graph.value_info:
+        name = value_info.name
+        skip.add(name)
+        value = get(name)
+        original = value_info_types.get(name)
+        if original is not None and is_informative(value) and value != original:
+            write_type(value_info.type, value, encoder)
+    skip.update(value_info.name for value_info in graph.output)
     added, written = graph_value_infos(encoder, produced, types, skip)
     if written and merge:
         graph.MergeFromString(written)
         written = b""
     return added, written
-
-
-#: From this many entries to retype, a graph's outputs (or value_info) are rewritten together:
-#: copied out, read, retyped and merged back in a few C calls, not a message at a time.
-_BATCH_FROM = 32
-
-
-def _write_types(graph: Any, field: str, changes: list[tuple[int, Any]], encoder: TypeEncoder) -> None:
-    """Give the entries of ``graph.<field>`` (``output`` or ``value_info``) at the indices of
-    ``changes`` their new types; everything else in every entry stays as it is."""
-    entries = getattr(graph, field)
-    if len(changes) < _BATCH_FROM:
-        for index, value in changes:
-            write_type(entries[index].type, value, encoder)
-        return
-    holder = type(graph)()
-    getattr(holder, field).extend(entries)
-    raw = RawGraphEntries.FromString(holder.SerializeToString())
-    raw_entries = getattr(raw, field)
-    with_denotation = []
-    for index, value in changes:
-        entry = raw_entries[index]
-        if may_hold_denotation(entry.type):
-            with_denotation.append((index, value))  # retyped below, once its entry is back
-        else:
-            entry.type = encoder(value)
-    del entries[:]
-    graph.MergeFromString(raw.SerializeToString())  # only that field's entries, in their order
-    for index, value in with_denotation:
-        write_type(entries[index].type, value, encoder)
 
 
 @dataclass(frozen=True, slots=True)

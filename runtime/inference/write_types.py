@@ -169,14 +169,10 @@ def _entry_format(encoder: TypeEncoder, value: Any) -> tuple[bytes | None, int, 
 _DENOTATION_KEYS = (bytes((_tag(6),)), bytes((_tag(3),)))
 
 
-def may_hold_denotation(serialized: bytes) -> bool:
-    """False when a serialized ``TypeProto`` holds no denotation (True may be a false alarm)."""
-    return _DENOTATION_KEYS[0] in serialized or _DENOTATION_KEYS[1] in serialized
-
-
 def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
     """Replace ``type_proto``'s content with ``value``, keeping its denotations where they still fit."""
-    if not may_hold_denotation(type_proto.SerializeToString()):  # nothing to keep: the common case
+    old = type_proto.SerializeToString()
+    if _DENOTATION_KEYS[0] not in old and _DENOTATION_KEYS[1] not in old:  # nothing to keep: the common case
         type_proto.ParseFromString(encoder(value))
         return
     denotation = type_proto.denotation
@@ -194,4 +190,4 @@ def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
                 dim.denotation = text
 
 
-__all__ = ["TypeEncoder", "graph_value_infos", "may_hold_denotation", "shape_bytes", "write_type"]
+__all__ = ["TypeEncoder", "graph_value_infos", "shape_bytes", "write_type"]
