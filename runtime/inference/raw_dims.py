@@ -9,6 +9,7 @@ fields) is left to the message-based reader, so both readings always agree.
 """
 from __future__ import annotations
 
+from itertools import chain, filterfalse
 from typing import Any, Callable, Iterable
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -239,7 +240,8 @@ class RawDims(dict[bytes, Any]):
                     # the dims as a list: each a bytes object that hashes once
                     read.append((serialized, tensor.elem_type, tensor.shape.dim[:]))
         try:
-            self.decode({raw for _, _, dims in read if dims for raw in dims if raw not in self})
+            all_dims = chain.from_iterable([dims for _, _, dims in read if dims])
+            self.decode(set(filterfalse(self.__contains__, all_dims)))
         except UnusualDim:
             return {}  # one of them is read otherwise; the others' dims are known now
         get = self.__getitem__
