@@ -109,21 +109,18 @@ class RawDims(dict[bytes, Any]):
 
     def _decode_names(self, raws: set[bytes]) -> set[bytes]:
         """Decode the short ``dim_param`` fields holding ASCII identifiers; the other dims."""
-        params = [raw for raw in raws if raw[:1] == b"\x12"]
+        params = [raw for raw in raws if raw[:1] == b"\x12" and 2 < len(raw) < 0x80 and raw[1] == len(raw) - 2]
         if not params:
             return raws
         try:
             names = b"\n".join([raw[2:] for raw in params]).decode("ascii").split("\n")
         except UnicodeDecodeError:
             return raws
-        # Each an identifier (so no line break: one name per dim), its length the byte after
-        # the key (a length of 128 or more takes two bytes, the second 1 to 3, no identifier's).
-        if len(names) != len(params) or not all(map(str.isidentifier, names)) or \
-                list(map(len, names)) != list(b"".join([raw[1:2] for raw in params])):
-            return raws
+        if len(names) != len(params) or not all(map(str.isidentifier, names)):
+            return raws  # (an identifier holds no line break, so each name is one dim's)
         self.names.update(names)
         self.update(zip(params, plain_symbols(names)))
-        return raws.difference(params)
+        return raws.difference(params) if len(params) < len(raws) else set()
 
     def _decode_small_numbers(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
         """Decode the ``dim_value`` fields of numbers below 2**21 (varints of one to three bytes)."""
