@@ -74,9 +74,10 @@ def _dimension_field(raw: bytes) -> bytes:
 class RawDims(dict[bytes, Any]):
     """Raw ``Dimension`` bytes -> dim, filled on first sight. A plain name becomes its symbol
     (and joins ``names``); other ``dim_param`` text (or bytes, when not valid UTF-8) goes to
-    ``param``. ``encoded`` gets each number and plain name with its ``Dimension`` field as a
-    writer writes it (the bytes read, which are canonical for those two forms), so a dim read
-    is never encoded again; ``types`` likewise gets tensor types read (see :meth:`tensor_types`)."""
+    ``param``. ``encoded`` gets each number, and each plain name not decoded in bulk, with its
+    ``Dimension`` field as a writer writes it (the bytes read, which are canonical for those two
+    forms), so such a dim is never encoded again; ``types`` likewise gets tensor types read
+    (see :meth:`tensor_types`)."""
 
     __slots__ = ("param", "names", "encoded", "types", "rewritten")
 
