@@ -296,8 +296,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if report:
         outcome.nodes = nodes
     if write_back:
-        _write_back(graph, outcome, seeded, value_info_types, output_types, TypeEncoder(reader.encoded_dims),
-                    merge_new)
+        _write_back(graph, outcome, seeded, value_info_types, output_types,
+                    TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.

@@ -9,6 +9,7 @@ fields) is left to the message-based reader, so both readings always agree.
 """
 from __future__ import annotations
 
+from itertools import chain, filterfalse
 from typing import Any, Callable, Iterable
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -23,6 +24,7 @@ from opspec.runtime.shape.sym import plain_symbols
 _DIM = 0x0A  # TensorShapeProto.dim: field 1, length-delimited
 _DIM_VALUE = 0x08  # Dimension.dim_value: field 1, varint
 _DIM_PARAM = 0x12  # Dimension.dim_param: field 2, length-delimited
+_ELEM_TYPE_KEY = b"\x08"  # TypeProto.Tensor.elem_type: field 1, varint
 _INT64_SIGN = 1 << 63
 _UINT64_MASK = (1 << 64) - 1
 
@@ -72,17 +74,22 @@ def _dimension_field(raw: bytes) -> bytes:
 class RawDims(dict[bytes, Any]):
     """Raw ``Dimension`` bytes -> dim, filled on first sight. A plain name becomes its symbol
     (and joins ``names``); other ``dim_param`` text (or bytes, when not valid UTF-8) goes to
-    ``param``. ``encoded`` gets each number and plain name with its ``Dimension`` field as a
-    writer writes it (the bytes read, which are canonical for those two forms), so a dim read
-    is never encoded again."""
+    ``param``. ``encoded`` gets each number, and each plain name not decoded in bulk, with its
+    ``Dimension`` field as a writer writes it (the bytes read, which are canonical for those two
+    forms), so such a dim is never encoded again; ``types`` likewise gets tensor types read
+    (see :meth:`tensor_types`)."""
 
-    __slots__ = ("param", "names", "encoded", "rewritten")
+    __slots__ = ("param", "names", "encoded", "types", "rewritten")
 
-    def __init__(self, param: Callable[[str | bytes], Any], names: set[str], encoded: dict[Any, bytes]) -> None:
+    def __init__(self, param: Callable[[str | bytes], Any], names: set[str], encoded: dict[Any, bytes],
+                 types: dict[Any, bytes]) -> None:
         super().__init__()
         self.param = param
         self.names = names
         self.encoded = encoded
+        #: Tensor types read by :meth:`tensor_types`, with the ``TypeProto`` bytes they were read
+        #: from where writing the type gives the same message: written back as read.
+        self.types = types
         #: Raw dims that a writer writes otherwise (a negative number, an empty or non-plain
         #: ``dim_param``): a shape holding one is not written back from the bytes read.
         self.rewritten: set[bytes] = set()
@@ -94,13 +101,14 @@ class RawDims(dict[bytes, Any]):
     def decode(self, raws: set[bytes], keep_fields: bool = True) -> None:
         """Decode dims not seen before: short plain names and small numbers, the forms models
         are made of, in C-level loops over all of them (a model may hold 10^5 new ones), the
-        rest one by one. ``keep_fields`` False leaves the first two forms out of ``encoded``
-        (for a long shape, written back from its own bytes)."""
-        rest = self._decode_small_numbers(self._decode_names(raws, keep_fields), keep_fields)
+        rest one by one. ``keep_fields`` False leaves small numbers out of ``encoded`` (for a
+        long shape, written back from its own bytes); short plain names are left out always
+        (a writer encodes one as cheaply as it would look it up)."""
+        rest = self._decode_small_numbers(self._decode_names(raws), keep_fields)
         if rest:
             self._decode_each(rest)
 
-    def _decode_names(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
+    def _decode_names(self, raws: set[bytes]) -> set[bytes]:
         """Decode the short ``dim_param`` fields holding ASCII identifiers; the other dims."""
         params = [raw for raw in raws if raw[:1] == b"\x12" and 2 < len(raw) < 0x80 and raw[1] == len(raw) - 2]
         if not params:
@@ -111,12 +119,9 @@ class RawDims(dict[bytes, Any]):
             return raws
         if len(names) != len(params) or not all(map(str.isidentifier, names)):
             return raws  # (an identifier holds no line break, so each name is one dim's)
-        symbols = plain_symbols(names)
         self.names.update(names)
-        self.update(zip(params, symbols))
-        if keep_fields:
-            self.encoded.update(zip(symbols, [_FIELD_HEADS[len(raw)] + raw for raw in params]))
-        return raws.difference(params)
+        self.update(zip(params, plain_symbols(names)))
+        return raws.difference(params) if len(params) < len(raws) else set()
 
     def _decode_small_numbers(self, raws: set[bytes], keep_fields: bool) -> set[bytes]:
         """Decode the ``dim_value`` fields of numbers below 2**21 (varints of one to three bytes)."""
@@ -135,56 +140,68 @@ class RawDims(dict[bytes, Any]):
         return raws.difference(decoded)
 
     def _decode_each(self, raws: Iterable[bytes]) -> None:
-        """Decode dims one by one (any form this module reads)."""
+        """Decode dims one by one (any form this module reads); :class:`UnusualDim` after all
+        the others are decoded if one is in another form (so what is decoded does not depend
+        on the order of ``raws``)."""
+        unusual = False
+        for raw in raws:
+            try:
+                self._decode_one(raw)
+            except UnusualDim:
+                unusual = True
+        if unusual:
+            raise UnusualDim
+
+    def _decode_one(self, raw: bytes) -> None:
+        """Decode one dim; :class:`UnusualDim` when it is in another form."""
         names, encoded, param = self.names, self.encoded, self.param
         dim: Any
-        for raw in raws:
-            size = len(raw) - 2
-            if not raw:
-                dim = None
-            elif raw[0] == _DIM_PARAM:
-                if 0 <= size < 0x7F and raw[1] == size:  # a short text: one byte of length
-                    text = raw[2:]
-                else:
-                    size, start = _varint(raw, 1)
-                    if start + size != len(raw):
-                        raise UnusualDim
-                    text = raw[start:]
-                try:
-                    name = text.decode("utf-8")
-                except UnicodeDecodeError:
-                    name = None
-                if name is not None and size and name.isascii() and name.isidentifier():
-                    # a plain name (for ASCII, what ``is_name`` matches)
-                    names.add(name)
-                    dim = Sym(name)
-                    encoded[dim] = bytes((_DIM, size + 2)) + raw if size < 0x7E else _dimension_field(raw)
-                else:
-                    self.rewritten.add(raw)
-                    dim = None if not size else param(text) if name is None else param(name)
-            elif raw[0] == _DIM_VALUE:
-                # ``size`` is one less than the varint's length here: the common short ones inline.
-                if size == 0 and raw[1] < 0x80:  # one byte: below 128
-                    dim = raw[1]
-                elif size == 1 and raw[1] >= 0x80 and raw[2] < 0x80:  # two bytes: below 16,384
-                    dim = raw[1] & 0x7F | raw[2] << 7
-                elif size == 2 and raw[1] >= 0x80 and raw[2] >= 0x80 and raw[3] < 0x80:  # three: below 2**21
-                    dim = raw[1] & 0x7F | (raw[2] & 0x7F) << 7 | raw[3] << 14
-                else:
-                    value, end = _varint(raw, 1)
-                    if end != len(raw):
-                        raise UnusualDim
-                    value &= _UINT64_MASK  # as an int64 field reads it
-                    if value >= _INT64_SIGN:  # a negative int64: unknown
-                        self.rewritten.add(raw)
-                        dim = None
-                    else:
-                        dim = value
-                if dim is not None:
-                    encoded[dim] = bytes((_DIM, size + 2)) + raw  # a varint field is at most 11 bytes
+        size = len(raw) - 2
+        if not raw:
+            dim = None
+        elif raw[0] == _DIM_PARAM:
+            if 0 <= size < 0x7F and raw[1] == size:  # a short text: one byte of length
+                text = raw[2:]
             else:
-                raise UnusualDim
-            self[raw] = dim
+                size, start = _varint(raw, 1)
+                if start + size != len(raw):
+                    raise UnusualDim
+                text = raw[start:]
+            try:
+                name = text.decode("utf-8")
+            except UnicodeDecodeError:
+                name = None
+            if name is not None and size and name.isascii() and name.isidentifier():
+                # a plain name (for ASCII, what ``is_name`` matches)
+                names.add(name)
+                dim = Sym(name)
+                encoded[dim] = bytes((_DIM, size + 2)) + raw if size < 0x7E else _dimension_field(raw)
+            else:
+                self.rewritten.add(raw)
+                dim = None if not size else param(text) if name is None else param(name)
+        elif raw[0] == _DIM_VALUE:
+            # ``size`` is one less than the varint's length here: the common short ones inline.
+            if size == 0 and raw[1] < 0x80:  # one byte: below 128
+                dim = raw[1]
+            elif size == 1 and raw[1] >= 0x80 and raw[2] < 0x80:  # two bytes: below 16,384
+                dim = raw[1] & 0x7F | raw[2] << 7
+            elif size == 2 and raw[1] >= 0x80 and raw[2] >= 0x80 and raw[3] < 0x80:  # three: below 2**21
+                dim = raw[1] & 0x7F | (raw[2] & 0x7F) << 7 | raw[3] << 14
+            else:
+                value, end = _varint(raw, 1)
+                if end != len(raw):
+                    raise UnusualDim
+                value &= _UINT64_MASK  # as an int64 field reads it
+                if value >= _INT64_SIGN:  # a negative int64: unknown
+                    self.rewritten.add(raw)
+                    dim = None
+                else:
+                    dim = value
+            if dim is not None:
+                encoded[dim] = bytes((_DIM, size + 2)) + raw  # a varint field is at most 11 bytes
+        else:
+            raise UnusualDim
+        self[raw] = dim
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         """The dims of a ``TensorShapeProto``; :class:`UnusualDim` when one is in another form."""
@@ -204,7 +221,9 @@ class RawDims(dict[bytes, Any]):
     def tensor_types(self, type_protos: Iterable[bytes]) -> dict[bytes, TensorType]:
         """The tensor types among serialized ``TypeProto``s of short shapes (or none), read
         together: every new dim of all of them is decoded at once. A type left out (another
-        kind, a long shape, an unusual dim) is for the message-based reader."""
+        kind, a long shape, an unusual dim) is for the message-based reader. A type whose bytes
+        are what writing it gives (in content: fields may come in another order) goes into
+        ``types`` with them."""
         read: list[tuple[bytes, int, list[bytes] | None]] = []
         for serialized in type_protos:
             try:
@@ -219,12 +238,31 @@ class RawDims(dict[bytes, Any]):
                     # the dims as a list: each a bytes object that hashes once
                     read.append((serialized, tensor.elem_type, tensor.shape.dim[:]))
         try:
-            self.decode({raw for _, _, dims in read if dims for raw in dims if raw not in self})
+            all_dims = chain.from_iterable([dims for _, _, dims in read if dims])
+            self.decode(set(filterfalse(self.__contains__, all_dims)))
         except UnusualDim:
             return {}  # one of them is read otherwise; the others' dims are known now
         get = self.__getitem__
-        return {serialized: TensorType(elem, None if dims is None else tuple(map(get, dims)))
-                for serialized, elem, dims in read}
+        found = {serialized: TensorType(elem, None if dims is None else tuple(map(get, dims)))
+                 for serialized, elem, dims in read}
+        rewritten = self.rewritten
+        for serialized, elem, dims in read:
+            if len(serialized) == _written_size(elem, dims) and (
+                    dims is None or not rewritten or rewritten.isdisjoint(dims)):
+                self.types.setdefault(found[serialized], serialized)
+        return found
+
+
+def _written_size(elem: int, dims: list[bytes] | None) -> int:
+    """The size of a tensor's ``TypeProto`` as a writer writes it, from its element type and
+    its ``Dimension`` fields as read, if each is shorter than 128 bytes (a longer one makes the
+    size read larger than this). Bytes read of just this size hold nothing else: no unknown or
+    repeated field, no denotation, no padded varint, no element type written as 0."""
+    size = len(_ELEM_TYPE_KEY) + len(encode_varint(elem)) if elem else 0
+    if dims is not None:
+        shape = sum(map(len, dims)) + 2 * len(dims)
+        size += 1 + len(encode_varint(shape)) + shape
+    return 1 + len(encode_varint(size)) + size
 
 
 __all__ = ["RawDims", "UnusualDim"]

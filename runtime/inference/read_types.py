@@ -73,7 +73,7 @@ class DimParams:
 class DimReader:
     """Reads types, parsing each ``dim_param`` text once and recording it (for the symbol table)."""
 
-    __slots__ = ("_types", "_raw", "names", "encoded_dims", "param")
+    __slots__ = ("_types", "_raw", "names", "encoded_dims", "encoded_types", "param")
 
     def __init__(self) -> None:
         #: Types read, by their serialized ``TypeProto``: graphs repeat a few types many times.
@@ -81,10 +81,12 @@ class DimReader:
         self.names: set[str] = set()
         #: Numbers and plain names read, with their ``dim`` field as written (to seed a ``TypeEncoder``).
         self.encoded_dims: dict[Any, bytes] = {}
+        #: Tensor types read whose ``TypeProto`` bytes are what writing them gives (to seed a ``TypeEncoder``).
+        self.encoded_types: dict[Any, bytes] = {}
         #: A ``dim_param`` text as a dim.
         self.param = DimParams(self.names)
         #: Dims by their serialized ``Dimension`` bytes: shapes of any rank read at a lookup per dim.
-        self._raw = RawDims(self.param, self.names, self.encoded_dims)
+        self._raw = RawDims(self.param, self.names, self.encoded_dims, self.encoded_types)
 
     def shape(self, shape_proto: Any) -> tuple[Any, ...]:
         try:

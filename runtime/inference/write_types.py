@@ -85,12 +85,13 @@ def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) ->
 
 class TypeEncoder:
     """Serializes value types as ``TypeProto`` bytes, remembering each type it has seen;
-    ``dims`` are encodings known beforehand (``DimReader.encoded_dims``)."""
+    ``dims`` and ``types`` are encodings known beforehand (``DimReader.encoded_dims`` and
+    ``DimReader.encoded_types``: a type read is written back from the bytes it was read from)."""
 
     __slots__ = ("_cache", "_dims")
 
-    def __init__(self, dims: dict[Any, bytes] | None = None) -> None:
-        self._cache: dict[Any, bytes] = {}
+    def __init__(self, dims: dict[Any, bytes] | None = None, types: dict[Any, bytes] | None = None) -> None:
+        self._cache: dict[Any, bytes] = dict(types or ())
         self._dims = DimEncoder(dims or ())
 
     def __call__(self, value: Any) -> bytes:

@@ -48,7 +48,7 @@ class InternTable(Generic[Value]):
         """``add`` for many keys not in the table (distinct), in C-level loops; each key's value."""
         refs = self.refs
         with self._lock:
-            current = [ref for ref in map(refs.get, keys) if ref is not None]
+            current = list(filter(None, map(refs.get, keys)))  # (a reference is true, dead or alive)
             if not current or all([ref() is None for ref in current]):  # the common case: none live
                 refs.update(zip(keys, map(weakref.ref, values)))
             else:  # another thread made some meanwhile

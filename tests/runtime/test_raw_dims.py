@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import onnx
+import pytest
 
 from opspec.runtime.inference.read_types import DimReader
 
@@ -162,3 +163,17 @@ def test_inference_frees_the_dims_it_made_without_the_cycle_collector():
         if enabled:
             gc.enable()
     assert inferred.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "freed_by_refcount"
+
+
+def test_every_usual_dim_is_decoded_whatever_the_order_of_an_unusual_one():
+    from opspec.runtime.inference.raw_dims import RawDims, UnusualDim
+
+    usual = [b"\x12\x03a b", b"\x12\x01N", b"\x08\x80\x80\x80\x80\x80\x20"]  # (the first is no plain name)
+    unusual = b"\x18\x01"  # a denotation's key
+    for position in range(len(usual) + 1):
+        raws = usual[:position] + [unusual] + usual[position:]
+        dims = RawDims(lambda text: text, set(), {}, {})
+        with pytest.raises(UnusualDim):
+            dims._decode_each(raws)
+        assert set(dims) == set(usual) and "N" in dims.names
+        assert set(dims.encoded) == {dims[b"\x12\x01N"], 2**40}
