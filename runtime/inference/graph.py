@@ -259,7 +259,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             declared[value_info.name] = value
             types.setdefault(value_info.name, value)
     output_types: dict[str, Any] = {}
-    for value_info, value in zip(graph.output, reader.value_infos(graph.output)):
+    declared_outputs, plain_outputs = reader.value_infos_as_written(graph.output)
+    for value_info, value in zip(graph.output, declared_outputs):
         name = value_info.name
         output_types[name] = value
         if value is not None and name not in origins:
@@ -296,7 +297,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if report:
         outcome.nodes = nodes
     if write_back:
-        _write_back(graph, outcome, seeded, value_info_types, output_types,
+        _write_back(graph, outcome, seeded, value_info_types, output_types, plain_outputs,
                     TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
@@ -349,14 +350,15 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 
 
 def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types: dict[str, Any],
-                output_types: dict[str, Any], encoder: TypeEncoder, merge_new: bool) -> None:
+                output_types: dict[str, Any], plain_outputs: frozenset[int], encoder: TypeEncoder,
+                merge_new: bool) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
     # ``types`` holds the graph's inputs, initializers and declared values first (``seeded`` of
     # them, none written: a node output of one of their names keeps its place among them), then
     # every other node output with a type, in node order.
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
         graph, outcome.types, islice(outcome.types, seeded, None), outcome.origins, value_info_types,
-        output_types, encoder, merge=merge_new)
+        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]

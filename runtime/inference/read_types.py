@@ -147,7 +147,20 @@ class DimReader:
     def value_infos(self, value_infos: Sequence[Any]) -> list[Any]:
         """The types that many ``ValueInfoProto``s declare (None where one declares none), the
         new dims of all their tensor types decoded together."""
+        return self._read_all([value_info.type.SerializeToString() for value_info in value_infos], value_infos)
+
+    def value_infos_as_written(self, value_infos: Sequence[Any]) -> tuple[list[Any], frozenset[int]]:
+        """What :meth:`value_infos` gives, and the positions of the entries whose type bytes
+        are exactly what writing their type gives (no denotation, no unknown field): writing
+        another type there has nothing of theirs to keep."""
         keys = [value_info.type.SerializeToString() for value_info in value_infos]
+        values = self._read_all(keys, value_infos)
+        written = self.encoded_types.get
+        plain = frozenset(index for index, (key, value) in enumerate(zip(keys, values))
+                          if value is not None and written(value) == key)
+        return values, plain
+
+    def _read_all(self, keys: list[bytes], value_infos: Sequence[Any]) -> list[Any]:
         types = self._types
         unseen = set(keys).difference(types)
         if unseen:

@@ -7,7 +7,7 @@ inputs and initializers are left as written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
@@ -16,20 +16,25 @@ from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos,
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
-                encoder: TypeEncoder | None = None, *, merge: bool = True) -> tuple[int, bytes]:
+                encoder: TypeEncoder | None = None, *, merge: bool = True,
+                plain_outputs: Container[int] = ()) -> tuple[int, bytes]:
     """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order (names of
     ``given``, its inputs and initializers, and of its value_info and outputs may be among them:
     they are not added); the two mappings hold what ``value_info`` and the outputs declared.
 
     Returns how many values were added to ``value_info`` and, unless ``merge``, those entries
     serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
-    appending them to the graph's bytes when the model is written)."""
+    appending them to the graph's bytes when the model is written). ``plain_outputs`` are the
+    positions of outputs whose declared type holds nothing a written type must keep."""
     encoder = encoder or TypeEncoder()
     get = types.get
-    for value_info in graph.output:
+    for index, value_info in enumerate(graph.output):
         value = get(value_info.name)
         if is_informative(value) and value != output_types.get(value_info.name):
-            write_type(value_info.type, value, encoder)
+            if index in plain_outputs:  # no denotation to keep: no need to look for one
+                value_info.type.ParseFromString(encoder(value))
+            else:
+                write_type(value_info.type, value, encoder)
     skip = set(given)
     for value_info in graph.value_info:
         name = value_info.name

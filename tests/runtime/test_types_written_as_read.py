@@ -88,3 +88,47 @@ def test_plain_input_types_are_written_back_from_the_bytes_read() -> None:
     assert [reader.encoded_types[value] for value in values] == [v.type.SerializeToString() for v in plain]
     odd = [helper.make_value_info(f"x{i}", t) for i, t in enumerate(_odd_input_types())]
     assert not reader.encoded_types.keys() & set(reader.value_infos(odd))
+
+
+def _alike_outputs_model(extra_bytes: bytes, dim_denotation: str = "DATA_BATCH") -> onnx.ModelProto:
+    """Relu nodes whose outputs all declare ``float[N, ?]``: the same type, written plainly,
+    with a denotation (of the type or of a dim) or with an unknown field, in turn."""
+    count = 12
+    inputs = [helper.make_tensor_value_info(f"x{i}", F, ["N", 3]) for i in range(count)]
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"]) for i in range(count)]
+    outputs = [helper.make_tensor_value_info(f"y{i}", F, ["N", None]) for i in range(count)]
+    for i in range(0, count, 4):
+        outputs[i].type.denotation = "TENSOR"
+        outputs[i + 1].type.tensor_type.shape.dim[0].denotation = dim_denotation
+        outputs[i + 2].type.ParseFromString(outputs[i + 2].type.SerializeToString() + extra_bytes)
+    graph = helper.make_graph(nodes, "alike", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("dim_denotation", ["DATA_BATCH", ""])
+@pytest.mark.parametrize("extra_bytes", [b"\x78\x05", b""])
+def test_a_declared_output_type_keeps_its_denotation_beside_plain_ones_alike(extra_bytes: bytes,
+                                                                             dim_denotation: str) -> None:
+    model = _alike_outputs_model(extra_bytes, dim_denotation)
+    ours = opspec.infer_shapes(model)
+    theirs = onnx.shape_inference.infer_shapes(model)
+    plain = [i for i in range(12) if i % 4 == 3]
+    assert [ours.graph.output[i].type for i in plain] == [theirs.graph.output[i].type for i in plain]
+    for i in range(0, 12, 4):
+        assert ours.graph.output[i].type.denotation == "TENSOR"
+        assert ours.graph.output[i + 1].type.tensor_type.shape.dim[0].denotation == dim_denotation
+        for output in ours.graph.output[i:i + 3]:
+            dims = output.type.tensor_type.shape.dim
+            assert [(d.dim_param, d.dim_value) for d in dims] == [("N", 0), ("", 3)]
+
+
+def test_only_output_types_read_as_written_are_marked_plain() -> None:
+    from opspec.runtime.inference.read_types import DimReader
+
+    graph = _alike_outputs_model(b"\x78\x05").graph
+    values, plain = DimReader().value_infos_as_written(graph.output)
+    assert len(set(values)) == 1 and not plain  # a dim's denotation: all read one by one
+    for i in range(1, 12, 4):
+        graph.output[i].type.tensor_type.shape.dim[0].ClearField("denotation")
+    values, plain = DimReader().value_infos_as_written(graph.output)
+    assert len(set(values)) == 1 and plain == {i for i in range(12) if i % 4 in (1, 3)}
