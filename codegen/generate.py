@@ -47,10 +47,11 @@ def _inside(out: Path, relative: str, root: Path | None = None, folders: dict[Pa
     ``root`` is ``out`` resolved, when the caller has it already, ``folders`` the folders
     resolved so far (each is resolved once: a file that is no link resolves to its folder's place)
     and ``link`` whether ``out / relative`` is a symbolic link, when the caller knows."""
-    target = out / relative
+    relative_path = Path(relative)
+    target = out / relative_path
     root = root or out.resolve()
-    parts = Path(relative).parts
-    if Path(relative).is_absolute() or ".." in parts or not _resolved(target, folders, link).is_relative_to(root):
+    if relative_path.is_absolute() or ".." in relative_path.parts \
+            or not _resolved(target, folders, link).is_relative_to(root):
         raise OutputError([f"{target}: refusing to write outside the output folder {out}"])
     return target
 

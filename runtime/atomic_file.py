@@ -109,7 +109,8 @@ def _temporary_copy(target: Path, data: Content, mode: int, sync: bool, mask: in
 
 def _created(target: Path, mode: int) -> tuple[int, str]:
     """An open descriptor and the name of a new file beside ``target`` (no file of that name existed)."""
-    prefix = os.path.join(target.parent, f".{target.name[:100]}.{os.getpid()}.")
+    folder, name = os.path.split(target)
+    prefix = os.path.join(folder, f".{name[:100]}.{os.getpid()}.")
     while True:
         temporary = f"{prefix}{next(_NUMBERS)}.tmp"
         try:
