@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import keyword
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,21 +41,24 @@ class OutputError(Exception):
         self.problems = problems
 
 
-def _inside(out: Path, relative: str, root: Path | None = None, folders: dict[Path, Path] | None = None) -> Path:
+def _inside(out: Path, relative: str, root: Path | None = None, folders: dict[Path, Path] | None = None,
+            link: bool | None = None) -> Path:
     """``out / relative``, refused unless it stays inside ``out`` (also through symlinks);
-    ``root`` is ``out`` resolved, when the caller has it already, and ``folders`` the folders
-    resolved so far (each is resolved once: a file that is no link resolves to its folder's place)."""
-    target = out / relative
+    ``root`` is ``out`` resolved, when the caller has it already, ``folders`` the folders
+    resolved so far (each is resolved once: a file that is no link resolves to its folder's place)
+    and ``link`` whether ``out / relative`` is a symbolic link, when the caller knows."""
+    relative_path = Path(relative)
+    target = out / relative_path
     root = root or out.resolve()
-    parts = Path(relative).parts
-    if Path(relative).is_absolute() or ".." in parts or not _resolved(target, folders).is_relative_to(root):
+    if relative_path.is_absolute() or ".." in relative_path.parts \
+            or not _resolved(target, folders, link).is_relative_to(root):
         raise OutputError([f"{target}: refusing to write outside the output folder {out}"])
     return target
 
 
-def _resolved(target: Path, folders: dict[Path, Path] | None) -> Path:
+def _resolved(target: Path, folders: dict[Path, Path] | None, link: bool | None = None) -> Path:
     """``target.resolve()``, with its folder's resolution taken from (and added to) ``folders``."""
-    if folders is None or os.path.islink(target):
+    if folders is None or (os.path.islink(target) if link is None else link):
         return target.resolve()
     folder = folders.get(target.parent)
     if folder is None:
@@ -70,6 +74,33 @@ def _written_by_us(path: Path, marks: tuple[bytes, ...] = (GENERATED_MARK,)) -> 
     with path.open("rb") as handle:
         head = handle.read(400)
     return any(mark in head for mark in marks)
+
+
+def _status(path: Path) -> os.stat_result | None:
+    """What ``os.lstat`` says of ``path``; None when there is nothing there."""
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _holds(target: Path, status: os.stat_result | None, data: bytes) -> bool:
+    """Whether ``target`` (whose ``os.lstat`` gave ``status``) is a file holding exactly ``data``."""
+    if status is None:
+        return False
+    if stat.S_ISREG(status.st_mode):
+        return status.st_size == len(data) and target.read_bytes() == data
+    return target.is_file() and target.read_bytes() == data  # a link: what it leads to
+
+
+def _replaceable(target: Path, status: os.stat_result | None) -> bool:
+    """Whether generation may replace ``target`` (whose ``os.lstat`` gave ``status``): nothing is
+    there, or a file one of the known generators wrote."""
+    if status is None:
+        return True
+    if not stat.S_ISREG(status.st_mode) and not target.is_file():
+        return False
+    return _written_by_us(target, _REPLACEABLE)
 
 
 @dataclass(frozen=True)
@@ -210,12 +241,12 @@ def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, fo
     extra = [path for path in _owned(out) if path not in files]
     root = out.resolve()
     folders: dict[Path, Path] = {}
-    targets = {path: _inside(out, path, root, folders) for path in files}
-    changed = [path for path, target in sorted(targets.items())
-               if not (target.is_file() and target.read_bytes() == files[path])]
+    statuses = {path: _status(out / path) for path in files}  # each target is looked at once
+    targets = {path: _inside(out, path, root, folders, status is not None and stat.S_ISLNK(status.st_mode))
+               for path, status in statuses.items()}
+    changed = [path for path, target in sorted(targets.items()) if not _holds(target, statuses[path], files[path])]
     foreign = [f"{targets[path]}: refusing to replace a file that `opspec generate` did not write "
-               "(pass --force to replace it)" for path in changed
-               if os.path.lexists(targets[path]) and not (targets[path].is_file() and _written_by_us(targets[path], _REPLACEABLE))]
+               "(pass --force to replace it)" for path in changed if not _replaceable(targets[path], statuses[path])]
     if foreign and not check and not force:
         raise OutputError(foreign)
     if check:
@@ -223,7 +254,8 @@ def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, fo
     else:
         for folder in sorted({targets[path].parent for path in changed}):
             folder.mkdir(parents=True, exist_ok=True)
-        write_all_atomically({targets[path]: files[path] for path in changed})
+        write_all_atomically({targets[path]: files[path] for path in changed},
+                             {targets[path]: statuses[path] for path in changed})
         result.written += changed
     for path in extra:
         if check:

@@ -14,9 +14,9 @@ replaces, when there was one).
 from __future__ import annotations
 
 import os
+import itertools
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Union
 
@@ -43,20 +43,26 @@ def write_atomically(path: str | os.PathLike[str], data: Content) -> Path:
 _SYNC_WAITS = sys.platform.startswith("linux") and hasattr(os, "sync")
 
 
-def write_all_atomically(files: Mapping[Path, bytes]) -> None:
+def write_all_atomically(files: Mapping[Path, bytes],
+                         statuses: Mapping[Path, os.stat_result | None] | None = None) -> None:
     """Put each file's bytes at its path, each replaced whole or not at all, as one batch.
 
     Every temporary file is written first: a failure there removes them all and leaves every
     target as it was. Then the data reach the disk (one file-system sync where that waits for
     the writes, else a sync per file), each temporary file is renamed over its target, and
-    each folder is synced once. The folders must exist.
+    each folder is synced once. The folders must exist. ``statuses`` may give what
+    ``os.lstat`` said of a target (None: it does not exist) when the caller has asked already.
     """
     mask = _umask()
     temporaries: list[str] = []
     renamed = 0
     try:
         for target, data in files.items():
-            temporaries.append(_temporary_copy(target, data, _mode_for(target, mask), sync=not _SYNC_WAITS))
+            if statuses is not None and target in statuses:
+                mode = _permissions(statuses[target], mask)
+            else:
+                mode = _mode_for(target, mask)
+            temporaries.append(_temporary_copy(target, data, mode, not _SYNC_WAITS, mask))
         if _SYNC_WAITS:
             os.sync()
         for temporary, target in zip(temporaries, files):
@@ -70,22 +76,54 @@ def write_all_atomically(files: Mapping[Path, bytes]) -> None:
         _sync_folder(folder)
 
 
-def _temporary_copy(target: Path, data: Content, mode: int, sync: bool) -> str:
+#: Numbers the temporary files a process creates (with the process id, a name no other writer picks).
+_NUMBERS = itertools.count()
+#: How a temporary file is opened: write only, created here and now (never an existing file or link).
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _temporary_copy(target: Path, data: Content, mode: int, sync: bool, mask: int | None = None) -> str:
     """A new temporary file beside ``target`` holding ``data`` (bytes, or pieces of them in
-    order; synced to disk if asked), with ``mode``."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name[:100]}.", suffix=".tmp", dir=target.parent)
+    order; synced to disk if asked), with ``mode`` (set when the file is created if the file
+    creation mask ``mask`` gives it, else afterwards)."""
+    created = mask is not None and mode == 0o666 & ~mask
+    descriptor, temporary = _created(target, 0o666 if created else 0o600)
     try:
-        with os.fdopen(descriptor, "wb") as handle:
+        try:
             for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
-                handle.write(piece)
+                _write_whole(descriptor, piece)
             if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
+                os.fsync(descriptor)
+            if not created:
+                if hasattr(os, "fchmod"):
+                    os.fchmod(descriptor, mode)
+                else:
+                    os.chmod(temporary, mode)
+        finally:
+            os.close(descriptor)
     except BaseException:
         _remove(temporary)
         raise
     return temporary
+
+
+def _created(target: Path, mode: int) -> tuple[int, str]:
+    """An open descriptor and the name of a new file beside ``target`` (no file of that name existed)."""
+    folder, name = os.path.split(target)
+    prefix = os.path.join(folder, f".{name[:100]}.{os.getpid()}.")
+    while True:
+        temporary = f"{prefix}{next(_NUMBERS)}.tmp"
+        try:
+            return os.open(temporary, _CREATE, mode), temporary
+        except FileExistsError:
+            continue
+
+
+def _write_whole(descriptor: int, piece: bytes | bytearray | memoryview) -> None:
+    """Write all of ``piece`` (a short write is continued; a failing one raises :class:`OSError`)."""
+    view = memoryview(piece).cast("B")
+    while view:
+        view = view[os.write(descriptor, view):]
 
 
 def _remove(temporary: str) -> None:
@@ -99,9 +137,15 @@ def _mode_for(target: Path, mask: int | None = None) -> int:
     """The permissions of the regular file being replaced, else the default for new files
     (under the file creation mask ``mask``, read from the process when not given)."""
     try:
-        status = os.lstat(target)
+        status: os.stat_result | None = os.lstat(target)
     except OSError:
         status = None
+    return _permissions(status, mask)
+
+
+def _permissions(status: os.stat_result | None, mask: int | None = None) -> int:
+    """The permissions a file replacing one with ``status`` (from ``os.lstat``; None: there is
+    none) gets: those of a regular file, else the default for new files under ``mask``."""
     if status is not None and stat.S_ISREG(status.st_mode):
         return stat.S_IMODE(status.st_mode)
     return 0o666 & ~(_umask() if mask is None else mask)
