@@ -16,7 +16,7 @@ from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.render import Job, package_jobs, run_jobs
-from opspec.runtime.atomic_file import write_all_atomically
+from opspec.runtime.atomic_file import status_of, write_all_atomically
 from opspec.codegen.vocabulary import builtin_domains, extension_problems, is_builtin
 
 REPO = Path(__file__).resolve().parent.parent
@@ -74,14 +74,6 @@ def _written_by_us(path: Path, marks: tuple[bytes, ...] = (GENERATED_MARK,)) -> 
     with path.open("rb") as handle:
         head = handle.read(400)
     return any(mark in head for mark in marks)
-
-
-def _status(path: Path) -> os.stat_result | None:
-    """What ``os.lstat`` says of ``path``; None when there is nothing there."""
-    try:
-        return os.lstat(path)
-    except OSError:
-        return None
 
 
 def _holds(target: Path, status: os.stat_result | None, data: bytes) -> bool:
@@ -241,7 +233,7 @@ def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, fo
     extra = [path for path in _owned(out) if path not in files]
     root = out.resolve()
     folders: dict[Path, Path] = {}
-    statuses = {path: _status(out / path) for path in files}  # each target is looked at once
+    statuses = {path: status_of(out / path) for path in files}  # each target is looked at once
     targets = {path: _inside(out, path, root, folders, status is not None and stat.S_ISLNK(status.st_mode))
                for path, status in statuses.items()}
     changed = [path for path, target in sorted(targets.items()) if not _holds(target, statuses[path], files[path])]

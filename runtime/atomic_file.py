@@ -133,14 +133,18 @@ def _remove(temporary: str) -> None:
         pass
 
 
+def status_of(path: str | os.PathLike[str]) -> os.stat_result | None:
+    """What ``os.lstat`` says of ``path`` (a link is not followed); None when nothing is there."""
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
 def _mode_for(target: Path, mask: int | None = None) -> int:
     """The permissions of the regular file being replaced, else the default for new files
     (under the file creation mask ``mask``, read from the process when not given)."""
-    try:
-        status: os.stat_result | None = os.lstat(target)
-    except OSError:
-        status = None
-    return _permissions(status, mask)
+    return _permissions(status_of(target), mask)
 
 
 def _permissions(status: os.stat_result | None, mask: int | None = None) -> int:
