@@ -1,7 +1,7 @@
 """Read one op file's document into its declaration: versions, signatures, attributes, types, rules."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
@@ -82,17 +82,28 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
     return version
 
 
+Parsed = TypeVar("Parsed")
+
+
+def _shorthand(parse: Callable[[str], Parsed], text: str, mapping: Map, name: str, what: str,
+               diagnostics: Diagnostics) -> Parsed | None:
+    """``parse(text)`` of a one-line declaration, or None after an error located at the character
+    where the notation breaks."""
+    try:
+        return parse(text)
+    except NotationError as error:
+        diagnostics.error(mapping.inside_value(name, error.offset), f"{what} {name!r}: {error}")
+        return None
+
+
 def _read_params(params: Map, diagnostics: Diagnostics) -> tuple[ParamDecl, ...]:
     declared = []
     for name, value in params.items():
         where = params.value_at(name)
         if isinstance(value, str):
-            try:
-                spec = parse_param(value)
-            except NotationError as error:
-                diagnostics.error(params.inside_value(name, error.offset), f"input/output {name!r}: {error}")
-                continue
-            declared.append(ParamDecl(str(name), spec, params.key_at(name), where))
+            spec = _shorthand(parse_param, value, params, name, "input/output", diagnostics)
+            if spec is not None:
+                declared.append(ParamDecl(str(name), spec, params.key_at(name), where))
             continue
         option = FormalParameterOption[value.get("option", "single").capitalize()]
         spec = ParamSpec(
@@ -115,12 +126,8 @@ _BOUND_KEYS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "
 def _read_attribute(name: str, value: Any, attributes: Map, diagnostics: Diagnostics) -> AttrDecl | None:
     where = attributes.value_at(name)
     if isinstance(value, str):
-        try:
-            spec = parse_attribute(value)
-        except NotationError as error:
-            diagnostics.error(attributes.inside_value(name, error.offset), f"attribute {name!r}: {error}")
-            return None
-        return AttrDecl(str(name), spec, where)
+        shorthand = _shorthand(parse_attribute, value, attributes, name, "attribute", diagnostics)
+        return None if shorthand is None else AttrDecl(str(name), shorthand, where)
     bounds = {key: value[key] for key in _BOUND_KEYS if key in value}
     if "allowed" in value:
         bounds["allowed"] = tuple(value["allowed"])
