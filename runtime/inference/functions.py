@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference import node_errors
+from opspec.runtime.inference.fresh_symbols import NotRenamable, fresh_in, issued_since, renewed
 from opspec.runtime.inference.nesting import (
     MAX_CALL_DEPTH,
     TOO_DEEP_FOR_STACK,
@@ -45,7 +46,8 @@ class FunctionInfo:
         self.opsets.update(normalize_opsets(proto.opset_import))
         self.entries: dict[Any, Any] = {}
         self.declared: dict[str, Any] | None = None
-        self.results: dict[Any, CallResult] = {}
+        #: Clean results by input types and data, with the fresh symbols each holds (see :mod:`.fresh_symbols`).
+        self.results: dict[Any, tuple[CallResult, tuple[str, ...]]] = {}
 
     def body(self, call: Any) -> Iterable[Any]:
         """The body's nodes, with attributes that refer to the call's attributes filled in."""
@@ -111,7 +113,8 @@ class FunctionCalls:
                 return [], []
             cache_key = _result_key(function, inputs, data)
             if cache_key is not None and cache_key in function.results:
-                return function.results[cache_key]
+                kept, made = function.results[cache_key]
+                return renewed(kept, made, walker.symbols)
             types, datas = _body_scope(function, inputs, data)
             inner: list[NodeError] = []
             symbols_before = walker.symbols.issued
@@ -121,8 +124,8 @@ class FunctionCalls:
                            function.entries, {}, inner, False)
             finally:
                 self._active.discard(function.key)
-            return self._result(function, node, types, datas, inner, errors, index, strict,
-                                cache_key if walker.symbols.issued == symbols_before else None)
+            return self._result(function, node, types, datas, inner, errors, index, strict, cache_key,
+                                symbols_before)
         except CallChainTooDeep as deep:
             if not outermost:
                 raise
@@ -140,16 +143,21 @@ class FunctionCalls:
 
     def _result(self, function: FunctionInfo, node: Any, types: dict[str, Any], datas: dict[str, Any],
                 inner: list[NodeError], errors: list[NodeError], index: int, strict: bool,
-                cache_key: Any) -> CallResult:
+                cache_key: Any, symbols_before: int) -> CallResult:
         """Report the body's problems against the call and read its outputs (kept for reuse
-        under ``cache_key`` when the body was clean)."""
+        under ``cache_key`` when the body was clean, with the fresh symbols they hold, made since
+        the symbol table's count was ``symbols_before``)."""
         outermost = len(self._chain) == 1
         for error in inner:
             message = f"in function '{function.proto.name}': {error}"
             self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
         if cache_key is not None and not inner:
-            function.results[cache_key] = result
+            try:
+                function.results[cache_key] = (result, fresh_in(result, issued_since(self.walker.symbols,
+                                                                                      symbols_before)))
+            except NotRenamable:
+                pass  # inferred again at each call
         return result
 
 

@@ -4,9 +4,10 @@ A Loop's rule infers its body again until the carried types settle, so Loops nes
 Loops would infer the innermost body a number of times exponential in the depth. The
 result of inferring a graph depends only on its own contents, the types given to its
 inputs and the types and data of the outer values it reads by name (and on the walk's
-settings, fixed for a model), so a result that made up no fresh symbol is
-kept under those and handed out again, with the problems it found, which are reported
-again against the graph's node. The outer names a graph reads are worked out on
+settings, fixed for a model), so a result is kept under those and handed out again,
+with the problems it found, which are reported again against the graph's node. A result
+that made up fresh symbols is kept only when it found no problem, and is handed out with
+new fresh symbols in their place (see :mod:`.fresh_symbols`). The outer names a graph reads are worked out on
 its second inference, so a graph inferred once costs nothing more.
 """
 from __future__ import annotations
@@ -81,6 +82,9 @@ class Reusable:
     result: Any
     records: tuple[tuple[int, Any], ...]
     messages: list[str]
+    #: The fresh symbols the inference made up, in order: renewed each time it is handed out
+    #: (see :mod:`.fresh_symbols`).
+    made: tuple[str, ...] = ()
 
 
 class GraphResults:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
+from opspec.runtime.inference.fresh_symbols import NotRenamable, fresh_in, issued_since, renewed
 from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, TOO_DEEP_FOR_STACK, out_of_stack, short_chain
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
@@ -152,13 +153,14 @@ class SubgraphInference:
             key = results.key(inputs, outer_types, outer_datas)
             found = results.results.get(key) if key is not None else None
             if found is not None:
-                for graph_id, record in found.records:  # as inferring it again would leave them
+                result, records = renewed((found.result, found.records), found.made, self.engine.symbols)
+                for graph_id, record in records:  # as inferring it again would leave them
                     self.records[graph_id] = record
                 if self.depth:  # an enclosing inference keeps them with its own result
-                    self._log += found.records
+                    self._log += records
                 for message in found.messages:
                     self._report(errors, index, node, message, strict)
-                return found.result
+                return result
         log_before, symbols_before = len(self._log), self.engine.symbols.issued
         for tensor in graph.initializer:
             if tensor.name not in types:  # an input of the same name, or an outer value, comes first
@@ -201,13 +203,27 @@ class SubgraphInference:
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
                         for v, given in zip(graph.output, outputs_declared))
         result = Subgraph(graph.name, tuple(inputs), outputs)
-        if key is not None and self.engine.symbols.issued == symbols_before:
+        if key is not None:
             messages += [error.message for error in errors[errors_before:]]  # the outputs' conflicts
-            left = dict(self._log[log_before:])  # the last record of each graph is what counts
-            results.keep(key, Reusable(result, tuple(left.items()), messages))
+            left = tuple(dict(self._log[log_before:]).items())  # the last record of each graph is what counts
+            made = self._made(result, left, symbols_before, messages)
+            if made is not None:
+                results.keep(key, Reusable(result, left, messages, made))
         if self.depth == 0:  # no enclosing inference to be kept with what this one left
             self._log.clear()
         return result
+
+    def _made(self, result: Subgraph, records: tuple[tuple[int, Any], ...], mark: int,
+              messages: list[str]) -> tuple[str, ...] | None:
+        """The fresh symbols an inference made that its result and records hold, in order (None:
+        the result is not kept, as a message may name one of them or a value cannot be renamed)."""
+        issued = issued_since(self.engine.symbols, mark)
+        if issued and messages:
+            return None
+        try:
+            return fresh_in((result, records), issued)
+        except NotRenamable:
+            return None
 
     def write_back(self) -> None:
         """Write what the last inference of each graph of the model found into it (graphs of

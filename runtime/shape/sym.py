@@ -398,6 +398,25 @@ def _collect_names(p: Terms, out: set) -> None:
                     _collect_names(arg, out)
 
 
+def _renamed_terms(p: Terms, names: Mapping[str, str]) -> Value:
+    total: Value = 0
+    for m, c in p:
+        term: Value = c
+        for a in m:
+            term = term * _renamed_atom(a, names)
+        total = total + term
+    return total
+
+
+def _renamed_atom(a: Any, names: Mapping[str, str]) -> Value:
+    if type(a) is str:
+        return Sym(names.get(a, a))
+    if a.op == _FLOOR:
+        return _renamed_terms(a.args[0], names) // a.k
+    values = [_renamed_terms(p, names) for p in a.args]
+    return Sym.min(*values) if a.op == _MIN else Sym.max(*values)
+
+
 def _never_negative(terms: Terms) -> bool:
     """Whether a polynomial is non-negative for all non-negative symbol values, by its form."""
     for m, c in terms:
@@ -482,6 +501,16 @@ class Sym:
     def evaluate(self, bindings: Mapping[str, int]) -> int:
         """The integer value with every symbol bound (``KeyError`` for a missing name)."""
         return _eval_terms(self._terms, bindings)
+
+    def renamed(self, names: Mapping[str, str]) -> Value:
+        """The expression with every symbol that ``names`` maps replaced by the symbol it maps to
+        (brought to normal form again: the order of terms follows the names)."""
+        if self.name is not None:
+            new = names.get(self.name)
+            return self if new is None else Sym(new)
+        if names.keys().isdisjoint(self.names()):
+            return self
+        return _renamed_terms(self._terms, names)
 
     # -- division helpers
 

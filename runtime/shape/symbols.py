@@ -17,7 +17,7 @@ class SymbolTable:
     name is first asked about, so a model that never needs a fresh name never pays for it.
     """
 
-    __slots__ = ("_used", "_prefix", "_next", "issued", "_unread")
+    __slots__ = ("_used", "_prefix", "_next", "issued", "names_issued", "_unread")
 
     def __init__(self, names: Iterable[str] = (), prefix: str = "unk__") -> None:
         self._used: set = set()
@@ -25,6 +25,8 @@ class SymbolTable:
         self._next = 0
         #: How many fresh names this table has handed out (a cheap "did anything new appear").
         self.issued = 0
+        #: The fresh names handed out, in order (``names_issued[k:]`` came after ``issued`` was ``k``).
+        self.names_issued: list[str] = []
         self._unread: Iterable[str] | None = names
 
     def _read(self) -> set:
@@ -64,6 +66,7 @@ class SymbolTable:
         used.add(name)
         self._next = i + 1
         self.issued += 1
+        self.names_issued.append(name)
         return name
 
     def fresh(self) -> Sym:
