@@ -168,10 +168,10 @@ class _Compiler:
         if "oneOf" not in node:
             return None
         options = [self.build(option) for option in node["oneOf"]]
-        kinds = [self.kinds(option) for option in node["oneOf"]]
-        if all(kind is not None for kind in kinds) and sum(map(len, kinds)) == len(frozenset().union(*kinds)):
+        admitted = [kinds for option in node["oneOf"] if (kinds := self.kinds(option)) is not None]
+        if len(admitted) == len(options) and sum(map(len, admitted)) == len(frozenset().union(*admitted)):
             # the options admit disjoint kinds: only the one for the value's kind can pass
-            by_kind = {kind: option for option, admitted in zip(options, kinds) for kind in admitted}  # type: ignore[union-attr]
+            by_kind = {kind: option for option, kinds in zip(options, admitted) for kind in kinds}
             return lambda value: (option := by_kind.get(_kind(value))) is not None and option(value)
         return lambda value: sum(1 for option in options if option(value)) == 1
 
