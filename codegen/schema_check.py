@@ -189,6 +189,13 @@ def _joined(allowed: frozenset[str] | None, by_kind: dict[str, Check], extras: t
             return _always
         if len(extras) == 1:
             return extras[0]
+    kinds = _KINDS
+    if not extras and allowed is not None and len(allowed) == 1:  # the common node: one type, its keywords
+        (only,) = allowed
+        own = by_kind.get(only)
+        if own is None:
+            return lambda value: (kinds.get(type(value)) or _kind(value)) == only
+        return lambda value: (kinds.get(type(value)) or _kind(value)) == only and own(value)
 
     def check(value: Any) -> bool:
         kind = _kind(value)
