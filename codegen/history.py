@@ -181,6 +181,8 @@ def _types(before: OpSchema, after: OpSchema, name_set: TypeSetNamer) -> list[Ch
         if name not in old:
             changes.append(Change(f"New type parameter `{name}`: {name_set(constraint.allowed_type_strs)}.", None))
             continue
+        if old[name] == constraint:  # most carry over unchanged
+            continue
         added = [t for t in constraint.allowed_type_strs if t not in old[name].allowed_type_strs]
         removed = [t for t in old[name].allowed_type_strs if t not in constraint.allowed_type_strs]
         if added:
