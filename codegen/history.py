@@ -129,7 +129,7 @@ def _params(role: str, before: tuple[FormalParameter, ...], after: tuple[FormalP
             at_end = position >= len(kept)
             cls = COMPATIBLE if _fewest(param) == 0 and at_end and name not in moved else BREAKING
             changes.append(Change(f"New {role} `{name}`: `{param_spec(param)}`.", cls))
-        elif param_spec(old[name]) != param_spec(param):
+        elif old[name] != param and param_spec(old[name]) != param_spec(param):  # most carry over unchanged
             text = f"{role.capitalize()} `{name}`: `{param_spec(old[name])}` → `{param_spec(param)}`."
             changes.append(Change(text, _param_class(old[name], param)))
     for name in old:
@@ -180,6 +180,8 @@ def _types(before: OpSchema, after: OpSchema, name_set: TypeSetNamer) -> list[Ch
     for name, constraint in after.type_constraint_map.items():
         if name not in old:
             changes.append(Change(f"New type parameter `{name}`: {name_set(constraint.allowed_type_strs)}.", None))
+            continue
+        if old[name] == constraint:  # most carry over unchanged
             continue
         added = [t for t in constraint.allowed_type_strs if t not in old[name].allowed_type_strs]
         removed = [t for t in old[name].allowed_type_strs if t not in constraint.allowed_type_strs]

@@ -32,6 +32,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from opspec.runtime.schema import (
@@ -129,6 +130,7 @@ def split_type(text: str) -> tuple[str, int]:
     return re.sub(r"\s+", "", text[: end]).strip(), end
 
 
+@lru_cache(maxsize=4096)  # the same few declarations recur in every op; the result is frozen
 def parse_param(text: str) -> ParamSpec:
     """Parse a formal input/output spec such as ``T+ differentiable``."""
     type_str, end = split_type(text)
@@ -260,6 +262,7 @@ def _length_of(cursor: _Cursor) -> dict[str, Any]:
     return found
 
 
+@lru_cache(maxsize=4096)  # the same few declarations recur in every op; the result is frozen
 def parse_attribute(text: str) -> AttrSpec:
     """Parse an attribute spec such as ``int >= 0 = 1`` or ``string in {a, b} = a``."""
     cursor = _Cursor(text)

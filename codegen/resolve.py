@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Mapping, TypeVar
 
@@ -64,12 +65,34 @@ class _State:
     #: Each declared attribute's record, built at the first version that has it and reused by the
     #: versions that inherit it (by the declaration's identity; the declaration is kept with it).
     built_attributes: dict[int, tuple[AttrDecl, Attribute]] = field(default_factory=dict)
+    #: Each type parameter's expanded types and constraint, built at the first version that has it and
+    #: reused likewise while its declaration stands (only when expanding it reported nothing).
+    built_types: dict[int, tuple[TypeParamDecl, frozenset[str], TypeConstraintParam]] = field(default_factory=dict)
 
     def attribute(self, op: OpDecl, declared: AttrDecl, diagnostics: Diagnostics) -> Attribute:
         found = self.built_attributes.get(id(declared))
         if found is None:
             found = self.built_attributes[id(declared)] = (declared, _attribute(op, declared, diagnostics))
         return found[1]
+
+    def type_constraint(self, op: OpDecl, name: str, declared: TypeParamDecl, type_sets: TypeSets,
+                        diagnostics: Diagnostics) -> tuple[frozenset[str], TypeConstraintParam]:
+        """The formal type strings a type parameter allows, and its constraint record."""
+        found = self.built_types.get(id(declared))
+        if found is not None:
+            return found[1], found[2]
+        reported = len(diagnostics)
+        types = type_sets.items(declared.items)
+        built = _formal_types(types), TypeConstraintParam(name, types, _doc(op, name, declared.doc))
+        if len(diagnostics) == reported:  # a declaration with problems says so again at each version
+            self.built_types[id(declared)] = (declared, *built)
+        return built
+
+
+@lru_cache(maxsize=1024)
+def _formal_types(types: tuple[str, ...]) -> frozenset[str]:
+    """The formal spellings of a type list (the same few lists recur in every op)."""
+    return frozenset(map(formal_type_string, types))
 
 
 def resolve_op(op: OpDecl, domain: DomainDecl, type_sets: TypeSets, diagnostics: Diagnostics,
@@ -156,9 +179,8 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
     constraints = []
     allowed: dict[str, frozenset[str]] = {}
     for name, declared in state.types.items():
-        types = type_sets.items(declared.items)
-        allowed[name] = frozenset(map(formal_type_string, types))
-        constraints.append(TypeConstraintParam(name, types, _doc(op, name, declared.doc)))
+        allowed[name], constraint = state.type_constraint(op, name, declared, type_sets, diagnostics)
+        constraints.append(constraint)
     exempt: set[str] = set()
     inputs = _params(op, state.inputs, allowed, "input", version, exempt, diagnostics)
     outputs = _params(op, state.outputs, allowed, "output", version, exempt, diagnostics)
@@ -221,7 +243,7 @@ def _functions(declared: FunctionDecl | None, version: VersionDecl, domain: Doma
     """The version's function bodies, each checked: it parses, its opset fits, its references exist."""
     if declared is None:
         return ()
-    from opspec.runtime.function_text import FunctionTextError, parse_nodes, references
+    from opspec.runtime.function_text import FunctionTextError
 
     bodies = []
     for opset, text, location in declared.bodies:
@@ -229,16 +251,25 @@ def _functions(declared: FunctionDecl | None, version: VersionDecl, domain: Doma
             diagnostics.error(location, f"a body for opset {opset} must lie in the domain's opsets "
                                         f"{domain.opset_min}..{domain.opset_max}")
         try:
-            nodes = parse_nodes(text)
+            referenced = _body_references(text)
         except FunctionTextError as error:
             diagnostics.error(location, f"function body for opset {opset}: {error}")
             continue
-        for name in references(nodes):
+        for name in referenced:
             if name not in attributes:
                 diagnostics.error(location, f"function body for opset {opset} refers to @{name}, which is not an "
                                             f"attribute of version {version.since}")
         bodies.append(FunctionBody(opset, text))
     return tuple(bodies)
+
+
+@lru_cache(maxsize=1024)
+def _body_references(text: str) -> tuple[str, ...]:
+    """The attributes a function body refers to, in first-use order (a body stays the same across the
+    versions that inherit it: parsed once)."""
+    from opspec.runtime.function_text import parse_nodes, references
+
+    return tuple(references(parse_nodes(text)))
 
 
 def _doc(op: OpDecl, name: str, own: str | None) -> str:

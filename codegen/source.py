@@ -332,12 +332,12 @@ def _regular_file_bytes(path: Path, shown: str) -> bytes:
     except (OSError, ValueError) as error:
         raise SourceError(where, f"cannot read file: {getattr(error, 'strerror', None) or error}") from None
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            mode = status.st_mode
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
             raise SourceError(where, f"not a regular file ({kind})")
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        data = _read_up_to(descriptor, MAX_FILE_BYTES + 1, status.st_size + 1)
     except OSError as error:
         raise SourceError(where, f"cannot read file: {error.strerror or error}") from None
     finally:
@@ -345,3 +345,17 @@ def _regular_file_bytes(path: Path, shown: str) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise SourceError(where, f"the file is larger than {MAX_FILE_BYTES} bytes")
     return data
+
+
+def _read_up_to(descriptor: int, limit: int, expected: int) -> bytes:
+    """At most ``limit`` bytes from ``descriptor``, asking first for the ``expected`` size (a buffer of
+    the limit's size, made for every small file, would cost more than reading it)."""
+    parts, left, want = [], limit, expected
+    while left > 0:
+        chunk = os.read(descriptor, min(want, left))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+        want = 1 << 16  # the file grew since it was measured: the rest in pieces
+    return b"".join(parts)

@@ -94,11 +94,10 @@ def _describe(value: Any) -> str:
 
 def schema_errors(document: Map, kind: str) -> Iterator[tuple[Location, str]]:
     """Yield (location, message) for every way ``document`` breaks the ``kind`` schema."""
-    plain = _plain(document)
     quick = _quick_check(kind)
-    if quick is None or not quick(plain):
+    if quick is None or not quick(document):  # the check reads mapping keys as JSON does, as strings
         validator = _validator(kind)
-        for error in validator.iter_errors(plain):
+        for error in validator.iter_errors(_plain(document)):
             yield from _explain(error, document, validator.schema)
     yield from name_errors(document, kind)
 

@@ -185,3 +185,16 @@ def test_positions_inside_quoted_specs_skip_the_quote(tmp_path, capsys):
     code, lines = _run(opdefs, tmp_path / "out", capsys)
     assert lines[0] == (f"{FILE}:10:18: error: attribute 'axis': unexpected 'maybe' (expected a constraint, "
                         "'= default' or 'required')")
+
+
+def test_a_declaration_repeated_across_files_is_judged_in_each(tmp_path, capsys):
+    """Declarations read once per process (a shorthand, a type list) still report in every file and version."""
+    bad = OP.replace("X: T", "X: T wobbly").replace("T: [tensor(float)]", "T: [tensor(float), nosuch_types]")
+    later = "  2:\n    notes: n\n    inputs:\n      X: T wobbly\n"
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: bad + later,
+             "opdefs/x.test/f/Qux.yaml": bad.replace("op: Foo", "op: Qux")}
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert code == 1
+    assert [line.split(": error")[0] for line in lines[:-1]] == [
+        f"{FILE}:6:12", f"{FILE}:12:26", f"{FILE}:17:12", "opdefs/x.test/f/Qux.yaml:6:12",
+        "opdefs/x.test/f/Qux.yaml:12:26"]

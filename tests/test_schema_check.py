@@ -39,13 +39,15 @@ def test_the_quick_check_never_passes_what_the_validator_refuses():
         path = rng.choice(sources)
         text = _mutate_text(path.read_text(encoding="utf-8"), rng)
         try:
-            document = _plain(parse_yaml(text if isinstance(text, str) else text.decode("utf-8", "replace"), "x"))
+            located = parse_yaml(text if isinstance(text, str) else text.decode("utf-8", "replace"), "x")
         except SourceError:
             continue
+        document = _plain(located)
         valid = _validator(_kind(path)).is_valid(document)
         refused += not valid
         quick = _quick_check(_kind(path))
         assert quick is not None and (not quick(document) or valid), text
+        assert not quick(located) or valid, text  # the located document, keys as written
     assert refused > 50
 
 
@@ -58,6 +60,10 @@ def test_the_quick_check_never_passes_what_the_validator_refuses():
     ({"oneOf": [{"type": "string"}, {"type": "string", "minLength": 2}]}, ["a"], ["ab", 3]),
     ({"type": "array", "items": {"pattern": "^x"}, "minItems": 1}, [["x1"]], [[], ["y"]]),
     ({"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}, "minProperties": 1}, [{"ab": 1}], [{}, {"A": 1}]),
+    ({"oneOf": [{"type": "string"}, {"type": "null"}, {"$ref": "#/$defs/names"}],
+      "$defs": {"names": {"type": "array", "items": {"type": "string"}, "minItems": 1}}},
+     ["a", None, ["b"]], [1, [], [2], {}]),
+    ({"type": "number", "minimum": 0, "maximum": 1}, [0, 0.5, 1], [-1, 1.5, True, "0"]),
 ])
 def test_the_check_agrees_with_the_validator_on_each_keyword(schema, good, bad):
     check = compile_check(schema)
@@ -95,3 +101,10 @@ def test_explaining_an_error_looks_its_key_up_without_a_scan():
     assert _walk(node, ["a999"]) == (999, Location("f.yaml", 1001, 3))
     assert _walk(node, ["7"]) == ("seven", Location("f.yaml", 2000, 3))
     assert Counted.scans == 0
+
+
+def test_keys_are_checked_as_json_spells_them():
+    check = compile_check({"type": "object", "propertyNames": {"pattern": "^[1-9][0-9]*$"},
+                           "properties": {"2": {"type": "null"}}, "additionalProperties": {"type": "string"}})
+    assert check({1: "a", "3": "b", 2: None})
+    assert not check({0: "a"}) and not check({1: 2}) and not check({2: "a"})
