@@ -33,19 +33,37 @@ def worker_count() -> int:
         return os.cpu_count() or 1
 
 
-def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_items: int = MIN_ITEMS,
-               workers: int | None = None) -> list[Result]:
+def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_items: int | None = None,
+               workers: int | None = None, runs: int | None = None,
+               lost: Callable[[int, list[Result]], None] | None = None) -> list[Result]:
     """``[function(item) for item in items]``, computed by up to ``workers`` processes.
 
     Item ``i`` goes to process ``i % workers`` (neighbouring items often cost alike, so the
-    shares come out even). An exception in a forked process is raised again here; a share whose
-    result (or exception) cannot be pickled, or whose process died, is computed again in this one.
+    shares come out even); with ``runs``, runs of that many neighbouring items go to each process
+    in turn, and each process starts at its own place in the list (so at any moment the processes
+    work on items far apart, such as files of different folders). An exception in a forked process
+    is raised again here; a share whose result (or exception) cannot be pickled, or whose process
+    died, is computed again in this one, and then ``lost`` is given the process id and the share's
+    results (to clear up what the lost process may have left).
     """
-    count = min(workers or worker_count(), len(items) // max(min_items, 1) + 1)
+    count = min(workers or worker_count(), len(items) // max(MIN_ITEMS if min_items is None else min_items, 1) + 1)
     if count < 2 or not hasattr(os, "fork") or sys.platform == "win32":
         return [function(item) for item in items]
     with collector_paused():
-        return _forked(function, items, count)
+        return _forked(function, items, _shares(len(items), count, runs), lost)
+
+
+def _shares(length: int, count: int, runs: int | None) -> list[list[int]]:
+    """The positions of the items each of ``count`` processes computes, in the order it computes them."""
+    if runs is None:
+        return [list(range(share, length, count)) for share in range(count)]
+    pieces = [range(start, min(start + runs, length)) for start in range(0, length, runs)]
+    shares = []
+    for share in range(count):
+        mine = pieces[share::count]
+        turn = share * len(mine) // count
+        shares.append([position for piece in mine[turn:] + mine[:turn] for position in piece])
+    return shares
 
 
 @contextmanager
@@ -61,18 +79,20 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _forked(function: Callable[[Item], Result], items: Sequence[Item], count: int) -> list[Result]:
-    children: list[tuple[int, int, int]] = []  # (share, pid, read end of its pipe)
-    for share in range(1, count):
+def _forked(function: Callable[[Item], Result], items: Sequence[Item], shares: list[list[int]],
+            lost: Callable[[int, list[Result]], None] | None) -> list[Result]:
+    children: list[tuple[list[int], int, int]] = []  # (share, pid, read end of its pipe)
+    for share in shares[1:]:
         reader, writer = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: compute its share, send it, and leave without running any cleanup
             os.close(reader)
-            _send(writer, lambda: [function(item) for item in items[share::count]])
+            _send(writer, lambda: [function(items[position]) for position in share])
         os.close(writer)
         children.append((share, pid, reader))
     results: list[Result | None] = [None] * len(items)
-    results[0::count] = [function(item) for item in items[0::count]]
+    for position in shares[0]:
+        results[position] = function(items[position])
     failure: BaseException | None = None
     for share, pid, reader in children:
         with os.fdopen(reader, "rb") as pipe:
@@ -81,11 +101,14 @@ def _forked(function: Callable[[Item], Result], items: Sequence[Item], count: in
         try:
             ok, value = pickle.loads(payload)
         except Exception:  # noqa: BLE001 - the child died or sent something unreadable: do its share here
-            ok, value = True, [function(item) for item in items[share::count]]
+            ok, value = True, [function(items[position]) for position in share]
+            if lost is not None:
+                lost(pid, value)
         if not ok:
             failure = failure or value
             continue
-        results[share::count] = value
+        for position, result in zip(share, value):
+            results[position] = result
     if failure is not None:
         raise failure
     return results  # type: ignore[return-value]  # every slot is filled
