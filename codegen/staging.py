@@ -94,18 +94,22 @@ def _replaceable(target: Path, status: os.stat_result | None) -> bool:
 @dataclass(frozen=True)
 class Placed:
     """One rendered file at its place: whether its target holds other bytes (or nothing), whether
-    generation may replace it, the temporary file holding its new bytes (if one was written) and
-    the folders made for it."""
+    generation may replace it, and the temporary file holding its new bytes (if one was written)."""
 
     path: str
     changed: bool = False
     replaceable: bool = True
     temporary: str | None = None
-    folders: tuple[str, ...] = ()
 
 
-#: What rendering one job gave: its files at their places, and the error that stopped it, if one did.
-Staged = tuple[list[Placed], Exception | None]
+@dataclass(frozen=True)
+class Staged:
+    """What rendering one job gave: its files at their places, the folders made for them, and the
+    error that stopped it, if one did."""
+
+    placed: list[Placed]
+    folders: list[str]
+    error: Exception | None = None
 
 
 @dataclass
@@ -120,7 +124,9 @@ class Stage:
     mask: int = field(init=False)
     resolved: dict[Path, Path] = field(default_factory=dict)
     ready: set[Path] = field(default_factory=set)
+    #: The temporary files and the folders this process made (all of them, in the parent, once run).
     made: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.root = self.out.resolve()
@@ -135,55 +141,56 @@ class Stage:
         replaceable = _replaceable(target, status)
         if self.check or not (replaceable or self.force):
             return Placed(path, True, replaceable)
-        folders = self._made_ready(target.parent)
+        self._make_ready(target.parent)
         temporary = staged_copy(target, data, status, self.mask)
         self.made.append(temporary)
-        return Placed(path, True, replaceable, temporary, folders)
+        return Placed(path, True, replaceable, temporary)
 
-    def _made_ready(self, folder: Path) -> tuple[str, ...]:
-        """Make ``folder`` (and those above it) where missing; the folders that were missing."""
+    def _make_ready(self, folder: Path) -> None:
+        """Make ``folder`` (and those above it) where missing, noting the folders it makes."""
         if folder in self.ready:
-            return ()
+            return
         missing = []
         above = folder
         while not above.is_dir() and above != above.parent:
             missing.append(str(above))
             above = above.parent
-        if missing:
-            folder.mkdir(parents=True, exist_ok=True)
+        self.folders += missing
+        folder.mkdir(parents=True, exist_ok=True)
         self.ready.add(folder)
-        return tuple(missing)
 
     def rendered(self, job: Callable[[], dict[str, str]]) -> Staged:
         """The files of ``job``, placed; an error stops the job and comes back with what it placed
         (an interruption removes every temporary file this process wrote)."""
         placed: list[Placed] = []
+        folders = len(self.folders)
         try:
             for path, text in job().items():
                 placed.append(self.place(path, text.encode("utf-8")))
         except Exception as error:  # noqa: BLE001 - the caller raises it, after clearing up
-            return placed, error
+            return Staged(placed, self.folders[folders:], error)
         except BaseException:
-            discard(self.made)
+            self.undo([])
             raise
-        return placed, None
+        return Staged(placed, self.folders[folders:])
 
     def run(self, jobs: Sequence[Callable[[], dict[str, str]]]) -> list[Placed]:
         """Every job's files placed, in the jobs' order (the jobs spread over the cores; the files
         of a path rendered twice are those of its last job). The first job's error is raised, every
         temporary file removed."""
         staged = forked_map(self.rendered, jobs, runs=_RUN, lost=self._clear_lost)
-        placed = {item.path: item for found, _ in staged for item in found}
-        failure = next((error for _, error in staged if error is not None), None)
-        written = [item for found, _ in staged for item in found if item.temporary is not None]
+        self.folders = sorted({folder for job in staged for folder in job.folders})
+        placed = {item.path: item for job in staged for item in job.placed}
+        failure = next((job.error for job in staged if job.error is not None), None)
+        written = [item for job in staged for item in job.placed if item.temporary is not None]
         if failure is not None:
             self.undo(written)
             raise failure
-        self.undo([item for item in written if placed[item.path] is not item])  # passed over by a later job
+        discard(item.temporary for item in written if placed[item.path] is not item)  # passed over by a later job
         return list(placed.values())
 
     def _clear_lost(self, pid: int, staged: list[Staged]) -> None:
-        discard_left_by(pid, [self.out / item.path for found, _ in staged for item in found])
+        discard_left_by(pid, [self.out / item.path for job in staged for item in job.placed])
 
     def commit(self, placed: Sequence[Placed]) -> list[str]:
         """Put the changed files in place; the paths of the changed files, sorted. Raises
@@ -200,9 +207,10 @@ class Stage:
         return [item.path for item in changed]
 
     def undo(self, placed: Sequence[Placed]) -> None:
-        """Remove the temporary files of ``placed`` and the folders made for them, where empty."""
+        """Remove the temporary files of ``placed`` and the folders made (where empty)."""
         discard(item.temporary for item in placed if item.temporary)
-        for folder in sorted({name for item in placed for name in item.folders}, key=len, reverse=True):
+        discard(self.made)
+        for folder in sorted(set(self.folders), key=len, reverse=True):
             try:
                 os.rmdir(folder)
             except OSError:
