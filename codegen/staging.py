@@ -186,7 +186,7 @@ class Stage:
         if failure is not None:
             self.undo(written)
             raise failure
-        discard(item.temporary for item in written if placed[item.path] is not item)  # passed over by a later job
+        discard(item.temporary for item in written if item.temporary and placed[item.path] is not item)  # passed over by a later job
         return list(placed.values())
 
     def _clear_lost(self, pid: int, staged: list[Staged]) -> None:
