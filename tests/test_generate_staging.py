@@ -4,6 +4,7 @@ file and no new folder."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +105,21 @@ def test_check_writes_nothing_in_any_process(tmp_path, forked):
     assert not (tmp_path / "out").exists() and sorted(result.stale) == sorted(result.paths)
 
 
-def test_shares_in_runs_start_far_apart_and_cover_every_item_once():
-    shares = parallel._shares(10, 2, 2)
-    assert shares == [[0, 1, 4, 5, 8, 9], [6, 7, 2, 3]]
-    assert sorted(p for share in parallel._shares(1001, 3, 64) for p in share) == list(range(1001))
+def _pid_after_a_moment(_: int) -> int:
+    time.sleep(0.0005)  # work enough for the second process to start and take its share
+    return os.getpid()
+
+
+def test_two_processes_take_runs_from_the_two_ends_of_the_list():
+    pids = forked_map(_pid_after_a_moment, range(1000), min_items=1, workers=2, runs=10)
+    ends = [pid for index, pid in enumerate(pids) if index == 0 or pid != pids[index - 1]]
+    assert len(ends) == 2 and ends[0] == os.getpid()  # this process from the front, the other from the back
+    assert pids.count(ends[0]) % 10 == 0 and pids.count(ends[1]) % 10 == 0
+
+
+def test_more_processes_take_every_so_many_runs_from_their_own_places():
+    assert parallel._turns([range(i, i + 1) for i in range(8)], 2) == [
+        [range(0, 1), range(2, 3), range(4, 5), range(6, 7)], [range(5, 6), range(7, 8), range(1, 2), range(3, 4)]]
     assert forked_map(lambda v: v * v, range(500), min_items=1, workers=3, runs=7) == [v * v for v in range(500)]
 
 
@@ -116,10 +128,13 @@ def test_a_lost_share_is_reported_with_the_process_that_lost_it():
     parent = os.getpid()
 
     def square_or_die(value: int) -> int:
-        if value == 5 and os.getpid() != parent:
+        time.sleep(0.01)  # work enough for the second process to start and take its share
+        if value == 9 and os.getpid() != parent:
             os._exit(1)
         return value * value
 
-    assert forked_map(square_or_die, range(10), min_items=1, workers=2,
-                      lost=lambda pid, found: lost.append((pid, found))) == [v * v for v in range(10)]
-    assert len(lost) == 1 and lost[0][0] != parent and lost[0][1] == [v * v for v in range(1, 10, 2)]
+    for runs in (None, 2):
+        lost.clear()
+        assert forked_map(square_or_die, range(10), min_items=1, workers=2, runs=runs,
+                          lost=lambda pid, found: lost.append((pid, found))) == [v * v for v in range(10)]
+        assert len(lost) == 1 and lost[0][0] != parent and 81 in lost[0][1]
