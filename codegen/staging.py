@@ -186,7 +186,8 @@ class Stage:
         if failure is not None:
             self.undo(written)
             raise failure
-        discard(item.temporary for item in written if item.temporary and placed[item.path] is not item)  # passed over by a later job
+        passed_over = [item for item in written if placed[item.path] is not item]  # by a later job's file
+        discard(item.temporary for item in passed_over if item.temporary)
         return list(placed.values())
 
     def _clear_lost(self, pid: int, staged: list[Staged]) -> None:

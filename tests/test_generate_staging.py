@@ -138,3 +138,10 @@ def test_a_lost_share_is_reported_with_the_process_that_lost_it():
         assert forked_map(square_or_die, range(10), min_items=1, workers=2, runs=runs,
                           lost=lambda pid, found: lost.append((pid, found))) == [v * v for v in range(10)]
         assert len(lost) == 1 and lost[0][0] != parent and 81 in lost[0][1]
+
+
+def test_a_path_rendered_twice_gets_its_last_jobs_file_and_no_temporary_is_left(tmp_path):
+    stage = staging.Stage(tmp_path / "out", check=False, force=False)
+    placed = stage.run([lambda: {"a.md": "first\n"}, lambda: {"b/c.md": "c\n"}, lambda: {"a.md": "last\n"}])
+    assert [item.path for item in placed] == ["a.md", "b/c.md"] and stage.commit(placed) == ["a.md", "b/c.md"]
+    assert _snapshot(tmp_path / "out") == {"a.md": b"last\n", "b": None, "b/c.md": b"c\n"}
