@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence, Union
 
+#: A file's path: text, or a path object.
+PathText = Union[str, "os.PathLike[str]"]
 #: What :func:`write_atomically` writes: bytes, or pieces of them written one after another.
 Content = Union[bytes, bytearray, memoryview, Iterable[Union[bytes, bytearray, memoryview]]]
 
@@ -64,14 +66,14 @@ def write_all_atomically(files: Mapping[Path, bytes],
     replace_all(staged)
 
 
-def staged_copy(target: Path, data: Content, status: os.stat_result | None, mask: int) -> str:
+def staged_copy(target: PathText, data: Content, status: os.stat_result | None, mask: int) -> str:
     """A new temporary file beside ``target`` holding ``data``, with the permissions of the file it
     will replace (``status``, from ``os.lstat``; None: there is none) under the file creation mask
     ``mask`` (see :func:`file_mask`), ready for :func:`replace_all`; its name is returned."""
     return _temporary_copy(target, data, _permissions(status, mask), not _SYNC_WAITS, mask)
 
 
-def replace_all(staged: Sequence[tuple[str, Path]]) -> None:
+def replace_all(staged: Sequence[tuple[str, PathText]]) -> None:
     """Rename each staged temporary file (see :func:`staged_copy`) over its target, in order, after
     the data reach the disk (one file-system sync where that waits for the writes); then sync each
     folder once. A failure removes the temporary files not renamed yet."""
@@ -85,7 +87,7 @@ def replace_all(staged: Sequence[tuple[str, Path]]) -> None:
     except BaseException:
         discard(temporary for temporary, _ in staged[renamed:])
         raise
-    for folder in sorted({target.parent for _, target in staged}):
+    for folder in sorted({os.path.dirname(target) for _, target in staged}):
         _sync_folder(folder)
 
 
@@ -101,7 +103,7 @@ _NUMBERS = itertools.count()
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _temporary_copy(target: Path, data: Content, mode: int, sync: bool, mask: int | None = None) -> str:
+def _temporary_copy(target: PathText, data: Content, mode: int, sync: bool, mask: int | None = None) -> str:
     """A new temporary file beside ``target`` holding ``data`` (bytes, or pieces of them in
     order; synced to disk if asked), with ``mode`` (set when the file is created if the file
     creation mask ``mask`` gives it, else afterwards)."""
@@ -126,7 +128,7 @@ def _temporary_copy(target: Path, data: Content, mode: int, sync: bool, mask: in
     return temporary
 
 
-def _created(target: Path, mode: int) -> tuple[int, str]:
+def _created(target: PathText, mode: int) -> tuple[int, str]:
     """An open descriptor and the name of a new file beside ``target`` (no file of that name existed)."""
     prefix = _temporary_prefix(target, os.getpid())
     while True:
@@ -137,14 +139,14 @@ def _created(target: Path, mode: int) -> tuple[int, str]:
             continue
 
 
-def _temporary_prefix(target: Path, pid: int) -> str:
+def _temporary_prefix(target: PathText, pid: int) -> str:
     """How the names of the temporary files process ``pid`` makes for ``target`` begin (a number and
     ``.tmp`` follow)."""
     folder, name = os.path.split(target)
     return os.path.join(folder, f".{name[:100]}.{pid}.")
 
 
-def discard_left_by(pid: int, targets: Iterable[Path]) -> None:
+def discard_left_by(pid: int, targets: Iterable[PathText]) -> None:
     """Remove the temporary files a process that is gone, ``pid``, may have made for ``targets``."""
     prefixes: dict[str, set[str]] = {}
     for target in targets:
@@ -211,7 +213,7 @@ def file_mask() -> int:
     return mask
 
 
-def _sync_folder(folder: Path) -> None:
+def _sync_folder(folder: PathText) -> None:
     """Make the rename itself durable (where the platform can sync a folder)."""
     try:
         descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

@@ -145,3 +145,17 @@ def test_a_path_rendered_twice_gets_its_last_jobs_file_and_no_temporary_is_left(
     placed = stage.run([lambda: {"a.md": "first\n"}, lambda: {"b/c.md": "c\n"}, lambda: {"a.md": "last\n"}])
     assert [item.path for item in placed] == ["a.md", "b/c.md"] and stage.commit(placed) == ["a.md", "b/c.md"]
     assert _snapshot(tmp_path / "out") == {"a.md": b"last\n", "b": None, "b/c.md": b"c\n"}
+
+
+def test_a_folder_known_to_stay_inside_still_refuses_a_link_or_an_odd_name_in_it(tmp_path):
+    out = tmp_path / "out"
+    (out / "docs").mkdir(parents=True)
+    (out / "docs" / "away").symlink_to(tmp_path)
+    (out / "docs" / "link.md").symlink_to(tmp_path / "x.md")
+    for bad in ("docs/link.md", "docs/away/x.md", "docs/..", "../x.md", "/etc/x.md", "docs/../../x.md"):
+        stage = staging.Stage(out, check=False, force=False)
+        with pytest.raises(OutputError, match="refusing to write outside"):
+            stage.run([lambda: {"docs/ok.md": "ok\n", "x.md": "ok\n"}, lambda: {bad: "bad\n"}])
+        assert stage.inside.get("docs") == f"{out / 'docs'}{os.sep}"  # known after its first file
+    assert not (tmp_path / "x.md").exists() and sorted(path.name for path in (out / "docs").iterdir()) == [
+        "away", "link.md"]
