@@ -109,7 +109,7 @@ def bench_generate() -> list[str]:
             "r = generate(Path(sys.argv[1]), Path(sys.argv[2]), with_protos=False);"
             "s = r.schema_count + sum(d.schema_count for layer in r.layers.values() for d in layer);"
             "u = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)];"
-            "print(s, len(r.files), time.perf_counter() - t, sum(x.ru_utime + x.ru_stime for x in u))")
+            "print(s, len(r.paths), time.perf_counter() - t, sum(x.ru_utime + x.ru_stime for x in u))")
     rows = ["| opdefs | ops | schemas | files | wall seconds | CPU seconds | schemas/s (wall) | schemas per CPU second |",
             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for factor, runs in ((1, 3), (10, 3), (100, 1)):

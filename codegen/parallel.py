@@ -15,6 +15,7 @@ import os
 import pickle
 import sys
 from contextlib import contextmanager
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
@@ -33,19 +34,56 @@ def worker_count() -> int:
         return os.cpu_count() or 1
 
 
-def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_items: int = MIN_ITEMS,
-               workers: int | None = None) -> list[Result]:
-    """``[function(item) for item in items]``, computed by up to ``workers`` processes.
+def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_items: int | None = None,
+               workers: int | None = None, runs: int | None = None,
+               lost: Callable[[int, list[Result]], None] | None = None) -> list[Result]:
+    """``[function(item) for item in items]``, computed by up to ``workers`` processes (one if there
+    are fewer than ``min_items`` items, by default :data:`MIN_ITEMS`).
 
     Item ``i`` goes to process ``i % workers`` (neighbouring items often cost alike, so the
-    shares come out even). An exception in a forked process is raised again here; a share whose
-    result (or exception) cannot be pickled, or whose process died, is computed again in this one.
+    shares come out even). With ``runs``, the items go in runs of that many neighbours, and the
+    processes work on runs far apart (such as files of different folders): two processes take
+    runs as they become free, one from each end of the list (so a process slowed down by others
+    on the machine does less); more take every so many runs each, each from its own place.
+    An exception in a forked process is raised again here; a share whose result (or exception)
+    cannot be pickled, or whose process died, is computed again in this one, and then ``lost`` is
+    given the process id and the share's results (to clear up what the lost process may have left).
     """
-    count = min(workers or worker_count(), len(items) // max(min_items, 1) + 1)
+    count = min(workers or worker_count(), len(items) // max(MIN_ITEMS if min_items is None else min_items, 1) + 1)
     if count < 2 or not hasattr(os, "fork") or sys.platform == "win32":
         return [function(item) for item in items]
     with collector_paused():
-        return _forked(function, items, count)
+        if runs is None:
+            return _forked(function, items, [[range(share, len(items), count)] for share in range(count)], lost)
+        pieces = [range(start, min(start + runs, len(items))) for start in range(0, len(items), runs)]
+        if count == 2 and len(pieces) <= _MAX_TOKENS:
+            return _forked(function, items, [pieces, pieces[::-1]], lost, _tokens(len(pieces)))
+        return _forked(function, items, _turns(pieces, count), lost)
+
+
+#: At most this many runs are handed out one by one (their tokens must fit in a pipe's buffer).
+_MAX_TOKENS = 4096
+
+
+def _turns(pieces: list[range], count: int) -> list[list[range]]:
+    """The runs each of ``count`` processes computes, every ``count``-th one, each process starting
+    at its own place in the list."""
+    shares = []
+    for share in range(count):
+        mine = pieces[share::count]
+        turn = share * len(mine) // count
+        shares.append(mine[turn:] + mine[:turn])
+    return shares
+
+
+def _tokens(count: int) -> int:
+    """The read end of a pipe holding ``count`` tokens, each one run to compute (and no writer)."""
+    reader, writer = os.pipe()
+    try:
+        os.write(writer, b"." * count)
+    finally:
+        os.close(writer)
+    return reader
 
 
 @contextmanager
@@ -61,34 +99,68 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _forked(function: Callable[[Item], Result], items: Sequence[Item], count: int) -> list[Result]:
-    children: list[tuple[int, int, int]] = []  # (share, pid, read end of its pipe)
-    for share in range(1, count):
-        reader, writer = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: compute its share, send it, and leave without running any cleanup
-            os.close(reader)
-            _send(writer, lambda: [function(item) for item in items[share::count]])
-        os.close(writer)
-        children.append((share, pid, reader))
-    results: list[Result | None] = [None] * len(items)
-    results[0::count] = [function(item) for item in items[0::count]]
-    failure: BaseException | None = None
-    for share, pid, reader in children:
-        with os.fdopen(reader, "rb") as pipe:
-            payload = pipe.read()
-        os.waitpid(pid, 0)
-        try:
-            ok, value = pickle.loads(payload)
-        except Exception:  # noqa: BLE001 - the child died or sent something unreadable: do its share here
-            ok, value = True, [function(item) for item in items[share::count]]
-        if not ok:
-            failure = failure or value
-            continue
-        results[share::count] = value
+def _forked(function: Callable[[Item], Result], items: Sequence[Item], orders: list[list[range]],
+            lost: Callable[[int, list[Result]], None] | None, tokens: int | None = None) -> list[Result]:
+    """Process ``k`` computes the runs of ``orders[k]`` in order (with ``tokens``, each once it has
+    taken a token: the runs no process took are left to the others); this one is process 0."""
+
+    def compute(order: list[range]) -> tuple[list[int], list[Result]]:
+        done: list[int] = []
+        found: list[Result] = []
+        for piece in order:
+            if tokens is not None and not os.read(tokens, 1):
+                break
+            for position in piece:
+                found.append(function(items[position]))
+                done.append(position)
+        return done, found
+
+    children: list[tuple[list[range], int, int]] = []  # (runs, pid, read end of its pipe)
+    try:
+        for order in orders[1:]:
+            reader, writer = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: compute its share, send it, and leave without running any cleanup
+                os.close(reader)
+                _send(writer, partial(compute, order))
+            os.close(writer)
+            children.append((order, pid, reader))
+        results: list[Result | None] = [None] * len(items)
+        computed = [False] * len(items)
+        _fill(results, computed, *compute(orders[0]))
+        failure: BaseException | None = None
+        dead = []
+        for order, pid, reader in children:
+            with os.fdopen(reader, "rb") as pipe:
+                payload = pipe.read()
+            os.waitpid(pid, 0)
+            try:
+                ok, value = pickle.loads(payload)
+            except Exception:  # noqa: BLE001 - the child died or sent something unreadable: do its share here
+                dead.append((order, pid))
+                continue
+            if not ok:
+                failure = failure or value
+                continue
+            _fill(results, computed, *value)
+    finally:
+        if tokens is not None:
+            os.close(tokens)
+    for order, pid in dead:
+        share = [position for piece in order for position in piece if not computed[position]]
+        found = [function(items[position]) for position in share]
+        _fill(results, computed, share, found)
+        if lost is not None:
+            lost(pid, found)
     if failure is not None:
         raise failure
     return results  # type: ignore[return-value]  # every slot is filled
+
+
+def _fill(results: list[Any], computed: list[bool], done: list[int], found: list[Any]) -> None:
+    for position, result in zip(done, found):
+        results[position] = result
+        computed[position] = True
 
 
 def _read_only(mapping: dict[object, object]) -> MappingProxyType[object, object]:

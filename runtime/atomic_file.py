@@ -18,8 +18,10 @@ import itertools
 import stat
 import sys
 from pathlib import Path
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, Sequence, Union
 
+#: A file's path: text, or a path object.
+PathText = Union[str, "os.PathLike[str]"]
 #: What :func:`write_atomically` writes: bytes, or pieces of them written one after another.
 Content = Union[bytes, bytearray, memoryview, Iterable[Union[bytes, bytearray, memoryview]]]
 
@@ -48,32 +50,51 @@ def write_all_atomically(files: Mapping[Path, bytes],
     """Put each file's bytes at its path, each replaced whole or not at all, as one batch.
 
     Every temporary file is written first: a failure there removes them all and leaves every
-    target as it was. Then the data reach the disk (one file-system sync where that waits for
-    the writes, else a sync per file), each temporary file is renamed over its target, and
-    each folder is synced once. The folders must exist. ``statuses`` may give what
-    ``os.lstat`` said of a target (None: it does not exist) when the caller has asked already.
+    target as it was. Then :func:`replace_all` puts them in place. The folders must exist.
+    ``statuses`` may give what ``os.lstat`` said of a target (None: it does not exist) when the
+    caller has asked already.
     """
-    mask = _umask()
-    temporaries: list[str] = []
-    renamed = 0
+    mask = file_mask()
+    staged: list[tuple[str, Path]] = []
     try:
         for target, data in files.items():
-            if statuses is not None and target in statuses:
-                mode = _permissions(statuses[target], mask)
-            else:
-                mode = _mode_for(target, mask)
-            temporaries.append(_temporary_copy(target, data, mode, not _SYNC_WAITS, mask))
-        if _SYNC_WAITS:
+            status = statuses[target] if statuses is not None and target in statuses else status_of(target)
+            staged.append((staged_copy(target, data, status, mask), target))
+    except BaseException:
+        discard(temporary for temporary, _ in staged)
+        raise
+    replace_all(staged)
+
+
+def staged_copy(target: PathText, data: Content, status: os.stat_result | None, mask: int) -> str:
+    """A new temporary file beside ``target`` holding ``data``, with the permissions of the file it
+    will replace (``status``, from ``os.lstat``; None: there is none) under the file creation mask
+    ``mask`` (see :func:`file_mask`), ready for :func:`replace_all`; its name is returned."""
+    return _temporary_copy(target, data, _permissions(status, mask), not _SYNC_WAITS, mask)
+
+
+def replace_all(staged: Sequence[tuple[str, PathText]]) -> None:
+    """Rename each staged temporary file (see :func:`staged_copy`) over its target, in order, after
+    the data reach the disk (one file-system sync where that waits for the writes); then sync each
+    folder once. A failure removes the temporary files not renamed yet."""
+    renamed = 0
+    try:
+        if _SYNC_WAITS and staged:
             os.sync()
-        for temporary, target in zip(temporaries, files):
+        for temporary, target in staged:
             os.replace(temporary, target)
             renamed += 1
     except BaseException:
-        for temporary in temporaries[renamed:]:
-            _remove(temporary)
+        discard(temporary for temporary, _ in staged[renamed:])
         raise
-    for folder in sorted({target.parent for target in files}):
+    for folder in sorted({os.path.dirname(target) for _, target in staged}):
         _sync_folder(folder)
+
+
+def discard(temporaries: Iterable[str]) -> None:
+    """Remove temporary files (those already gone are passed over)."""
+    for temporary in temporaries:
+        _remove(temporary)
 
 
 #: Numbers the temporary files a process creates (with the process id, a name no other writer picks).
@@ -82,7 +103,7 @@ _NUMBERS = itertools.count()
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _temporary_copy(target: Path, data: Content, mode: int, sync: bool, mask: int | None = None) -> str:
+def _temporary_copy(target: PathText, data: Content, mode: int, sync: bool, mask: int | None = None) -> str:
     """A new temporary file beside ``target`` holding ``data`` (bytes, or pieces of them in
     order; synced to disk if asked), with ``mode`` (set when the file is created if the file
     creation mask ``mask`` gives it, else afterwards)."""
@@ -107,16 +128,39 @@ def _temporary_copy(target: Path, data: Content, mode: int, sync: bool, mask: in
     return temporary
 
 
-def _created(target: Path, mode: int) -> tuple[int, str]:
+def _created(target: PathText, mode: int) -> tuple[int, str]:
     """An open descriptor and the name of a new file beside ``target`` (no file of that name existed)."""
-    folder, name = os.path.split(target)
-    prefix = os.path.join(folder, f".{name[:100]}.{os.getpid()}.")
+    prefix = _temporary_prefix(target, os.getpid())
     while True:
         temporary = f"{prefix}{next(_NUMBERS)}.tmp"
         try:
             return os.open(temporary, _CREATE, mode), temporary
         except FileExistsError:
             continue
+
+
+def _temporary_prefix(target: PathText, pid: int) -> str:
+    """How the names of the temporary files process ``pid`` makes for ``target`` begin (a number and
+    ``.tmp`` follow)."""
+    folder, name = os.path.split(target)
+    return os.path.join(folder, f".{name[:100]}.{pid}.")
+
+
+def discard_left_by(pid: int, targets: Iterable[PathText]) -> None:
+    """Remove the temporary files a process that is gone, ``pid``, may have made for ``targets``."""
+    prefixes: dict[str, set[str]] = {}
+    for target in targets:
+        folder, prefix = os.path.split(_temporary_prefix(target, pid))
+        prefixes.setdefault(folder, set()).add(prefix)
+    for folder, wanted in prefixes.items():
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            stem = name[:-4]
+            if name.endswith(".tmp") and stem[:stem.rfind(".") + 1] in wanted:
+                _remove(os.path.join(folder, name))
 
 
 def _write_whole(descriptor: int, piece: bytes | bytearray | memoryview) -> None:
@@ -152,10 +196,10 @@ def _permissions(status: os.stat_result | None, mask: int | None = None) -> int:
     none) gets: those of a regular file, else the default for new files under ``mask``."""
     if status is not None and stat.S_ISREG(status.st_mode):
         return stat.S_IMODE(status.st_mode)
-    return 0o666 & ~(_umask() if mask is None else mask)
+    return 0o666 & ~(file_mask() if mask is None else mask)
 
 
-def _umask() -> int:
+def file_mask() -> int:
     """The process's file creation mask (read from /proc where it can be, as setting it to
     read it changes it for every thread for a moment)."""
     try:
@@ -169,7 +213,7 @@ def _umask() -> int:
     return mask
 
 
-def _sync_folder(folder: Path) -> None:
+def _sync_folder(folder: PathText) -> None:
     """Make the rename itself durable (where the platform can sync a folder)."""
     try:
         descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

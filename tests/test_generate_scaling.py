@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from opspec.codegen import history, parallel, resolve
+from opspec.codegen import history, parallel, resolve, staging
 from opspec.codegen.generate import build, generate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,13 +54,19 @@ def test_parallel_rendering_is_byte_identical_to_serial(tmp_path, monkeypatch):
     assert forked == serial
 
 
-def test_a_fresh_folder_gets_every_file_and_no_temporary_file(tmp_path):
+def test_a_fresh_folder_gets_every_file_of_a_serial_build_and_no_temporary_file(tmp_path, monkeypatch):
     opdefs = _tree(tmp_path, attributes=3)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 1)
+    serial = build(opdefs, with_protos=False, out=tmp_path / "out").files
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)  # even a small tree's files are written by several processes
+    monkeypatch.setattr(staging, "_RUN", 2)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 3)
     result = generate(opdefs, tmp_path / "out", with_protos=False)
     written = sorted(path.relative_to(tmp_path / "out").as_posix() for path in (tmp_path / "out").rglob("*")
                      if path.is_file())
-    assert written == sorted(result.files) == sorted(result.written)
-    for path, content in result.files.items():
+    assert written == sorted(result.paths) == sorted(result.written) == sorted(serial)
+    assert list(result.paths) == list(serial)
+    for path, content in serial.items():
         assert (tmp_path / "out" / path).read_bytes() == content
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from opspec.cli import main
-from opspec.codegen.generate import DEFAULT_OUT, OutputError, _inside
+from opspec.codegen.generate import DEFAULT_OUT, OutputError
+from opspec.codegen.staging import _inside
 
 from test_opdefs_errors import DOMAIN, FILE, OP  # noqa: E402 - one test op for all opdefs tests
 INJECTED = 'x"""; __import__("os").system("touch SENTINEL"); """'
