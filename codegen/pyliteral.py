@@ -197,7 +197,8 @@ def docstring(text: str) -> str:
     Every text that reaches generated Python goes through :func:`py` or this function,
     so no name, path or description can end a literal and become code.
     """
-    plain = text.isprintable() or set(text) - {"\n"} and all(c.isprintable() for c in text if c != "\n")
+    lines = text.replace("\n", "")
+    plain = text.isprintable() or lines and lines.isprintable()  # printable but for line breaks
     if plain and '"' not in text and "\\" not in text:
         return f'"""{text}"""'
     return repr(text)

@@ -20,13 +20,14 @@ from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, covera
 from opspec.codegen.docs_function import function_listing
 from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_rows, version_anchor
 from opspec.codegen.examples import examples_of
-from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
+from opspec.codegen.history import classified_changes, plain_type_list, signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_parts
+from opspec.codegen.op_page import attribute_rows, bullets, md_cell, param_rows, type_rows, version_links
 from opspec.codegen.pyliteral import docstring, py
 from opspec.codegen.convert_notes import at_opset, below_first, downward, upward
-from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
+from opspec.runtime.schema import OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -55,11 +56,6 @@ def module_name(name: str) -> str:
 def docs_folder(domain: CompiledDomain) -> str:
     """The folder (under ``docs/``) of a domain's pages: its name."""
     return domain.decl.name or module_name(domain.decl.node_domain)
-
-
-def _md_cell(text: Any) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def _md_code(text: str) -> str:
@@ -104,17 +100,18 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_template_cache(),
     )
-    env.filters.update(py=py, pydoc=docstring, mdcell=_md_cell, mdcode=_md_code)
+    env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
     env.globals.update(
         convert_up=upward,
         convert_down=downward,
         convert_below=below_first,
         convert_at=at_opset,
         signature=signature,
-        kind=_kind,
-        differentiable=_differentiable,
-        attribute_rows=_attribute_rows,
-        bullets=_bullets,
+        attribute_rows=attribute_rows,
+        param_rows=param_rows,
+        type_rows=type_rows,
+        version_links=version_links,
+        bullets=bullets,
         docs_folder=docs_folder,
         badge=badge,
         anchor=version_anchor,
@@ -122,38 +119,6 @@ def _environment() -> jinja2.Environment:
         function_listing=function_listing,
     )
     return env
-
-
-def _kind(param: FormalParameter) -> str:
-    if param.option is FormalParameterOption.Variadic:
-        arity = f"at least {param.min_arity}"
-        return f"variadic ({arity}{', heterogeneous' if not param.is_homogeneous else ''})"
-    return param.option.name.lower()
-
-
-def _differentiable(param: FormalParameter) -> str:
-    return {"Differentiable": "yes", "NonDifferentiable": "no"}.get(param.differentiation_category.name, "")
-
-
-def _attribute_rows(schema: OpSchema) -> str:
-    """The rows of a schema's attribute table (one call, not one template call per row: an op may
-    have very many attributes)."""
-    return "\n".join([f"| `{a.name}` | `{a.type.spelling}` | {_default(a)} | "
-                      f"{_md_cell(a.constraint.describe()) if a.constraint else ''} | {_md_cell(a.description)} |"
-                      for a in schema.attributes.values()])
-
-
-def _bullets(items: Any) -> str:
-    """A Markdown list of ``items``, one line each."""
-    return "\n".join([f"- {item}" for item in items])
-
-
-def _default(attribute: Attribute) -> str:
-    if attribute.required:
-        return "*required*"
-    if attribute.default is None:
-        return ""
-    return f"`{format_value(attribute.default)}`"
 
 
 def history(op: CompiledOp, names: TypeSetNames | None = None) -> list[HistoryEntry]:

@@ -68,3 +68,11 @@ def test_a_named_member_of_a_set_is_written_by_name_even_after_the_set_was_writt
 def test_values_that_are_not_data_are_refused() -> None:
     with pytest.raises(TypeError, match="cannot render object"):
         py(object())
+
+
+@pytest.mark.parametrize("text", ["", "plain", "two\nlines", "\n", "\n\n", "tab\there", 'say "hi"', "back\\slash",
+                                  "ends with quote\"", "é ∑", "\u2028", "a\r\nb"])
+def test_docstrings_are_exact(text: str) -> None:
+    literal = docstring(text)
+    assert evaluated(literal) == text
+    assert literal.startswith('"""') == (text in ("", "plain", "two\nlines", "é ∑"))
