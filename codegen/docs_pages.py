@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
@@ -84,20 +85,49 @@ class GlanceRow:
         return cls(op, schema, change, previous, version_anchor(schema.since_version), shown)
 
 
-def glance_rows(domain: CompiledDomain, opset: int) -> list[GlanceRow]:
-    """Every operator of ``domain`` that exists at ``opset``, by name."""
-    rows = []
-    for op in sorted(domain.ops, key=lambda op: op.decl.name):
-        known = [schema for schema in op.schemas if schema.since_version <= opset]
-        if not known:
-            continue
-        schema = known[-1]
-        if schema.since_version != opset:
-            rows.append(GlanceRow.of(op.decl.name, schema, "", schema.since_version))
-            continue
-        previous = known[-2].since_version if len(known) > 1 else None
-        rows.append(GlanceRow.of(op.decl.name, schema, schema.change_class or "new", previous))
-    return rows
+@dataclass(frozen=True)
+class GlancePage:
+    """What an opset's at-a-glance page shows."""
+
+    changed: list[GlanceRow]  # the operators that are new or changed at the opset, by name
+    count: int  # how many operators exist at the opset
+    table: str  # the table's rows: every operator with its version in force
+
+
+class Glance:
+    """The opset pages of a domain. Each lists every operator, so each operator's table rows are
+    made once (per process, on first use), not once per opset."""
+
+    def __init__(self, domain: CompiledDomain) -> None:
+        self.domain = domain
+        self._ops: list[tuple[str, tuple[OpSchema, ...], list[int], list[str]]] | None = None
+
+    def page(self, opset: int) -> GlancePage:
+        if self._ops is None:
+            self._ops = [(op.decl.name, op.schemas, [schema.since_version for schema in op.schemas],
+                          [_table_row(GlanceRow.of(op.decl.name, schema, "", schema.since_version))
+                           for schema in op.schemas])
+                         for op in sorted(self.domain.ops, key=lambda op: op.decl.name)]
+        changed = []
+        lines = []
+        for name, schemas, versions, rows in self._ops:
+            index = bisect_right(versions, opset) - 1  # the newest version not after the opset
+            if index < 0:
+                continue
+            if versions[index] != opset:
+                lines.append(rows[index])
+                continue
+            schema = schemas[index]
+            row = GlanceRow.of(name, schema, schema.change_class or "new", versions[index - 1] if index else None)
+            changed.append(row)
+            lines.append(_table_row(row))
+        return GlancePage(changed, len(lines), "".join(lines))
+
+
+def _table_row(row: GlanceRow) -> str:
+    deprecated = " *(deprecated)*" if row.schema.deprecated else ""
+    return (f"| [{row.op}]({row.op}.md){deprecated} | [{row.schema.since_version}]({row.op}.md#{row.anchor}) | "
+            f"{row.badge} |\n")
 
 
 def opset_page(opset: int) -> str:
@@ -105,5 +135,5 @@ def opset_page(opset: int) -> str:
     return f"opset-{opset}.md"
 
 
-__all__ = ["SUITE_ORDER", "GlanceRow", "StatusRow", "badge", "glance_rows", "opset_page", "status_rows",
+__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "StatusRow", "badge", "opset_page", "status_rows",
            "suite_counts", "version_anchor"]

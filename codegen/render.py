@@ -15,12 +15,13 @@ from typing import Any, Callable
 
 import jinja2
 
+from opspec.codegen.changelog import Histories, changelog, opsets
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
 from opspec.codegen.docs_function import function_listing
-from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_rows, version_anchor
+from opspec.codegen.docs_pages import Glance, badge, opset_page, status_rows, version_anchor
 from opspec.codegen.examples import examples_of
-from opspec.codegen.history import classified_changes, plain_type_list, signature
+from opspec.codegen.history import signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_parts
@@ -31,18 +32,6 @@ from opspec.runtime.schema import OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One version of one op, with what changed since the version before it."""
-
-    op: CompiledOp
-    schema: OpSchema
-    previous: OpSchema | None
-    changes: tuple[str, ...]
-    notes: str
-    change_class: str = ""
 
 
 def module_name(name: str) -> str:
@@ -121,38 +110,11 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def history(op: CompiledOp, names: TypeSetNames | None = None) -> list[HistoryEntry]:
-    """Every version of ``op``, newest first, with its changes (type lists written with
-    ``names``), notes and change class."""
-    entries = []
-    previous = None
-    name_set = names.markdown if names is not None else plain_type_list
-    for schema, decl in zip(op.schemas, op.decl.versions):
-        changes = tuple(change.text for change in classified_changes(previous, schema, name_set))
-        entries.append(HistoryEntry(op, schema, previous, changes, decl.notes, schema.change_class))
-        previous = schema
-    return entries[::-1]
-
-
 def _families(domain: CompiledDomain) -> list[tuple[str, list[CompiledOp]]]:
     families: dict[str, list[CompiledOp]] = {}
     for op in domain.ops:
         families.setdefault(op.decl.family, []).append(op)
     return sorted(families.items())
-
-
-def _opsets(domain: CompiledDomain) -> range:
-    """Every opset version of ``domain``, newest first."""
-    return range(domain.decl.opset_max, domain.decl.opset_min - 1, -1)
-
-
-def _changelog(domain: CompiledDomain, histories: dict[str, list[HistoryEntry]]) -> list[tuple[int, list[HistoryEntry]]]:
-    """Per opset of the domain, newest first, the operator versions it introduced (maybe none)."""
-    by_opset: dict[int, list[HistoryEntry]] = {opset: [] for opset in _opsets(domain)}
-    for op in domain.ops:
-        for entry in histories[op.decl.name]:
-            by_opset.setdefault(entry.schema.since_version, []).append(entry)
-    return [(opset, sorted(entries, key=lambda e: e.op.decl.name)) for opset, entries in sorted(by_opset.items(), reverse=True)]
 
 
 #: A piece of a package's rendering: some of its files, ``{relative path: text}``.
@@ -244,20 +206,6 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     return run_jobs(_docs_jobs(domains, source, env or _environment(), format_link, suite, layers))
 
 
-class _Histories:
-    """Each op's history, computed once per process on first use (a domain's changelog needs
-    them all, each op page its own)."""
-
-    def __init__(self, names: TypeSetNames) -> None:
-        self.names = names
-        self.found: dict[str, list[HistoryEntry]] = {}
-
-    def of(self, op: CompiledOp) -> list[HistoryEntry]:
-        if op.decl.name not in self.found:
-            self.found[op.decl.name] = history(op, self.names)
-        return self.found[op.decl.name]
-
-
 def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment,
                format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...]) -> list[Job]:
     """The jobs that render the docs (see :func:`render_docs`)."""
@@ -280,7 +228,7 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
     """The jobs that render one domain's pages; each sets the domain's type-set names first."""
     folder = f"docs/{docs_folder(domain)}"
     names = TypeSetNames(domain.type_sets, "../types.md")
-    histories = _Histories(names)
+    histories = Histories(names)
 
     def job(render: Job) -> Job:
         return partial(_with_type_names, env, names, render)
@@ -290,10 +238,12 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
 
     jobs = [
         page("README.md", "domain_index.md.j2", families=_families(domain)),
-        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain, changelog=_changelog(
-            domain, {op.decl.name: histories.of(op) for op in domain.ops}))),
+        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain,
+                                   changelog=changelog(domain, histories))),
     ]
-    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, opset)) for opset in _opsets(domain)]
+    glance = Glance(domain)
+    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, glance, opset))
+             for opset in opsets(domain)]
     jobs += [
         job(lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
                                    rows=status_rows(domain, suite), suite=bool(suite))),
@@ -311,11 +261,11 @@ def _with_type_names(env: jinja2.Environment, names: TypeSetNames, render: Job) 
     return render()
 
 
-def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, opset: int) -> dict[str, str]:
-    return _template_file(env, path, "opset.md.j2", domain=domain, opset=opset, rows=glance_rows(domain, opset))
+def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glance: Glance, opset: int) -> dict[str, str]:
+    return _template_file(env, path, "opset.md.j2", domain=domain, opset=opset, glance=glance.page(opset))
 
 
-def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: _Histories,
+def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: Histories,
              examples: list[Any]) -> dict[str, str]:
     return _template_file(env, path, "op.md.j2", op=op, domain=domain, history=histories.of(op), examples=examples)
 
