@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_pages import badge, version_anchor
-from opspec.codegen.history import classified_changes, plain_type_list
-from opspec.codegen.op_page import md_cell
+from opspec.codegen.convert_notes import below_first, downward, upward
+from opspec.codegen.history import classified_changes, plain_type_list, signature
+from opspec.codegen.op_page import bullets, md_cell
 from opspec.codegen.type_names import TypeSetNames
 from opspec.runtime.schema import OpSchema
 
@@ -51,6 +52,35 @@ class Histories:
         return self.found[op.decl.name]
 
 
+def history_section(entries: list[HistoryEntry], latest: OpSchema) -> str:
+    """An op page's version history: per version, newest first, its notes, changes and how
+    ``opspec convert`` crosses the step to it."""
+    return "".join([_version(entry, latest, current=index == 0) for index, entry in enumerate(entries)])
+
+
+def _version(entry: HistoryEntry, latest: OpSchema, current: bool) -> str:
+    schema, previous = entry.schema, entry.previous
+    text = [f'<a id="{version_anchor(schema.since_version)}"></a>\n### Version {schema.since_version}',
+            " (current)" if current else "", f" {badge(entry.change_class)}" if entry.change_class else "", "\n\n"]
+    if entry.notes:
+        text.append(f"{entry.notes.strip()}\n\n")
+    if entry.changes:
+        text.append(bullets(entry.changes) + "\n")
+    if schema.file.startswith("opdefs/ai.onnx/"):
+        if previous is not None:
+            text.append(f"\nConversion (`opspec convert`): from version {previous.since_version} up, "
+                        f"{upward(previous, schema)}; down to version {previous.since_version}, "
+                        f"{downward(previous, schema)}.\n")
+        elif schema.since_version > 1:
+            text.append(f"Conversion (`opspec convert`): below opset {schema.since_version}, {below_first(schema)}.\n\n")
+    if not entry.changes and previous is None:
+        text.append("First version.\n")
+        if schema != latest:
+            text.append(f"\n```text\n{signature(schema)}\n```\n")
+    text.append("\n")
+    return "".join(text)
+
+
 def opsets(domain: CompiledDomain) -> range:
     """Every opset version of ``domain``, newest first."""
     return range(domain.decl.opset_max, domain.decl.opset_min - 1, -1)
@@ -79,4 +109,4 @@ def _entry(entry: HistoryEntry) -> str:
     return f"- {link} {badge(entry.change_class)} (was version [{was}]({name}.md#{version_anchor(was)})){notes}\n{changes}"
 
 
-__all__ = ["HistoryEntry", "Histories", "changelog", "history", "opsets"]
+__all__ = ["HistoryEntry", "Histories", "changelog", "history", "history_section", "opsets"]

@@ -70,27 +70,37 @@ def _float(writer: LiteralWriter, value: float, depth: int) -> str:
     return repr(value)
 
 
-#: The source of each type set made only of strings and ints (named members aside), once per process.
-_SET_TEXTS: dict[frozenset[Any], str] = {}
-_PLAIN_MEMBERS = frozenset({str, int})
+#: The source of each tuple or set of strings (none of them named), once per process: type lists
+#: and type sets repeat across operators.
+_STRING_TEXTS: dict[tuple[str, ...] | frozenset[str], str] = {}
+
+
+def _strings(writer: LiteralWriter, value: tuple[str, ...] | frozenset[str]) -> str | None:
+    """The source of a tuple or set when it holds only strings, none of them named (else None)."""
+    if not all(type(v) is str for v in value) or str in writer.named_kinds and not writer.names.keys().isdisjoint(value):
+        return None
+    text = _STRING_TEXTS.get(value)
+    if text is None:
+        if type(value) is tuple:
+            text = "(" + ", ".join(map(repr, value)) + ("," if len(value) == 1 else "") + ")"
+        else:
+            text = "frozenset({" + ", ".join(map(repr, sorted(value))) + "})"
+        _STRING_TEXTS[value] = text
+    return text
 
 
 def _frozenset(writer: LiteralWriter, value: frozenset[Any], depth: int) -> str:
     if not value:
         return "frozenset()"
-    named = bool(writer.named_kinds & _PLAIN_MEMBERS) and not writer.names.keys().isdisjoint(value)
-    text = None if named else _SET_TEXTS.get(value)
-    if text is None:
-        text = "frozenset({" + ", ".join([writer.write(v) for v in sorted(value)]) + "})"
-        if not named and all(type(v) in _PLAIN_MEMBERS for v in value):
-            _SET_TEXTS[value] = text
-    return text
+    return _strings(writer, value) or "frozenset({" + ", ".join([writer.write(v) for v in sorted(value)]) + "})"
 
 
 def _sequence(writer: LiteralWriter, value: tuple[Any, ...] | list[Any], depth: int) -> str:
-    open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
     if not value:
-        return open_ + close
+        return "[]" if isinstance(value, list) else "()"
+    if type(value) is tuple and (text := _strings(writer, value)) is not None:
+        return text
+    open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
     items = [writer.write(v, depth + 1) for v in value]
     if all(_is_record(v) for v in value):
         pad = INDENT * (depth + 1)
@@ -123,15 +133,25 @@ def _named_tuple_writer(kind: type) -> _Write:
 
     def write_record(writer: LiteralWriter, value: Any, depth: int) -> str:
         pad = INDENT * (depth + 1)
-        write = writer.write
-        return head + "".join([f"{pad}{name}={write(current, depth + 1)},\n"
-                               for (name, default), current in zip(layout, value)
-                               if not (type(current) is type(default) and current == default)]) + INDENT * depth + ")"
+        names = writer.names if str in writer.named_kinds else _NO_NAMES
+        parts = [head]
+        for (name, default), current in zip(layout, value):
+            kind = type(current)
+            if kind is type(default) and current == default:
+                continue
+            if kind is str:  # most fields: written here, without a call per field
+                text = names.get(current) or repr(current)
+            else:
+                text = writer.write(current, depth + 1)
+            parts.append(f"{pad}{name}={text},\n")
+        parts.append(INDENT * depth + ")")
+        return "".join(parts)
 
     return write_record
 
 
 _NO_DEFAULT = object()
+_NO_NAMES: dict[Any, str] = {}
 
 
 def _dataclass(writer: LiteralWriter, value: Any, depth: int) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import jinja2
 
-from opspec.codegen.changelog import Histories, changelog, opsets
+from opspec.codegen.changelog import Histories, changelog, history_section, opsets
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
 from opspec.codegen.docs_function import function_listing
@@ -25,9 +25,9 @@ from opspec.codegen.history import signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_parts
-from opspec.codegen.op_page import attribute_rows, bullets, md_cell, param_rows, type_rows, version_links
+from opspec.codegen.op_page import attribute_rows, md_cell, param_rows, type_rows, version_links
 from opspec.codegen.pyliteral import docstring, py
-from opspec.codegen.convert_notes import at_opset, below_first, downward, upward
+from opspec.codegen.convert_notes import at_opset
 from opspec.runtime.schema import OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -91,16 +91,13 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
     env.globals.update(
-        convert_up=upward,
-        convert_down=downward,
-        convert_below=below_first,
         convert_at=at_opset,
         signature=signature,
         attribute_rows=attribute_rows,
         param_rows=param_rows,
         type_rows=type_rows,
         version_links=version_links,
-        bullets=bullets,
+        history_section=history_section,
         docs_folder=docs_folder,
         badge=badge,
         anchor=version_anchor,
