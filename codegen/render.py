@@ -88,6 +88,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_template_cache(),
+        auto_reload=False,  # a run renders templates that do not change under it: no look at each file per page
     )
     env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
     env.globals.update(
