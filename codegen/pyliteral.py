@@ -133,7 +133,8 @@ def _named_tuple_writer(kind: type) -> _Write:
 
     def write_record(writer: LiteralWriter, value: Any, depth: int) -> str:
         pad = INDENT * (depth + 1)
-        names = writer.names if str in writer.named_kinds else _NO_NAMES
+        named_kinds = writer.named_kinds
+        names = writer.names if str in named_kinds else _NO_NAMES
         parts = [head]
         for (name, default), current in zip(layout, value):
             kind = type(current)
@@ -141,8 +142,10 @@ def _named_tuple_writer(kind: type) -> _Write:
                 continue
             if kind is str:  # most fields: written here, without a call per field
                 text = names.get(current) or repr(current)
-            else:
+            elif kind in named_kinds:
                 text = writer.write(current, depth + 1)
+            else:
+                text = (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)
             parts.append(f"{pad}{name}={text},\n")
         parts.append(INDENT * depth + ")")
         return "".join(parts)
