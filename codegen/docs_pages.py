@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from opspec.codegen.compiler import CompiledDomain
+from opspec.codegen.convert_notes import at_opset
 from opspec.runtime.schema import OpSchema
 
 #: Node-suite outcomes, best first (tests/conformance/harness.py defines them).
@@ -24,23 +25,21 @@ def version_anchor(version: int) -> str:
     return f"version-{version}"
 
 
-@dataclass(frozen=True)
-class StatusRow:
-    """One operator version on the status page."""
-
-    op: str
-    schema: OpSchema
-    suite: str  # node-suite counts for the op ("" when unknown), shown on its newest version
-
-
-def status_rows(domain: CompiledDomain, suite: dict[str, str] | None) -> list[StatusRow]:
-    """Every version of every op in ``domain``, newest first within an op."""
+def status_table(domain: CompiledDomain, suite: dict[str, str] | None) -> str:
+    """The status page's table rows: every version of every op in ``domain``, newest first within
+    an op, with its change, its rule and (on an op's newest version, when ``suite`` is known) its
+    node-suite counts."""
     counts = suite_counts(domain, suite) if suite else {}
     rows = []
     for op in domain.ops:
+        name = op.decl.name
         for index, schema in enumerate(reversed(op.schemas)):
-            rows.append(StatusRow(op.decl.name, schema, counts.get(op.decl.name, "") if index == 0 else ""))
-    return rows
+            version = schema.since_version
+            rule = f"`{schema.inference.name}`" if schema.inference else "no rule yet"
+            cases = f" {counts.get(name, '') if index == 0 else ''} |" if suite else ""
+            rows.append(f"| [{name}]({name}.md) | [{version}]({name}.md#{version_anchor(version)}) | "
+                        f"{schema.change_class or 'new'} | {rule} |{cases}\n")
+    return "".join(rows)
 
 
 def suite_counts(domain: CompiledDomain, suite: dict[str, str]) -> dict[str, str]:
@@ -89,7 +88,7 @@ class GlanceRow:
 class GlancePage:
     """What an opset's at-a-glance page shows."""
 
-    changed: list[GlanceRow]  # the operators that are new or changed at the opset, by name
+    changes: str  # the list of the operators that are new or changed at the opset, by name ("" if none)
     count: int  # how many operators exist at the opset
     table: str  # the table's rows: every operator with its version in force
 
@@ -108,7 +107,7 @@ class Glance:
                           [_table_row(GlanceRow.of(op.decl.name, schema, "", schema.since_version))
                            for schema in op.schemas])
                          for op in sorted(self.domain.ops, key=lambda op: op.decl.name)]
-        changed = []
+        changes = []
         lines = []
         for name, schemas, versions, rows in self._ops:
             index = bisect_right(versions, opset) - 1  # the newest version not after the opset
@@ -119,9 +118,20 @@ class Glance:
                 continue
             schema = schemas[index]
             row = GlanceRow.of(name, schema, schema.change_class or "new", versions[index - 1] if index else None)
-            changed.append(row)
+            changes.append(_change_item(self.domain, row))
             lines.append(_table_row(row))
-        return GlancePage(changed, len(lines), "".join(lines))
+        return GlancePage("".join(changes), len(lines), "".join(lines))
+
+
+def _change_item(domain: CompiledDomain, row: GlanceRow) -> str:
+    """An operator new or changed at an opset, with how a model crosses the step."""
+    link = f"**[{row.op}]({row.op}.md#{version_anchor(row.schema.since_version)})**"
+    if row.previous is None:
+        text = f"- {link}: new operator."
+    else:
+        text = f"- {link} {badge(row.change)} (was version [{row.previous}]({row.op}.md#{version_anchor(row.previous)}))"
+    conversion = at_opset(domain, row)
+    return f"{text} {conversion}\n" if conversion else f"{text}\n"
 
 
 def _table_row(row: GlanceRow) -> str:
@@ -135,5 +145,5 @@ def opset_page(opset: int) -> str:
     return f"opset-{opset}.md"
 
 
-__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "StatusRow", "badge", "opset_page", "status_rows",
+__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "badge", "opset_page", "status_table",
            "suite_counts", "version_anchor"]

@@ -19,7 +19,7 @@ from opspec.codegen.changelog import Histories, changelog, history_section, opse
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
 from opspec.codegen.docs_function import function_listing
-from opspec.codegen.docs_pages import Glance, badge, opset_page, status_rows, version_anchor
+from opspec.codegen.docs_pages import Glance, badge, opset_page, status_table, version_anchor
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import signature
 from opspec.codegen.type_names import TypeSetNames
@@ -27,7 +27,6 @@ from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_parts
 from opspec.codegen.op_page import attribute_rows, md_cell, param_rows, type_rows, version_links
 from opspec.codegen.pyliteral import docstring, py
-from opspec.codegen.convert_notes import at_opset
 from opspec.runtime.schema import OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -92,7 +91,6 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
     env.globals.update(
-        convert_at=at_opset,
         signature=signature,
         attribute_rows=attribute_rows,
         param_rows=param_rows,
@@ -244,7 +242,7 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
              for opset in opsets(domain)]
     jobs += [
         job(lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
-                                   rows=status_rows(domain, suite), suite=bool(suite))),
+                                   table=status_table(domain, suite), suite=bool(suite))),
         job(lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)}),
         job(lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)}),
     ]
