@@ -6,8 +6,9 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, Iterable
 
-from opspec.codegen.compiler import CompiledDomain
+from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.convert_notes import at_opset
 from opspec.runtime.schema import OpSchema
 
@@ -18,6 +19,22 @@ SUITE_ORDER = ("EXACT", "PARTIAL", "MISSING", "WRONG", "ERROR")
 def badge(change_class: str) -> str:
     """A version's change class as an inline badge (empty for a first version)."""
     return f"<kbd>{change_class}</kbd>" if change_class else ""
+
+
+def md_cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def family_rows(ops: Iterable[CompiledOp]) -> str:
+    """The rows of a domain index's table of a family's operators: each with links to its versions."""
+    rows = []
+    for op in ops:
+        name = op.decl.name
+        deprecated = " *(deprecated)*" if op.latest.deprecated else ""
+        versions = ", ".join([f"[{v}]({name}.md#{version_anchor(v)})" for v in op.versions])
+        rows.append(f"| [{name}]({name}.md){deprecated} | {versions} | {md_cell(op.decl.summary)} |\n")
+    return "".join(rows)
 
 
 def version_anchor(version: int) -> str:
@@ -145,5 +162,5 @@ def opset_page(opset: int) -> str:
     return f"opset-{opset}.md"
 
 
-__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "badge", "opset_page", "status_table",
+__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "badge", "family_rows", "md_cell", "opset_page", "status_table",
            "suite_counts", "version_anchor"]

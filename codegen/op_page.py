@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Sequence
 
-from opspec.codegen.docs_pages import version_anchor
+from opspec.codegen.docs_pages import md_cell, version_anchor
 from opspec.codegen.history import format_value
 from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, TypeConstraintParam
 
 _DIFFERENTIABLE = {"Differentiable": "yes", "NonDifferentiable": "no"}
-
-
-def md_cell(text: Any) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def kind(param: FormalParameter) -> str:
@@ -65,5 +60,5 @@ def _default(attribute: Attribute) -> str:
     return f"`{format_value(attribute.default)}`"
 
 
-__all__ = ["attribute_rows", "bullets", "differentiable", "kind", "md_cell", "param_rows", "type_rows",
+__all__ = ["attribute_rows", "bullets", "differentiable", "kind", "param_rows", "type_rows",
            "version_links"]

@@ -55,7 +55,11 @@ class LiteralWriter:
 
 def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> str:
     """Python source text that evaluates to ``value`` (the values in ``hoisted`` written as their names)."""
-    return LiteralWriter(hoisted).write(value, depth)
+    return (LiteralWriter(hoisted) if hoisted else _PLAIN).write(value, depth)
+
+
+#: The writer of values without names (never given any).
+_PLAIN = LiteralWriter()
 
 
 def _plain(writer: LiteralWriter, value: Any, depth: int) -> str:

@@ -19,13 +19,13 @@ from opspec.codegen.changelog import Histories, changelog, history_section, opse
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
 from opspec.codegen.docs_function import function_listing
-from opspec.codegen.docs_pages import Glance, badge, opset_page, status_table, version_anchor
+from opspec.codegen.docs_pages import Glance, badge, family_rows, md_cell, opset_page, status_table, version_anchor
 from opspec.codegen.examples import examples_of
 from opspec.codegen.history import signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_parts
-from opspec.codegen.op_page import attribute_rows, md_cell, param_rows, type_rows, version_links
+from opspec.codegen.op_page import attribute_rows, param_rows, type_rows, version_links
 from opspec.codegen.pyliteral import docstring, py
 from opspec.runtime.schema import OpSchema
 
@@ -99,6 +99,7 @@ def _environment() -> jinja2.Environment:
         history_section=history_section,
         docs_folder=docs_folder,
         badge=badge,
+        family_rows=family_rows,
         anchor=version_anchor,
         opset_page=opset_page,
         function_listing=function_listing,
