@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, Iterable
 
-from opspec.codegen.compiler import CompiledDomain
+from opspec.codegen.compiler import CompiledDomain, CompiledOp
+from opspec.codegen.convert_notes import at_opset
 from opspec.runtime.schema import OpSchema
 
 #: Node-suite outcomes, best first (tests/conformance/harness.py defines them).
@@ -18,28 +21,42 @@ def badge(change_class: str) -> str:
     return f"<kbd>{change_class}</kbd>" if change_class else ""
 
 
+def md_cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def family_rows(ops: Iterable[CompiledOp]) -> str:
+    """The rows of a domain index's table of a family's operators: each with links to its versions."""
+    rows = []
+    for op in ops:
+        name = op.decl.name
+        deprecated = " *(deprecated)*" if op.latest.deprecated else ""
+        versions = ", ".join([f"[{v}]({name}.md#{version_anchor(v)})" for v in op.versions])
+        rows.append(f"| [{name}]({name}.md){deprecated} | {versions} | {md_cell(op.decl.summary)} |\n")
+    return "".join(rows)
+
+
 def version_anchor(version: int) -> str:
     """The id of a version's entry in its op page's history."""
     return f"version-{version}"
 
 
-@dataclass(frozen=True)
-class StatusRow:
-    """One operator version on the status page."""
-
-    op: str
-    schema: OpSchema
-    suite: str  # node-suite counts for the op ("" when unknown), shown on its newest version
-
-
-def status_rows(domain: CompiledDomain, suite: dict[str, str] | None) -> list[StatusRow]:
-    """Every version of every op in ``domain``, newest first within an op."""
+def status_table(domain: CompiledDomain, suite: dict[str, str] | None) -> str:
+    """The status page's table rows: every version of every op in ``domain``, newest first within
+    an op, with its change, its rule and (on an op's newest version, when ``suite`` is known) its
+    node-suite counts."""
     counts = suite_counts(domain, suite) if suite else {}
     rows = []
     for op in domain.ops:
+        name = op.decl.name
         for index, schema in enumerate(reversed(op.schemas)):
-            rows.append(StatusRow(op.decl.name, schema, counts.get(op.decl.name, "") if index == 0 else ""))
-    return rows
+            version = schema.since_version
+            rule = f"`{schema.inference.name}`" if schema.inference else "no rule yet"
+            cases = f" {counts.get(name, '') if index == 0 else ''} |" if suite else ""
+            rows.append(f"| [{name}]({name}.md) | [{version}]({name}.md#{version_anchor(version)}) | "
+                        f"{schema.change_class or 'new'} | {rule} |{cases}\n")
+    return "".join(rows)
 
 
 def suite_counts(domain: CompiledDomain, suite: dict[str, str]) -> dict[str, str]:
@@ -84,20 +101,60 @@ class GlanceRow:
         return cls(op, schema, change, previous, version_anchor(schema.since_version), shown)
 
 
-def glance_rows(domain: CompiledDomain, opset: int) -> list[GlanceRow]:
-    """Every operator of ``domain`` that exists at ``opset``, by name."""
-    rows = []
-    for op in sorted(domain.ops, key=lambda op: op.decl.name):
-        known = [schema for schema in op.schemas if schema.since_version <= opset]
-        if not known:
-            continue
-        schema = known[-1]
-        if schema.since_version != opset:
-            rows.append(GlanceRow.of(op.decl.name, schema, "", schema.since_version))
-            continue
-        previous = known[-2].since_version if len(known) > 1 else None
-        rows.append(GlanceRow.of(op.decl.name, schema, schema.change_class or "new", previous))
-    return rows
+@dataclass(frozen=True)
+class GlancePage:
+    """What an opset's at-a-glance page shows."""
+
+    changes: str  # the list of the operators that are new or changed at the opset, by name ("" if none)
+    count: int  # how many operators exist at the opset
+    table: str  # the table's rows: every operator with its version in force
+
+
+class Glance:
+    """The opset pages of a domain. Each lists every operator, so each operator's table rows are
+    made once (per process, on first use), not once per opset."""
+
+    def __init__(self, domain: CompiledDomain) -> None:
+        self.domain = domain
+        self._ops: list[tuple[str, tuple[OpSchema, ...], list[int], list[str]]] | None = None
+
+    def page(self, opset: int) -> GlancePage:
+        if self._ops is None:
+            self._ops = [(op.decl.name, op.schemas, [schema.since_version for schema in op.schemas],
+                          [_table_row(GlanceRow.of(op.decl.name, schema, "", schema.since_version))
+                           for schema in op.schemas])
+                         for op in sorted(self.domain.ops, key=lambda op: op.decl.name)]
+        changes = []
+        lines = []
+        for name, schemas, versions, rows in self._ops:
+            index = bisect_right(versions, opset) - 1  # the newest version not after the opset
+            if index < 0:
+                continue
+            if versions[index] != opset:
+                lines.append(rows[index])
+                continue
+            schema = schemas[index]
+            row = GlanceRow.of(name, schema, schema.change_class or "new", versions[index - 1] if index else None)
+            changes.append(_change_item(self.domain, row))
+            lines.append(_table_row(row))
+        return GlancePage("".join(changes), len(lines), "".join(lines))
+
+
+def _change_item(domain: CompiledDomain, row: GlanceRow) -> str:
+    """An operator new or changed at an opset, with how a model crosses the step."""
+    link = f"**[{row.op}]({row.op}.md#{version_anchor(row.schema.since_version)})**"
+    if row.previous is None:
+        text = f"- {link}: new operator."
+    else:
+        text = f"- {link} {badge(row.change)} (was version [{row.previous}]({row.op}.md#{version_anchor(row.previous)}))"
+    conversion = at_opset(domain, row)
+    return f"{text} {conversion}\n" if conversion else f"{text}\n"
+
+
+def _table_row(row: GlanceRow) -> str:
+    deprecated = " *(deprecated)*" if row.schema.deprecated else ""
+    return (f"| [{row.op}]({row.op}.md){deprecated} | [{row.schema.since_version}]({row.op}.md#{row.anchor}) | "
+            f"{row.badge} |\n")
 
 
 def opset_page(opset: int) -> str:
@@ -105,5 +162,5 @@ def opset_page(opset: int) -> str:
     return f"opset-{opset}.md"
 
 
-__all__ = ["SUITE_ORDER", "GlanceRow", "StatusRow", "badge", "glance_rows", "opset_page", "status_rows",
+__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "badge", "family_rows", "md_cell", "opset_page", "status_table",
            "suite_counts", "version_anchor"]

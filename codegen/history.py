@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from opspec.codegen.change_class import BREAKING, COMPATIBLE, NARROWING, step_class, widening
@@ -43,19 +44,24 @@ def param_spec(param: FormalParameter) -> str:
     """
     option = param.option.name
     suffix = {"Single": "", "Optional": "?"}.get(option, "+" if param.min_arity else "*")
-    type_str = param.type_str
-    if is_type_string(type_str):
-        try:
-            type_str = normalize_type_string(type_str)
-        except TypeStringError:  # reported by validation; the text is shown as written
-            pass
-    words = [type_str + suffix]
+    words = [_shown_type(param.type_str) + suffix]
     if not param.is_homogeneous:
         words.append("heterogeneous")
     category = param.differentiation_category.name
     if category != "Unknown":
         words.append("differentiable" if category == "Differentiable" else "non-differentiable")
     return " ".join(words)
+
+
+@lru_cache(maxsize=4096)
+def _shown_type(type_str: str) -> str:
+    """A parameter's type as the notation writes it: a type string normalised, a type parameter as is."""
+    if is_type_string(type_str):
+        try:
+            return normalize_type_string(type_str)
+        except TypeStringError:  # reported by validation; the text is shown as written
+            pass
+    return type_str
 
 
 def attribute_spec(attribute: Attribute) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from opspec.codegen.compiler import CompiledOp
-from opspec.codegen.pyliteral import py
+from opspec.codegen.pyliteral import LiteralWriter
 
 SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
                 "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
@@ -17,9 +17,9 @@ _HOIST_MIN_LENGTH = 60
 def module_parts(op: CompiledOp) -> tuple[str, list[tuple[str, str]], list[str]]:
     """The module's body (the schemas), its named constants ``(name, source)`` in definition
     order, and the names of SCHEMA_NAMES it uses."""
-    constants = _constants(op)
-    body = py(op.schemas, {value: name for value, name in constants})
-    definitions = _define(constants)
+    writer = LiteralWriter()
+    definitions = _define(_constants(op), writer)
+    body = writer.write(op.schemas)
     module_text = body + "".join(text for _, text in definitions)
     return body, definitions, _used_names(module_text)
 
@@ -56,13 +56,13 @@ def _constants(op: CompiledOp) -> list[tuple[Any, str]]:
     return named
 
 
-def _define(constants: list[tuple[Any, str]]) -> list[tuple[str, str]]:
-    """Source for each constant, using only the constants defined before it."""
-    defined: dict[Any, str] = {}
+def _define(constants: list[tuple[Any, str]], writer: LiteralWriter) -> list[tuple[str, str]]:
+    """Source for each constant, using only the constants defined before it (``writer`` then
+    writes each of them by its name)."""
     lines = []
     for value, name in constants:
-        lines.append((name, py(value, defined)))
-        defined[value] = name
+        lines.append((name, writer.write(value)))
+        writer.name(value, name)
     return lines
 
 

@@ -1,158 +1,221 @@
 """Render schema values as Python source: every string goes through ``repr``, never pasted.
 
-Records (named tuples, as :mod:`opspec.runtime.schema` defines them) and dataclasses become constructor calls that list only non-default fields, one per
-line; values named in ``hoisted`` are replaced by that name (for module-level constants
-such as the op's doc text or a shared type set). Output is deterministic: sets are sorted.
+Records (named tuples, as :mod:`opspec.runtime.schema` defines them) and dataclasses become
+constructor calls that list only non-default fields, one per line; values given a name (module-level
+constants such as the op's doc text or a shared type set) are replaced by that name. Output is
+deterministic: sets are sorted.
+
+A :class:`LiteralWriter` picks the way to write each type once (not per value), and a type set is
+sorted and written once per process, however many modules use it.
 """
 from __future__ import annotations
 
 import dataclasses
 import enum
 import math
-from itertools import islice
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 INDENT = "    "
 
+#: Writes one value at an indentation depth.
+_Write = Callable[["LiteralWriter", Any, int], str]
 
-#: Types whose source is their ``repr`` (exact types: an enum that is an int or a str is written by name).
-_REPR_TYPES = frozenset({type(None), bool, int, str})
+
+class LiteralWriter:
+    """Writes values as Python source, each value it has a name for as that name."""
+
+    def __init__(self, names: Mapping[Any, str] | None = None) -> None:
+        self.names: dict[Any, str] = {}
+        #: The exact types of the named values: only a value of one of them is looked up (hashing a
+        #: deep record costs, and ``1 == True`` must not make ``True`` a name for ``1``).
+        self.named_kinds: set[type] = set()
+        for value, name in (names or {}).items():
+            self.name(value, name)
+
+    def name(self, value: Any, name: str) -> None:
+        """Write ``value`` as ``name`` from now on."""
+        self.names[value] = name
+        self.named_kinds.add(type(value))
+
+    def write(self, value: Any, depth: int = 0) -> str:
+        """Python source text that evaluates to ``value``, indented for ``depth``."""
+        kind = type(value)
+        if kind in self.named_kinds:
+            try:
+                found = self.names.get(value)
+            except TypeError:  # unhashable values are never named
+                found = None
+            if found is not None:
+                return found
+        if kind is str:
+            return repr(value)
+        return (_WRITERS.get(kind) or _writer_for(kind))(self, value, depth)
 
 
 def py(value: Any, hoisted: Mapping[Any, str] | None = None, depth: int = 0) -> str:
-    """Python source text that evaluates to ``value``."""
-    kind = type(value)
-    if kind in _REPR_TYPES and kind is not str:  # never named: no look-up
-        return repr(value)
-    names = hoisted or _NO_NAMES
-    if names and kind in _hoisted_types(names):  # hashing a deep record costs: only when it may be named
-        try:
-            found = names.get(value)
-        except TypeError:  # unhashable values are never hoisted
-            found = None
-        if found is not None:
-            return found
-    if kind in _REPR_TYPES:
-        return repr(value)
-    if _is_record(value):
-        return _record(value, names, depth)
-    if value is None or isinstance(value, (bool, int, str)) and not isinstance(value, enum.Enum):
-        return repr(value)
-    if isinstance(value, enum.Enum):
-        return f"{type(value).__name__}.{value.name}"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return 'float("nan")'
-        if math.isinf(value):
-            return 'float("inf")' if value > 0 else 'float("-inf")'
-        return repr(value)
-    if isinstance(value, frozenset):
-        return "frozenset({" + ", ".join(py(v, names) for v in sorted(value)) + "})" if value else "frozenset()"
-    if isinstance(value, (tuple, list)):
-        return _sequence(value, names, depth)
-    if isinstance(value, (dict, MappingProxyType)):
-        body = _mapping(value, names, depth)
-        return f"MappingProxyType({body})" if isinstance(value, MappingProxyType) else body
-    raise TypeError(f"cannot render {type(value).__name__} as Python source")
+    """Python source text that evaluates to ``value`` (the values in ``hoisted`` written as their names)."""
+    return (LiteralWriter(hoisted) if hoisted else _PLAIN).write(value, depth)
 
 
-_NO_NAMES: Mapping[Any, str] = MappingProxyType({})
+#: The writer of values without names (never given any).
+_PLAIN = LiteralWriter()
 
 
-def _sequence(value: tuple[Any, ...] | list[Any], names: Mapping[Any, str], depth: int) -> str:
+def _plain(writer: LiteralWriter, value: Any, depth: int) -> str:
+    return repr(value)
+
+
+def _float(writer: LiteralWriter, value: float, depth: int) -> str:
+    if math.isnan(value):
+        return 'float("nan")'
+    if math.isinf(value):
+        return 'float("inf")' if value > 0 else 'float("-inf")'
+    return repr(value)
+
+
+#: The source of each tuple or set of strings (none of them named), once per process: type lists
+#: and type sets repeat across operators.
+_STRING_TEXTS: dict[tuple[str, ...] | frozenset[str], str] = {}
+
+
+def _strings(writer: LiteralWriter, value: tuple[str, ...] | frozenset[str]) -> str | None:
+    """The source of a tuple or set when it holds only strings, none of them named (else None)."""
+    if not all(type(v) is str for v in value) or str in writer.named_kinds and not writer.names.keys().isdisjoint(value):
+        return None
+    text = _STRING_TEXTS.get(value)
+    if text is None:
+        if type(value) is tuple:
+            text = "(" + ", ".join(map(repr, value)) + ("," if len(value) == 1 else "") + ")"
+        else:
+            text = "frozenset({" + ", ".join(map(repr, sorted(value))) + "})"
+        _STRING_TEXTS[value] = text
+    return text
+
+
+def _frozenset(writer: LiteralWriter, value: frozenset[Any], depth: int) -> str:
+    if not value:
+        return "frozenset()"
+    return _strings(writer, value) or "frozenset({" + ", ".join([writer.write(v) for v in sorted(value)]) + "})"
+
+
+def _sequence(writer: LiteralWriter, value: tuple[Any, ...] | list[Any], depth: int) -> str:
+    if not value:
+        return "[]" if isinstance(value, list) else "()"
+    if type(value) is tuple and (text := _strings(writer, value)) is not None:
+        return text
     open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
-    items = [py(v, names, depth + 1) for v in value]
-    if not items:
-        return open_ + close
+    items = [writer.write(v, depth + 1) for v in value]
     if all(_is_record(v) for v in value):
         pad = INDENT * (depth + 1)
-        return open_ + "\n" + "".join(f"{pad}{item},\n" for item in items) + INDENT * depth + close
+        return open_ + "\n" + "".join([f"{pad}{item},\n" for item in items]) + INDENT * depth + close
     trailing = "," if len(items) == 1 and isinstance(value, tuple) else ""
     return open_ + ", ".join(items) + trailing + close
 
 
-def _mapping(value: Mapping[Any, Any], names: Mapping[Any, str], depth: int) -> str:
+def _mapping(writer: LiteralWriter, value: Mapping[Any, Any], depth: int) -> str:
     if not value:
-        return "{}"
-    pad = INDENT * (depth + 1)
-    named_texts = str in _hoisted_types(names) if names else False
-    lines = "".join([f"{pad}{repr(k) if type(k) is str and not (named_texts and k in names) else py(k, names)}: "
-                     f"{py(v, names, depth + 1)},\n" for k, v in value.items()])
-    return "{\n" + lines + INDENT * depth + "}"
-
-
-#: The types of the keys of the last ``hoisted`` mapping seen, with its size then: a module reuses
-#: one mapping, which only grows (a dict keeps keys in insertion order, so the new ones are last).
-_last_hoisted: list[tuple[Mapping[Any, str], int, frozenset[type]]] = []
-
-
-def _hoisted_types(names: Mapping[Any, str]) -> frozenset[type]:
-    if _last_hoisted and _last_hoisted[0][0] is names and _last_hoisted[0][1] == len(names):
-        return _last_hoisted[0][2]
-    if _last_hoisted and _last_hoisted[0][0] is names and isinstance(names, dict) and _last_hoisted[0][1] < len(names):
-        added = islice(reversed(names), len(names) - _last_hoisted[0][1])
-        types = _last_hoisted[0][2] | {type(key) for key in added}
+        body = "{}"
     else:
-        types = frozenset(type(key) for key in names)
-    _last_hoisted[:] = [(names, len(names), types)]
-    return types
+        pad = INDENT * (depth + 1)
+        write = writer.write
+        body = "{\n" + "".join([f"{pad}{write(k)}: {write(v, depth + 1)},\n" for k, v in value.items()]) \
+            + INDENT * depth + "}"
+    return f"MappingProxyType({body})" if isinstance(value, MappingProxyType) else body
 
 
-_RECORD_TYPES: dict[type, bool] = {}
+def _enum_writer(kind: type[enum.Enum]) -> _Write:
+    texts = {member: f"{kind.__name__}.{member.name}" for member in kind}
+    return lambda writer, value, depth: texts[value]
+
+
+def _named_tuple_writer(kind: type) -> _Write:
+    """Writes a named-tuple record: the fields that differ from their defaults, one per line."""
+    defaults = getattr(kind, "_field_defaults")
+    layout = tuple((name, defaults.get(name, _NO_DEFAULT)) for name in getattr(kind, "_fields"))
+    head = f"{kind.__name__}(\n"
+
+    def write_record(writer: LiteralWriter, value: Any, depth: int) -> str:
+        pad = INDENT * (depth + 1)
+        named_kinds = writer.named_kinds
+        names = writer.names if str in named_kinds else _NO_NAMES
+        parts = [head]
+        for (name, default), current in zip(layout, value):
+            kind = type(current)
+            if kind is type(default) and current == default:
+                continue
+            if kind is str:  # most fields: written here, without a call per field
+                text = names.get(current) or repr(current)
+            elif kind in named_kinds:
+                text = writer.write(current, depth + 1)
+            else:
+                text = (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)
+            parts.append(f"{pad}{name}={text},\n")
+        parts.append(INDENT * depth + ")")
+        return "".join(parts)
+
+    return write_record
+
+
+_NO_DEFAULT = object()
+_NO_NAMES: dict[Any, str] = {}
+
+
+def _dataclass(writer: LiteralWriter, value: Any, depth: int) -> str:
+    pad = INDENT * (depth + 1)
+    parts = []
+    for field in dataclasses.fields(value):
+        current = getattr(value, field.name)
+        default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+        if default is dataclasses.MISSING or not current == default:
+            parts.append(f"{pad}{field.name}={writer.write(current, depth + 1)},\n")
+    return f"{type(value).__name__}(\n" + "".join(parts) + INDENT * depth + ")"
+
+
+def _unwritable(writer: LiteralWriter, value: Any, depth: int) -> str:
+    raise TypeError(f"cannot render {type(value).__name__} as Python source")
+
+
+#: The way to write each exact type met so far.
+_WRITERS: dict[type, _Write] = {type(None): _plain, bool: _plain, int: _plain, str: _plain, float: _float,
+                                frozenset: _frozenset, tuple: _sequence, list: _sequence,
+                                dict: _mapping, MappingProxyType: _mapping}
+
+
+def _writer_for(kind: type) -> _Write:
+    """The way to write values of ``kind`` (a record, a subclass of a plain type ...), chosen once."""
+    found: _Write
+    if dataclasses.is_dataclass(kind):
+        found = _dataclass
+    elif hasattr(kind, "_field_defaults"):
+        found = _named_tuple_writer(kind)
+    elif issubclass(kind, enum.Enum):
+        found = _enum_writer(kind)
+    elif issubclass(kind, (bool, int, str)):
+        found = _plain
+    elif issubclass(kind, float):
+        found = _float
+    elif issubclass(kind, frozenset):
+        found = _frozenset
+    elif issubclass(kind, (tuple, list)):
+        found = _sequence
+    elif issubclass(kind, (dict, MappingProxyType)):
+        found = _mapping
+    else:
+        found = _unwritable
+    _WRITERS[kind] = found
+    return found
+
+
+_RECORD_KINDS: dict[type, bool] = {}
 
 
 def _is_record(value: Any) -> bool:
     kind = type(value)
-    known = _RECORD_TYPES.get(kind)
+    known = _RECORD_KINDS.get(kind)
     if known is None:
-        known = _RECORD_TYPES[kind] = dataclasses.is_dataclass(value) or hasattr(kind, "_field_defaults")
+        known = _RECORD_KINDS[kind] = dataclasses.is_dataclass(kind) or hasattr(kind, "_field_defaults")
     return known
-
-
-def _fields(value: Any) -> list[tuple[str, Any, bool]]:
-    """(name, value, equals its default) for every field of a record or dataclass."""
-    if dataclasses.is_dataclass(value):
-        result = []
-        for field in dataclasses.fields(value):
-            current = getattr(value, field.name)
-            default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
-            result.append((field.name, current, default is not dataclasses.MISSING and current == default))
-        return result
-    defaults = type(value)._field_defaults
-    return [
-        (name, current, name in defaults and _same(current, defaults[name]))
-        for name, current in zip(value._fields, value)
-    ]
-
-
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
-
-
-#: Per named-tuple record type: each field's name and default (``_NO_DEFAULT`` if it has none).
-_LAYOUTS: dict[type, tuple[tuple[str, Any], ...]] = {}
-_NO_DEFAULT = object()
-
-
-def _layout(kind: type) -> tuple[tuple[str, Any], ...]:
-    found = _LAYOUTS.get(kind)
-    if found is None:
-        defaults = getattr(kind, "_field_defaults")
-        found = _LAYOUTS[kind] = tuple((name, defaults.get(name, _NO_DEFAULT)) for name in getattr(kind, "_fields"))
-    return found
-
-
-def _record(value: Any, names: Mapping[Any, str], depth: int) -> str:
-    pad = INDENT * (depth + 1)
-    if dataclasses.is_dataclass(value):
-        parts = [f"{pad}{name}={py(current, names, depth + 1)},\n"
-                 for name, current, is_default in _fields(value) if not is_default]
-    else:
-        parts = [f"{pad}{name}={py(current, names, depth + 1)},\n"
-                 for (name, default), current in zip(_layout(type(value)), value)
-                 if not (type(current) is type(default) and current == default)]
-    return f"{type(value).__name__}(\n" + "".join(parts) + INDENT * depth + ")"
 
 
 def docstring(text: str) -> str:
@@ -161,7 +224,8 @@ def docstring(text: str) -> str:
     Every text that reaches generated Python goes through :func:`py` or this function,
     so no name, path or description can end a literal and become code.
     """
-    plain = text.isprintable() or set(text) - {"\n"} and all(c.isprintable() for c in text if c != "\n")
+    lines = text.replace("\n", "")
+    plain = text.isprintable() or lines and lines.isprintable()  # printable but for line breaks
     if plain and '"' not in text and "\\" not in text:
         return f'"""{text}"""'
     return repr(text)

@@ -15,33 +15,22 @@ from typing import Any, Callable
 
 import jinja2
 
+from opspec.codegen.changelog import Histories, changelog, history_section, opsets
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
 from opspec.codegen.docs_function import function_listing
-from opspec.codegen.docs_pages import badge, glance_rows, opset_page, status_rows, version_anchor
+from opspec.codegen.docs_pages import Glance, badge, family_rows, md_cell, opset_page, status_table, version_anchor
 from opspec.codegen.examples import examples_of
-from opspec.codegen.history import classified_changes, format_value, plain_type_list, signature
+from opspec.codegen.history import signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_parts
+from opspec.codegen.op_page import attribute_rows, param_rows, type_rows, version_links
 from opspec.codegen.pyliteral import docstring, py
-from opspec.codegen.convert_notes import at_opset, below_first, downward, upward
-from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema
+from opspec.runtime.schema import OpSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One version of one op, with what changed since the version before it."""
-
-    op: CompiledOp
-    schema: OpSchema
-    previous: OpSchema | None
-    changes: tuple[str, ...]
-    notes: str
-    change_class: str = ""
 
 
 def module_name(name: str) -> str:
@@ -55,11 +44,6 @@ def module_name(name: str) -> str:
 def docs_folder(domain: CompiledDomain) -> str:
     """The folder (under ``docs/``) of a domain's pages: its name."""
     return domain.decl.name or module_name(domain.decl.node_domain)
-
-
-def _md_cell(text: Any) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def _md_code(text: str) -> str:
@@ -103,20 +87,19 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_template_cache(),
+        auto_reload=False,  # a run renders templates that do not change under it: no look at each file per page
     )
-    env.filters.update(py=py, pydoc=docstring, mdcell=_md_cell, mdcode=_md_code)
+    env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
     env.globals.update(
-        convert_up=upward,
-        convert_down=downward,
-        convert_below=below_first,
-        convert_at=at_opset,
         signature=signature,
-        kind=_kind,
-        differentiable=_differentiable,
-        attribute_rows=_attribute_rows,
-        bullets=_bullets,
+        attribute_rows=attribute_rows,
+        param_rows=param_rows,
+        type_rows=type_rows,
+        version_links=version_links,
+        history_section=history_section,
         docs_folder=docs_folder,
         badge=badge,
+        family_rows=family_rows,
         anchor=version_anchor,
         opset_page=opset_page,
         function_listing=function_listing,
@@ -124,70 +107,11 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _kind(param: FormalParameter) -> str:
-    if param.option is FormalParameterOption.Variadic:
-        arity = f"at least {param.min_arity}"
-        return f"variadic ({arity}{', heterogeneous' if not param.is_homogeneous else ''})"
-    return param.option.name.lower()
-
-
-def _differentiable(param: FormalParameter) -> str:
-    return {"Differentiable": "yes", "NonDifferentiable": "no"}.get(param.differentiation_category.name, "")
-
-
-def _attribute_rows(schema: OpSchema) -> str:
-    """The rows of a schema's attribute table (one call, not one template call per row: an op may
-    have very many attributes)."""
-    return "\n".join([f"| `{a.name}` | `{a.type.spelling}` | {_default(a)} | "
-                      f"{_md_cell(a.constraint.describe()) if a.constraint else ''} | {_md_cell(a.description)} |"
-                      for a in schema.attributes.values()])
-
-
-def _bullets(items: Any) -> str:
-    """A Markdown list of ``items``, one line each."""
-    return "\n".join([f"- {item}" for item in items])
-
-
-def _default(attribute: Attribute) -> str:
-    if attribute.required:
-        return "*required*"
-    if attribute.default is None:
-        return ""
-    return f"`{format_value(attribute.default)}`"
-
-
-def history(op: CompiledOp, names: TypeSetNames | None = None) -> list[HistoryEntry]:
-    """Every version of ``op``, newest first, with its changes (type lists written with
-    ``names``), notes and change class."""
-    entries = []
-    previous = None
-    name_set = names.markdown if names is not None else plain_type_list
-    for schema, decl in zip(op.schemas, op.decl.versions):
-        changes = tuple(change.text for change in classified_changes(previous, schema, name_set))
-        entries.append(HistoryEntry(op, schema, previous, changes, decl.notes, schema.change_class))
-        previous = schema
-    return entries[::-1]
-
-
 def _families(domain: CompiledDomain) -> list[tuple[str, list[CompiledOp]]]:
     families: dict[str, list[CompiledOp]] = {}
     for op in domain.ops:
         families.setdefault(op.decl.family, []).append(op)
     return sorted(families.items())
-
-
-def _opsets(domain: CompiledDomain) -> range:
-    """Every opset version of ``domain``, newest first."""
-    return range(domain.decl.opset_max, domain.decl.opset_min - 1, -1)
-
-
-def _changelog(domain: CompiledDomain, histories: dict[str, list[HistoryEntry]]) -> list[tuple[int, list[HistoryEntry]]]:
-    """Per opset of the domain, newest first, the operator versions it introduced (maybe none)."""
-    by_opset: dict[int, list[HistoryEntry]] = {opset: [] for opset in _opsets(domain)}
-    for op in domain.ops:
-        for entry in histories[op.decl.name]:
-            by_opset.setdefault(entry.schema.since_version, []).append(entry)
-    return [(opset, sorted(entries, key=lambda e: e.op.decl.name)) for opset, entries in sorted(by_opset.items(), reverse=True)]
 
 
 #: A piece of a package's rendering: some of its files, ``{relative path: text}``.
@@ -279,20 +203,6 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
     return run_jobs(_docs_jobs(domains, source, env or _environment(), format_link, suite, layers))
 
 
-class _Histories:
-    """Each op's history, computed once per process on first use (a domain's changelog needs
-    them all, each op page its own)."""
-
-    def __init__(self, names: TypeSetNames) -> None:
-        self.names = names
-        self.found: dict[str, list[HistoryEntry]] = {}
-
-    def of(self, op: CompiledOp) -> list[HistoryEntry]:
-        if op.decl.name not in self.found:
-            self.found[op.decl.name] = history(op, self.names)
-        return self.found[op.decl.name]
-
-
 def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment,
                format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...]) -> list[Job]:
     """The jobs that render the docs (see :func:`render_docs`)."""
@@ -315,7 +225,7 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
     """The jobs that render one domain's pages; each sets the domain's type-set names first."""
     folder = f"docs/{docs_folder(domain)}"
     names = TypeSetNames(domain.type_sets, "../types.md")
-    histories = _Histories(names)
+    histories = Histories(names)
 
     def job(render: Job) -> Job:
         return partial(_with_type_names, env, names, render)
@@ -325,13 +235,15 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
 
     jobs = [
         page("README.md", "domain_index.md.j2", families=_families(domain)),
-        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain, changelog=_changelog(
-            domain, {op.decl.name: histories.of(op) for op in domain.ops}))),
+        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain,
+                                   changelog=changelog(domain, histories))),
     ]
-    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, opset)) for opset in _opsets(domain)]
+    glance = Glance(domain)
+    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, glance, opset))
+             for opset in opsets(domain)]
     jobs += [
         job(lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
-                                   rows=status_rows(domain, suite), suite=bool(suite))),
+                                   table=status_table(domain, suite), suite=bool(suite))),
         job(lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)}),
         job(lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)}),
     ]
@@ -346,11 +258,11 @@ def _with_type_names(env: jinja2.Environment, names: TypeSetNames, render: Job) 
     return render()
 
 
-def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, opset: int) -> dict[str, str]:
-    return _template_file(env, path, "opset.md.j2", domain=domain, opset=opset, rows=glance_rows(domain, opset))
+def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glance: Glance, opset: int) -> dict[str, str]:
+    return _template_file(env, path, "opset.md.j2", domain=domain, opset=opset, glance=glance.page(opset))
 
 
-def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: _Histories,
+def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: Histories,
              examples: list[Any]) -> dict[str, str]:
     return _template_file(env, path, "op.md.j2", op=op, domain=domain, history=histories.of(op), examples=examples)
 

@@ -20,6 +20,7 @@ class TypeSetNames:
         self.sets = sorted(((name, frozenset(types)) for name, types in type_sets if len(types) >= _MIN_SET_SIZE),
                            key=lambda entry: (-len(entry[1]), entry[0]))
         self.page = page
+        self._written: dict[tuple[str, ...], str] = {}
 
     def parts(self, types: Sequence[str]) -> tuple[list[str], list[str]]:
         """(names of type sets, remaining type strings) that together are exactly ``types``."""
@@ -33,10 +34,15 @@ class TypeSetNames:
         return names, [t for t in types if t in left]
 
     def markdown(self, types: Sequence[str]) -> str:
-        """Markdown for a type list: linked set names, then the remaining types as code."""
-        names, rest = self.parts(types)
-        words = [f"[`{name}`]({self.page}#{name})" for name in names] + [f"`{t}`" for t in rest]
-        return ", ".join(words)
+        """Markdown for a type list: linked set names, then the remaining types as code (each list
+        written once: the same lists recur on many pages)."""
+        key = tuple(types)
+        text = self._written.get(key)
+        if text is None:
+            names, rest = self.parts(key)
+            words = [f"[`{name}`]({self.page}#{name})" for name in names] + [f"`{t}`" for t in rest]
+            text = self._written[key] = ", ".join(words)
+        return text
 
 
 __all__ = ["TypeSetNames"]
