@@ -89,14 +89,23 @@ def _tokens(count: int) -> int:
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cycle collector paused (and restored after, as it was): the work makes many objects
-    and few reference cycles, and each of the collector's passes would walk every object."""
+    and few reference cycles, and each of the collector's passes would walk every object.
+
+    The objects made meanwhile join the oldest generation when it resumes, rather than being
+    walked at once by the pass their number would set off (unless the process had frozen objects
+    of its own, which are left frozen)."""
     collecting = gc.isenabled()
+    frozen = gc.get_freeze_count()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
+            if not frozen:
+                gc.freeze()  # the objects made meanwhile (and the older ones) out of the young generations ...
             gc.enable()
+            if not frozen:
+                gc.unfreeze()  # ... and back, into the oldest: collected by its passes, as any object
 
 
 def _forked(function: Callable[[Item], Result], items: Sequence[Item], orders: list[list[range]],

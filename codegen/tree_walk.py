@@ -67,7 +67,8 @@ def files_under(folder: Path, suffix: str, boundary: Path) -> tuple[list[Path], 
             if _is_folder(entry) and not entry.name.endswith(suffix):  # a folder named like a file: read, refused
                 (linked_folders if linked else plain).append(path)
             elif entry.name.endswith(suffix):
-                key = _real(path) or path
+                # a plain entry of a resolved folder is that folder's entry: no look at the disk
+                key = (_real(path) or path) if entry.is_symlink() else real / entry.name
                 if key not in found or (found[key][0] and not linked):
                     found[key] = (linked, path)
     return sorted(path for _, path in found.values()), escapes

@@ -158,3 +158,47 @@ def test_examples_computed_in_forked_processes_are_those_of_a_serial_run(monkeyp
     monkeypatch.setattr(examples, "forked_map", partial(parallel.forked_map, min_items=1, workers=3))
     forked = examples.examples_of(domains)
     assert serial and list(forked) == list(serial) and forked == serial
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_collector_resumes_without_a_pass_over_what_was_made_while_paused():
+    passes: list[int] = []
+
+    def record(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    import gc
+
+    assert gc.isenabled()
+    gc.callbacks.append(record)
+    try:
+        with parallel.collector_paused():
+            assert not gc.isenabled()
+            made = [[index] for index in range(200_000)]
+            cycle = _Cycle()
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        assert passes == []  # 200,000 new objects set off no pass on the way out
+        alive = len(made)
+        del made, cycle
+        assert gc.collect() >= 1  # what was made meanwhile is collected as any object
+    finally:
+        gc.callbacks.remove(record)
+    assert alive == 200_000
+
+
+def test_objects_a_process_froze_stay_frozen():
+    import gc
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with parallel.collector_paused():
+            made = [[index] for index in range(1000)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled() and made
+    finally:
+        gc.unfreeze()

@@ -67,3 +67,22 @@ def test_a_file_linked_from_another_family_is_read_once(tmp_path):
     (other / "Foo.yaml").symlink_to(opdefs.parent / FILE)
     result = generate(opdefs, tmp_path / "out")
     assert result.op_count == 1 and result.domains[0].ops[0].decl.path == FILE
+
+
+def test_plain_files_are_placed_by_their_folder_not_resolved_one_by_one(tmp_path, monkeypatch):
+    from opspec.codegen import tree_walk
+
+    for index in range(30):
+        (tmp_path / f"Op{index}.yaml").write_text("", encoding="utf-8")
+    (tmp_path / "Alias.yaml").symlink_to(tmp_path / "Op0.yaml")
+    resolved: list[Path] = []
+    resolve = Path.resolve
+
+    def counted(self: Path, *args: object, **kwargs: object) -> Path:
+        resolved.append(self)
+        return resolve(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "resolve", counted)
+    files, escapes = tree_walk.files_under(tmp_path, ".yaml", resolve(tmp_path))
+    assert [path.name for path in files] == sorted(f"Op{index}.yaml" for index in range(30)) and not escapes
+    assert len(resolved) <= 3  # the folder, and the link (to check where it leads and what it is)
