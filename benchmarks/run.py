@@ -112,14 +112,15 @@ def bench_generate() -> list[str]:
             "print(s, len(r.paths), time.perf_counter() - t, sum(x.ru_utime + x.ru_stime for x in u))")
     rows = ["| opdefs | ops | schemas | files | wall seconds | CPU seconds | schemas/s (wall) | schemas per CPU second |",
             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for factor, runs in ((1, 3), (10, 3), (100, 1)):
-        with tempfile.TemporaryDirectory() as folder:
-            tree = Path(folder) / "opdefs"
+    with tempfile.TemporaryDirectory() as scratch:  # removed when every run is done (see the note below)
+        for factor, runs in ((1, 3), (10, 3), (100, 1)):
+            folder = Path(scratch) / f"x{factor}"
+            tree = folder / "opdefs"
             ops = _scaled_tree(factor, tree)
             results: list[list[str]] = []
             for run in range(runs):  # each into a fresh folder: every file is written
                 started = time.perf_counter()
-                printed = subprocess.run([PYTHON, "-c", code, str(tree), str(Path(folder) / f"out{run}")],
+                printed = subprocess.run([PYTHON, "-c", code, str(tree), str(folder / f"out{run}")],
                                          check=True, capture_output=True, text=True).stdout.split()
                 results.append(printed[:2] + [str(time.perf_counter() - started)] + printed[3:])
             best = min(results, key=lambda r: float(r[2]))
@@ -130,7 +131,10 @@ def bench_generate() -> list[str]:
     rows += ["", f"Each run generates into a fresh folder in a fresh process, timed from outside it (interpreter "
                  f"start and imports included); CPU seconds count the processes it forks. Load average at the end "
                  f"of the run: {load:.1f} on {_cpu_count()} cores (above the core count, wall time grows and CPU "
-                 f"seconds are the figure to compare)."]
+                 f"seconds are the figure to compare). Nothing is deleted until every run is done: shortly after many "
+                 f"files were deleted, making a file can cost several times the kernel time (a kernel profile on "
+                 f"ext4 shows its inode allocator passing over recently freed inodes), so a clean-up between runs "
+                 f"would slow the next one."]
     return rows
 
 
