@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -101,15 +103,9 @@ def _scaled_tree(factor: int, target: Path) -> int:
 
 def bench_generate() -> list[str]:
     """Full generation (compile, render modules and docs, write) at 1x, 10x and 100x the built-in
-    tree, each in a fresh process writing into a fresh folder, imports included: schemas per second
-    of wall time, and CPU time beside it (of the process and the processes it forks), as the
-    machine may be shared. Best of 3 runs for 1x and 10x, one run for 100x."""
-    code = ("import resource, sys, time; from pathlib import Path; t = time.perf_counter();"
-            "from opspec.codegen.generate import generate;"
-            "r = generate(Path(sys.argv[1]), Path(sys.argv[2]), with_protos=False);"
-            "s = r.schema_count + sum(d.schema_count for layer in r.layers.values() for d in layer);"
-            "u = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)];"
-            "print(s, len(r.paths), time.perf_counter() - t, sum(x.ru_utime + x.ru_stime for x in u))")
+    tree, each by the ``opspec generate`` command in a fresh process writing into a fresh folder:
+    schemas per second of wall time, and CPU time beside it (of the command and the processes it
+    forks), as the machine may be shared. Best of 3 runs for 1x and 10x, one run for 100x."""
     rows = ["| opdefs | ops | schemas | files | wall seconds | CPU seconds | schemas/s (wall) | schemas per CPU second |",
             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as scratch:  # removed when every run is done (see the note below)
@@ -117,19 +113,27 @@ def bench_generate() -> list[str]:
             folder = Path(scratch) / f"x{factor}"
             tree = folder / "opdefs"
             ops = _scaled_tree(factor, tree)
-            results: list[list[str]] = []
+            results: list[tuple[float, float, str]] = []
             for run in range(runs):  # each into a fresh folder: every file is written
+                out = folder / f"out{run}"
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
-                printed = subprocess.run([PYTHON, "-c", code, str(tree), str(folder / f"out{run}")],
-                                         check=True, capture_output=True, text=True).stdout.split()
-                results.append(printed[:2] + [str(time.perf_counter() - started)] + printed[3:])
-            best = min(results, key=lambda r: float(r[2]))
-            schemas, files, seconds, cpu = int(best[0]), best[1], float(best[2]), float(best[3])
+                printed = subprocess.run([PYTHON, "-m", "opspec", "generate", "--opdefs", str(tree), "--out", str(out)],
+                                         check=True, capture_output=True, text=True).stdout
+                seconds = time.perf_counter() - started
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                results.append((seconds, cpu, printed))
+            seconds, cpu, printed = min(results)
+            summary = printed.strip().splitlines()[-1]  # "generated 4 domains, 2270 ops, 6590 schemas; ..."
+            schemas = sum(int(count) for count in re.findall(r"(\d+) schemas", summary))
+            files = sum(len(names) for _, _, names in os.walk(folder / "out0"))
             rows.append(f"| built-in x{factor} | {ops} | {schemas} | {files} | {seconds:.2f} | {cpu:.2f} | "
                         f"{schemas / seconds:,.0f} | {schemas / cpu:,.0f} |")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    rows += ["", f"Each run generates into a fresh folder in a fresh process, timed from outside it (interpreter "
-                 f"start and imports included); CPU seconds count the processes it forks. Load average at the end "
+    rows += ["", f"Each run is `opspec generate --opdefs TREE --out FRESH_FOLDER` in a fresh process, timed from "
+                 f"outside it (interpreter start, imports and exit included); CPU seconds count the processes it "
+                 f"forks. Load average at the end "
                  f"of the run: {load:.1f} on {_cpu_count()} cores (above the core count, wall time grows and CPU "
                  f"seconds are the figure to compare). Nothing is deleted until every run is done: shortly after many "
                  f"files were deleted, making a file can cost several times the kernel time (a kernel profile on "

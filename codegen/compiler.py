@@ -124,7 +124,7 @@ def compile_trees(roots: Sequence[Path]) -> list[Outcome]:
     outcome of each tree is the one :func:`compile_tree` gives it alone."""
     plans = [_plan(root) for root in roots]
     jobs = [(plan, found) for plan in plans for found in plan.files]
-    results = iter(forked_map(_compile_file, jobs))
+    results = iter(forked_map(_compile_file, jobs, runs=16))
     return [_outcome(plan, [next(results) for _ in plan.files]) for plan in plans]
 
 

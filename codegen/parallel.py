@@ -8,16 +8,13 @@ small list, or on one core, it runs in the process itself.
 """
 from __future__ import annotations
 
-import copyreg
 import gc
-import io
 import os
-import pickle
 import sys
 from contextlib import contextmanager
-from functools import partial
-from types import MappingProxyType
 from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+from opspec.codegen.result_stream import FrameReader, send_frame
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -111,47 +108,45 @@ def collector_paused() -> Iterator[None]:
 def _forked(function: Callable[[Item], Result], items: Sequence[Item], orders: list[list[range]],
             lost: Callable[[int, list[Result]], None] | None, tokens: int | None = None) -> list[Result]:
     """Process ``k`` computes the runs of ``orders[k]`` in order (with ``tokens``, each once it has
-    taken a token: the runs no process took are left to the others); this one is process 0."""
+    taken a token: the runs no process took are left to the others); this one is process 0. The
+    others send each run's results as soon as it is done (see :mod:`.result_stream`)."""
 
-    def compute(order: list[range]) -> tuple[list[int], list[Result]]:
-        done: list[int] = []
-        found: list[Result] = []
+    def runs(order: list[range]) -> Iterator[tuple[list[int], list[Result]]]:
         for piece in order:
             if tokens is not None and not os.read(tokens, 1):
-                break
-            for position in piece:
-                found.append(function(items[position]))
-                done.append(position)
-        return done, found
+                return
+            yield list(piece), [function(items[position]) for position in piece]
 
-    children: list[tuple[list[range], int, int]] = []  # (runs, pid, read end of its pipe)
+    children: list[tuple[list[range], int, FrameReader]] = []
     try:
+        writers = []
         for order in orders[1:]:
             reader, writer = os.pipe()
             pid = os.fork()
             if pid == 0:  # the child: compute its share, send it, and leave without running any cleanup
                 os.close(reader)
-                _send(writer, partial(compute, order))
+                _send(writer, runs(order))
             os.close(writer)
-            children.append((order, pid, reader))
+            writers.append((order, pid, reader))
+        children = [(order, pid, FrameReader(reader)) for order, pid, reader in writers]  # threads after forks
         results: list[Result | None] = [None] * len(items)
         computed = [False] * len(items)
-        _fill(results, computed, *compute(orders[0]))
+        for done, found in runs(orders[0]):
+            _fill(results, computed, done, found)
         failure: BaseException | None = None
         dead = []
-        for order, pid, reader in children:
-            with os.fdopen(reader, "rb") as pipe:
-                payload = pipe.read()
+        for order, pid, stream in children:
+            frames = stream.frames()
             os.waitpid(pid, 0)
-            try:
-                ok, value = pickle.loads(payload)
-            except Exception:  # noqa: BLE001 - the child died or sent something unreadable: do its share here
+            for ok, value in frames:
+                if ok is None:  # the end of a whole share
+                    break
+                if not ok:
+                    failure = failure or value
+                    break
+                _fill(results, computed, *value)
+            else:  # cut short: the child died or sent something unreadable; its runs not received are done here
                 dead.append((order, pid))
-                continue
-            if not ok:
-                failure = failure or value
-                continue
-            _fill(results, computed, *value)
     finally:
         if tokens is not None:
             os.close(tokens)
@@ -172,42 +167,22 @@ def _fill(results: list[Any], computed: list[bool], done: list[int], found: list
         computed[position] = True
 
 
-def _read_only(mapping: dict[object, object]) -> MappingProxyType[object, object]:
-    return MappingProxyType(mapping)
-
-
-def _unwrapped(proxy: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    return _read_only, (dict(proxy),)
-
-
-#: How results are pickled: as usual, and a read-only mapping (the schema records hold them) as the
-#: dict it wraps, wrapped again when read.
-_DISPATCH: dict[type, Any] = {**copyreg.dispatch_table, MappingProxyType: _unwrapped}
-
-
-def _pickled(value: object) -> bytes:
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = _DISPATCH
-    pickler.dump(value)
-    return buffer.getvalue()
-
-
-def _send(writer: int, compute: Callable[[], object]) -> None:
-    """In a forked child: write ``(True, result)`` or ``(False, exception)`` to ``writer`` and exit
-    (nothing at all when that cannot be pickled: the parent then does the share itself)."""
+def _send(writer: int, share: Iterator[tuple[list[int], list[Any]]]) -> None:
+    """In a forked child: send ``(True, run)`` for each run of ``share``, then ``(None, None)``, or
+    ``(False, exception)`` when computing one fails, and exit (at once when something cannot be
+    pickled: the parent then does the rest of the share itself)."""
     status = 0
     try:
-        try:
-            outcome: tuple[bool, object] = (True, compute())
-        except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
-            outcome = (False, error)
-        try:
-            payload = _pickled(outcome)
-        except Exception:  # noqa: BLE001 - see above
-            payload = b""
-        with os.fdopen(writer, "wb") as pipe:
-            pipe.write(payload)
+        while True:
+            try:
+                run = next(share)
+            except StopIteration:
+                send_frame(writer, (None, None))
+                break
+            except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+                send_frame(writer, (False, error))
+                break
+            send_frame(writer, (True, run))
     except BaseException:  # noqa: BLE001 - nothing may escape a forked child
         status = 1
     finally:

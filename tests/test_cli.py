@@ -110,3 +110,21 @@ def test_unwritable_output_is_one_line(tmp_path, capsys):
     assert main(["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(blocker)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"opspec: cannot write the output to {blocker}") and "internal error" not in err
+
+
+def test_the_command_exits_with_its_status_without_a_last_pass_over_what_it_left_alive(monkeypatch):
+    import gc
+
+    from opspec import cli
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    with pytest.raises(SystemExit) as leaving:
+        cli.run()
+    assert leaving.value.code == 3 and frozen == [True]
+
+
+def test_python_dash_m_opspec_runs_the_command():
+    done = subprocess.run([sys.executable, "-m", "opspec", "show", "Relu"], capture_output=True, text=True)
+    assert done.returncode == 0 and "Relu" in done.stdout
