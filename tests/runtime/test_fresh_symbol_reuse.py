@@ -10,15 +10,14 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-import opspec
 from opspec.runtime.contract.context import Subgraph
 from opspec.runtime.contract.values import Data, SequenceType, TensorType
 from opspec.runtime.inference import functions, subgraph_reuse
 from opspec.runtime.inference.fresh_symbols import NotRenamable, fresh_in, renewed
-from opspec.runtime.inference.walk import Walker
 from opspec.runtime.shape import parse_dim
 from opspec.runtime.shape.sym import Sym
 from opspec.runtime.shape.symbols import SymbolTable
+from test_subgraph_reuse import counted_walks
 
 I64, B = TensorProto.INT64, TensorProto.BOOL
 LOCAL = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
@@ -61,18 +60,7 @@ def twice_called_chain(depth: int) -> onnx.ModelProto:
 
 
 def _walks(monkeypatch: pytest.MonkeyPatch, model: onnx.ModelProto) -> tuple[int, Any]:
-    count = [0]
-    run = Walker.run
-
-    def counted(self, *args, **kwargs):
-        count[0] += 1
-        return run(self, *args, **kwargs)
-
-    monkeypatch.setattr(Walker, "run", counted)
-    result = opspec.infer(model)
-    monkeypatch.setattr(Walker, "run", run)
-    assert not result.errors, result.errors
-    return count[0], result
+    return counted_walks(monkeypatch, model)
 
 
 def _dims(result: Any, name: str) -> list[object]:

@@ -2,6 +2,8 @@
 Loops nested in Loops cost linear, not exponential, time, with the answer unchanged."""
 from __future__ import annotations
 
+from typing import Any
+
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -37,9 +39,9 @@ def nested_loops(depth: int, declared: tuple | None = (2, 3), broken: bool = Fal
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _walks(monkeypatch, model, errors: int = 0) -> tuple[int, bytes]:
-    """How many graphs the inference of ``model`` walked, and the model it wrote (with
-    ``errors`` problems found)."""
+def counted_walks(monkeypatch, model, errors: int = 0) -> tuple[int, Any]:
+    """How many graphs the inference of ``model`` walked, and its result (with ``errors``
+    problems found)."""
     count = [0]
     run = Walker.run
 
@@ -51,7 +53,13 @@ def _walks(monkeypatch, model, errors: int = 0) -> tuple[int, bytes]:
     result = opspec.infer(model)
     monkeypatch.setattr(Walker, "run", run)
     assert len(result.errors) == errors, result.errors
-    return count[0], result.model.SerializeToString()
+    return count[0], result
+
+
+def _walks(monkeypatch, model, errors: int = 0) -> tuple[int, bytes]:
+    """How many graphs the inference of ``model`` walked, and the model it wrote."""
+    count, result = counted_walks(monkeypatch, model, errors)
+    return count, result.model.SerializeToString()
 
 
 @pytest.mark.parametrize("declared", [(2, 3), ("N", 3), None])
