@@ -159,3 +159,36 @@ def test_a_folder_known_to_stay_inside_still_refuses_a_link_or_an_odd_name_in_it
         assert stage.inside.get("docs") == f"{out / 'docs'}{os.sep}"  # known after its first file
     assert not (tmp_path / "x.md").exists() and sorted(path.name for path in (out / "docs").iterdir()) == [
         "away", "link.md"]
+
+
+def test_a_stream_cut_short_keeps_the_frames_sent_before_the_cut():
+    from opspec.codegen.result_stream import FrameReader, pickled, send_frame
+
+    reader, writer = os.pipe()
+    stream = FrameReader(reader)
+    for index in range(3):
+        send_frame(writer, (True, [index]))
+    whole = pickled((True, [3]))
+    os.write(writer, len(whole).to_bytes(8, "little") + whole[:5])  # a frame cut in the middle
+    os.close(writer)
+    assert stream.frames() == [(True, [0]), (True, [1]), (True, [2])]
+
+
+def test_the_runs_a_process_sent_before_it_died_are_not_computed_again(tmp_path):
+    parent = os.getpid()
+    logs = {True: tmp_path / "parent", False: tmp_path / "child"}
+
+    def square_or_die(value: int) -> int:
+        time.sleep(0.01)  # both processes at work, in turn
+        log = logs[os.getpid() == parent]
+        if log is logs[False] and log.exists() and len(log.read_text(encoding="utf-8").split()) == 4:
+            os._exit(1)  # the first item of its third run: two whole runs were sent
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{value}\n")
+        return value * value
+
+    lost: list[tuple[int, list[int]]] = []
+    assert forked_map(square_or_die, range(40), min_items=1, workers=2, runs=2,
+                      lost=lambda pid, found: lost.append((pid, found))) == [v * v for v in range(40)]
+    here, there = ({int(v) for v in logs[side].read_text(encoding="utf-8").split()} for side in (True, False))
+    assert len(lost) == 1 and len(there) == 4 and not here & there and here | there == set(range(40))
