@@ -122,8 +122,12 @@ def plan_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None
     base = root.parent
     files: list[OpFile] = []
 
+    base_text = str(base).rstrip(os.sep) + os.sep  # "/" stays "/"
+
     def shown(path: Path) -> str:
-        return path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)
+        """``path`` relative to ``base`` (as ``relative_to`` gives it), else whole."""
+        text = str(path)
+        return text[len(base_text):].replace(os.sep, "/") if text.startswith(base_text) else text
 
     def read(path: Path, kind: str) -> Any:
         return _read_document(path, shown(path), kind, diagnostics)
@@ -173,7 +177,7 @@ def plan_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None
         for path in op_files:
             if path == domain_path:
                 continue
-            family = path.parent.relative_to(folder).as_posix()
+            family = str(path.parent)[len(str(folder)) + 1:].replace(os.sep, "/") or "."  # found under folder
             if problem := folder_problem(family if family != "." else ""):
                 diagnostics.error(Location(shown(path), 1, 1), problem)
                 continue
