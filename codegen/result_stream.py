@@ -17,6 +17,8 @@ import threading
 from types import MappingProxyType
 from typing import Any, Callable
 
+from opspec.runtime.atomic_file import write_whole
+
 _LENGTH = struct.Struct("<Q")
 
 
@@ -45,9 +47,7 @@ def pickled(value: object) -> bytes:
 def send_frame(writer: int, value: object) -> None:
     """Write ``value`` to the pipe ``writer`` as one frame (raises if it cannot be pickled)."""
     payload = pickled(value)
-    view = memoryview(_LENGTH.pack(len(payload)) + payload)
-    while view:
-        view = view[os.write(writer, view):]
+    write_whole(writer, _LENGTH.pack(len(payload)) + payload)
 
 
 class FrameReader:

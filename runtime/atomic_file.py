@@ -112,7 +112,7 @@ def _temporary_copy(target: PathText, data: Content, mode: int, sync: bool, mask
     try:
         try:
             for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
-                _write_whole(descriptor, piece)
+                write_whole(descriptor, piece)
             if sync:
                 os.fsync(descriptor)
             if not created:
@@ -163,7 +163,7 @@ def discard_left_by(pid: int, targets: Iterable[PathText]) -> None:
                 _remove(os.path.join(folder, name))
 
 
-def _write_whole(descriptor: int, piece: bytes | bytearray | memoryview) -> None:
+def write_whole(descriptor: int, piece: bytes | bytearray | memoryview) -> None:
     """Write all of ``piece`` (a short write is continued; a failing one raises :class:`OSError`)."""
     view = memoryview(piece).cast("B")
     while view:

@@ -46,14 +46,14 @@ def _dying_in_a_child(monkeypatch: Any) -> None:
 
 def _disk_full_in_a_child(monkeypatch: Any) -> None:
     """Writing a file's bytes fails in every forked process, as on a full disk."""
-    parent, original = os.getpid(), atomic_file._write_whole
+    parent, original = os.getpid(), atomic_file.write_whole
 
     def write_whole(descriptor: int, piece: Any) -> None:
         if os.getpid() != parent:
             raise OSError(28, "No space left on device")
         original(descriptor, piece)
 
-    monkeypatch.setattr(atomic_file, "_write_whole", write_whole)
+    monkeypatch.setattr(atomic_file, "write_whole", write_whole)
 
 
 def test_a_write_failing_in_a_rendering_process_leaves_the_old_output(tmp_path, monkeypatch, forked):

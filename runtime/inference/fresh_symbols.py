@@ -33,6 +33,15 @@ def issued_since(symbols: SymbolTable, mark: int) -> tuple[str, ...]:
     return tuple(symbols.names_issued[mark:])
 
 
+def kept_names(value: Any, symbols: SymbolTable, mark: int) -> tuple[str, ...] | None:
+    """The fresh names made since ``symbols``'s count was ``mark`` that ``value`` holds, in order, to
+    keep ``value`` with (None: it holds a kind that cannot be renamed, and is not kept)."""
+    try:
+        return fresh_in(value, issued_since(symbols, mark))
+    except NotRenamable:
+        return None
+
+
 def fresh_in(value: Any, issued: Sequence[str]) -> tuple[str, ...]:
     """The names of ``issued`` that ``value`` holds, in ``issued``'s order (names made up and
     dropped again on the way, such as a Loop's relaxed dims, need no new name).
@@ -120,4 +129,4 @@ class _Renamer:
         return {key: self.value(item) for key, item in items.items()}
 
 
-__all__ = ["NotRenamable", "fresh_in", "issued_since", "renewed"]
+__all__ = ["NotRenamable", "fresh_in", "issued_since", "kept_names", "renewed"]

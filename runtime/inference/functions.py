@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference import node_errors
-from opspec.runtime.inference.fresh_symbols import NotRenamable, fresh_in, issued_since, renewed
+from opspec.runtime.inference.fresh_symbols import kept_names, renewed
 from opspec.runtime.inference.nesting import (
     MAX_CALL_DEPTH,
     TOO_DEEP_FOR_STACK,
@@ -152,12 +152,9 @@ class FunctionCalls:
             message = f"in function '{function.proto.name}': {error}"
             self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
-        if cache_key is not None and not inner:
-            try:
-                function.results[cache_key] = (result, fresh_in(result, issued_since(self.walker.symbols,
-                                                                                      symbols_before)))
-            except NotRenamable:
-                pass  # inferred again at each call
+        if cache_key is not None and not inner \
+                and (made := kept_names(result, self.walker.symbols, symbols_before)) is not None:
+            function.results[cache_key] = (result, made)
         return result
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
-from opspec.runtime.inference.fresh_symbols import NotRenamable, fresh_in, issued_since, renewed
+from opspec.runtime.inference.fresh_symbols import kept_names, renewed
 from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, TOO_DEEP_FOR_STACK, out_of_stack, short_chain
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
@@ -217,13 +217,9 @@ class SubgraphInference:
               messages: list[str]) -> tuple[str, ...] | None:
         """The fresh symbols an inference made that its result and records hold, in order (None:
         the result is not kept, as a message may name one of them or a value cannot be renamed)."""
-        issued = issued_since(self.engine.symbols, mark)
-        if issued and messages:
+        if messages and self.engine.symbols.issued != mark:
             return None
-        try:
-            return fresh_in((result, records), issued)
-        except NotRenamable:
-            return None
+        return kept_names((result, records), self.engine.symbols, mark)
 
     def write_back(self) -> None:
         """Write what the last inference of each graph of the model found into it (graphs of

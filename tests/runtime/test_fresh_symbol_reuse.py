@@ -84,13 +84,13 @@ def _numbered_in_order(model: onnx.ModelProto) -> str:
 def test_reuse_with_fresh_symbols_gives_the_answer_inferring_every_time_gives(monkeypatch, model):
     _, reused = _walks(monkeypatch, model)
     monkeypatch.setattr(subgraph_reuse, "RESULTS_PER_GRAPH", 0)
-    monkeypatch.setattr(functions, "fresh_in", _never_renamable)
+    monkeypatch.setattr(functions, "kept_names", _never_kept)
     _, every_time = _walks(monkeypatch, model)
     assert _numbered_in_order(reused.model) == _numbered_in_order(every_time.model)
 
 
-def _never_renamable(value, issued):
-    raise NotRenamable("test")
+def _never_kept(value, symbols, mark):
+    return None
 
 
 def test_calls_reused_with_fresh_symbols_are_linear_and_never_share_an_unknown_size(monkeypatch):
