@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import yaml
 
 from opspec.codegen.located import Location, Map, Seq, SourceError
+from opspec.codegen.yaml_subset import GiveUp, read_subset
 from yaml import SafeLoader as _PureLoader
 
 try:  # libyaml is much faster; the pure-Python parser gives identical events.
@@ -147,7 +148,8 @@ _NOTHING = object()
 
 
 def _build(text: str, display: str) -> Any:
-    """Build the document with libyaml; when it fails, find the first problem with the pure parser.
+    """Build the document with the subset reader (op files' plain YAML, read line by line) or libyaml;
+    when libyaml fails, find the first problem with the pure parser.
 
     libyaml scans ahead of the events it hands out and has limits of its own that differ
     between releases (a flow nesting cap fires a thousand levels in, before our
@@ -155,6 +157,9 @@ def _build(text: str, display: str) -> Any:
     the same events, so on an error it says which problem comes first in the file,
     whatever libyaml the installed PyYAML carries. Valid files never take that path.
     """
+    document = read_subset(text, display, MAX_DEPTH, _plain_text)
+    if document is not None:
+        return document
     if _NODES_ARE_BOUNDED and "&" not in text and "!" not in text:  # no anchor, alias or tag can be written
         try:
             return _build_from_nodes(_Composer(text).get_single_node(), display)
@@ -186,17 +191,21 @@ class _Composer(getattr(yaml, "_yaml", yaml).CParser if _NODES_ARE_BOUNDED else 
         pass
 
 
-class _Unsure(Exception):
+class _Unsure(GiveUp):
     """The node path met something the event path must judge (it then reads the text again)."""
 
 
 def _plain_scalar(node: yaml.ScalarNode) -> Any:
-    value = node.value
-    if node.style or value[:1] not in _TYPED_FIRST:  # quoted, literal or folded, or no typed scalar starts so
+    return node.value if node.style else _plain_text(node.value)  # quoted, literal or folded: the text
+
+
+def _plain_text(value: str) -> Any:
+    """A plain scalar's value, typed as the core schema types it."""
+    if value[:1] not in _TYPED_FIRST:  # no typed scalar starts so
         return value
     tag = _implicit_tag(value, (True, False))
     if tag == _STR_TAG:
-        return node.value
+        return value
     if tag not in _STANDARD_TAGS:  # a merge key
         raise _Unsure
     try:
