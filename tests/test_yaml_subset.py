@@ -166,3 +166,42 @@ def test_mutated_op_files_are_read_as_libyaml_reads_them_or_left_to_it():
         read += quick(text) is not None
         agrees(text)
     assert read > 300  # many mutants stay in the subset, so the comparison is not empty
+
+
+def _generated(chance: random.Random, depth: int = 0, indent: int = 0) -> str:
+    """A small block document built from the pieces op files use (and a few they do not)."""
+    scalars = ["x", "T?", "int >= 1 = 1", "1", "-2", "0.5", "true", "null", "~", "'q''s'", '"a: b"', "a#b",
+               "[1, 2]", "{a: b, c: [d]}", "[]", "{}", "x # note", "a:b", "on", "1e3", "'", "- y", "&a x", "*a"]
+    lines = []
+    for index in range(chance.randint(1, 4)):
+        key = chance.choice(["k", "key_2", "3", "X", f"k{index}", "a b", "k"])
+        kind = chance.randrange(6) if depth < 3 else 0
+        pad = " " * indent
+        if kind <= 1:
+            lines.append(f"{pad}{key}: {chance.choice(scalars)}")
+        elif kind == 2:
+            lines.append(f"{pad}{key}: |\n{pad}  line one\n\n{pad}    two\n")
+        elif kind == 3:
+            lines.append(f"{pad}{key}:\n" + _generated(chance, depth + 1, indent + chance.choice((1, 2, 4))))
+        elif kind == 4:
+            step = chance.choice((0, 2))
+            items = [f"{pad}{' ' * step}- {chance.choice(scalars)}" for _ in range(chance.randint(1, 3))]
+            lines.append(f"{pad}{key}:\n" + "\n".join(items))
+        else:
+            inner = _generated(chance, depth + 1, indent + 4).split("\n", 1)
+            lines.append(f"{pad}{key}:\n{pad}  - {inner[0].lstrip()}\n" + (inner[1] if len(inner) > 1 else ""))
+        if chance.random() < 0.2:
+            lines.append(f"{' ' * chance.randint(0, indent + 2)}# a comment")
+    return "\n".join(line.rstrip("\n") for line in lines) + "\n"
+
+
+def test_generated_documents_are_read_as_libyaml_reads_them_or_left_to_it():
+    chance = random.Random(11)
+    read = 0
+    for _ in range(3000):
+        text = _generated(chance)
+        if chance.random() < 0.5:
+            text = _mutated(text, chance)
+        read += quick(text) is not None
+        agrees(text)
+    assert read > 300
