@@ -30,6 +30,8 @@ class LiteralWriter:
         #: The exact types of the named values: only a value of one of them is looked up (hashing a
         #: deep record costs, and ``1 == True`` must not make ``True`` a name for ``1``).
         self.named_kinds: set[type] = set()
+        #: The record and enum types written so far (a module imports exactly these).
+        self.kinds: set[type] = set()
         for value, name in (names or {}).items():
             self.name(value, name)
 
@@ -126,33 +128,48 @@ def _mapping(writer: LiteralWriter, value: Mapping[Any, Any], depth: int) -> str
 
 def _enum_writer(kind: type[enum.Enum]) -> _Write:
     texts = {member: f"{kind.__name__}.{member.name}" for member in kind}
-    return lambda writer, value, depth: texts[value]
+
+    def write_member(writer: LiteralWriter, value: Any, depth: int) -> str:
+        writer.kinds.add(kind)
+        return texts[value]
+
+    return write_member
 
 
-def _named_tuple_writer(kind: type) -> _Write:
+def _named_tuple_writer(record_kind: type) -> _Write:
     """Writes a named-tuple record: the fields that differ from their defaults, one per line."""
-    defaults = getattr(kind, "_field_defaults")
-    layout = tuple((name, defaults.get(name, _NO_DEFAULT)) for name in getattr(kind, "_fields"))
-    head = f"{kind.__name__}(\n"
+    defaults = getattr(record_kind, "_field_defaults")
+    fields = getattr(record_kind, "_fields")
+    layout = tuple(defaults.get(name, _NO_DEFAULT) for name in fields)
+    layout_types = tuple(map(type, layout))
+    head = f"{record_kind.__name__}(\n"
+    #: Per depth: each field's ``name=`` with its indentation, and the closing line.
+    shapes: dict[int, tuple[tuple[str, ...], str]] = {}
+
+    def shape(depth: int) -> tuple[tuple[str, ...], str]:
+        pad = INDENT * (depth + 1)
+        found = shapes[depth] = (tuple(f"{pad}{name}=" for name in fields), ",\n" + INDENT * depth + ")")
+        return found
 
     def write_record(writer: LiteralWriter, value: Any, depth: int) -> str:
-        pad = INDENT * (depth + 1)
+        labels, close = shapes.get(depth) or shape(depth)
+        writer.kinds.add(record_kind)
         named_kinds = writer.named_kinds
         names = writer.names if str in named_kinds else _NO_NAMES
-        parts = [head]
-        for (name, default), current in zip(layout, value):
+        lines = []
+        for label, current, default, default_type in zip(labels, value, layout, layout_types):
+            if current is default:
+                continue
             kind = type(current)
-            if kind is type(default) and current == default:
+            if kind is default_type and current == default:
                 continue
             if kind is str:  # most fields: written here, without a call per field
-                text = names.get(current) or repr(current)
+                lines.append(label + (names.get(current) or repr(current)))
             elif kind in named_kinds:
-                text = writer.write(current, depth + 1)
+                lines.append(label + writer.write(current, depth + 1))
             else:
-                text = (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)
-            parts.append(f"{pad}{name}={text},\n")
-        parts.append(INDENT * depth + ")")
-        return "".join(parts)
+                lines.append(label + (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1))
+        return head + ",\n".join(lines) + close if lines else head + close[2:]
 
     return write_record
 
@@ -162,6 +179,7 @@ _NO_NAMES: dict[Any, str] = {}
 
 
 def _dataclass(writer: LiteralWriter, value: Any, depth: int) -> str:
+    writer.kinds.add(type(value))
     pad = INDENT * (depth + 1)
     parts = []
     for field in dataclasses.fields(value):
