@@ -31,8 +31,13 @@ _LEGEND_WIDTH = 640
 
 
 def _cell(x: int, y: int, fill: str, title: str, ruled: bool) -> str:
+    return _shape(x, y, fill, escape(title), ruled)
+
+
+def _shape(x: int, y: int, fill: str, title: str, ruled: bool) -> str:
+    """A cell whose ``title`` is already escaped."""
     shape = (f'<rect x="{x}" y="{y}" width="{_CELL - 2}" height="{_CELL - 2}" fill="{fill}">'
-             f"<title>{escape(title)}</title></rect>")
+             f"<title>{title}</title></rect>")
     if not ruled:
         centre = _CELL // 2 - 1
         shape += (f'<circle cx="{x + centre}" cy="{y + centre}" r="3" fill="none" stroke="{NO_RULE}" '
@@ -68,20 +73,20 @@ def coverage_svg(domain: CompiledDomain) -> str:
         parts.append(f'<text x="{x - 1}" y="{_HEAD - 4}" text-anchor="middle" font-size="8">{opset}</text>')
     for row, op in enumerate(domain.ops):
         y = _HEAD + row * _CELL
-        name = op.decl.name
-        parts.append(f'<text x="{_LABEL - 6}" y="{y + _CELL - 4}" text-anchor="end">{escape(name)}</text>')
+        name = escape(op.decl.name)  # the rest of a cell's title is words and numbers: nothing to escape
+        parts.append(f'<text x="{_LABEL - 6}" y="{y + _CELL - 4}" text-anchor="end">{name}</text>')
+        starting_at = {schema.since_version: schema for schema in reversed(op.schemas)}
         in_force = None
         for column, opset in enumerate(opsets):
-            starting = next((s for s in op.schemas if s.since_version == opset), None)
+            starting = starting_at.get(opset)
             in_force = starting or in_force
             if in_force is None:
                 continue
-            x = _LABEL + column * _CELL
             kind = (starting.change_class or "new") if starting else "unchanged"
+            ruled = in_force.inference is not None
             title = f"{name} version {in_force.since_version} at opset {opset}: {kind}"
-            if in_force.inference is None:
-                title += ", no inference rule"
-            parts.append(_cell(x, y, COLOURS[kind], title, in_force.inference is not None))
+            parts.append(_shape(_LABEL + column * _CELL, y, COLOURS[kind],
+                                title if ruled else title + ", no inference rule", ruled))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

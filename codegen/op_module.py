@@ -58,15 +58,18 @@ def _constants(op: CompiledOp) -> list[tuple[Any, str]]:
     attribute and type-constraint records shared by several versions (so versions that
     did not change them share one object).
     """
-    counts: Counter[Any] = Counter()
-    records: Counter[Any] = Counter()
+    values: list[Any] = []  # the parameters' type sets, then every description, per version
+    parts: list[Any] = []  # the parameter, attribute and type-constraint records
     for schema in op.schemas:
         params = schema.inputs + schema.outputs
-        counts.update(p.types for p in params)
-        counts.update(p.description for p in params)
-        counts.update(a.description for a in schema.attributes.values())
-        counts.update(t.description for t in schema.type_constraints)
-        records.update(params + tuple(schema.attributes.values()) + schema.type_constraints)
+        attributes = tuple(schema.attributes.values())
+        values += [p.types for p in params]
+        values += [p.description for p in params]
+        values += [a.description for a in attributes]
+        values += [t.description for t in schema.type_constraints]
+        parts += params + attributes + schema.type_constraints
+    counts = Counter(values)
+    records = Counter(parts)
     repeated = [value for value, count in counts.items() if count > 1]
     texts = [v for v in repeated if isinstance(v, str) and len(v) >= _HOIST_MIN_LENGTH and v != op.decl.doc]
     sets = [v for v in repeated if isinstance(v, frozenset) and len(v) > 1]

@@ -9,11 +9,12 @@ from opspec.codegen.changelog import HistoryEntry, history_section
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_function import function_listing
 from opspec.codegen.docs_pages import md_cell, version_anchor
-from opspec.codegen.history import format_value, signature
-from opspec.runtime.schema import (Attribute, FormalParameter, FormalParameterOption, OpSchema, RuleRef,
-                                   TypeConstraintParam)
+from opspec.codegen.history import SPELLINGS, format_value, signature
+from opspec.runtime.schema import (Attribute, DifferentiationCategory, FormalParameter, FormalParameterOption, OpSchema,
+                                   RuleRef, TypeConstraintParam)
 
-_DIFFERENTIABLE = {"Differentiable": "yes", "NonDifferentiable": "no"}
+_DIFFERENTIABLE = {DifferentiationCategory.Differentiable: "yes", DifferentiationCategory.NonDifferentiable: "no"}
+_OPTION_WORDS = {option: option.name.lower() for option in FormalParameterOption}
 
 
 def kind(param: FormalParameter) -> str:
@@ -21,11 +22,11 @@ def kind(param: FormalParameter) -> str:
     if param.option is FormalParameterOption.Variadic:
         arity = f"at least {param.min_arity}"
         return f"variadic ({arity}{', heterogeneous' if not param.is_homogeneous else ''})"
-    return param.option.name.lower()
+    return _OPTION_WORDS[param.option]
 
 
 def differentiable(param: FormalParameter) -> str:
-    return _DIFFERENTIABLE.get(param.differentiation_category.name, "")
+    return _DIFFERENTIABLE.get(param.differentiation_category, "")
 
 
 def param_rows(params: Iterable[FormalParameter]) -> str:
@@ -36,7 +37,7 @@ def param_rows(params: Iterable[FormalParameter]) -> str:
 
 def attribute_rows(attributes: Iterable[Attribute]) -> str:
     """The rows of an attributes table."""
-    return "\n".join([f"| `{a.name}` | `{a.type.spelling}` | {_default(a)} | "
+    return "\n".join([f"| `{a.name}` | `{SPELLINGS[a.type]}` | {_default(a)} | "
                       f"{md_cell(a.constraint.describe()) if a.constraint else ''} | {md_cell(a.description)} |"
                       for a in attributes])
 

@@ -43,13 +43,8 @@ class LiteralWriter:
     def write(self, value: Any, depth: int = 0) -> str:
         """Python source text that evaluates to ``value``, indented for ``depth``."""
         kind = type(value)
-        if kind in self.named_kinds:
-            try:
-                found = self.names.get(value)
-            except TypeError:  # unhashable values are never named
-                found = None
-            if found is not None:
-                return found
+        if kind in self.named_kinds and (found := _name_of(self, value)) is not None:
+            return found
         if kind is str:
             return repr(value)
         return (_WRITERS.get(kind) or _writer_for(kind))(self, value, depth)
@@ -104,11 +99,13 @@ def _frozenset(writer: LiteralWriter, value: frozenset[Any], depth: int) -> str:
 def _sequence(writer: LiteralWriter, value: tuple[Any, ...] | list[Any], depth: int) -> str:
     if not value:
         return "[]" if isinstance(value, list) else "()"
-    if type(value) is tuple and (text := _strings(writer, value)) is not None:
+    first = type(value[0])
+    if first is str and type(value) is tuple and (text := _strings(writer, value)) is not None:
         return text
     open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
-    items = [writer.write(v, depth + 1) for v in value]
-    if all(_is_record(v) for v in value):
+    write = writer.write
+    items = [write(v, depth + 1) for v in value]
+    if _is_record_kind(first) and all(map(_is_record_kind, set(map(type, value)))):
         pad = INDENT * (depth + 1)
         return open_ + "\n" + "".join([f"{pad}{item},\n" for item in items]) + INDENT * depth + close
     trailing = "," if len(items) == 1 and isinstance(value, tuple) else ""
@@ -165,13 +162,20 @@ def _named_tuple_writer(record_kind: type) -> _Write:
                 continue
             if kind is str:  # most fields: written here, without a call per field
                 lines.append(label + (names.get(current) or repr(current)))
-            elif kind in named_kinds:
-                lines.append(label + writer.write(current, depth + 1))
             else:
-                lines.append(label + (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1))
+                lines.append(label + (kind in named_kinds and _name_of(writer, current)
+                                      or (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)))
         return head + ",\n".join(lines) + close if lines else head + close[2:]
 
     return write_record
+
+
+def _name_of(writer: LiteralWriter, value: Any) -> str | None:
+    """The name ``writer`` has for ``value`` (None: none, or unhashable, as values with names never are)."""
+    try:
+        return writer.names.get(value)
+    except TypeError:
+        return None
 
 
 _NO_DEFAULT = object()
@@ -228,8 +232,8 @@ def _writer_for(kind: type) -> _Write:
 _RECORD_KINDS: dict[type, bool] = {}
 
 
-def _is_record(value: Any) -> bool:
-    kind = type(value)
+def _is_record_kind(kind: type) -> bool:
+    """Whether values of ``kind`` are records (written as constructor calls, one field per line)."""
     known = _RECORD_KINDS.get(kind)
     if known is None:
         known = _RECORD_KINDS[kind] = dataclasses.is_dataclass(kind) or hasattr(kind, "_field_defaults")
