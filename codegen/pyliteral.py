@@ -76,9 +76,12 @@ def _float(writer: LiteralWriter, value: float, depth: int) -> str:
 _STRING_TEXTS: dict[tuple[str, ...] | frozenset[str], str] = {}
 
 
+_ONLY_STR = {str}
+
+
 def _strings(writer: LiteralWriter, value: tuple[str, ...] | frozenset[str]) -> str | None:
     """The source of a tuple or set when it holds only strings, none of them named (else None)."""
-    if not all(type(v) is str for v in value) or str in writer.named_kinds and not writer.names.keys().isdisjoint(value):
+    if set(map(type, value)) != _ONLY_STR or str in writer.named_kinds and not writer.names.keys().isdisjoint(value):
         return None
     text = _STRING_TEXTS.get(value)
     if text is None:
@@ -162,6 +165,8 @@ def _named_tuple_writer(record_kind: type) -> _Write:
                 continue
             if kind is str:  # most fields: written here, without a call per field
                 lines.append(label + (names.get(current) or repr(current)))
+            elif kind is int and int not in named_kinds:
+                lines.append(label + repr(current))
             else:
                 lines.append(label + (kind in named_kinds and _name_of(writer, current)
                                       or (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)))
