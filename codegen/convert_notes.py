@@ -5,9 +5,9 @@ Computed from the two schemas and the newer version's ``convert`` block by the r
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from opspec.codegen.memo import by_identity
 from opspec.runtime.convert.step import moved_attributes
 from opspec.runtime.schema import FormalParameterOption, OpSchema
 
@@ -41,7 +41,7 @@ def _types_removed(older: OpSchema, newer: OpSchema) -> bool:
 _STEPS_KEPT = 8192
 
 
-@lru_cache(maxsize=_STEPS_KEPT)
+@by_identity(_STEPS_KEPT)
 def upward(older: OpSchema, newer: OpSchema) -> str:
     """How a node of ``older`` becomes one of ``newer``."""
     how = newer.convert.get("by")
@@ -64,7 +64,7 @@ def upward(older: OpSchema, newer: OpSchema) -> str:
     return "; ".join(parts) if parts else "as is"
 
 
-@lru_cache(maxsize=_STEPS_KEPT)
+@by_identity(_STEPS_KEPT)
 def downward(older: OpSchema, newer: OpSchema) -> str:
     """How a node of ``newer`` becomes one of ``older``."""
     how = newer.convert.get("by")

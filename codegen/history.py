@@ -11,8 +11,10 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from opspec.codegen.change_class import BREAKING, COMPATIBLE, NARROWING, step_class, widening
+from opspec.codegen.memo import by_identity
 from opspec.codegen.notation import shortest_float
-from opspec.runtime.schema import Attribute, AttrType, FormalParameter, FormalParameterOption, OpSchema, RuleRef
+from opspec.runtime.schema import (Attribute, AttrType, FormalParameter, FormalParameterOption, OpSchema, RuleRef,
+                                   ValueConstraint)
 from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string
 
 
@@ -81,11 +83,18 @@ def _shown_type(type_str: str) -> str:
     return type_str
 
 
+@by_identity(4096)
+def constraint_text(constraint: ValueConstraint) -> str:
+    """``constraint`` in the notation (``>= 0 len == rank(X)``), worked out once per constraint
+    (a page shows an attribute's in its signature, its table and its history)."""
+    return constraint.describe()
+
+
 def attribute_spec(attribute: Attribute) -> str:
     """An attribute in the compact notation (``int >= 0 = 1``)."""
     words = [SPELLINGS[attribute.type]]
     if attribute.constraint is not None:
-        words.append(attribute.constraint.describe())
+        words.append(constraint_text(attribute.constraint))
     if attribute.required:
         words.append("required")
     elif attribute.default is not None:

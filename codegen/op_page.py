@@ -9,7 +9,7 @@ from opspec.codegen.changelog import HistoryEntry, history_section
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_function import function_listing
 from opspec.codegen.docs_pages import md_cell, version_anchor
-from opspec.codegen.history import SPELLINGS, format_value, signature
+from opspec.codegen.history import SPELLINGS, constraint_text, format_value, signature
 from opspec.runtime.schema import (Attribute, DifferentiationCategory, FormalParameter, FormalParameterOption, OpSchema,
                                    RuleRef, TypeConstraintParam)
 
@@ -38,7 +38,7 @@ def param_rows(params: Iterable[FormalParameter]) -> str:
 def attribute_rows(attributes: Iterable[Attribute]) -> str:
     """The rows of an attributes table."""
     return "\n".join([f"| `{a.name}` | `{SPELLINGS[a.type]}` | {_default(a)} | "
-                      f"{md_cell(a.constraint.describe()) if a.constraint else ''} | {md_cell(a.description)} |"
+                      f"{md_cell(constraint_text(a.constraint)) if a.constraint else ''} | {md_cell(a.description)} |"
                       for a in attributes])
 
 

@@ -9,8 +9,11 @@ import pytest
 
 from opspec.codegen.compiler import CompiledDomain, compile_tree
 from opspec.codegen.generate import DEFAULT_OUT
+from opspec.codegen.history import constraint_text
+from opspec.codegen.memo import by_identity
 from opspec.codegen.op_module import SCHEMA_NAMES, module_text
 from opspec.codegen.render import render_package
+from opspec.runtime.schema import ValueConstraint
 
 from test_opdefs_errors import DOMAIN, FILE  # noqa: E402 - the test domain of the opdefs tests
 
@@ -116,3 +119,19 @@ def test_an_op_page_keeps_hostile_text_inside_its_cells_and_sections(domain: Com
 
 def test_rendering_twice_gives_the_same_files(domain: CompiledDomain) -> None:
     assert render_package((domain,), "opdefs/") == render_package((domain,), "opdefs/")
+
+
+def test_answers_kept_per_object_never_cross_to_an_equal_object_that_reads_differently() -> None:
+    whole, decimal = ValueConstraint(minimum=1, allowed=(1, 2)), ValueConstraint(minimum=1.0, allowed=(1.0, 2.0))
+    assert whole == decimal
+    assert [constraint_text(whole), constraint_text(decimal), constraint_text(whole)] == [
+        ">= 1 in {1, 2}", ">= 1.0 in {1.0, 2.0}", ">= 1 in {1, 2}"]
+    calls: list[object] = []
+
+    @by_identity(2)
+    def seen(value: object) -> int:
+        calls.append(value)
+        return len(calls)
+
+    one, other, third = [1], [1], [1]
+    assert [seen(one), seen(one), seen(other), seen(third), seen(one)] == [1, 1, 2, 3, 4]  # at most 2 kept
