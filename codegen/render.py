@@ -236,8 +236,14 @@ def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glan
 
 def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: Histories,
              examples: list[Any]) -> dict[str, str]:
-    parts = page_parts(op, domain, histories.of(op), examples, histories.names.markdown)
-    return _template_file(env, path, "op.md.j2", **parts)
+    return _placed(env, path, "op.md.j2", page_parts(op, domain, histories.of(op), examples, histories.names.markdown))
+
+
+def _placed(env: jinja2.Environment, path: str, template: str, parts: dict[str, Any]) -> dict[str, str]:
+    """One file from a template that only places ``parts``: rendered in a context of the parts alone,
+    not a copy of them with the environment's globals (which costs more than placing them)."""
+    found = env.get_template(template)
+    return {path: "".join(found.root_render_func(found.new_context(parts, shared=True)))}
 
 
 @dataclass(frozen=True)
