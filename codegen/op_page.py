@@ -9,6 +9,7 @@ from opspec.codegen.changelog import HistoryEntry, history_section
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_function import function_listing
 from opspec.codegen.docs_pages import md_cell, version_anchor
+from opspec.codegen.examples import Example
 from opspec.codegen.history import SPELLINGS, constraint_text, format_value, signature
 from opspec.runtime.schema import (Attribute, DifferentiationCategory, FormalParameter, FormalParameterOption, OpSchema,
                                    RuleRef, TypeConstraintParam)
@@ -61,7 +62,7 @@ def _default(attribute: Attribute) -> str:
     return f"`{format_value(attribute.default)}`"
 
 
-def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntry], examples: list[Any],
+def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntry], examples: list[Example],
                type_list: Callable[[Sequence[str]], str]) -> dict[str, Any]:
     """The texts ``op.md.j2`` places: the page describes the op's newest version (an empty text: the
     section is left out)."""
@@ -77,11 +78,15 @@ def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntr
         "type_constraints": type_rows(latest.type_constraints, type_list),
         "inference": _inference(latest.inference, domain), "functions": _functions(latest),
         "built_per_node": ", ".join(map(str, latest.context_dependent_function_opset_versions)),
-        "examples": "\n".join([f"- version [{example.version}](#{version_anchor(example.version)}): "
-                               f"`{example.call}` → " + ", ".join([f"`{name}: {value}`" for name, value in example.outputs])
-                               for example in examples]),
+        "examples": "\n".join([_example(example) for example in examples]),
         "history": history_section(history, latest),
     }
+
+
+def _example(example: Example) -> str:
+    """A worked example's line: its version, its call and what inference gives each output."""
+    outputs = ", ".join([f"`{name}: {value}`" for name, value in example.outputs])
+    return f"- version [{example.version}](#{version_anchor(example.version)}): `{example.call}` → {outputs}"
 
 
 def _inference(rule: RuleRef | None, domain: CompiledDomain) -> str:

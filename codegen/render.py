@@ -88,7 +88,7 @@ def _environment() -> jinja2.Environment:
         auto_reload=False,  # a run renders templates that do not change under it: no look at each file per page
     )
     env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
-    # Every render copies the globals (op pages get their parts as variables, see op_page.py).
+    # Few globals: a render copies them all (an op page gets its parts as variables, see op_page.py).
     env.globals.update(docs_folder=docs_folder, family_rows=family_rows, opset_page=opset_page)
     return env
 

@@ -110,8 +110,8 @@ def test_an_op_page_keeps_hostile_text_inside_its_cells_and_sections(domain: Com
     assert [_cells(row)[0] for row in _table_rows(page, "Type constraints")] == ["`T`"]
     sections = [line for line in page.splitlines() if line.startswith("#")]
     assert sections == ["# Foo", "## Heading", "## Signature", "### Inputs", "### Outputs", "### Attributes",
-                        "### Type constraints", "### Inference", "## Version history", "### Version 2 (current) <kbd>compatible</kbd>",
-                        "### Version 1"]  # "## Heading" is the doc's own line, as the YAML wrote it
+                        "### Type constraints", "### Inference", "## Version history",
+                        "### Version 2 (current) <kbd>compatible</kbd>", "### Version 1"]  # "## Heading" is the doc's own line, as the YAML wrote it
     assert "*Domain [x.test](README.md) · f · versions [1](#version-1), [2](#version-2) · " \
            "this page describes version 2*" in page
     assert "Rule `elementwise`: " in page and "- `T` also accepts `tensor(double)`." in page
