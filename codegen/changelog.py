@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
-from opspec.codegen.docs_pages import badge, md_cell, version_anchor
+from opspec.codegen.docs_pages import badge, bullets, md_cell, version_anchor
 from opspec.codegen.convert_notes import below_first, downward, upward
 from opspec.codegen.history import classified_changes, plain_type_list, signature
-from opspec.codegen.op_page import bullets
 from opspec.codegen.type_names import TypeSetNames
 from opspec.runtime.schema import OpSchema
 

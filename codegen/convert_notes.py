@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from opspec.codegen.memo import by_identity
 from opspec.runtime.convert.step import moved_attributes
 from opspec.runtime.schema import FormalParameterOption, OpSchema
 
@@ -35,6 +36,12 @@ def _types_removed(older: OpSchema, newer: OpSchema) -> bool:
     return _types_added(newer, older)
 
 
+#: Both the op page and the opset page of a step say how it converts: each is worked out once
+#: (an op's two pages are rendered far apart in a large tree, hence the size).
+_STEPS_KEPT = 8192
+
+
+@by_identity(_STEPS_KEPT)
 def upward(older: OpSchema, newer: OpSchema) -> str:
     """How a node of ``older`` becomes one of ``newer``."""
     how = newer.convert.get("by")
@@ -57,6 +64,7 @@ def upward(older: OpSchema, newer: OpSchema) -> str:
     return "; ".join(parts) if parts else "as is"
 
 
+@by_identity(_STEPS_KEPT)
 def downward(older: OpSchema, newer: OpSchema) -> str:
     """How a node of ``newer`` becomes one of ``older``."""
     how = newer.convert.get("by")

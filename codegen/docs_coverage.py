@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from opspec.codegen.compiler import CompiledDomain
+from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_pages import version_anchor
 
 #: Fill of each kind of cell; the keys are the change classes and the two states between steps.
@@ -33,11 +33,13 @@ _LEGEND_WIDTH = 640
 def _cell(x: int, y: int, fill: str, title: str, ruled: bool) -> str:
     shape = (f'<rect x="{x}" y="{y}" width="{_CELL - 2}" height="{_CELL - 2}" fill="{fill}">'
              f"<title>{escape(title)}</title></rect>")
-    if not ruled:
-        centre = _CELL // 2 - 1
-        shape += (f'<circle cx="{x + centre}" cy="{y + centre}" r="3" fill="none" stroke="{NO_RULE}" '
-                  'stroke-width="1.5"/>')
-    return shape
+    return shape if ruled else shape + _ring(x, y)
+
+
+def _ring(x: int, y: int) -> str:
+    """The mark of a cell whose version has no inference rule."""
+    centre = _CELL // 2 - 1
+    return f'<circle cx="{x + centre}" cy="{y + centre}" r="3" fill="none" stroke="{NO_RULE}" stroke-width="1.5"/>'
 
 
 def _legend() -> list[str]:
@@ -67,23 +69,38 @@ def coverage_svg(domain: CompiledDomain) -> str:
         x = _LABEL + column * _CELL + _CELL // 2
         parts.append(f'<text x="{x - 1}" y="{_HEAD - 4}" text-anchor="middle" font-size="8">{opset}</text>')
     for row, op in enumerate(domain.ops):
-        y = _HEAD + row * _CELL
-        name = op.decl.name
-        parts.append(f'<text x="{_LABEL - 6}" y="{y + _CELL - 4}" text-anchor="end">{escape(name)}</text>')
-        in_force = None
-        for column, opset in enumerate(opsets):
-            starting = next((s for s in op.schemas if s.since_version == opset), None)
-            in_force = starting or in_force
-            if in_force is None:
-                continue
-            x = _LABEL + column * _CELL
-            kind = (starting.change_class or "new") if starting else "unchanged"
-            title = f"{name} version {in_force.since_version} at opset {opset}: {kind}"
-            if in_force.inference is None:
-                title += ", no inference rule"
-            parts.append(_cell(x, y, COLOURS[kind], title, in_force.inference is not None))
+        parts += _row(op, _HEAD + row * _CELL, opsets)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _row(op: CompiledOp, y: int, opsets: range) -> list[str]:
+    """An op's label and its cells, one per opset from its first version on (what a cell says
+    around its place and opset is made once per version: a large tree has very many cells)."""
+    name = escape(op.decl.name)  # the rest of a cell's title is words and numbers: nothing to escape
+    parts = [f'<text x="{_LABEL - 6}" y="{y + _CELL - 4}" text-anchor="end">{name}</text>']
+    starting_at = {schema.since_version: schema for schema in reversed(op.schemas)}
+    size = _CELL - 2
+    starting_cell = unchanged_cell = ("", "")
+    ruled = True
+    for column, opset in enumerate(opsets):
+        starting = starting_at.get(opset)
+        if starting is not None:
+            ruled = starting.inference is not None
+            version = f"{name} version {starting.since_version} at opset "
+            rule = "" if ruled else ", no inference rule"
+            starting_cell, unchanged_cell = [
+                (f'" y="{y}" width="{size}" height="{size}" fill="{COLOURS[kind]}"><title>{version}',
+                 f": {kind}{rule}</title></rect>") for kind in (starting.change_class or "new", "unchanged")]
+            middle, end = starting_cell
+        elif unchanged_cell[0]:
+            middle, end = unchanged_cell
+        else:
+            continue  # before the first version
+        x = _LABEL + column * _CELL
+        cell = f'<rect x="{x}{middle}{opset}{end}'
+        parts.append(cell if ruled else cell + _ring(x, y))
+    return parts
 
 
 def coverage_page(domain: CompiledDomain) -> str:

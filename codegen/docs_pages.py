@@ -26,6 +26,11 @@ def md_cell(text: Any) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def bullets(items: Iterable[Any]) -> str:
+    """A Markdown list of ``items``, one line each."""
+    return "\n".join([f"- {item}" for item in items])
+
+
 def family_rows(ops: Iterable[CompiledOp]) -> str:
     """The rows of a domain index's table of a family's operators: each with links to its versions."""
     rows = []
@@ -162,5 +167,5 @@ def opset_page(opset: int) -> str:
     return f"opset-{opset}.md"
 
 
-__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "badge", "family_rows", "md_cell", "opset_page", "status_table",
+__all__ = ["SUITE_ORDER", "Glance", "GlancePage", "GlanceRow", "badge", "bullets", "family_rows", "md_cell", "opset_page", "status_table",
            "suite_counts", "version_anchor"]

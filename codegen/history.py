@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 from opspec.codegen.change_class import BREAKING, COMPATIBLE, NARROWING, step_class, widening
+from opspec.codegen.memo import by_identity
 from opspec.codegen.notation import shortest_float
-from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, OpSchema, RuleRef
+from opspec.runtime.schema import (Attribute, AttrType, FormalParameter, FormalParameterOption, OpSchema, RuleRef,
+                                   ValueConstraint)
 from opspec.runtime.types import TypeStringError, is_type_string, normalize_type_string
 
 
@@ -42,15 +44,32 @@ def param_spec(param: FormalParameter) -> str:
     Reads only attributes that onnx's ``OpSchema.FormalParameter`` shares, so it renders
     those too (the importer relies on that).
     """
-    option = param.option.name
+    option = _member_name(_OPTION_NAMES, param.option)
     suffix = {"Single": "", "Optional": "?"}.get(option, "+" if param.min_arity else "*")
-    words = [_shown_type(param.type_str) + suffix]
+    words = _shown_type(param.type_str) + suffix
     if not param.is_homogeneous:
-        words.append("heterogeneous")
-    category = param.differentiation_category.name
+        words += " heterogeneous"
+    category = _member_name(_CATEGORY_NAMES, param.differentiation_category)
     if category != "Unknown":
-        words.append("differentiable" if category == "Differentiable" else "non-differentiable")
-    return " ".join(words)
+        words += " differentiable" if category == "Differentiable" else " non-differentiable"
+    return words
+
+
+#: The names of the option and differentiation members met (an enum's ``name`` is a slow property;
+#: onnx's members, which a parameter may also hold, have the same names as ours).
+_OPTION_NAMES: dict[Any, str] = {}
+_CATEGORY_NAMES: dict[Any, str] = {}
+
+
+def _member_name(names: dict[Any, str], member: Any) -> str:
+    found = names.get(member)
+    if found is None:
+        found = names[member] = member.name
+    return found
+
+
+#: How the notation spells each attribute type.
+SPELLINGS: dict[AttrType, str] = {kind: kind.spelling for kind in AttrType}
 
 
 @lru_cache(maxsize=4096)
@@ -64,11 +83,18 @@ def _shown_type(type_str: str) -> str:
     return type_str
 
 
+@by_identity(4096)
+def constraint_text(constraint: ValueConstraint) -> str:
+    """``constraint`` in the notation (``>= 0 len == rank(X)``), worked out once per constraint
+    (a page shows an attribute's in its signature, its table and its history)."""
+    return constraint.describe()
+
+
 def attribute_spec(attribute: Attribute) -> str:
     """An attribute in the compact notation (``int >= 0 = 1``)."""
-    words = [attribute.type.spelling]
+    words = [SPELLINGS[attribute.type]]
     if attribute.constraint is not None:
-        words.append(attribute.constraint.describe())
+        words.append(constraint_text(attribute.constraint))
     if attribute.required:
         words.append("required")
     elif attribute.default is not None:
@@ -182,21 +208,23 @@ def _attributes(before: OpSchema, after: OpSchema) -> list[Change]:
 
 def _types(before: OpSchema, after: OpSchema, name_set: TypeSetNamer) -> list[Change]:
     changes = []
-    old = before.type_constraint_map
-    for name, constraint in after.type_constraint_map.items():
+    old = {constraint.type_param_str: constraint for constraint in before.type_constraints}
+    new = {constraint.type_param_str: constraint for constraint in after.type_constraints}
+    for name, constraint in new.items():
         if name not in old:
             changes.append(Change(f"New type parameter `{name}`: {name_set(constraint.allowed_type_strs)}.", None))
             continue
         if old[name] == constraint:  # most carry over unchanged
             continue
-        added = [t for t in constraint.allowed_type_strs if t not in old[name].allowed_type_strs]
-        removed = [t for t in old[name].allowed_type_strs if t not in constraint.allowed_type_strs]
+        was, now = old[name].allowed_type_strs, constraint.allowed_type_strs
+        kept_before, kept_after = set(was), set(now)
+        added = [t for t in now if t not in kept_before]
+        removed = [t for t in was if t not in kept_after]
         if added:
             changes.append(Change(f"`{name}` also accepts {name_set(added)}.", COMPATIBLE))
         if removed:
             changes.append(Change(f"`{name}` no longer accepts {name_set(removed)}.", NARROWING))
-    changes.extend(Change(f"Removed type parameter `{name}`.", None)
-                   for name in old if name not in after.type_constraint_map)
+    changes.extend(Change(f"Removed type parameter `{name}`.", None) for name in old if name not in new)
     return changes
 
 

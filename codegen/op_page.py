@@ -1,14 +1,21 @@
-"""The tables and lines of an operator's docs page, each built as one text (a template call
-per table, not per row: an op may have very many parameters, attributes and versions)."""
+"""The parts of an operator's docs page, each built here as one text: the template only places
+them (a template call per row or per table costs more than the row; an op may have very many
+parameters, attributes and versions)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Sequence
 
+from opspec.codegen.changelog import HistoryEntry, history_section
+from opspec.codegen.compiler import CompiledDomain, CompiledOp
+from opspec.codegen.docs_function import function_listing
 from opspec.codegen.docs_pages import md_cell, version_anchor
-from opspec.codegen.history import format_value
-from opspec.runtime.schema import Attribute, FormalParameter, FormalParameterOption, TypeConstraintParam
+from opspec.codegen.examples import Example
+from opspec.codegen.history import SPELLINGS, constraint_text, format_value, signature
+from opspec.runtime.schema import (Attribute, DifferentiationCategory, FormalParameter, FormalParameterOption, OpSchema,
+                                   RuleRef, TypeConstraintParam)
 
-_DIFFERENTIABLE = {"Differentiable": "yes", "NonDifferentiable": "no"}
+_DIFFERENTIABLE = {DifferentiationCategory.Differentiable: "yes", DifferentiationCategory.NonDifferentiable: "no"}
+_OPTION_WORDS = {option: option.name.lower() for option in FormalParameterOption}
 
 
 def kind(param: FormalParameter) -> str:
@@ -16,11 +23,11 @@ def kind(param: FormalParameter) -> str:
     if param.option is FormalParameterOption.Variadic:
         arity = f"at least {param.min_arity}"
         return f"variadic ({arity}{', heterogeneous' if not param.is_homogeneous else ''})"
-    return param.option.name.lower()
+    return _OPTION_WORDS[param.option]
 
 
 def differentiable(param: FormalParameter) -> str:
-    return _DIFFERENTIABLE.get(param.differentiation_category.name, "")
+    return _DIFFERENTIABLE.get(param.differentiation_category, "")
 
 
 def param_rows(params: Iterable[FormalParameter]) -> str:
@@ -31,8 +38,8 @@ def param_rows(params: Iterable[FormalParameter]) -> str:
 
 def attribute_rows(attributes: Iterable[Attribute]) -> str:
     """The rows of an attributes table."""
-    return "\n".join([f"| `{a.name}` | `{a.type.spelling}` | {_default(a)} | "
-                      f"{md_cell(a.constraint.describe()) if a.constraint else ''} | {md_cell(a.description)} |"
+    return "\n".join([f"| `{a.name}` | `{SPELLINGS[a.type]}` | {_default(a)} | "
+                      f"{md_cell(constraint_text(a.constraint)) if a.constraint else ''} | {md_cell(a.description)} |"
                       for a in attributes])
 
 
@@ -47,11 +54,6 @@ def version_links(versions: Iterable[int]) -> str:
     return ", ".join([f"[{v}](#{version_anchor(v)})" for v in versions])
 
 
-def bullets(items: Iterable[Any]) -> str:
-    """A Markdown list of ``items``, one line each."""
-    return "\n".join([f"- {item}" for item in items])
-
-
 def _default(attribute: Attribute) -> str:
     if attribute.required:
         return "*required*"
@@ -60,5 +62,50 @@ def _default(attribute: Attribute) -> str:
     return f"`{format_value(attribute.default)}`"
 
 
-__all__ = ["attribute_rows", "bullets", "differentiable", "kind", "param_rows", "type_rows",
-           "version_links"]
+def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntry], examples: list[Example],
+               type_list: Callable[[Sequence[str]], str]) -> dict[str, Any]:
+    """The texts ``op.md.j2`` places: the page describes the op's newest version (an empty text: the
+    section is left out)."""
+    latest = op.latest
+    decl = op.decl
+    return {
+        "yaml": decl.path, "name": decl.name, "domain": domain.decl.name,
+        "family": f" · {decl.family}" if decl.family else "",
+        "versions": version_links(op.versions), "version": latest.since_version, "deprecated": latest.deprecated,
+        "summary": decl.summary, "doc": decl.doc.strip(), "signature": signature(latest),
+        "inputs": param_rows(latest.inputs), "outputs": param_rows(latest.outputs),
+        "attributes": attribute_rows(latest.attributes.values()),
+        "type_constraints": type_rows(latest.type_constraints, type_list),
+        "inference": _inference(latest.inference, domain), "functions": _functions(latest),
+        "built_per_node": ", ".join(map(str, latest.context_dependent_function_opset_versions)),
+        "examples": "\n".join([_example(example) for example in examples]),
+        "history": history_section(history, latest),
+    }
+
+
+def _example(example: Example) -> str:
+    """A worked example's line: its version, its call and what inference gives each output."""
+    outputs = ", ".join([f"`{name}: {value}`" for name, value in example.outputs])
+    return f"- version [{example.version}](#{version_anchor(example.version)}): `{example.call}` → {outputs}"
+
+
+def _inference(rule: RuleRef | None, domain: CompiledDomain) -> str:
+    """The rule a version uses, with its arguments and the rule's summary."""
+    if rule is None:
+        return "No inference rule: outputs are left untyped."
+    args = f" ({', '.join([f'{key}=`{value}`' for key, value in rule.args.items()])})" if rule.args else ""
+    declared = domain.catalogue.rules.get(rule.name)
+    return f"Rule `{rule.name}`{args}: {declared.spec.summary if declared is not None else ''}"
+
+
+def _functions(schema: OpSchema) -> str:
+    """Each function body as a listing, with the opsets it is for (empty when there is none)."""
+    bodies = schema.functions
+    listings = [f"For opset {body.opset} and later"
+                + (f", up to {bodies[index + 1].opset - 1}" if index + 1 < len(bodies) else "")
+                + f":\n\n```text\n{function_listing(schema, body)}\n```" for index, body in enumerate(bodies)]
+    choice = "The body for the newest opset not after the model's is used.\n\n" if len(bodies) > 1 else ""
+    return choice + "\n\n".join(listings) if listings else ""
+
+
+__all__ = ["attribute_rows", "differentiable", "kind", "page_parts", "param_rows", "type_rows", "version_links"]

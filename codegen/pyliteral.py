@@ -30,6 +30,8 @@ class LiteralWriter:
         #: The exact types of the named values: only a value of one of them is looked up (hashing a
         #: deep record costs, and ``1 == True`` must not make ``True`` a name for ``1``).
         self.named_kinds: set[type] = set()
+        #: The record and enum types written so far (a module imports exactly these).
+        self.kinds: set[type] = set()
         for value, name in (names or {}).items():
             self.name(value, name)
 
@@ -41,13 +43,8 @@ class LiteralWriter:
     def write(self, value: Any, depth: int = 0) -> str:
         """Python source text that evaluates to ``value``, indented for ``depth``."""
         kind = type(value)
-        if kind in self.named_kinds:
-            try:
-                found = self.names.get(value)
-            except TypeError:  # unhashable values are never named
-                found = None
-            if found is not None:
-                return found
+        if kind in self.named_kinds and (found := _name_of(self, value)) is not None:
+            return found
         if kind is str:
             return repr(value)
         return (_WRITERS.get(kind) or _writer_for(kind))(self, value, depth)
@@ -79,9 +76,12 @@ def _float(writer: LiteralWriter, value: float, depth: int) -> str:
 _STRING_TEXTS: dict[tuple[str, ...] | frozenset[str], str] = {}
 
 
+_ONLY_STR = {str}
+
+
 def _strings(writer: LiteralWriter, value: tuple[str, ...] | frozenset[str]) -> str | None:
     """The source of a tuple or set when it holds only strings, none of them named (else None)."""
-    if not all(type(v) is str for v in value) or str in writer.named_kinds and not writer.names.keys().isdisjoint(value):
+    if set(map(type, value)) != _ONLY_STR or str in writer.named_kinds and not writer.names.keys().isdisjoint(value):
         return None
     text = _STRING_TEXTS.get(value)
     if text is None:
@@ -102,11 +102,13 @@ def _frozenset(writer: LiteralWriter, value: frozenset[Any], depth: int) -> str:
 def _sequence(writer: LiteralWriter, value: tuple[Any, ...] | list[Any], depth: int) -> str:
     if not value:
         return "[]" if isinstance(value, list) else "()"
-    if type(value) is tuple and (text := _strings(writer, value)) is not None:
+    first = type(value[0])
+    if first is str and type(value) is tuple and (text := _strings(writer, value)) is not None:
         return text
     open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
-    items = [writer.write(v, depth + 1) for v in value]
-    if all(_is_record(v) for v in value):
+    write = writer.write
+    items = [write(v, depth + 1) for v in value]
+    if _is_record_kind(first) and all(map(_is_record_kind, set(map(type, value)))):
         pad = INDENT * (depth + 1)
         return open_ + "\n" + "".join([f"{pad}{item},\n" for item in items]) + INDENT * depth + close
     trailing = "," if len(items) == 1 and isinstance(value, tuple) else ""
@@ -126,35 +128,59 @@ def _mapping(writer: LiteralWriter, value: Mapping[Any, Any], depth: int) -> str
 
 def _enum_writer(kind: type[enum.Enum]) -> _Write:
     texts = {member: f"{kind.__name__}.{member.name}" for member in kind}
-    return lambda writer, value, depth: texts[value]
+
+    def write_member(writer: LiteralWriter, value: Any, depth: int) -> str:
+        writer.kinds.add(kind)
+        return texts[value]
+
+    return write_member
 
 
-def _named_tuple_writer(kind: type) -> _Write:
+def _named_tuple_writer(record_kind: type) -> _Write:
     """Writes a named-tuple record: the fields that differ from their defaults, one per line."""
-    defaults = getattr(kind, "_field_defaults")
-    layout = tuple((name, defaults.get(name, _NO_DEFAULT)) for name in getattr(kind, "_fields"))
-    head = f"{kind.__name__}(\n"
+    defaults = getattr(record_kind, "_field_defaults")
+    fields = getattr(record_kind, "_fields")
+    layout = tuple(defaults.get(name, _NO_DEFAULT) for name in fields)
+    layout_types = tuple(map(type, layout))
+    head = f"{record_kind.__name__}(\n"
+    #: Per depth: each field's ``name=`` with its indentation, and the closing line.
+    shapes: dict[int, tuple[tuple[str, ...], str]] = {}
+
+    def shape(depth: int) -> tuple[tuple[str, ...], str]:
+        pad = INDENT * (depth + 1)
+        found = shapes[depth] = (tuple(f"{pad}{name}=" for name in fields), ",\n" + INDENT * depth + ")")
+        return found
 
     def write_record(writer: LiteralWriter, value: Any, depth: int) -> str:
-        pad = INDENT * (depth + 1)
+        labels, close = shapes.get(depth) or shape(depth)
+        writer.kinds.add(record_kind)
         named_kinds = writer.named_kinds
         names = writer.names if str in named_kinds else _NO_NAMES
-        parts = [head]
-        for (name, default), current in zip(layout, value):
+        lines = []
+        for label, current, default, default_type in zip(labels, value, layout, layout_types):
+            if current is default:
+                continue
             kind = type(current)
-            if kind is type(default) and current == default:
+            if kind is default_type and current == default:
                 continue
             if kind is str:  # most fields: written here, without a call per field
-                text = names.get(current) or repr(current)
-            elif kind in named_kinds:
-                text = writer.write(current, depth + 1)
+                lines.append(label + (names.get(current) or repr(current)))
+            elif kind is int and int not in named_kinds:
+                lines.append(label + repr(current))
             else:
-                text = (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)
-            parts.append(f"{pad}{name}={text},\n")
-        parts.append(INDENT * depth + ")")
-        return "".join(parts)
+                lines.append(label + (kind in named_kinds and _name_of(writer, current)
+                                      or (_WRITERS.get(kind) or _writer_for(kind))(writer, current, depth + 1)))
+        return head + ",\n".join(lines) + close if lines else head + close[2:]
 
     return write_record
+
+
+def _name_of(writer: LiteralWriter, value: Any) -> str | None:
+    """The name ``writer`` has for ``value`` (None: none, or unhashable, as values with names never are)."""
+    try:
+        return writer.names.get(value)
+    except TypeError:
+        return None
 
 
 _NO_DEFAULT = object()
@@ -162,6 +188,7 @@ _NO_NAMES: dict[Any, str] = {}
 
 
 def _dataclass(writer: LiteralWriter, value: Any, depth: int) -> str:
+    writer.kinds.add(type(value))
     pad = INDENT * (depth + 1)
     parts = []
     for field in dataclasses.fields(value):
@@ -210,8 +237,8 @@ def _writer_for(kind: type) -> _Write:
 _RECORD_KINDS: dict[type, bool] = {}
 
 
-def _is_record(value: Any) -> bool:
-    kind = type(value)
+def _is_record_kind(kind: type) -> bool:
+    """Whether values of ``kind`` are records (written as constructor calls, one field per line)."""
     known = _RECORD_KINDS.get(kind)
     if known is None:
         known = _RECORD_KINDS[kind] = dataclasses.is_dataclass(kind) or hasattr(kind, "_field_defaults")

@@ -15,17 +15,15 @@ from typing import Any, Callable
 
 import jinja2
 
-from opspec.codegen.changelog import Histories, changelog, history_section, opsets
+from opspec.codegen.changelog import Histories, changelog, opsets
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
-from opspec.codegen.docs_function import function_listing
-from opspec.codegen.docs_pages import Glance, badge, family_rows, md_cell, opset_page, status_table, version_anchor
+from opspec.codegen.docs_pages import Glance, family_rows, md_cell, opset_page, status_table
 from opspec.codegen.examples import examples_of
-from opspec.codegen.history import signature
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
-from opspec.codegen.op_module import module_parts
-from opspec.codegen.op_page import attribute_rows, param_rows, type_rows, version_links
+from opspec.codegen.op_module import module_text
+from opspec.codegen.op_page import page_parts
 from opspec.codegen.pyliteral import docstring, py
 from opspec.runtime.schema import OpSchema
 
@@ -90,20 +88,8 @@ def _environment() -> jinja2.Environment:
         auto_reload=False,  # a run renders templates that do not change under it: no look at each file per page
     )
     env.filters.update(py=py, pydoc=docstring, mdcell=md_cell, mdcode=_md_code)
-    env.globals.update(
-        signature=signature,
-        attribute_rows=attribute_rows,
-        param_rows=param_rows,
-        type_rows=type_rows,
-        version_links=version_links,
-        history_section=history_section,
-        docs_folder=docs_folder,
-        badge=badge,
-        family_rows=family_rows,
-        anchor=version_anchor,
-        opset_page=opset_page,
-        function_listing=function_listing,
-    )
+    # Few globals: a render copies them all (an op page gets its parts as variables, see op_page.py).
+    env.globals.update(docs_folder=docs_folder, family_rows=family_rows, opset_page=opset_page)
     return env
 
 
@@ -138,8 +124,6 @@ def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: 
     for name in env.list_templates(extensions=("j2",)):  # compiled here, once, not in each forked process
         env.get_template(name)
     catalogue = domains[0].catalogue if domains else None
-    env.globals["rule_summary"] = lambda name: (catalogue.rules[name].spec.summary
-                                                if catalogue is not None and name in catalogue.rules else "")
     jobs: list[Job] = []
     modules: dict[tuple[str, str], str] = {}
     for domain in domains:
@@ -148,7 +132,7 @@ def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: 
         for op in domain.ops:
             module = module_name(op.decl.name)
             modules[op.decl.domain, op.decl.name] = f"{package}.{module}"
-            jobs.append(partial(_op_module_file, env, f"{package}/{module}.py", op))
+            jobs.append(partial(_op_module_file, f"{package}/{module}.py", op))
     rule_modules = _rule_module_copies(catalogue, source)
     jobs.append(partial(dict, rule_modules))
     jobs.append(partial(_template_file, env, "__init__.py", "registry_index.py.j2",
@@ -176,11 +160,9 @@ def _template_file(env: jinja2.Environment, path: str, template: str, **context:
     return {path: env.get_template(template).render(**context)}
 
 
-def _op_module_file(env: jinja2.Environment, path: str, op: CompiledOp) -> dict[str, str]:
+def _op_module_file(path: str, op: CompiledOp) -> dict[str, str]:
     """The Python module that holds an op's schemas."""
-    body, definitions, imports = module_parts(op)
-    return _template_file(env, path, "op_module.py.j2", op=op, imports=imports, body=body,
-                          definitions="".join([f"{name} = {source}\n" for name, source in definitions]))
+    return {path: module_text(op)}
 
 
 def _rule_module_copies(catalogue: Any, source: str) -> dict[str, str]:
@@ -222,40 +204,30 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
 
 def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: dict[str, str] | None,
                       examples: dict[tuple[str, str], list[Any]]) -> list[Job]:
-    """The jobs that render one domain's pages; each sets the domain's type-set names first."""
+    """The jobs that render one domain's pages."""
     folder = f"docs/{docs_folder(domain)}"
-    names = TypeSetNames(domain.type_sets, "../types.md")
-    histories = Histories(names)
-
-    def job(render: Job) -> Job:
-        return partial(_with_type_names, env, names, render)
+    histories = Histories(TypeSetNames(domain.type_sets, "../types.md"))
 
     def page(name: str, template: str, **context: Any) -> Job:
-        return job(partial(_template_file, env, f"{folder}/{name}", template, domain=domain, **context))
+        return partial(_template_file, env, f"{folder}/{name}", template, domain=domain, **context)
 
-    jobs = [
+    jobs: list[Job] = [
         page("README.md", "domain_index.md.j2", families=_families(domain)),
-        job(lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain,
-                                   changelog=changelog(domain, histories))),
+        lambda: _template_file(env, f"{folder}/changelog.md", "changelog.md.j2", domain=domain,
+                               changelog=changelog(domain, histories)),
     ]
     glance = Glance(domain)
-    jobs += [job(partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, glance, opset))
+    jobs += [partial(_opset_page, env, f"{folder}/{opset_page(opset)}", domain, glance, opset)
              for opset in opsets(domain)]
     jobs += [
-        job(lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
-                                   table=status_table(domain, suite), suite=bool(suite))),
-        job(lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)}),
-        job(lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)}),
+        lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
+                               table=status_table(domain, suite), suite=bool(suite)),
+        lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)},
+        lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)},
     ]
-    jobs += [job(partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories,
-                         examples.get((domain.decl.name, op.decl.name), []))) for op in domain.ops]
+    jobs += [partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories,
+                     examples.get((domain.decl.name, op.decl.name), [])) for op in domain.ops]
     return jobs
-
-
-def _with_type_names(env: jinja2.Environment, names: TypeSetNames, render: Job) -> dict[str, str]:
-    """``render()`` with ``names`` as the templates' way of writing type lists."""
-    env.globals["type_list"] = names.markdown
-    return render()
 
 
 def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glance: Glance, opset: int) -> dict[str, str]:
@@ -264,7 +236,14 @@ def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glan
 
 def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: Histories,
              examples: list[Any]) -> dict[str, str]:
-    return _template_file(env, path, "op.md.j2", op=op, domain=domain, history=histories.of(op), examples=examples)
+    return _placed(env, path, "op.md.j2", page_parts(op, domain, histories.of(op), examples, histories.names.markdown))
+
+
+def _placed(env: jinja2.Environment, path: str, template: str, parts: dict[str, Any]) -> dict[str, str]:
+    """One file from a template that only places ``parts``: rendered in a context of the parts alone,
+    not a copy of them with the environment's globals (which costs more than placing them)."""
+    found = env.get_template(template)
+    return {path: "".join(found.root_render_func(found.new_context(parts, shared=True)))}
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def test_the_wheel_carries_its_license_data_and_no_tests(built):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in metadata
     assert not any(n.startswith(("tests/", "opspec/tests/")) for n in names)
-    for needed in ("opspec/codegen/templates/op_module.py.j2", "opspec/opdefs/schema/op.schema.json",
+    for needed in ("opspec/codegen/templates/op.md.j2", "opspec/opdefs/schema/op.schema.json",
                    "opspec/opdefs/README.md", "opspec/opdefs/types.yaml", "opspec/opdefs/ai.onnx/math/Add.yaml",
                    "opspec/generated/docs/README.md", "opspec/generated/opspec_ir_pb2.py"):
         assert needed in names, needed
