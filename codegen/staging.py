@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from opspec.codegen.diagnostics import joined_failure
 from opspec.codegen.parallel import forked_map
 from opspec.runtime.atomic_file import PathText, discard, discard_left_by, file_mask, replace_all, staged_copy, status_of
 
@@ -200,12 +201,12 @@ class Stage:
 
     def run(self, jobs: Sequence[Callable[[], dict[str, str]]]) -> list[Placed]:
         """Every job's files placed, in the jobs' order (the jobs spread over the cores; the files
-        of a path rendered twice are those of its last job). The first job's error is raised, every
-        temporary file removed."""
+        of a path rendered twice are those of its last job). The jobs' errors are raised (see
+        :func:`joined_failure`), every temporary file removed."""
         staged = forked_map(self.rendered, jobs, runs=_RUN, lost=self._clear_lost)
         self.folders = sorted({folder for job in staged for folder in job.folders})
         placed = {item.path: item for job in staged for item in job.placed}
-        failure = next((job.error for job in staged if job.error is not None), None)
+        failure = joined_failure([job.error for job in staged])
         written = [item for job in staged for item in job.placed if item.temporary is not None]
         if failure is not None:
             self.undo(written)

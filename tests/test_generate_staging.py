@@ -4,6 +4,8 @@ file and no new folder."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -12,9 +14,10 @@ import pytest
 
 import opspec.runtime.atomic_file as atomic_file
 from opspec.codegen import parallel, staging
+from opspec.codegen.diagnostics import CompileError
 from opspec.codegen.generate import OutputError, generate
 from opspec.codegen.parallel import forked_map
-from test_generate_scaling import _tree
+from test_generate_scaling import REPO, _tree
 
 
 @pytest.fixture
@@ -192,3 +195,44 @@ def test_the_runs_a_process_sent_before_it_died_are_not_computed_again(tmp_path)
                       lost=lambda pid, found: lost.append((pid, found))) == [v * v for v in range(40)]
     here, there = ({int(v) for v in logs[side].read_text(encoding="utf-8").split()} for side in (True, False))
     assert len(lost) == 1 and len(there) == 4 and not here & there and here | there == set(range(40))
+
+
+def _with_broken_example(path: Path) -> int:
+    """Give the last version of the op file at ``path`` an example naming no input of the op; its line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    last_version = max(index for index, line in enumerate(lines) if re.match(r"^  \d+:", line))
+    lines.insert(last_version + 1, '    examples: [{inputs: {nope: "(N,)"}}]')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return last_version + 2
+
+
+def test_examples_failing_in_several_rendering_processes_are_all_reported_and_nothing_is_written(tmp_path, forked):
+    import opspec
+
+    opdefs = _tree(tmp_path, attributes=0)
+    math = opdefs / "ai.onnx" / "math"
+    shutil.copy(REPO / "opdefs" / "ai.onnx" / "math" / "Abs.yaml", math / "Abs.yaml")
+    lines = {name: _with_broken_example(math / f"{name}.yaml") for name in ("Abs", "Clip")}
+    out = tmp_path / "out"
+    with pytest.raises(CompileError) as raised:
+        generate(opdefs, out, with_protos=False)
+    assert [(Path(d.location.path).name, d.location.line) for d in raised.value.diagnostics] == [
+        ("Abs.yaml", lines["Abs"]), ("Clip.yaml", lines["Clip"])]
+    assert all("no input named nope" in d.message for d in raised.value.diagnostics)
+    assert _snapshot(out) == {}
+    assert opspec.get_schema("Clip").since_version == 13  # the registry answers as it did before
+
+
+def test_a_compile_error_crosses_a_pipe_whole_and_the_errors_of_pieces_join():
+    import pickle
+
+    from opspec.codegen.diagnostics import Diagnostic, joined_failure
+    from opspec.codegen.source import Location
+
+    late, early = (Diagnostic(Location("b.yaml", line, 1), "bad") for line in (9, 2))
+    error = pickle.loads(pickle.dumps(CompileError([late])))
+    assert error.diagnostics == [late]
+    joined = joined_failure([None, OSError("disk"), error, CompileError([early, late])])
+    assert isinstance(joined, CompileError) and joined.diagnostics == [early, late]
+    assert isinstance(joined_failure([None, OSError("disk"), ValueError()]), OSError)
+    assert joined_failure([None, None]) is None
