@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
@@ -15,10 +15,11 @@ from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.placeholders import domain_placeholder_warnings, placeholder_warnings
 from opspec.codegen.source import Location
 from opspec.codegen.resolve import resolve_op
-from opspec.codegen.parallel import forked_map
+from opspec.codegen.parallel import forked_map, started
 from opspec.codegen.type_sets import TypeSets
 from opspec.codegen.version_extras import read_op_extras
-from opspec.codegen.rule_specs import RULES_FOLDER, DeclaredRule, read_catalogue, rule_modules
+from opspec.codegen.rule_specs import (RULES_FOLDER, DeclaredRule, read_builtin_rules, read_catalogue,
+                                      remember_builtin_rules, rule_modules, unread_builtin_rules)
 from opspec.codegen.vocabulary import inherited_types
 from opspec.runtime.schema import OpSchema
 
@@ -121,19 +122,35 @@ class _FileResult(NamedTuple):
 def compile_trees(roots: Sequence[Path]) -> list[Outcome]:
     """Compile several trees at once (an op set and those layered over it): their op files are
     read and resolved in one pass spread over the cores, each independently of the others; the
-    outcome of each tree is the one :func:`compile_tree` gives it alone."""
-    plans = [_plan(root) for root in roots]
+    outcome of each tree is the one :func:`compile_tree` gives it alone. The built-in rule modules'
+    declarations are read by another process while the trees' files are found."""
+    unread = unread_builtin_rules()
+    builtin_rules = started(partial(read_builtin_rules, unread)) if unread else None
+    try:
+        walks = [_walk(root) for root in roots]
+    finally:  # the other process is waited for, whatever happens
+        if builtin_rules is not None:
+            remember_builtin_rules(builtin_rules())
+    plans = [_plan(*walk) for walk in walks]
     jobs = [(plan, found) for plan in plans for found in plan.files]
     results = iter(forked_map(_compile_file, jobs, runs=16))
     return [_outcome(plan, [next(results) for _ in plan.files]) for plan in plans]
 
 
-def _plan(root: Path) -> _Plan:
+def _walk(root: Path) -> tuple[Path, Diagnostics, Tree, list[OpFile] | None]:
+    """A tree's type sets, domains and op files (see :func:`plan_tree`; None: no tree is there), with
+    the problems found."""
     diagnostics = Diagnostics()
     if not root.is_dir():
         diagnostics.error(Location(str(root), 1, 1), "opdefs folder not found")
-        return _Plan(root, Tree(root), (), RuleCatalogue({}), TypeSets({}, diagnostics), diagnostics)
+        return root, diagnostics, Tree(root), None
     tree, files = plan_tree(root, diagnostics, inherited_types(root))
+    return root, diagnostics, tree, files
+
+
+def _plan(root: Path, diagnostics: Diagnostics, tree: Tree, files: list[OpFile] | None) -> _Plan:
+    if files is None:
+        return _Plan(root, tree, (), RuleCatalogue({}), TypeSets({}, diagnostics), diagnostics)
     catalogue = _catalogue(root, diagnostics)
     type_sets = TypeSets(tree.type_sets, diagnostics)
     type_sets.expand_all()  # once, here: the op files only look the sets up

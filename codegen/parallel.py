@@ -58,6 +58,35 @@ def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_it
         return _forked(function, items, _turns(pieces, count), lost)
 
 
+def started(function: Callable[[], Result]) -> Callable[[], Result]:
+    """``function()`` computed by a forked process while this one goes on with other work; call what
+    is returned, once, to wait for the result (an exception is raised again here; a result that could
+    not be sent, or a process that died, has it computed here). Without processes to fork, it is
+    computed at once."""
+    if not hasattr(os, "fork") or sys.platform == "win32" or worker_count() < 2:
+        value = function()
+        return lambda: value
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without running any cleanup
+        os.close(reader)
+        _send(writer, (([0], [function()]) for _ in range(1)))
+    os.close(writer)
+    stream = FrameReader(reader)
+
+    def result() -> Result:
+        frames = stream.frames()
+        os.waitpid(pid, 0)
+        for ok, value in frames[:1]:
+            if ok is False:
+                raise value
+            if ok:
+                return value[1][0]
+        return function()
+
+    return result
+
+
 #: At most this many runs are handed out one by one (their tokens must fit in a pipe's buffer).
 _MAX_TOKENS = 4096
 

@@ -236,3 +236,41 @@ def test_a_compile_error_crosses_a_pipe_whole_and_the_errors_of_pieces_join():
     assert isinstance(joined, CompileError) and joined.diagnostics == [early, late]
     assert isinstance(joined_failure([None, OSError("disk"), ValueError()]), OSError)
     assert joined_failure([None, None]) is None
+
+
+def _fails() -> int:
+    raise ValueError("from the other process")
+
+
+def test_work_started_in_another_process_gives_its_result_its_error_or_is_done_here_if_that_process_dies(
+        monkeypatch):
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    parent = os.getpid()
+    assert parallel.started(os.getpid)() != parent
+    with pytest.raises(ValueError, match="from the other process"):
+        parallel.started(_fails)()
+
+    def dying() -> int:
+        if os.getpid() != parent:
+            os._exit(3)
+        return 7
+
+    assert parallel.started(dying)() == 7
+
+
+def test_the_built_in_rules_read_by_another_process_while_the_tree_is_walked_are_those_read_here(monkeypatch):
+    from opspec.codegen import compiler, rule_specs
+
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    monkeypatch.setattr(rule_specs, "_BUILTIN_READ", {})
+    readers: list[int] = []
+    original = rule_specs.read_builtin_rules
+    monkeypatch.setattr(compiler, "read_builtin_rules", lambda paths: (readers.append(os.getpid()), original(paths))[1])
+    background = compiler.compile_trees([REPO / "examples/custom_ops/opdefs"])[0]
+    here = dict(rule_specs._BUILTIN_READ)
+    assert readers == [] and here and rule_specs.unread_builtin_rules() == []  # read by the other process
+    monkeypatch.setattr(rule_specs, "_BUILTIN_READ", {})
+    monkeypatch.setattr(compiler, "started", lambda function: (lambda value: lambda: value)(function()))
+    serial = compiler.compile_trees([REPO / "examples/custom_ops/opdefs"])[0]
+    assert readers == [os.getpid()] and rule_specs._BUILTIN_READ == here and here
+    assert background == serial
