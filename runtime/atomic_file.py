@@ -75,8 +75,8 @@ def staged_copy(target: PathText, data: Content, status: os.stat_result | None, 
 
 def replace_all(staged: Sequence[tuple[str, PathText]]) -> None:
     """Rename each staged temporary file (see :func:`staged_copy`) over its target, in order, after
-    the data reach the disk (one file-system sync where that waits for the writes); then sync each
-    folder once. A failure removes the temporary files not renamed yet."""
+    the data reach the disk (one file-system sync where that waits for the writes); then the renames
+    too (one more such sync, else each folder's). A failure removes the temporary files not renamed yet."""
     renamed = 0
     try:
         if _SYNC_WAITS and staged:
@@ -87,6 +87,10 @@ def replace_all(staged: Sequence[tuple[str, PathText]]) -> None:
     except BaseException:
         discard(temporary for temporary, _ in staged[renamed:])
         raise
+    if _SYNC_WAITS:
+        if staged:
+            os.sync()
+        return
     for folder in sorted({os.path.dirname(target) for _, target in staged}):
         _sync_folder(folder)
 
