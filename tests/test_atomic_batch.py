@@ -71,9 +71,17 @@ def test_a_batch_reaches_the_disk_before_its_renames_and_then_its_renames(tmp_pa
     monkeypatch.setattr(atomic_file.os, "sync", lambda: steps.append("sync"), raising=False)
     monkeypatch.setattr(atomic_file, "_sync_folder", lambda folder: steps.append(f"sync {Path(folder).name}"))
     real_fsync, real_replace = os.fsync, os.replace
-    monkeypatch.setattr(atomic_file.os, "fsync", lambda descriptor: (steps.append("fsync"), real_fsync(descriptor)))
-    monkeypatch.setattr(atomic_file.os, "replace",
-                        lambda source, target: (steps.append(f"rename {Path(target).name}"), real_replace(source, target)))
+
+    def fsync(descriptor: int) -> None:
+        steps.append("fsync")
+        real_fsync(descriptor)
+
+    def replace(source: str, target: str) -> None:
+        steps.append(f"rename {Path(target).name}")
+        real_replace(source, target)
+
+    monkeypatch.setattr(atomic_file.os, "fsync", fsync)
+    monkeypatch.setattr(atomic_file.os, "replace", replace)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     write_all_atomically({tmp_path / "a" / "1": b"1", tmp_path / "b" / "2": b"2", tmp_path / "a" / "3": b"3"})

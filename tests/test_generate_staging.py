@@ -265,7 +265,12 @@ def test_the_built_in_rules_read_by_another_process_while_the_tree_is_walked_are
     monkeypatch.setattr(rule_specs, "_BUILTIN_READ", {})
     readers: list[int] = []
     original = rule_specs.read_builtin_rules
-    monkeypatch.setattr(compiler, "read_builtin_rules", lambda paths: (readers.append(os.getpid()), original(paths))[1])
+
+    def read_builtin_rules(paths: list[Path]) -> rule_specs.BuiltinRules:
+        readers.append(os.getpid())
+        return original(paths)
+
+    monkeypatch.setattr(compiler, "read_builtin_rules", read_builtin_rules)
     background = compiler.compile_trees([REPO / "examples/custom_ops/opdefs"])[0]
     here = dict(rule_specs._BUILTIN_READ)
     assert readers == [] and here and rule_specs.unread_builtin_rules() == []  # read by the other process
