@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
@@ -15,10 +15,10 @@ from opspec.codegen.model import DomainDecl, OpDecl
 from opspec.codegen.placeholders import domain_placeholder_warnings, placeholder_warnings
 from opspec.codegen.source import Location
 from opspec.codegen.resolve import resolve_op
-from opspec.codegen.parallel import forked_map, started
+from opspec.codegen.parallel import forked_map
 from opspec.codegen.type_sets import TypeSets
 from opspec.codegen.version_extras import read_op_extras
-from opspec.codegen.rule_specs import (RULES_FOLDER, DeclaredRule, read_builtin_rules, read_catalogue,
+from opspec.codegen.rule_specs import (RULES_FOLDER, BuiltinRules, DeclaredRule, read_builtin_rules, read_catalogue,
                                       remember_builtin_rules, rule_modules, unread_builtin_rules)
 from opspec.codegen.vocabulary import inherited_types
 from opspec.runtime.schema import OpSchema
@@ -119,22 +119,24 @@ class _FileResult(NamedTuple):
     warnings: tuple[Diagnostic, ...] = ()
 
 
-def compile_trees(roots: Sequence[Path]) -> list[Outcome]:
+def compile_trees(roots: Sequence[Path], meanwhile: Callable[[], None] | None = None) -> list[Outcome]:
     """Compile several trees at once (an op set and those layered over it): their op files are
     read and resolved in one pass spread over the cores, each independently of the others; the
     outcome of each tree is the one :func:`compile_tree` gives it alone. The built-in rule modules'
-    declarations are read by another process while the trees' files are found."""
-    unread = unread_builtin_rules()
-    builtin_rules = started(partial(read_builtin_rules, unread)) if unread else None
-    try:
-        walks = [_walk(root) for root in roots]
-    finally:  # the other process is waited for, whatever happens
-        if builtin_rules is not None:
-            remember_builtin_rules(builtin_rules())
+    declarations are read by the other processes while this one finds the trees' files; ``meanwhile``
+    is other work of this process, done while the others start on the op files."""
+    walks: list[tuple[Path, Diagnostics, Tree, list[OpFile] | None]] = []
+    for found in forked_map(_builtin_rules_of, unread_builtin_rules(), min_items=1, runs=1,
+                            meanwhile=lambda: walks.extend(_walk(root) for root in roots)):
+        remember_builtin_rules(found)
     plans = [_plan(*walk) for walk in walks]
     jobs = [(plan, found) for plan in plans for found in plan.files]
-    results = iter(forked_map(_compile_file, jobs, runs=16))
+    results = iter(forked_map(_compile_file, jobs, runs=16, meanwhile=meanwhile))
     return [_outcome(plan, [next(results) for _ in plan.files]) for plan in plans]
+
+
+def _builtin_rules_of(path: Path) -> BuiltinRules:
+    return read_builtin_rules([path])
 
 
 def _walk(root: Path) -> tuple[Path, Diagnostics, Tree, list[OpFile] | None]:
