@@ -35,16 +35,20 @@ def _snapshot(out: Path) -> dict[str, bytes | None]:
 
 
 def _dying_in_a_child(monkeypatch: Any) -> None:
-    """A forked process dies once it has made the temporary file of a file it stages."""
-    parent, original = os.getpid(), staging.staged_copy
+    """A forked process dies once it has made the temporary file of a file it stages (beside its
+    target, or in the staging folder of a new output folder)."""
+    parent = os.getpid()
 
-    def staged_copy(target: Path, *args: Any) -> str:
-        temporary = original(target, *args)
-        if os.getpid() != parent:
-            os._exit(3)
-        return temporary
+    def dying(original: Any) -> Any:
+        def write(*args: Any) -> str:
+            temporary = original(*args)
+            if os.getpid() != parent:
+                os._exit(3)
+            return str(temporary)
+        return write
 
-    monkeypatch.setattr(staging, "staged_copy", staged_copy)
+    for name in ("staged_copy", "own_copy"):
+        monkeypatch.setattr(staging, name, dying(getattr(staging, name)))
 
 
 def _disk_full_in_a_child(monkeypatch: Any) -> None:
@@ -143,11 +147,41 @@ def test_a_lost_share_is_reported_with_the_process_that_lost_it():
         assert len(lost) == 1 and lost[0][0] != parent and 81 in lost[0][1]
 
 
-def test_a_path_rendered_twice_gets_its_last_jobs_file_and_no_temporary_is_left(tmp_path):
-    stage = staging.Stage(tmp_path / "out", check=False, force=False)
-    placed = stage.run([lambda: {"a.md": "first\n"}, lambda: {"b/c.md": "c\n"}, lambda: {"a.md": "last\n"}])
-    assert [item.path for item in placed] == ["a.md", "b/c.md"] and stage.commit(placed) == ["a.md", "b/c.md"]
-    assert _snapshot(tmp_path / "out") == {"a.md": b"last\n", "b": None, "b/c.md": b"c\n"}
+@pytest.mark.parametrize("fresh", [True, False])
+@pytest.mark.parametrize("processes", [1, 3])
+def test_a_path_rendered_twice_gets_its_last_jobs_file_and_no_temporary_is_left(tmp_path, monkeypatch, fresh,
+                                                                                  processes):
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+    monkeypatch.setattr(parallel, "worker_count", lambda: processes)
+    monkeypatch.setattr(staging, "_RUN", 1)
+    out = tmp_path / "out"
+    if not fresh:
+        out.mkdir()
+    stage = staging.Stage(out, check=False, force=False)
+    jobs = [lambda: {"a.md": "first\n"}, lambda: {"b/c.md": "c\n"}, lambda: {"a.md": "second\n", "b/d.md": "d\n"},
+            lambda: {"b/c.md": "c again\n"}, lambda: {"a.md": "last\n"}]
+    placed = stage.run(jobs)
+    assert sorted(item.path for item in placed) == ["a.md", "b/c.md", "b/d.md"]
+    assert stage.commit(placed) == ["a.md", "b/c.md", "b/d.md"]
+    assert _snapshot(out) == {"a.md": b"last\n", "b": None, "b/c.md": b"c again\n", "b/d.md": b"d\n"}
+
+
+def test_a_new_output_folder_is_put_in_place_by_renaming_the_entries_of_its_staging_folder(tmp_path, monkeypatch,
+                                                                                           forked):
+    opdefs = _tree(tmp_path, attributes=0)
+    (tmp_path / "old").mkdir()
+    generate(opdefs, tmp_path / "old", with_protos=False)  # an existing folder: each file renamed into it
+    renamed: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: str, target: str) -> None:
+        renamed.append(os.path.relpath(target, tmp_path / "new"))
+        real_replace(source, target)
+
+    monkeypatch.setattr(atomic_file.os, "replace", replace)
+    result = generate(opdefs, tmp_path / "new" / "out", with_protos=False)
+    assert sorted(renamed) == sorted({f"out/{path.split('/')[0]}" for path in result.paths})
+    assert _snapshot(tmp_path / "new" / "out") == _snapshot(tmp_path / "old")
 
 
 def test_a_folder_known_to_stay_inside_still_refuses_a_link_or_an_odd_name_in_it(tmp_path):
@@ -243,7 +277,7 @@ def _noting_pid(folder: Path, item: int) -> int:
     return os.getpid()
 
 
-def test_other_work_of_the_parent_is_done_while_the_other_process_takes_more_runs(tmp_path, monkeypatch):
+def test_other_work_of_the_parent_is_done_while_the_other_process_takes_runs(tmp_path, monkeypatch):
     from functools import partial
 
     monkeypatch.setattr(parallel, "worker_count", lambda: 2)
@@ -256,7 +290,7 @@ def test_other_work_of_the_parent_is_done_while_the_other_process_takes_more_run
         done.append(os.getpid())
 
     pids = forked_map(partial(_noting_pid, tmp_path), range(40), min_items=1, runs=1, meanwhile=meanwhile)
-    assert done == [parent] and pids.count(parent) <= 15
+    assert done == [parent] and len(pids) - pids.count(parent) >= 10  # the other process's runs, meanwhile
     serial: list[int] = []
     assert forked_map(abs, [-1, 2], meanwhile=lambda: serial.append(os.getpid())) == [1, 2] and serial == [parent]
 
