@@ -1,6 +1,7 @@
 """The compiler's front half: an opdefs tree in, resolved schemas out (or every error)."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -183,7 +184,7 @@ def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
         if result.op is None:
             continue
         op = result.op.decl
-        stem = Path(op.path).stem
+        stem = _stem(op.path)
         if stem != op.name:
             diagnostics.error(op.location, f"op {op.name!r} must live in a file named {op.name}.yaml, not {stem}.yaml")
         ops = by_domain[op.domain]
@@ -205,6 +206,13 @@ def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
     if diagnostics:
         return Outcome((), tuple(diagnostics.sorted()))
     return Outcome(domains, warnings=_warnings(plan.root, domains, warnings))
+
+
+def _stem(path: str) -> str:
+    """The file name of ``path`` without its last suffix (as ``Path(path).stem`` gives it)."""
+    name = os.path.basename(path)
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _warnings(root: Path, domains: tuple[CompiledDomain, ...], op_warnings: list[Diagnostic]) -> tuple[Diagnostic, ...]:
