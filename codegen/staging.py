@@ -145,7 +145,7 @@ class Stage:
     made: list[str] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)
     #: The staging folder, when the output folder was made by this run (see the module docstring).
-    staging: str | None = None
+    staging: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.root = self.out.resolve()
