@@ -254,10 +254,11 @@ class Stage:
         if not self.check:  # a failure here removes the temporary files not renamed yet
             out = str(self.out)
             if self.staging is not None:
-                staging, self.staging = self.staging, None
+                staging = self.staging
                 entries = sorted(os.listdir(staging))
                 replace_all([(os.path.join(staging, name), os.path.join(out, name)) for name in entries])
                 os.rmdir(staging)
+                self.staging = None
             else:
                 replace_all([(item.temporary, os.path.join(out, item.path)) for item in changed if item.temporary])
         return [item.path for item in changed]
