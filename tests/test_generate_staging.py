@@ -317,3 +317,14 @@ def test_the_built_in_rules_read_by_another_process_while_the_tree_is_walked_are
     serial = compiler.compile_trees([REPO / "examples/custom_ops/opdefs"])[0]
     assert len(readers) == len(here) and rule_specs._BUILTIN_READ == here
     assert spread == serial
+
+
+def test_a_new_output_folder_whose_staged_entries_cannot_be_put_in_place_leaves_nothing(tmp_path, monkeypatch,
+                                                                                         forked):
+    def failing(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic_file.os, "replace", failing)
+    with pytest.raises(OSError, match="No space"):
+        generate(_tree(tmp_path, attributes=0), tmp_path / "new" / "out", with_protos=False)
+    assert not (tmp_path / "new").exists()
