@@ -1,6 +1,7 @@
 """The compiler's front half: an opdefs tree in, resolved schemas out (or every error)."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -18,7 +19,8 @@ from opspec.codegen.resolve import resolve_op
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.type_sets import TypeSets
 from opspec.codegen.version_extras import read_op_extras
-from opspec.codegen.rule_specs import RULES_FOLDER, DeclaredRule, read_catalogue, rule_modules
+from opspec.codegen.rule_specs import (RULES_FOLDER, BuiltinRules, DeclaredRule, read_builtin_rules, read_catalogue,
+                                      remember_builtin_rules, rule_modules, unread_builtin_rules)
 from opspec.codegen.vocabulary import inherited_types
 from opspec.runtime.schema import OpSchema
 
@@ -118,22 +120,40 @@ class _FileResult(NamedTuple):
     warnings: tuple[Diagnostic, ...] = ()
 
 
-def compile_trees(roots: Sequence[Path]) -> list[Outcome]:
+def compile_trees(roots: Sequence[Path], meanwhile: Callable[[], None] | None = None) -> list[Outcome]:
     """Compile several trees at once (an op set and those layered over it): their op files are
     read and resolved in one pass spread over the cores, each independently of the others; the
-    outcome of each tree is the one :func:`compile_tree` gives it alone."""
-    plans = [_plan(root) for root in roots]
+    outcome of each tree is the one :func:`compile_tree` gives it alone. The built-in rule modules'
+    declarations are read by the other processes while this one finds the trees' files; ``meanwhile``
+    is other work of this process, done while the others start on the op files."""
+    walks: list[tuple[Path, Diagnostics, Tree, list[OpFile] | None]] = []
+    for found in forked_map(_builtin_rules_of, unread_builtin_rules(), min_items=1, runs=1,
+                            meanwhile=lambda: walks.extend(_walk(root) for root in roots)):
+        remember_builtin_rules(found)
+    plans = [_plan(*walk) for walk in walks]
     jobs = [(plan, found) for plan in plans for found in plan.files]
-    results = iter(forked_map(_compile_file, jobs, runs=16))
+    results = iter(forked_map(_compile_file, jobs, runs=16, meanwhile=meanwhile))
     return [_outcome(plan, [next(results) for _ in plan.files]) for plan in plans]
 
 
-def _plan(root: Path) -> _Plan:
+def _builtin_rules_of(path: Path) -> BuiltinRules:
+    return read_builtin_rules([path])
+
+
+def _walk(root: Path) -> tuple[Path, Diagnostics, Tree, list[OpFile] | None]:
+    """A tree's type sets, domains and op files (see :func:`plan_tree`; None: no tree is there), with
+    the problems found."""
     diagnostics = Diagnostics()
     if not root.is_dir():
         diagnostics.error(Location(str(root), 1, 1), "opdefs folder not found")
-        return _Plan(root, Tree(root), (), RuleCatalogue({}), TypeSets({}, diagnostics), diagnostics)
+        return root, diagnostics, Tree(root), None
     tree, files = plan_tree(root, diagnostics, inherited_types(root))
+    return root, diagnostics, tree, files
+
+
+def _plan(root: Path, diagnostics: Diagnostics, tree: Tree, files: list[OpFile] | None) -> _Plan:
+    if files is None:
+        return _Plan(root, tree, (), RuleCatalogue({}), TypeSets({}, diagnostics), diagnostics)
     catalogue = _catalogue(root, diagnostics)
     type_sets = TypeSets(tree.type_sets, diagnostics)
     type_sets.expand_all()  # once, here: the op files only look the sets up
@@ -164,7 +184,7 @@ def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
         if result.op is None:
             continue
         op = result.op.decl
-        stem = Path(op.path).stem
+        stem = _stem(op.path)
         if stem != op.name:
             diagnostics.error(op.location, f"op {op.name!r} must live in a file named {op.name}.yaml, not {stem}.yaml")
         ops = by_domain[op.domain]
@@ -186,6 +206,13 @@ def _outcome(plan: _Plan, results: list[_FileResult]) -> Outcome:
     if diagnostics:
         return Outcome((), tuple(diagnostics.sorted()))
     return Outcome(domains, warnings=_warnings(plan.root, domains, warnings))
+
+
+def _stem(path: str) -> str:
+    """The file name of ``path`` without its last suffix (as ``Path(path).stem`` gives it)."""
+    name = os.path.basename(path)
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _warnings(root: Path, domains: tuple[CompiledDomain, ...], op_warnings: list[Diagnostic]) -> tuple[Diagnostic, ...]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from opspec.codegen.source import Location, SourceError
 
@@ -54,3 +55,15 @@ class CompileError(Exception):
     def __init__(self, diagnostics: list[Diagnostic]):
         self.diagnostics = diagnostics
         super().__init__("\n".join(str(d) for d in diagnostics))
+
+    def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic]]]:
+        return CompileError, (self.diagnostics,)
+
+
+def joined_failure(errors: Sequence[BaseException | None]) -> BaseException | None:
+    """The one error to raise for work done in independent pieces, each of which may have failed:
+    the errors of every :class:`CompileError` together (sorted), else the first error, if any."""
+    diagnostics = {diagnostic for error in errors if isinstance(error, CompileError) for diagnostic in error.diagnostics}
+    if diagnostics:
+        return CompileError(sorted(diagnostics, key=_order))
+    return next((error for error in errors if error is not None), None)

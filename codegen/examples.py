@@ -9,6 +9,7 @@ exactly what inference gives, and a broken example stops generation with a locat
 from __future__ import annotations
 
 import importlib
+import itertools
 import re
 import sys
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
 from opspec.codegen.history import format_value
 from opspec.codegen.model import ExampleDecl
 from opspec.codegen.parallel import forked_map
+from opspec.runtime.registry import Registry
 from opspec.runtime.schema import AttrType, OpSchema
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
 
@@ -58,12 +60,11 @@ def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict
     """
     diagnostics = Diagnostics()
     found: dict[tuple[str, str], list[Example]] = {}
-    wanted = [(domain, op) for domain in domains for op in domain.ops
-              if any(version.examples for version in op.decl.versions)]
-    if not wanted or not runtime_ready():
+    wanted = [(domain, op) for domain in domains for op in domain.ops if _has_examples(op)]
+    worked = worked_examples(domains, fresh)
+    if not wanted or not worked.ready:
         return found
-    with _registry_of(domains) if fresh else _nothing():
-        computed = forked_map(_examples_with_problems, wanted)  # the registry is set up before any fork
+    computed = forked_map(worked.attempt, wanted)  # the registry is set up before any fork
     for (domain, op), (examples, problems) in zip(wanted, computed):
         found[domain.decl.name, op.decl.name] = examples
         for problem in problems:
@@ -71,6 +72,45 @@ def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict
     if diagnostics:
         raise CompileError(diagnostics.sorted())
     return found
+
+
+@dataclass(frozen=True)
+class WorkedExamples:
+    """The worked examples of a tree's ops, each op's computed when asked for (in whichever process
+    renders its page), inference looking schemas up in ``registry`` (None: the installed one)."""
+
+    ready: bool
+    registry: Registry | None = None
+
+    def of(self, domain: CompiledDomain, op: CompiledOp) -> list[Example]:
+        """``op``'s examples, newest version first; :class:`CompileError` lists every one that fails."""
+        examples, problems = self.attempt((domain, op))
+        if problems:
+            raise CompileError(problems)
+        return examples
+
+    def attempt(self, wanted: tuple[CompiledDomain, CompiledOp]) -> tuple[list[Example], list[Diagnostic]]:
+        """An op's examples, and the problems of those that fail (none at all without a runtime)."""
+        if not self.ready or not _has_examples(wanted[1]):
+            return [], []
+        with _answering_from(self.registry):
+            return _examples_with_problems(wanted)
+
+
+def worked_examples(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> WorkedExamples:
+    """The worked examples of ``domains`` (see :class:`WorkedExamples`); with ``fresh``, inference
+    looks schemas up in ``domains`` instead of the installed registry. Whatever every process needs
+    to compute them is set up here, once, before any fork."""
+    if not any(_has_examples(op) for domain in domains for op in domain.ops) or not runtime_ready():
+        return WorkedExamples(False)
+    from opspec.runtime import defs
+
+    defs.INFERENCE  # noqa: B018 - built here, once, rather than in each process that runs an example
+    return WorkedExamples(True, _registry_of(domains) if fresh else None)
+
+
+def _has_examples(op: CompiledOp) -> bool:
+    return any(version.examples for version in op.decl.versions)
 
 
 def runtime_ready() -> bool:
@@ -254,23 +294,20 @@ def _set_attribute(attribute: Any, kind: AttrType, value: Any) -> None:
         raise ExampleProblem(f"attribute {attribute.name} must be {kind.spelling}, got {value!r}") from None
 
 
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
+#: Numbers the stand-in registry packages made in this process (each gets a name of its own).
+_PACKAGES = itertools.count()
 
 
-@contextmanager
-def _registry_of(domains: tuple[CompiledDomain, ...]) -> Iterator[None]:
-    """Let the process-wide registry answer from ``domains`` for the duration.
+def _registry_of(domains: tuple[CompiledDomain, ...]) -> Registry:
+    """A registry answering from ``domains`` (and, for a layered op set, the installed standard
+    domains it extends), with every op of ``domains`` loaded.
 
-    Lookups in the registry go through an index module naming one module per op; here
-    those modules are stand-ins holding the compiled schemas. The registry's state is
-    restored afterwards, whatever happens.
+    Registries load an op through the module its index names; here the index and those modules
+    are stand-ins holding the compiled schemas, put in ``sys.modules`` only while they are loaded.
     """
     from opspec.runtime import defs
-    from opspec.runtime.registry import Registry
 
-    prefix = "_opspec_examples_index"
+    prefix = f"_opspec_examples_index{next(_PACKAGES)}"
     index = ModuleType(prefix)
     entries = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
                      "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max, "extends": d.decl.extends}
@@ -290,20 +327,37 @@ def _registry_of(domains: tuple[CompiledDomain, ...]) -> Iterator[None]:
     if any(d.decl.extends for d in domains):  # a layered op set: the standard domains it extends first
         fresh.add_package(defs.REGISTRY_PACKAGE)
     fresh.add_package(index)
-    swapped = (defs.REGISTRY, defs.INFERENCE)  # lookups and inference both see only the tree's schemas
-    saved = [dict(vars(registry)) for registry in swapped]
     sys.modules.update(stand_ins)
     try:
-        for registry in swapped:
-            vars(registry).clear()
-            vars(registry).update(vars(fresh))
-        yield
+        for domain in domains:
+            for op in domain.ops:
+                fresh.schemas_of(op.decl.name, domain.decl.node_domain)
     finally:
-        for registry, state in zip(swapped, saved):
-            vars(registry).clear()
-            vars(registry).update(state)
         for name in stand_ins:
             sys.modules.pop(name, None)
+    return fresh
 
 
-__all__ = ["Example", "ExampleProblem", "examples_of", "run_example"]
+@contextmanager
+def _answering_from(registry: Registry | None) -> Iterator[None]:
+    """Let the process-wide registry answer from ``registry`` (if one is given) for the duration;
+    its state is restored afterwards, whatever happens."""
+    if registry is None:
+        yield
+        return
+    from opspec.runtime import defs
+
+    swapped = (defs.REGISTRY, defs.INFERENCE)  # lookups and inference both see only the tree's schemas
+    saved = [dict(vars(each)) for each in swapped]
+    try:
+        for each in swapped:
+            vars(each).clear()
+            vars(each).update(vars(registry))
+        yield
+    finally:
+        for each, state in zip(swapped, saved):
+            vars(each).clear()
+            vars(each).update(state)
+
+
+__all__ = ["Example", "ExampleProblem", "WorkedExamples", "examples_of", "run_example", "worked_examples"]

@@ -1,12 +1,14 @@
 """``opspec generate``: compile an opdefs tree and write (or check) its registry package."""
 from __future__ import annotations
 
+import importlib
 import json
 import keyword
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees
 from opspec.codegen.parallel import collector_paused
@@ -14,9 +16,11 @@ from opspec.codegen.diagnostics import CompileError, Diagnostic
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
-from opspec.codegen.render import Job, package_jobs, run_jobs
 from opspec.codegen.staging import OutputError, Stage, written_by_us
 from opspec.codegen.vocabulary import builtin_domains, extension_problems, is_builtin
+
+if TYPE_CHECKING:
+    from opspec.codegen.render import Job
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OPDEFS = REPO / "opdefs"
@@ -76,18 +80,28 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     rendered into the subfolder of ``out`` named like it.
     """
     domains, layers, jobs = _planned(opdefs, out)
+    from opspec.codegen.render import run_jobs
+
     files = {path: text.encode("utf-8") for path, text in run_jobs(jobs).items()}
     files.update(_protos(with_protos))
     return Built(domains, layers, files)
 
 
-def _planned(opdefs: Path, out: Path) -> tuple[tuple[CompiledDomain, ...], dict[str, tuple[CompiledDomain, ...]],
-                                                 list[Job]]:
-    """The compiled tree, its layered op sets, and the jobs that render every output file but the protos."""
+def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = None
+             ) -> tuple[tuple[CompiledDomain, ...], dict[str, tuple[CompiledDomain, ...]], list[Job]]:
+    """The compiled tree, its layered op sets, and the jobs that render every output file but the protos.
+    What rendering needs and compiling does not (its modules, and ``meanwhile``) is done by this
+    process while the others start compiling."""
     folders = layered_trees(opdefs) if opdefs.is_dir() else []
     named = [folder for folder in folders if _layer_name_problem(folder) is None]
+
+    def prepare() -> None:
+        importlib.import_module("opspec.codegen.render")
+        if meanwhile is not None:
+            meanwhile()
+
     # the tree and its layered op sets are compiled in one pass; their errors are raised in order
-    outcomes = dict(zip([opdefs, *named], compile_trees([opdefs, *named])))
+    outcomes = dict(zip([opdefs, *named], compile_trees([opdefs, *named], prepare)))
     domains = outcomes[opdefs].domains_or_raise()
     if not is_builtin(opdefs) and (problems := extension_problems(
             tuple(domain.decl for domain in domains), builtin_domains(), "the built-in op set", claims=False)):
@@ -114,6 +128,8 @@ def _render_jobs(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, s
     folders = (opdefs, opdefs.parent) if (opdefs / LAYER_FILE).is_file() else (opdefs,)  # a layer: its base's guide
     guide = next((folder / "README.md" for folder in folders if (folder / "README.md").is_file()), None)
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
+    from opspec.codegen.render import package_jobs
+
     return package_jobs(domains, f"{_display(opdefs)}/", link, suite, layers, prefix)
 
 
@@ -175,8 +191,9 @@ def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool
 def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, force: bool) -> Result:
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
-    ready = runtime_ready()
-    domains, layers, jobs = _planned(opdefs, out)
+    readiness: list[bool] = []
+    domains, layers, jobs = _planned(opdefs, out, lambda: readiness.append(runtime_ready()))
+    ready = readiness[0]
     owned = _owned(out)
     stage = Stage(out, check, force)
     placed = stage.run(jobs)

@@ -66,7 +66,7 @@ class Tree:
 class OpFile:
     """An op file found in a tree, not yet read: where it is, how errors name it, its domain and family."""
 
-    path: Path
+    path: str
     shown: str
     domain: DomainDecl
     family: str
@@ -92,7 +92,7 @@ def read_op_file(found: OpFile, diagnostics: Diagnostics) -> tuple[OpDecl, Map] 
 
     Each op file is read on its own, so the files of a tree may be read in any order or at once.
     """
-    document = _read_document(found.path, found.shown, "op", diagnostics)
+    document = _read_document(Path(found.path), found.shown, "op", diagnostics)
     if document is None:
         return None
     return read_op(document, found.domain, found.family, found.shown, diagnostics), document
@@ -124,7 +124,7 @@ def plan_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None
 
     base_text = str(base).rstrip(os.sep) + os.sep  # "/" stays "/"
 
-    def shown(path: Path) -> str:
+    def shown(path: Path | str) -> str:
         """``path`` relative to ``base`` (as ``relative_to`` gives it), else whole."""
         text = str(path)
         return text[len(base_text):].replace(os.sep, "/") if text.startswith(base_text) else text
@@ -174,10 +174,11 @@ def plan_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None
         op_files, escapes = files_under(folder, ".yaml", boundary)
         for outside in escapes:
             diagnostics.error(Location(shown(outside.path), 1, 1), outside.message)
+        skipped, folder_text = str(domain_path), str(folder)
         for path in op_files:
-            if path == domain_path:
+            if path == skipped:
                 continue
-            family = str(path.parent)[len(str(folder)) + 1:].replace(os.sep, "/") or "."  # found under folder
+            family = os.path.dirname(path)[len(folder_text) + 1:].replace(os.sep, "/") or "."  # found under folder
             if problem := folder_problem(family if family != "." else ""):
                 diagnostics.error(Location(shown(path), 1, 1), problem)
                 continue

@@ -33,7 +33,8 @@ def worker_count() -> int:
 
 def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_items: int | None = None,
                workers: int | None = None, runs: int | None = None,
-               lost: Callable[[int, list[Result]], None] | None = None) -> list[Result]:
+               lost: Callable[[int, list[Result]], None] | None = None,
+               meanwhile: Callable[[], None] | None = None) -> list[Result]:
     """``[function(item) for item in items]``, computed by up to ``workers`` processes (one if there
     are fewer than ``min_items`` items, by default :data:`MIN_ITEMS`).
 
@@ -45,17 +46,22 @@ def forked_map(function: Callable[[Item], Result], items: Sequence[Item], min_it
     An exception in a forked process is raised again here; a share whose result (or exception)
     cannot be pickled, or whose process died, is computed again in this one, and then ``lost`` is
     given the process id and the share's results (to clear up what the lost process may have left).
+    ``meanwhile`` is other work of this process, done once the others have started (before its own
+    share; when two processes take runs as they become free, the other takes more of them).
     """
     count = min(workers or worker_count(), len(items) // max(MIN_ITEMS if min_items is None else min_items, 1) + 1)
     if count < 2 or not hasattr(os, "fork") or sys.platform == "win32":
+        if meanwhile is not None:
+            meanwhile()
         return [function(item) for item in items]
     with collector_paused():
         if runs is None:
-            return _forked(function, items, [[range(share, len(items), count)] for share in range(count)], lost)
+            return _forked(function, items, [[range(share, len(items), count)] for share in range(count)], lost,
+                           meanwhile)
         pieces = [range(start, min(start + runs, len(items))) for start in range(0, len(items), runs)]
         if count == 2 and len(pieces) <= _MAX_TOKENS:
-            return _forked(function, items, [pieces, pieces[::-1]], lost, _tokens(len(pieces)))
-        return _forked(function, items, _turns(pieces, count), lost)
+            return _forked(function, items, [pieces, pieces[::-1]], lost, meanwhile, _tokens(len(pieces)))
+        return _forked(function, items, _turns(pieces, count), lost, meanwhile)
 
 
 #: At most this many runs are handed out one by one (their tokens must fit in a pipe's buffer).
@@ -106,7 +112,8 @@ def collector_paused() -> Iterator[None]:
 
 
 def _forked(function: Callable[[Item], Result], items: Sequence[Item], orders: list[list[range]],
-            lost: Callable[[int, list[Result]], None] | None, tokens: int | None = None) -> list[Result]:
+            lost: Callable[[int, list[Result]], None] | None, meanwhile: Callable[[], None] | None = None,
+            tokens: int | None = None) -> list[Result]:
     """Process ``k`` computes the runs of ``orders[k]`` in order (with ``tokens``, each once it has
     taken a token: the runs no process took are left to the others); this one is process 0. The
     others send each run's results as soon as it is done (see :mod:`.result_stream`)."""
@@ -131,6 +138,8 @@ def _forked(function: Callable[[Item], Result], items: Sequence[Item], orders: l
         children = [(order, pid, FrameReader(reader)) for order, pid, reader in writers]  # threads after forks
         results: list[Result | None] = [None] * len(items)
         computed = [False] * len(items)
+        if meanwhile is not None:
+            meanwhile()
         for done, found in runs(orders[0]):
             _fill(results, computed, done, found)
         failure: BaseException | None = None

@@ -17,9 +17,10 @@ import jinja2
 
 from opspec.codegen.changelog import Histories, changelog, opsets
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
+from opspec.codegen.diagnostics import joined_failure
 from opspec.codegen.docs_coverage import COVERAGE_PAGE, COVERAGE_PICTURE, coverage_page, coverage_svg
 from opspec.codegen.docs_pages import Glance, family_rows, md_cell, opset_page, status_table
-from opspec.codegen.examples import examples_of
+from opspec.codegen.examples import WorkedExamples, worked_examples
 from opspec.codegen.type_names import TypeSetNames
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.op_module import module_text
@@ -148,11 +149,24 @@ def _prefixed(prefix: str, job: Job) -> dict[str, str]:
 
 
 def run_jobs(jobs: list[Job]) -> dict[str, str]:
-    """Every job's files, in the jobs' order (the jobs spread over the cores)."""
+    """Every job's files, in the jobs' order (the jobs spread over the cores). Every job runs even
+    when some fail; then the failures are raised as one (see :func:`joined_failure`)."""
     files: dict[str, str] = {}
-    for found in forked_map(lambda job: job(), jobs):
+    done = forked_map(_attempted, jobs)
+    failure = joined_failure([error for _, error in done])
+    if failure is not None:
+        raise failure
+    for found, _ in done:
         files.update(found)
     return files
+
+
+def _attempted(job: Job) -> tuple[dict[str, str], Exception | None]:
+    """A job's files, or the error that stopped it."""
+    try:
+        return job(), None
+    except Exception as error:  # noqa: BLE001 - raised by the caller, with the other jobs' errors
+        return {}, error
 
 
 def _template_file(env: jinja2.Environment, path: str, template: str, **context: Any) -> dict[str, str]:
@@ -189,7 +203,7 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
                format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...]) -> list[Job]:
     """The jobs that render the docs (see :func:`render_docs`)."""
     jobs: list[Job] = []
-    examples = examples_of(domains)
+    examples = worked_examples(domains)  # each op page computes its own, where it is rendered
     for domain in domains:
         jobs += _domain_docs_jobs(domain, env, suite, examples)
     type_sets = dict(item for domain in domains for item in domain.type_sets)
@@ -203,7 +217,7 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
 
 
 def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: dict[str, str] | None,
-                      examples: dict[tuple[str, str], list[Any]]) -> list[Job]:
+                      examples: WorkedExamples) -> list[Job]:
     """The jobs that render one domain's pages."""
     folder = f"docs/{docs_folder(domain)}"
     histories = Histories(TypeSetNames(domain.type_sets, "../types.md"))
@@ -225,8 +239,8 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
         lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)},
         lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)},
     ]
-    jobs += [partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories,
-                     examples.get((domain.decl.name, op.decl.name), [])) for op in domain.ops]
+    jobs += [partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories, examples)
+             for op in domain.ops]
     return jobs
 
 
@@ -235,8 +249,9 @@ def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glan
 
 
 def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: Histories,
-             examples: list[Any]) -> dict[str, str]:
-    return _placed(env, path, "op.md.j2", page_parts(op, domain, histories.of(op), examples, histories.names.markdown))
+             examples: WorkedExamples) -> dict[str, str]:
+    return _placed(env, path, "op.md.j2", page_parts(op, domain, histories.of(op), examples.of(domain, op),
+                                                     histories.names.markdown))
 
 
 def _placed(env: jinja2.Environment, path: str, template: str, parts: dict[str, Any]) -> dict[str, str]:

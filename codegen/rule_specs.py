@@ -88,12 +88,44 @@ def _builtin_name(path: Path) -> str:
 _BUILTIN_READ: dict[tuple[str, int, int], tuple[list[DeclaredRule], list[Diagnostic]]] = {}
 
 
-def _builtin_declarations(path: Path, diagnostics: Diagnostics) -> list[DeclaredRule]:
+#: What :func:`read_builtin_rules` gives: the declarations of each built-in rule module, with the
+#: problems found, by its path, modification time and size.
+BuiltinRules = dict[tuple[str, int, int], tuple[list[DeclaredRule], list[Diagnostic]]]
+
+
+def unread_builtin_rules() -> list[Path]:
+    """The built-in rule modules whose declarations this process has not read (as they are now)."""
+    return [path for path in rule_modules(builtin_rules_folder()) if _builtin_key(path) not in _BUILTIN_READ]
+
+
+def read_builtin_rules(paths: list[Path]) -> BuiltinRules:
+    """The declarations of the built-in rule modules at ``paths`` (see :func:`remember_builtin_rules`)."""
+    found: BuiltinRules = {}
+    for path in paths:
+        key = _builtin_key(path)
+        if key is not None:
+            problems = Diagnostics()
+            found[key] = (read_declarations(path, problems, _builtin_name(path), True), problems.items)
+    return found
+
+
+def remember_builtin_rules(found: BuiltinRules) -> None:
+    """Keep what :func:`read_builtin_rules` gave (in another process, maybe) for the catalogues read here."""
+    _BUILTIN_READ.update(found)
+
+
+def _builtin_key(path: Path) -> tuple[str, int, int] | None:
     try:
         status = path.stat()
     except OSError:
+        return None
+    return str(path), status.st_mtime_ns, status.st_size
+
+
+def _builtin_declarations(path: Path, diagnostics: Diagnostics) -> list[DeclaredRule]:
+    key = _builtin_key(path)
+    if key is None:
         return read_declarations(path, diagnostics, _builtin_name(path), True)
-    key = (str(path), status.st_mtime_ns, status.st_size)
     if key not in _BUILTIN_READ:
         found = Diagnostics()
         _BUILTIN_READ[key] = (read_declarations(path, found, _builtin_name(path), True), found.items)

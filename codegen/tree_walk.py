@@ -37,41 +37,43 @@ def escape(path: Path, boundary: Path) -> Escape | None:
     return None if target.is_relative_to(boundary) else Escape(path, str(target))
 
 
-def files_under(folder: Path, suffix: str, boundary: Path) -> tuple[list[Path], list[Escape]]:
-    """Files named ``*suffix`` under ``folder`` (sorted), and the links that leave ``boundary``.
+def files_under(folder: Path, suffix: str, boundary: Path) -> tuple[list[str], list[Escape]]:
+    """The paths (as text) of the files named ``*suffix`` under ``folder``, sorted as paths sort (part
+    by part), and the links that leave ``boundary``.
 
     Each real file and folder counts once: folders and files reached without a link come
     first, and a link to something already found adds nothing.
     """
-    found: dict[Path, tuple[bool, Path]] = {}  # real path -> (reached through a link, path)
+    found: dict[str, tuple[bool, str]] = {}  # real path -> (reached through a link, path)
     escapes: list[Escape] = []
     walked: set[Path] = set()
-    plain: list[Path] = [folder]
-    linked_folders: list[Path] = []
+    plain: list[str] = [str(folder)]
+    linked_folders: list[str] = []
     while plain or linked_folders:
         current, through_link = (plain.pop(), False) if plain else (linked_folders.pop(0), True)
-        real = _real(current)
+        real = _real(Path(current))
         if real is None or real in walked:
             continue
         walked.add(real)
+        real_text = str(real)
         try:
             entries = sorted(os.scandir(current), key=lambda entry: entry.name)
         except OSError:
             continue
         for entry in entries:
-            path = Path(entry.path)
-            linked = through_link or entry.is_symlink()
-            if entry.is_symlink() and (outside := escape(path, boundary)) is not None:
+            link = entry.is_symlink()
+            linked = through_link or link
+            if link and (outside := escape(Path(entry.path), boundary)) is not None:
                 escapes.append(outside)
                 continue
             if _is_folder(entry) and not entry.name.endswith(suffix):  # a folder named like a file: read, refused
-                (linked_folders if linked else plain).append(path)
+                (linked_folders if linked else plain).append(entry.path)
             elif entry.name.endswith(suffix):
                 # a plain entry of a resolved folder is that folder's entry: no look at the disk
-                key = (_real(path) or path) if entry.is_symlink() else real / entry.name
+                key = str(_real(Path(entry.path)) or entry.path) if link else os.path.join(real_text, entry.name)
                 if key not in found or (found[key][0] and not linked):
-                    found[key] = (linked, path)
-    return sorted(path for _, path in found.values()), escapes
+                    found[key] = (linked, entry.path)
+    return sorted((path for _, path in found.values()), key=lambda path: path.split(os.sep)), escapes
 
 
 def _real(path: Path) -> Path | None:

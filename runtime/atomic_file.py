@@ -73,10 +73,38 @@ def staged_copy(target: PathText, data: Content, status: os.stat_result | None, 
     return _temporary_copy(target, data, _permissions(status, mask), not _SYNC_WAITS, mask)
 
 
+def one_sync_waits() -> bool:
+    """Whether one ``sync()`` makes every written file and rename durable (see :func:`replace_all`)."""
+    return _SYNC_WAITS
+
+
+#: How a file in a folder of one's own is opened: write only, created or emptied, never through a link.
+_REWRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_BINARY", 0)
+
+
+def own_copy(path: PathText, data: Content) -> str:
+    """``data`` written at ``path`` in a folder no other writer uses (a staging folder made for one
+    run, see :mod:`opspec.codegen.staging`), with the permissions of a new file; where one sync does
+    not wait for every write, synced to disk. A failure removes the file. Its name is returned."""
+    descriptor = os.open(path, _REWRITE, 0o666)
+    try:
+        try:
+            _write_all(descriptor, data)
+            if not _SYNC_WAITS:
+                os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+    except BaseException:
+        _remove(str(path))
+        raise
+    return str(path)
+
+
 def replace_all(staged: Sequence[tuple[str, PathText]]) -> None:
     """Rename each staged temporary file (see :func:`staged_copy`) over its target, in order, after
-    the data reach the disk (one file-system sync where that waits for the writes); then sync each
-    folder once. A failure removes the temporary files not renamed yet."""
+    the data reach the disk (one file-system sync where that waits for the writes); then the renames
+    too (one more such sync, else each folder's). A failure removes the temporary files not renamed yet."""
     renamed = 0
     try:
         if _SYNC_WAITS and staged:
@@ -87,6 +115,10 @@ def replace_all(staged: Sequence[tuple[str, PathText]]) -> None:
     except BaseException:
         discard(temporary for temporary, _ in staged[renamed:])
         raise
+    if _SYNC_WAITS:
+        if staged:
+            os.sync()
+        return
     for folder in sorted({os.path.dirname(target) for _, target in staged}):
         _sync_folder(folder)
 
@@ -111,8 +143,7 @@ def _temporary_copy(target: PathText, data: Content, mode: int, sync: bool, mask
     descriptor, temporary = _created(target, 0o666 if created else 0o600)
     try:
         try:
-            for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
-                write_whole(descriptor, piece)
+            _write_all(descriptor, data)
             if sync:
                 os.fsync(descriptor)
             if not created:
@@ -161,6 +192,12 @@ def discard_left_by(pid: int, targets: Iterable[PathText]) -> None:
             stem = name[:-4]
             if name.endswith(".tmp") and stem[:stem.rfind(".") + 1] in wanted:
                 _remove(os.path.join(folder, name))
+
+
+def _write_all(descriptor: int, data: Content) -> None:
+    """Write ``data`` (bytes, or pieces of them in order) whole."""
+    for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
+        write_whole(descriptor, piece)
 
 
 def write_whole(descriptor: int, piece: bytes | bytearray | memoryview) -> None:

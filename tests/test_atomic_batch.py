@@ -62,3 +62,32 @@ def test_a_generated_file_changed_in_place_is_rewritten_with_its_permissions(tmp
     assert target.read_bytes() == good and (target.stat().st_mode & 0o777) == 0o600
     assert generate(opdefs, out, with_protos=False).written == []
 
+
+
+@pytest.mark.parametrize("one_sync_waits", [True, False])
+def test_a_batch_reaches_the_disk_before_its_renames_and_then_its_renames(tmp_path, monkeypatch, one_sync_waits):
+    steps: list[str] = []
+    monkeypatch.setattr(atomic_file, "_SYNC_WAITS", one_sync_waits)
+    monkeypatch.setattr(atomic_file.os, "sync", lambda: steps.append("sync"), raising=False)
+    monkeypatch.setattr(atomic_file, "_sync_folder", lambda folder: steps.append(f"sync {Path(folder).name}"))
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(descriptor: int) -> None:
+        steps.append("fsync")
+        real_fsync(descriptor)
+
+    def replace(source: str, target: str) -> None:
+        steps.append(f"rename {Path(target).name}")
+        real_replace(source, target)
+
+    monkeypatch.setattr(atomic_file.os, "fsync", fsync)
+    monkeypatch.setattr(atomic_file.os, "replace", replace)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    write_all_atomically({tmp_path / "a" / "1": b"1", tmp_path / "b" / "2": b"2", tmp_path / "a" / "3": b"3"})
+    renames = ["rename 1", "rename 2", "rename 3"]
+    if one_sync_waits:  # one sync for the data, one for the renames: no look at each file or folder
+        assert steps == ["sync", *renames, "sync"]
+    else:
+        assert steps == ["fsync"] * 3 + renames + ["sync a", "sync b"]
+    assert [(tmp_path / name).read_bytes() for name in ("a/1", "b/2", "a/3")] == [b"1", b"2", b"3"]

@@ -112,17 +112,20 @@ def test_unwritable_output_is_one_line(tmp_path, capsys):
     assert err.startswith(f"opspec: cannot write the output to {blocker}") and "internal error" not in err
 
 
-def test_the_command_exits_with_its_status_without_a_last_pass_over_what_it_left_alive(monkeypatch):
-    import gc
+def test_the_command_flushes_its_output_then_ends_the_process_with_its_status():
+    script = ("import sys, atexit; from opspec import cli; atexit.register(lambda: print('clean-up ran'));"
+              "cli.main = lambda: (print('to a pipe', end=''), print('and to stderr', end='', file=sys.stderr), 3)[2];"
+              "cli.run()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "to a pipe", "and to stderr")
 
+
+def test_generate_keeps_its_result_for_the_end_of_the_process_and_drops_it_at_the_next_command(tmp_path):
     from opspec import cli
 
-    frozen: list[bool] = []
-    monkeypatch.setattr(cli, "main", lambda: 3)
-    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
-    with pytest.raises(SystemExit) as leaving:
-        cli.run()
-    assert leaving.value.code == 3 and frozen == [True]
+    assert main(["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(tmp_path)]) == 0
+    assert [type(kept).__name__ for kept in cli._KEPT] == ["Result"]
+    assert main(["show", "Relu"]) == 0 and cli._KEPT == []
 
 
 def test_python_dash_m_opspec_runs_the_command():

@@ -4,6 +4,8 @@ file and no new folder."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -12,9 +14,10 @@ import pytest
 
 import opspec.runtime.atomic_file as atomic_file
 from opspec.codegen import parallel, staging
+from opspec.codegen.diagnostics import CompileError
 from opspec.codegen.generate import OutputError, generate
 from opspec.codegen.parallel import forked_map
-from test_generate_scaling import _tree
+from test_generate_scaling import REPO, _tree
 
 
 @pytest.fixture
@@ -32,16 +35,20 @@ def _snapshot(out: Path) -> dict[str, bytes | None]:
 
 
 def _dying_in_a_child(monkeypatch: Any) -> None:
-    """A forked process dies once it has made the temporary file of a file it stages."""
-    parent, original = os.getpid(), staging.staged_copy
+    """A forked process dies once it has made the temporary file of a file it stages (beside its
+    target, or in the staging folder of a new output folder)."""
+    parent = os.getpid()
 
-    def staged_copy(target: Path, *args: Any) -> str:
-        temporary = original(target, *args)
-        if os.getpid() != parent:
-            os._exit(3)
-        return temporary
+    def dying(original: Any) -> Any:
+        def write(*args: Any) -> str:
+            temporary = original(*args)
+            if os.getpid() != parent:
+                os._exit(3)
+            return str(temporary)
+        return write
 
-    monkeypatch.setattr(staging, "staged_copy", staged_copy)
+    for name in ("staged_copy", "own_copy"):
+        monkeypatch.setattr(staging, name, dying(getattr(staging, name)))
 
 
 def _disk_full_in_a_child(monkeypatch: Any) -> None:
@@ -140,11 +147,41 @@ def test_a_lost_share_is_reported_with_the_process_that_lost_it():
         assert len(lost) == 1 and lost[0][0] != parent and 81 in lost[0][1]
 
 
-def test_a_path_rendered_twice_gets_its_last_jobs_file_and_no_temporary_is_left(tmp_path):
-    stage = staging.Stage(tmp_path / "out", check=False, force=False)
-    placed = stage.run([lambda: {"a.md": "first\n"}, lambda: {"b/c.md": "c\n"}, lambda: {"a.md": "last\n"}])
-    assert [item.path for item in placed] == ["a.md", "b/c.md"] and stage.commit(placed) == ["a.md", "b/c.md"]
-    assert _snapshot(tmp_path / "out") == {"a.md": b"last\n", "b": None, "b/c.md": b"c\n"}
+@pytest.mark.parametrize("fresh", [True, False])
+@pytest.mark.parametrize("processes", [1, 3])
+def test_a_path_rendered_twice_gets_its_last_jobs_file_and_no_temporary_is_left(tmp_path, monkeypatch, fresh,
+                                                                                  processes):
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+    monkeypatch.setattr(parallel, "worker_count", lambda: processes)
+    monkeypatch.setattr(staging, "_RUN", 1)
+    out = tmp_path / "out"
+    if not fresh:
+        out.mkdir()
+    stage = staging.Stage(out, check=False, force=False)
+    jobs = [lambda: {"a.md": "first\n"}, lambda: {"b/c.md": "c\n"}, lambda: {"a.md": "second\n", "b/d.md": "d\n"},
+            lambda: {"b/c.md": "c again\n"}, lambda: {"a.md": "last\n"}]
+    placed = stage.run(jobs)
+    assert sorted(item.path for item in placed) == ["a.md", "b/c.md", "b/d.md"]
+    assert stage.commit(placed) == ["a.md", "b/c.md", "b/d.md"]
+    assert _snapshot(out) == {"a.md": b"last\n", "b": None, "b/c.md": b"c again\n", "b/d.md": b"d\n"}
+
+
+def test_a_new_output_folder_is_put_in_place_by_renaming_the_entries_of_its_staging_folder(tmp_path, monkeypatch,
+                                                                                           forked):
+    opdefs = _tree(tmp_path, attributes=0)
+    (tmp_path / "old").mkdir()
+    generate(opdefs, tmp_path / "old", with_protos=False)  # an existing folder: each file renamed into it
+    renamed: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: str, target: str) -> None:
+        renamed.append(os.path.relpath(target, tmp_path / "new"))
+        real_replace(source, target)
+
+    monkeypatch.setattr(atomic_file.os, "replace", replace)
+    result = generate(opdefs, tmp_path / "new" / "out", with_protos=False)
+    assert sorted(renamed) == sorted({f"out/{path.split('/')[0]}" for path in result.paths})
+    assert _snapshot(tmp_path / "new" / "out") == _snapshot(tmp_path / "old")
 
 
 def test_a_folder_known_to_stay_inside_still_refuses_a_link_or_an_odd_name_in_it(tmp_path):
@@ -192,3 +229,102 @@ def test_the_runs_a_process_sent_before_it_died_are_not_computed_again(tmp_path)
                       lost=lambda pid, found: lost.append((pid, found))) == [v * v for v in range(40)]
     here, there = ({int(v) for v in logs[side].read_text(encoding="utf-8").split()} for side in (True, False))
     assert len(lost) == 1 and len(there) == 4 and not here & there and here | there == set(range(40))
+
+
+def _with_broken_example(path: Path) -> int:
+    """Give the last version of the op file at ``path`` an example naming no input of the op; its line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    last_version = max(index for index, line in enumerate(lines) if re.match(r"^  \d+:", line))
+    lines.insert(last_version + 1, '    examples: [{inputs: {nope: "(N,)"}}]')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return last_version + 2
+
+
+def test_examples_failing_in_several_rendering_processes_are_all_reported_and_nothing_is_written(tmp_path, forked):
+    import opspec
+
+    opdefs = _tree(tmp_path, attributes=0)
+    math = opdefs / "ai.onnx" / "math"
+    shutil.copy(REPO / "opdefs" / "ai.onnx" / "math" / "Abs.yaml", math / "Abs.yaml")
+    lines = {name: _with_broken_example(math / f"{name}.yaml") for name in ("Abs", "Clip")}
+    out = tmp_path / "out"
+    with pytest.raises(CompileError) as raised:
+        generate(opdefs, out, with_protos=False)
+    assert [(Path(d.location.path).name, d.location.line) for d in raised.value.diagnostics] == [
+        ("Abs.yaml", lines["Abs"]), ("Clip.yaml", lines["Clip"])]
+    assert all("no input named nope" in d.message for d in raised.value.diagnostics)
+    assert _snapshot(out) == {}
+    assert opspec.get_schema("Clip").since_version == 13  # the registry answers as it did before
+
+
+def test_a_compile_error_crosses_a_pipe_whole_and_the_errors_of_pieces_join():
+    import pickle
+
+    from opspec.codegen.diagnostics import Diagnostic, joined_failure
+    from opspec.codegen.source import Location
+
+    late, early = (Diagnostic(Location("b.yaml", line, 1), "bad") for line in (9, 2))
+    error = pickle.loads(pickle.dumps(CompileError([late])))
+    assert error.diagnostics == [late]
+    joined = joined_failure([None, OSError("disk"), error, CompileError([early, late])])
+    assert isinstance(joined, CompileError) and joined.diagnostics == [early, late]
+    assert isinstance(joined_failure([None, OSError("disk"), ValueError()]), OSError)
+    assert joined_failure([None, None]) is None
+
+
+def _noting_pid(folder: Path, item: int) -> int:
+    (folder / str(item)).write_text("")
+    return os.getpid()
+
+
+def test_other_work_of_the_parent_is_done_while_the_other_process_takes_runs(tmp_path, monkeypatch):
+    from functools import partial
+
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    parent, done = os.getpid(), []
+
+    def meanwhile() -> None:  # lasts until the other process has done ten runs
+        waited = time.monotonic()
+        while len(list(tmp_path.iterdir())) < 10 and time.monotonic() - waited < 10:
+            time.sleep(0.001)
+        done.append(os.getpid())
+
+    pids = forked_map(partial(_noting_pid, tmp_path), range(40), min_items=1, runs=1, meanwhile=meanwhile)
+    assert done == [parent] and len(pids) - pids.count(parent) >= 10  # the other process's runs, meanwhile
+    serial: list[int] = []
+    assert forked_map(abs, [-1, 2], meanwhile=lambda: serial.append(os.getpid())) == [1, 2] and serial == [parent]
+
+
+def test_the_built_in_rules_read_by_another_process_while_the_tree_is_walked_are_those_read_here(monkeypatch):
+    from opspec.codegen import compiler, rule_specs
+
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    monkeypatch.setattr(rule_specs, "_BUILTIN_READ", {})
+    readers: list[int] = []
+    original = rule_specs.read_builtin_rules
+
+    def read_builtin_rules(paths: list[Path]) -> rule_specs.BuiltinRules:
+        readers.append(os.getpid())
+        return original(paths)
+
+    monkeypatch.setattr(compiler, "read_builtin_rules", read_builtin_rules)
+    spread = compiler.compile_trees([REPO / "examples/custom_ops/opdefs"])[0]
+    here = dict(rule_specs._BUILTIN_READ)
+    assert len(readers) < len(here) and rule_specs.unread_builtin_rules() == []  # some read by the other process
+    monkeypatch.setattr(rule_specs, "_BUILTIN_READ", {})
+    monkeypatch.setattr(parallel, "worker_count", lambda: 1)
+    readers.clear()
+    serial = compiler.compile_trees([REPO / "examples/custom_ops/opdefs"])[0]
+    assert len(readers) == len(here) and rule_specs._BUILTIN_READ == here
+    assert spread == serial
+
+
+def test_a_new_output_folder_whose_staged_entries_cannot_be_put_in_place_leaves_nothing(tmp_path, monkeypatch,
+                                                                                         forked):
+    def failing(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic_file.os, "replace", failing)
+    with pytest.raises(OSError, match="No space"):
+        generate(_tree(tmp_path, attributes=0), tmp_path / "new" / "out", with_protos=False)
+    assert not (tmp_path / "new").exists()

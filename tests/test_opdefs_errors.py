@@ -198,3 +198,10 @@ def test_a_declaration_repeated_across_files_is_judged_in_each(tmp_path, capsys)
     assert [line.split(": error")[0] for line in lines[:-1]] == [
         f"{FILE}:6:12", f"{FILE}:12:26", f"{FILE}:17:12", "opdefs/x.test/f/Qux.yaml:6:12",
         "opdefs/x.test/f/Qux.yaml:12:26"]
+
+
+@pytest.mark.parametrize("path", ["a/b/Foo.yaml", "Foo.bar.yaml", ".yaml", "a/.yaml", "x/Foo.", "Foo", "a.b/c"])
+def test_an_op_files_name_is_compared_without_its_last_suffix_as_a_path_gives_it(path):
+    from opspec.codegen.compiler import _stem
+
+    assert _stem(path) == Path(path).stem
