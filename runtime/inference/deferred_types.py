@@ -1,0 +1,132 @@
+"""Graph input types kept as the bytes they were read from until something looks at their dims.
+
+A graph input's tensor type whose ``TypeProto`` bytes are exactly what writing its type gives
+(every dim a plain name, a number below 2**21 or unknown) is held as an :class:`UnreadType`:
+its bytes and element type. A node whose output type is its input's, unchanged (a rule declared
+``passes_input_type``), hands the object on, and the write-back writes it from its bytes: such
+dims never become symbolic objects. Whatever else looks at one (another rule, a subgraph, a
+function body, a declared type to merge with, the report) first has :class:`DeferredTypes`
+decode them all at once, as they would have been read at the start.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from opspec.runtime.ir.varint import TruncatedVarint, read_varint
+
+_TENSOR_KEY = 0x0A  # TypeProto.tensor_type: field 1, length-delimited
+_ELEM_KEY = 0x08  # TypeProto.Tensor.elem_type: field 1, varint
+_SHAPE_KEY = 0x12  # TypeProto.Tensor.shape: field 2, length-delimited
+
+# One ``TensorShapeProto.dim`` field as a writer writes a plain dim: a name (its two lengths
+# captured with the name, and checked against it below), a number of one to three varint bytes
+# (lengths fixed by the pattern), or no value.
+_PLAIN_DIM = (rb"\x0a(?:([\x03-\x7f]\x12[\x01-\x7d])([A-Za-z_][A-Za-z0-9_]*)"
+              rb"|\x02\x08[\x00-\x7f]|\x03\x08[\x80-\xff][\x01-\x7f]|\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]|\x00)")
+_PLAIN_DIMS = re.compile(rb"(?:" + _PLAIN_DIM + rb")*")
+_EACH_DIM = re.compile(_PLAIN_DIM)
+#: The two lengths before a name of each length, as a plain ``Dimension`` field holds them.
+_NAME_HEADS = {size: bytes((size + 2, 0x12, size)) for size in range(1, 0x7E)}
+_NAME_HEADS[0] = b""  # (a number or an unknown dim captures no name)
+
+
+class UnreadType:
+    """A tensor type not decoded yet: ``key``, its ``TypeProto`` bytes (what writing it gives),
+    ``elem`` its element type (never 0) and ``message`` the ``TypeProto`` it was read from."""
+
+    __slots__ = ("key", "elem", "message")
+
+    def __init__(self, key: bytes, elem: int, message: Any) -> None:
+        self.key, self.elem, self.message = key, elem, message
+
+    def __repr__(self) -> str:
+        return f"UnreadType(elem={self.elem}, {len(self.key)} bytes)"
+
+
+def plain_tensor_elem(key: bytes) -> int:
+    """The element type of a serialized ``TypeProto`` that is exactly a writer's encoding of a
+    tensor type of known element type whose dims are all plain; 0 for any other bytes."""
+    end = len(key)
+    if end < 4 or key[0] != _TENSOR_KEY:
+        return 0
+    try:
+        size, start = read_varint(key, 1)
+    except TruncatedVarint:
+        return 0
+    if start + size != end or key[start] != _ELEM_KEY or not 0 < key[start + 1] < 0x80:
+        return 0
+    elem = key[start + 1]
+    position = start + 2
+    if position == end:
+        return elem  # no shape
+    if key[position] != _SHAPE_KEY:
+        return 0
+    try:
+        size, start = read_varint(key, position + 1)
+    except TruncatedVarint:
+        return 0
+    if start + size != end or _PLAIN_DIMS.fullmatch(key, start) is None:
+        return 0
+    found = _EACH_DIM.findall(key, start)
+    if found:
+        heads, names = zip(*found)
+        # Each name's lengths must be its own: then the bytes are the dims' encoding, field by field.
+        if list(map(_NAME_HEADS.get, map(len, names))) != list(heads):
+            return 0
+    return elem
+
+
+def deferred_types(reader: Any, value_infos: Sequence[Any]) -> tuple[list[Any], list[int]]:
+    """The types of ``value_infos`` as ``reader`` reads them, except that each plain tensor type
+    is an :class:`UnreadType` (one object per distinct type); and the positions of those."""
+    keys = [value_info.type.SerializeToString() for value_info in value_infos]
+    unread: dict[bytes, UnreadType | None] = {}
+    values: list[Any] = [None] * len(keys)
+    held: list[int] = []
+    rest: list[int] = []
+    for position, key in enumerate(keys):
+        known = unread.get(key, False)
+        if known is False:
+            elem = plain_tensor_elem(key)
+            known = unread[key] = UnreadType(key, elem, value_infos[position].type) if elem else None
+        if known is None:
+            rest.append(position)
+        else:
+            values[position] = known
+            held.append(position)
+    if rest:
+        read = reader.value_infos([value_infos[position] for position in rest])
+        for position, value in zip(rest, read):
+            values[position] = value
+    return values, held
+
+
+class DeferredTypes:
+    """The names of ``types`` that may hold :class:`UnreadType` s, and their decoding."""
+
+    __slots__ = ("reader", "types", "names")
+
+    def __init__(self, reader: Any, types: dict[str, Any], names: list[str]) -> None:
+        self.reader = reader
+        self.types = types
+        #: Names whose value was an unread type when stored (graph inputs, and node outputs
+        #: that took one on); some may hold a decoded type since.
+        self.names = names
+
+    def resolve(self) -> None:
+        """Decode every unread type held (all together), in place in ``types``."""
+        types = self.types
+        pending = {id(value): value for name in self.names if type(value := types.get(name)) is UnreadType}
+        if pending:
+            held = list(pending.values())
+            decoded = dict(zip(pending, self.reader.types_of([value.key for value in held],
+                                                             [value.message for value in held])))
+            for name in self.names:
+                value = types.get(name)
+                if type(value) is UnreadType:
+                    types[name] = decoded[id(value)]
+        self.names = []
+
+
+__all__ = ["DeferredTypes", "UnreadType", "deferred_types", "plain_tensor_elem"]
