@@ -77,29 +77,21 @@ def plain_tensor_elem(key: bytes) -> int:
     return elem
 
 
-def deferred_types(reader: Any, value_infos: Sequence[Any]) -> tuple[list[Any], list[int]]:
+def deferred_types(reader: Any, value_infos: Sequence[Any]) -> list[Any]:
     """The types of ``value_infos`` as ``reader`` reads them, except that each plain tensor type
-    is an :class:`UnreadType` (one object per distinct type); and the positions of those."""
+    is an :class:`UnreadType` (one object per distinct type)."""
     keys = [value_info.type.SerializeToString() for value_info in value_infos]
     unread: dict[bytes, UnreadType | None] = {}
-    values: list[Any] = [None] * len(keys)
-    held: list[int] = []
-    rest: list[int] = []
     for position, key in enumerate(keys):
-        known = unread.get(key, False)
-        if known is False:
+        if key not in unread:
             elem = plain_tensor_elem(key)
-            known = unread[key] = UnreadType(key, elem, value_infos[position].type) if elem else None
-        if known is None:
-            rest.append(position)
-        else:
-            values[position] = known
-            held.append(position)
-    if rest:
-        read = reader.value_infos([value_infos[position] for position in rest])
-        for position, value in zip(rest, read):
+            unread[key] = UnreadType(key, elem, value_infos[position].type) if elem else None
+    values: list[Any] = list(map(unread.__getitem__, keys))
+    if None in unread.values():
+        rest = [position for position, value in enumerate(values) if value is None]
+        for position, value in zip(rest, reader.value_infos([value_infos[position] for position in rest])):
             values[position] = value
-    return values, held
+    return values
 
 
 class DeferredTypes:

@@ -212,13 +212,12 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     types, datas, declared = outcome._types, {}, {}
     origins = outcome.origins
 
-    input_values, unread = deferred_types(reader, graph.input)
-    for value_info, value in zip(graph.input, input_values):
-        name = value_info.name
-        origins[name] = INPUT
-        if value is not None:
-            types[name] = value
-    deferred = outcome._deferred = DeferredTypes(reader, types, [graph.input[position].name for position in unread])
+    input_names = [value_info.name for value_info in graph.input]
+    input_values = deferred_types(reader, graph.input)
+    origins.update(dict.fromkeys(input_names, INPUT))
+    types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
+    unread = [name for name, value in zip(input_names, input_values) if type(value) is UnreadType]
+    deferred = outcome._deferred = DeferredTypes(reader, types, unread)
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
     #: Per element type and dims (weights share few): one type object, cheap to compare, and
@@ -271,14 +270,13 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             value_info_types[value_info.name] = value
             declared[value_info.name] = value
             types.setdefault(value_info.name, value)
-    output_types: dict[str, Any] = {}
+    output_names = [value_info.name for value_info in graph.output]
     declared_outputs, plain_outputs = reader.value_infos_as_written(graph.output)
-    for value_info, value in zip(graph.output, declared_outputs):
-        name = value_info.name
-        output_types[name] = value
+    output_types: dict[str, Any] = dict(zip(output_names, declared_outputs))
+    for name, value in zip(output_names, declared_outputs):
         if value is not None and name not in origins:
+            previous = declared.get(name)
             try:
-                previous = declared.get(name)
                 declared[name] = value if previous is None else merge_types(previous, value)
             except TypeConflict:
                 declared[name] = value
@@ -318,7 +316,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         if deferred.names and _rewrites_unread(graph, types, value_info_types, plain_outputs):
             deferred.resolve()
         _write_back(graph, outcome, seeded, value_info_types, output_types, plain_outputs,
-                    TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new)
+                    TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new, output_names)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.
@@ -371,7 +369,7 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 
 def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types: dict[str, Any],
                 output_types: dict[str, Any], plain_outputs: frozenset[int], encoder: TypeEncoder,
-                merge_new: bool) -> None:
+                merge_new: bool, output_names: list[str]) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
     # ``types`` holds the graph's inputs, initializers and declared values first (``seeded`` of
     # them, none written: a node output of one of their names keeps its place among them), then
@@ -379,7 +377,7 @@ def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types
     types = outcome._types  # (unread types are written from their bytes)
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
         graph, types, islice(types, seeded, None), outcome.origins, value_info_types,
-        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs)
+        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs, output_names=output_names)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]
@@ -399,6 +397,7 @@ def _rewrites_unread(graph: Any, types: dict[str, Any], value_info_types: dict[s
     """Whether the write-back would compare an unread type with what the graph declares beyond
     bytes (an output whose declared type holds more than a writer writes, a value_info entry)."""
     get = types.get
-    return any(type(get(name)) is UnreadType for name in value_info_types) or any(
-        type(get(value_info.name)) is UnreadType for index, value_info in enumerate(graph.output)
+    outputs = graph.output
+    return any(type(get(name)) is UnreadType for name in value_info_types) or len(plain_outputs) < len(outputs) and any(
+        type(get(value_info.name)) is UnreadType for index, value_info in enumerate(outputs)
         if index not in plain_outputs)

@@ -5,6 +5,7 @@ None (neither).
 """
 from __future__ import annotations
 
+from itertools import compress, count
 from operator import attrgetter
 from typing import Any, Callable, Sequence
 
@@ -156,9 +157,10 @@ class DimReader:
         another type there has nothing of theirs to keep."""
         keys = [value_info.type.SerializeToString() for value_info in value_infos]
         values = self._read_all(keys, value_infos)
-        written = self.encoded_types.get
-        plain = frozenset(index for index, (key, value) in enumerate(zip(keys, values))
-                          if value is not None and written(value) == key)
+        written, types = self.encoded_types.get, self._types
+        # Each distinct type once (graphs repeat a few), then the positions holding one of those.
+        plain_keys = {key for key in types.keys() & keys if (value := types[key]) is not None and written(value) == key}
+        plain = frozenset(compress(count(), map(plain_keys.__contains__, keys)))
         return values, plain
 
     def types_of(self, keys: list[bytes], type_protos: Sequence[Any]) -> list[Any]:

@@ -45,7 +45,7 @@ def _both_ways(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> tuple
     before = model.SerializeToString()
     deferred = _answers(model)
     with monkeypatch.context() as patch:
-        patch.setattr(graph, "deferred_types", lambda reader, value_infos: (reader.value_infos(value_infos), []))
+        patch.setattr(graph, "deferred_types", lambda reader, value_infos: reader.value_infos(value_infos))
         entry_of = resolve.schema_entry
 
         def never_passing(schema: Any, opset: int = 0) -> resolve.OpEntry:
