@@ -19,16 +19,13 @@ _TENSOR_KEY = 0x0A  # TypeProto.tensor_type: field 1, length-delimited
 _ELEM_KEY = 0x08  # TypeProto.Tensor.elem_type: field 1, varint
 _SHAPE_KEY = 0x12  # TypeProto.Tensor.shape: field 2, length-delimited
 
-# One ``TensorShapeProto.dim`` field as a writer writes a plain dim: a name (its two lengths
-# captured with the name, and checked against it below), a number of one to three varint bytes
-# (lengths fixed by the pattern), or no value.
-_PLAIN_DIM = (rb"\x0a(?:([\x03-\x7f]\x12[\x01-\x7d])([A-Za-z_][A-Za-z0-9_]*)"
-              rb"|\x02\x08[\x00-\x7f]|\x03\x08[\x80-\xff][\x01-\x7f]|\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]|\x00)")
-_PLAIN_DIMS = re.compile(rb"(?:" + _PLAIN_DIM + rb")*")
-_EACH_DIM = re.compile(_PLAIN_DIM)
-#: The two lengths before a name of each length, as a plain ``Dimension`` field holds them.
-_NAME_HEADS = {size: bytes((size + 2, 0x12, size)) for size in range(1, 0x7E)}
-_NAME_HEADS[0] = b""  # (a number or an unknown dim captures no name)
+# ``TensorShapeProto.dim`` fields as a writer writes plain dims: a number of one to three varint
+# bytes, no value, or a name of 1 to 125 ASCII identifier characters, each form spelled out with
+# its own length bytes (one alternative per name length), so that a match is field by field.
+_PLAIN_DIMS = re.compile(b"(?:\\x0a(?:" + b"|".join(
+    [rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]", rb"\x00"]
+    + [re.escape(bytes((size + 2, 0x12, size))) + rb"[A-Za-z_]" + (rb"[A-Za-z0-9_]{%d}" % (size - 1) if size > 1 else b"")
+       for size in range(1, 0x7E)]) + b"))*")
 
 
 class UnreadType:
@@ -50,10 +47,12 @@ def plain_tensor_elem(key: bytes) -> int:
     end = len(key)
     if end < 4 or key[0] != _TENSOR_KEY:
         return 0
-    try:
-        size, start = read_varint(key, 1)
-    except TruncatedVarint:
-        return 0
+    size, start = key[1], 2
+    if size >= 0x80:  # (a short type's length is one byte)
+        try:
+            size, start = read_varint(key, 1)
+        except TruncatedVarint:
+            return 0
     if start + size != end or key[start] != _ELEM_KEY or not 0 < key[start + 1] < 0x80:
         return 0
     elem = key[start + 1]
@@ -62,18 +61,14 @@ def plain_tensor_elem(key: bytes) -> int:
         return elem  # no shape
     if key[position] != _SHAPE_KEY:
         return 0
-    try:
-        size, start = read_varint(key, position + 1)
-    except TruncatedVarint:
-        return 0
+    size, start = key[position + 1], position + 2
+    if size >= 0x80:
+        try:
+            size, start = read_varint(key, position + 1)
+        except TruncatedVarint:
+            return 0
     if start + size != end or _PLAIN_DIMS.fullmatch(key, start) is None:
         return 0
-    found = _EACH_DIM.findall(key, start)
-    if found:
-        heads, names = zip(*found)
-        # Each name's lengths must be its own: then the bytes are the dims' encoding, field by field.
-        if list(map(_NAME_HEADS.get, map(len, names))) != list(heads):
-            return 0
     return elem
 
 
@@ -82,10 +77,9 @@ def deferred_types(reader: Any, value_infos: Sequence[Any]) -> list[Any]:
     is an :class:`UnreadType` (one object per distinct type)."""
     keys = [value_info.type.SerializeToString() for value_info in value_infos]
     unread: dict[bytes, UnreadType | None] = {}
-    for position, key in enumerate(keys):
-        if key not in unread:
-            elem = plain_tensor_elem(key)
-            unread[key] = UnreadType(key, elem, value_infos[position].type) if elem else None
+    for key, holder in dict(zip(keys, value_infos)).items():  # each distinct type once
+        elem = plain_tensor_elem(key)
+        unread[key] = UnreadType(key, elem, holder.type) if elem else None
     values: list[Any] = list(map(unread.__getitem__, keys))
     if None in unread.values():
         rest = [position for position, value in enumerate(values) if value is None]

@@ -88,6 +88,7 @@ class Walker(RuleRunner):
         store = self._store
         reuse = MEMO_LIMIT > 0
         quick = reuse and not check_type  # whether an op whose results follow from input types may skip the rest
+        passing = not check_type  # whether a node that passes its input's type on may skip its rule
         # The entries inferred by a schema's rule: of the default domain by op type alone, of others by both.
         plain: dict[str, OpEntry] = {}
         inferred: dict[tuple[str, str], OpEntry] = {}
@@ -118,16 +119,10 @@ class Walker(RuleRunner):
             count = len(in_names)  # most nodes have one or two inputs: a tuple made directly is far quicker
             inputs: tuple[Any, ...]
             if count == 1:
-                inputs = (get_type(in_names[0]),)
-            elif count == 2:
-                first, second = in_names
-                inputs = (get_type(first), get_type(second))
-            else:
-                inputs = tuple(map(get_type, in_names))
-            if quick and entry.passes_type and count == 1 and len(out_names) == 1:
-                value = inputs[0]
-                kind = type(value)
-                if (kind is TensorType or kind is UnreadType) and value.elem:
+                value = get_type(in_names[0])
+                if passing and entry.passes_type and len(out_names) == 1 and value is not None \
+                        and ((kind := type(value)) is TensorType or kind is UnreadType) and value.elem:
+                    # The output's type is the input's: stored as is, its dims never looked at.
                     name = out_names[0]
                     previous = get_declared(name) if name else None
                     # A declared type without a shape and of no other element type merges into this one.
@@ -140,6 +135,12 @@ class Walker(RuleRunner):
                             if kind is UnreadType and deferred is not None:
                                 deferred.names.append(name)
                         continue
+                inputs = (value,)
+            elif count == 2:
+                first, second = in_names
+                inputs = (get_type(first), get_type(second))
+            else:
+                inputs = tuple(map(get_type, in_names))
             if deferred is not None:  # this node looks at types: every unread one is decoded now
                 self._decode_deferred()
                 deferred = None
