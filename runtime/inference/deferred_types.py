@@ -11,6 +11,7 @@ decode them all at once, as they would have been read at the start.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any, Sequence
 
 from opspec.runtime.ir.varint import TruncatedVarint, read_varint
@@ -19,13 +20,22 @@ _TENSOR_KEY = 0x0A  # TypeProto.tensor_type: field 1, length-delimited
 _ELEM_KEY = 0x08  # TypeProto.Tensor.elem_type: field 1, varint
 _SHAPE_KEY = 0x12  # TypeProto.Tensor.shape: field 2, length-delimited
 
-# ``TensorShapeProto.dim`` fields as a writer writes plain dims: a number of one to three varint
-# bytes, no value, or a name of 1 to 125 ASCII identifier characters, each form spelled out with
-# its own length bytes (one alternative per name length), so that a match is field by field.
-_PLAIN_DIMS = re.compile(b"(?:\\x0a(?:" + b"|".join(
-    [rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]", rb"\x00"]
-    + [re.escape(bytes((size + 2, 0x12, size))) + rb"[A-Za-z_]" + (rb"[A-Za-z0-9_]{%d}" % (size - 1) if size > 1 else b"")
-       for size in range(1, 0x7E)]) + b"))*")
+#: The longest name a dim kept as read may have (a type with a longer one is read at once):
+#: the pattern below spells out every length, and its compile time grows with them.
+LONGEST_PLAIN_NAME = 32
+
+
+@cache
+def _plain_dims() -> re.Pattern[bytes]:
+    """``TensorShapeProto.dim`` fields as a writer writes plain dims: a number of one to three
+    varint bytes, no value, or a name of ASCII identifier characters, each name length spelled
+    out with its own length bytes, so that a match is a reading field by field (compiled on
+    first use: it takes a few milliseconds)."""
+    forms = [rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]",
+             rb"\x00"]
+    forms += [re.escape(bytes((size + 2, 0x12, size))) + rb"[A-Za-z_][A-Za-z0-9_]{%d}" % (size - 1)
+              for size in range(1, LONGEST_PLAIN_NAME + 1)]
+    return re.compile(rb"(?:\x0a(?:" + b"|".join(forms) + rb"))*")
 
 
 class UnreadType:
@@ -67,7 +77,7 @@ def plain_tensor_elem(key: bytes) -> int:
             size, start = read_varint(key, position + 1)
         except TruncatedVarint:
             return 0
-    if start + size != end or _PLAIN_DIMS.fullmatch(key, start) is None:
+    if start + size != end or _plain_dims().fullmatch(key, start) is None:
         return 0
     return elem
 

@@ -19,7 +19,7 @@ from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.shape import Sym
 
 F = TensorProto.FLOAT
-_DIMS: list[Any] = ["N", "batch", "_x1", "x" * 125, "x" * 126, "N+1", "a b", "\u00e9", "", 0, 1, 127, 128, 16383,
+_DIMS: list[Any] = ["N", "batch", "_x1", "x" * 32, "x" * 33, "x" * 126, "N+1", "a b", "\u00e9", "", 0, 1, 127, 128, 16383,
                     16384, 2**21 - 1, 2**21, 2**40, -1, None]
 
 
@@ -100,8 +100,10 @@ def test_other_bytes_are_read_at_once(key: bytes) -> None:
 
 
 def test_plain_dims_of_every_form_are_kept() -> None:
-    key = helper.make_tensor_type_proto(F, ["N", 0, 127, 128, 2**21 - 1, None, "x" * 125]).SerializeToString()
+    longest = "x" * deferred_types.LONGEST_PLAIN_NAME
+    key = helper.make_tensor_type_proto(F, ["N", 0, 127, 128, 2**21 - 1, None, longest]).SerializeToString()
     assert plain_tensor_elem(key) == F
+    assert not plain_tensor_elem(helper.make_tensor_type_proto(F, ["N", longest + "x"]).SerializeToString())
     assert plain_tensor_elem(helper.make_tensor_type_proto(F, []).SerializeToString()) == F
     assert plain_tensor_elem(helper.make_tensor_type_proto(F, None).SerializeToString()) == F
 
