@@ -33,14 +33,12 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     outputs = graph.output
     if output_names is None:
         output_names = [value_info.name for value_info in outputs]
-    encoded: dict[int, bytes] = {}  # per type object (outputs often share them)
     for index, value, declared in zip(count(), map(get, output_names), map(output_types.get, output_names)):
-        if value is not None and value != declared and is_informative(value):
+        # (``is_informative``, inlined: graphs may have 10^5 outputs)
+        if value is not None and value != declared and (
+                type(value) is not TensorType or value.elem or value.shape is not None):
             if index in plain_outputs:  # no denotation to keep: no need to look for one
-                written = encoded.get(id(value))
-                if written is None:
-                    written = encoded[id(value)] = encoder(value)
-                outputs[index].type.ParseFromString(written)
+                outputs[index].type.ParseFromString(encoder(value))
             else:
                 write_type(outputs[index].type, value, encoder)
     skip = set(given)
