@@ -7,11 +7,13 @@ text in benchmarks/profiles/.
 total time of one opspec run. Cases: wide, deep, symbolic, rank. With ``--instructions``
 it also counts the instructions one warm call of each engine executes, which a busy machine
 does not change: valgrind's callgrind runs a process making three calls and one making one
-(each after a first call, hash seed fixed), and half the difference is one call's count.
+(each after a first call, hash seed fixed, collector off), and half the difference is one
+call's count.
 """
 from __future__ import annotations
 
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -49,7 +51,10 @@ def _calls(engine: str, path: str, calls: int) -> None:
 
     model = onnx.load(path)
     infer = _engines()[engine]
-    for _ in range(calls + 1):
+    infer(model)
+    gc.collect()
+    gc.disable()  # a collector pass would land in one process's count and not in the other's
+    for _ in range(calls):
         infer(model)
 
 
