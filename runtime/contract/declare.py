@@ -19,7 +19,10 @@ A plain parameter (``option``) carries a value of kind ``int``, ``bool`` or ``st
 A rule states what it needs of the engine beyond the plain contract by flags, keyword
 arguments of ``rule`` that are not parameters (:data:`RULE_FLAGS`), each ``True`` or
 ``False``: ``constant_output=True`` says the data the rule gives its outputs is a constant
-of the node itself, kept even when data propagation is off (``Constant``'s rule).
+of the node itself, kept even when data propagation is off (``Constant``'s rule);
+``passes_input_type=True`` says that, with none of its parameters given a value, the rule gives
+a node of one input and one output exactly the input's type when that is a tensor type of known
+element type, reading nothing else (the engine then need not run it, nor look at the dims).
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ _OWN_NAME = "\0own name"
 #: Keyword arguments of :func:`rule` that are flags of the rule, not parameters, with their meaning.
 RULE_FLAGS: dict[str, str] = {
     "constant_output": "the data it gives is the node's own constant, kept without data propagation",
+    "passes_input_type": "with no parameter set, one input's tensor type passes to one output unchanged",
 }
 
 
@@ -69,6 +73,9 @@ class RuleSpec:
     params: tuple[RuleParam, ...] = ()
     #: The data the rule gives its outputs is the node's own constant (see :data:`RULE_FLAGS`).
     constant_output: bool = False
+    #: With no parameter set, a one-input, one-output node's output type is its input's tensor
+    #: type unchanged (see :data:`RULE_FLAGS`).
+    passes_input_type: bool = False
 
     def param(self, name: str) -> RuleParam | None:
         return next((p for p in self.params if p.name == name), None)

@@ -11,6 +11,7 @@ from itertools import islice
 from math import prod
 from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
+from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType, deferred_types
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
@@ -33,11 +34,13 @@ INPUT, INITIALIZER = "(input)", "(initializer)"
 class GraphOutcome:
     """What inference learned about a graph: every value's type and who produced it."""
 
-    __slots__ = ("types", "origins", "producers", "nodes", "_labels", "errors", "unknown", "unknown_nodes",
-                 "node_count", "implied", "op_types", "added_values", "unmerged_value_infos")
+    __slots__ = ("_types", "_deferred", "origins", "producers", "nodes", "_labels", "errors", "unknown",
+                 "unknown_nodes", "node_count", "implied", "op_types", "added_values", "unmerged_value_infos")
 
     def __init__(self) -> None:
-        self.types: dict[str, Any] = {}
+        self._types: dict[str, Any] = {}
+        #: Graph input types not decoded yet (see :mod:`.deferred_types`): decoded when asked for.
+        self._deferred: DeferredTypes | None = None
         self.origins: dict[str, str] = {}  # graph inputs and initializers
         self.producers: dict[str, int] = {}  # node outputs -> node index, in node order
         self.nodes: Any = ()  # the graph's nodes, kept (with ``report``) to name producers when asked
@@ -54,6 +57,14 @@ class GraphOutcome:
         #: entries serialized when they were left out of the model (``merge_new=False``).
         self.added_values = 0
         self.unmerged_value_infos = b""
+
+    @property
+    def types(self) -> dict[str, Any]:
+        """Every value's type by name (None or absent: unknown)."""
+        if self._deferred is not None:
+            self._deferred.resolve()
+            self._deferred = None
+        return self._types
 
     def values(self) -> dict[str, tuple[Any, str]]:
         """Every value by name: (type or None, producer), inputs and initializers first."""
@@ -198,14 +209,15 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         return outcome
     graph = model.graph
     reader = DimReader()
-    types, datas, declared = outcome.types, {}, {}
+    types, datas, declared = outcome._types, {}, {}
     origins = outcome.origins
 
-    for value_info, value in zip(graph.input, reader.value_infos(graph.input)):
-        name = value_info.name
-        origins[name] = INPUT
-        if value is not None:
-            types[name] = value
+    input_names = [value_info.name for value_info in graph.input]
+    input_values = deferred_types(reader, graph.input)
+    origins.update(dict.fromkeys(input_names, INPUT))
+    types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
+    unread = [name for name, value in zip(input_names, input_values) if type(value) is UnreadType]
+    deferred = outcome._deferred = DeferredTypes(reader, types, unread)
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
     #: Per element type and dims (weights share few): one type object, cheap to compare, and
@@ -239,6 +251,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             if data is not None:
                 datas[name] = data
         if is_input:
+            if type(types.get(name)) is UnreadType:
+                deferred.resolve()  # merged with the tensor: its dims are looked at
             try:
                 constant = merge_types(types.get(name), constant)
             except TypeConflict:
@@ -249,8 +263,6 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         origins.setdefault(name, INITIALIZER)
         types.setdefault(name, TensorType(sparse.values.data_type, tuple(sparse.dims)))
 
-    # Only graph inputs carry symbols: an initializer's dims are numbers.
-    input_types = [types.get(value_info.name) for value_info in graph.input]
     value_info_types: dict[str, Any] = {}
     for value_info in graph.value_info:
         value = reader.value_info(value_info)
@@ -258,14 +270,13 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             value_info_types[value_info.name] = value
             declared[value_info.name] = value
             types.setdefault(value_info.name, value)
-    output_types: dict[str, Any] = {}
+    output_names = [value_info.name for value_info in graph.output]
     declared_outputs, plain_outputs = reader.value_infos_as_written(graph.output)
-    for value_info, value in zip(graph.output, declared_outputs):
-        name = value_info.name
-        output_types[name] = value
+    output_types: dict[str, Any] = dict(zip(output_names, declared_outputs))
+    for name, value in zip(output_names, declared_outputs):
         if value is not None and name not in origins:
+            previous = declared.get(name)
             try:
-                previous = declared.get(name)
                 declared[name] = value if previous is None else merge_types(previous, value)
             except TypeConflict:
                 declared[name] = value
@@ -277,8 +288,13 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     subgraphs = SubgraphInference(engine, reader)
     engine.subgraphs = subgraphs.graphs
     engine.call_function = FunctionCalls(engine).call
-    engine.input_symbols = frozenset(_symbol_names(input_types))
-    engine.loose_symbols = _loose_symbols(value_info_types, engine.input_symbols, output_types)
+    named = _symbol_names(value_info_types.values()) | _symbol_names(output_types.values())
+    if named:  # declared symbols some inferred dims may replace: the inputs' symbols are needed
+        deferred.resolve()
+        # Only graph inputs carry symbols: an initializer's dims are numbers.
+        engine.input_symbols = frozenset(_symbol_names([types.get(value_info.name) for value_info in graph.input]))
+        engine.loose_symbols = frozenset(named - engine.input_symbols)
+    engine.deferred = deferred if deferred.names else None
     nodes = graph.node
     outcome.node_count = len(nodes)
     entries: dict[tuple[str, str], Any] = {}  # per (domain, op_type): how the walk infers it
@@ -297,12 +313,14 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if report:
         outcome.nodes = nodes
     if write_back:
+        if deferred.names and _rewrites_unread(graph, types, value_info_types, plain_outputs):
+            deferred.resolve()
         _write_back(graph, outcome, seeded, value_info_types, output_types, plain_outputs,
-                    TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new)
+                    TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new, output_names)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.
-    engine.subgraphs = engine.call_function = None
+    engine.subgraphs = engine.call_function = engine.deferred = None
     return outcome
 
 
@@ -351,14 +369,15 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 
 def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types: dict[str, Any],
                 output_types: dict[str, Any], plain_outputs: frozenset[int], encoder: TypeEncoder,
-                merge_new: bool) -> None:
+                merge_new: bool, output_names: list[str]) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
     # ``types`` holds the graph's inputs, initializers and declared values first (``seeded`` of
     # them, none written: a node output of one of their names keeps its place among them), then
     # every other node output with a type, in node order.
+    types = outcome._types  # (unread types are written from their bytes)
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
-        graph, outcome.types, islice(outcome.types, seeded, None), outcome.origins, value_info_types,
-        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs)
+        graph, types, islice(types, seeded, None), outcome.origins, value_info_types,
+        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs, output_names=output_names)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]
@@ -373,7 +392,12 @@ def _symbol_names(values: Iterable[Any]) -> set[str]:
     return {dim.name for dim in dims if type(dim) is Sym and dim.name is not None}
 
 
-def _loose_symbols(value_info_types: dict[str, Any], inputs: frozenset[str], outputs: dict[str, Any]) -> frozenset[str]:
-    """Symbols that value_info or the graph's outputs name and no input or initializer carries."""
-    named = _symbol_names(value_info_types.values()) | _symbol_names(outputs.values())
-    return frozenset(named - inputs) if named else frozenset()
+def _rewrites_unread(graph: Any, types: dict[str, Any], value_info_types: dict[str, Any],
+                     plain_outputs: frozenset[int]) -> bool:
+    """Whether the write-back would compare an unread type with what the graph declares beyond
+    bytes (an output whose declared type holds more than a writer writes, a value_info entry)."""
+    get = types.get
+    outputs = graph.output
+    return any(type(get(name)) is UnreadType for name in value_info_types) or len(plain_outputs) < len(outputs) and any(
+        type(get(value_info.name)) is UnreadType for index, value_info in enumerate(outputs)
+        if index not in plain_outputs)

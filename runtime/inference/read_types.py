@@ -5,7 +5,9 @@ None (neither).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from itertools import compress, count
+from operator import attrgetter
+from typing import Any, Callable, Sequence
 
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.contract.limits import MAX_DIM
@@ -155,21 +157,34 @@ class DimReader:
         another type there has nothing of theirs to keep."""
         keys = [value_info.type.SerializeToString() for value_info in value_infos]
         values = self._read_all(keys, value_infos)
-        written = self.encoded_types.get
-        plain = frozenset(index for index, (key, value) in enumerate(zip(keys, values))
-                          if value is not None and written(value) == key)
+        written, types = self.encoded_types.get, self._types
+        # Each distinct type once (graphs repeat a few), then the positions holding one of those.
+        plain_keys = {key for key in types.keys() & keys if (value := types[key]) is not None and written(value) == key}
+        plain = frozenset(compress(count(), map(plain_keys.__contains__, keys)))
         return values, plain
 
-    def _read_all(self, keys: list[bytes], value_infos: Sequence[Any]) -> list[Any]:
+    def types_of(self, keys: list[bytes], type_protos: Sequence[Any]) -> list[Any]:
+        """The types of ``TypeProto`` messages serialized as ``keys``, read as :meth:`value_infos`
+        reads them (together)."""
+        return self._read_all(keys, type_protos, _itself)
+
+    def _read_all(self, keys: list[bytes], messages: Sequence[Any],
+                  type_proto: Callable[[Any], Any] = attrgetter("type")) -> list[Any]:
+        """The types serialized as ``keys``; ``type_proto`` of each of ``messages`` is the
+        ``TypeProto`` of that key (read as a message if its bytes are not read together)."""
         types = self._types
         unseen = set(keys).difference(types)
         if unseen:
             types.update(self._raw.tensor_types(unseen))
             if not types.keys() >= unseen:  # other kinds of types, long or unusual shapes
-                for key, value_info in zip(keys, value_infos):
-                    if key not in types:
-                        types[key] = self.type(value_info.type) if value_info.HasField("type") else None
+                for key, message in zip(keys, messages):
+                    if key not in types:  # (an absent type reads as an empty one: None)
+                        types[key] = self.type(type_proto(message))
         return list(map(types.__getitem__, keys))
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 def type_from_string(text: str) -> Any:

@@ -10,6 +10,7 @@ import enum
 from typing import Any, Callable, Iterable, Sequence
 
 from opspec.runtime.contract import SparseTensorType, TensorType
+from opspec.runtime.contract.declare import SPEC_ATTRIBUTE, RuleSpec
 from opspec.runtime.defs import INFERENCE, REGISTRY
 from opspec.runtime.inference.checks import formal_positions
 from opspec.runtime.inference.read_types import type_from_string
@@ -45,7 +46,7 @@ class OpEntry:
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
                  "memo", "has_graphs", "attributes_unread", "data_unread", "types_only",
-                 "recent")
+                 "recent", "passes_type")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -72,6 +73,9 @@ class OpEntry:
         #: ``(input types, output type)``, none of them None (runs of nodes alike compare instead
         #: of hashing).
         self.recent: tuple[tuple[Any, ...], Any] | None = None
+        #: A node of one input and one output gets the input's tensor type unchanged, when its
+        #: element type is known (the rule need not run: see ``RuleSpec.passes_input_type``).
+        self.passes_type = False
 
     def reads_attributes(self) -> None:
         """A rule run looked at a node's attributes: read them with every node from now on."""
@@ -192,7 +196,7 @@ def resolve(domain: str, op_type: str, opsets: dict[str, int], functions: dict[t
 def schema_entry(schema: OpSchema, opset: int = 0) -> OpEntry:
     """The entry of a schema: its rule, with the declared defaults of the rule's arguments
     overridden by the schema's own."""
-    rule, args, constant_output = None, _EMPTY, False
+    rule, args, constant_output, passes = None, _EMPTY, False, False
     if schema.inference is not None:
         rule = RULES.lookup(schema.inference.name)
         spec = RULES.spec(schema.inference.name)
@@ -200,7 +204,15 @@ def schema_entry(schema: OpSchema, opset: int = 0) -> OpEntry:
             args = spec.defaults()
             args.update(schema.inference.args)
             constant_output = spec.constant_output
-    return OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output)
+            # (the function that runs must declare it: the flag speaks for that function alone)
+            own = getattr(rule, SPEC_ATTRIBUTE, None)
+            passes = isinstance(own, RuleSpec) and own.passes_input_type and all(
+                value is None for value in args.values())
+    entry = OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output)
+    # Nothing of the node is checked (no attribute constraints), and the output's type parameter
+    # is the input's own: then the type passes unchanged.
+    entry.passes_type = passes and entry.types_only and [sources for sources, _ in entry.plan(1, 1)] == [(0,)]
+    return entry
 
 
 __all__ = ["BindingPlan", "ELEM_ONLY", "EntryKind", "IMPLIED_DOMAINS", "OpEntry", "bind_output", "binding_plan",

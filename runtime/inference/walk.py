@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from opspec.runtime.contract.values import TensorType
+from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
 from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
@@ -55,6 +57,9 @@ class Walker(RuleRunner):
         #: Whether some rule gave a dim that no model can hold (beyond int64): every type
         #: is made by a rule, so the whole-model driver looks for such dims only then.
         self.unwritable = False
+        #: The main graph's input types not decoded yet: decoded before anything but a node that
+        #: passes its input's type on looks at a value (set by the whole-model driver).
+        self.deferred: DeferredTypes | None = None
         self.attributes = AttributeReader()
         self._merged: dict[tuple[Any, Any], Any] = {}
         #: Nodes found to conform to their schema (``check_type``), by op entry, output count,
@@ -83,11 +88,13 @@ class Walker(RuleRunner):
         store = self._store
         reuse = MEMO_LIMIT > 0
         quick = reuse and not check_type  # whether an op whose results follow from input types may skip the rest
+        passing = not check_type  # whether a node that passes its input's type on may skip its rule
         # The entries inferred by a schema's rule: of the default domain by op type alone, of others by both.
         plain: dict[str, OpEntry] = {}
         inferred: dict[tuple[str, str], OpEntry] = {}
         get_plain = plain.get
         get_inferred = inferred.get
+        deferred = self.deferred if self.deferred is not None and self.deferred.types is types else None
         for index, node in enumerate(nodes):
             op_type = node.op_type
             domain = node.domain
@@ -98,6 +105,9 @@ class Walker(RuleRunner):
                 if entry is None:
                     entry = entries[op] = resolve(domain, op_type, opsets, self.functions, self.implied)
                 if entry.kind is not _SCHEMA:
+                    if deferred is not None:
+                        self._decode_deferred()
+                        deferred = None
                     self._other(entry, index, node, types, datas, declared, producers, errors, strict)
                     continue
                 if domain:
@@ -109,11 +119,31 @@ class Walker(RuleRunner):
             count = len(in_names)  # most nodes have one or two inputs: a tuple made directly is far quicker
             inputs: tuple[Any, ...]
             if count == 1:
-                inputs = (get_type(in_names[0]),)
+                value = get_type(in_names[0])
+                if passing and entry.passes_type and len(out_names) == 1 and value is not None \
+                        and ((kind := type(value)) is TensorType or kind is UnreadType) and value.elem:
+                    # The output's type is the input's: stored as is, its dims never looked at.
+                    name = out_names[0]
+                    previous = get_declared(name) if name else None
+                    # A declared type without a shape and of no other element type merges into this one.
+                    if previous is None or type(previous) is TensorType and previous.shape is None \
+                            and (not previous.elem or previous.elem == value.elem):
+                        if name:
+                            types[name] = value
+                            if producers is not None:
+                                producers[name] = index
+                            if kind is UnreadType and deferred is not None:
+                                deferred.names.append(name)
+                        continue
+                inputs = (value,)
             elif count == 2:
                 first, second = in_names
                 inputs = (get_type(first), get_type(second))
             else:
+                inputs = tuple(map(get_type, in_names))
+            if deferred is not None:  # this node looks at types: every unread one is decoded now
+                self._decode_deferred()
+                deferred = None
                 inputs = tuple(map(get_type, in_names))
             data: tuple[Any, ...] | None
             attributes: dict[str, Any] | None
@@ -188,6 +218,12 @@ class Walker(RuleRunner):
                     continue
             store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types, datas,
                   get_declared, producers, errors, strict)
+
+    def _decode_deferred(self) -> None:
+        """Decode the unread input types (for good: the walk looks at them from now on)."""
+        if self.deferred is not None:
+            self.deferred.resolve()
+            self.deferred = None
 
     def _store(self, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
                types: dict[str, Any], datas: dict[str, Any], get_declared: Callable[[str], Any],

@@ -7,6 +7,7 @@ inputs and initializers are left as written.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import count
 from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
@@ -17,7 +18,7 @@ from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos,
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
                 encoder: TypeEncoder | None = None, *, merge: bool = True,
-                plain_outputs: Container[int] = ()) -> tuple[int, bytes]:
+                plain_outputs: Container[int] = (), output_names: list[str] | None = None) -> tuple[int, bytes]:
     """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order (names of
     ``given``, its inputs and initializers, and of its value_info and outputs may be among them:
     they are not added); the two mappings hold what ``value_info`` and the outputs declared.
@@ -25,16 +26,21 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     Returns how many values were added to ``value_info`` and, unless ``merge``, those entries
     serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
     appending them to the graph's bytes when the model is written). ``plain_outputs`` are the
-    positions of outputs whose declared type holds nothing a written type must keep."""
+    positions of outputs whose declared type holds nothing a written type must keep;
+    ``output_names`` the outputs' names, when the caller has them."""
     encoder = encoder or TypeEncoder()
     get = types.get
-    for index, value_info in enumerate(graph.output):
-        value = get(value_info.name)
-        if is_informative(value) and value != output_types.get(value_info.name):
+    outputs = graph.output
+    if output_names is None:
+        output_names = [value_info.name for value_info in outputs]
+    for index, value, declared in zip(count(), map(get, output_names), map(output_types.get, output_names)):
+        # (``is_informative``, inlined: graphs may have 10^5 outputs)
+        if value is not None and value != declared and (
+                type(value) is not TensorType or value.elem or value.shape is not None):
             if index in plain_outputs:  # no denotation to keep: no need to look for one
-                value_info.type.ParseFromString(encoder(value))
+                outputs[index].type.ParseFromString(encoder(value))
             else:
-                write_type(value_info.type, value, encoder)
+                write_type(outputs[index].type, value, encoder)
     skip = set(given)
     for value_info in graph.value_info:
         name = value_info.name
@@ -43,7 +49,7 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         original = value_info_types.get(name)
         if original is not None and is_informative(value) and value != original:
             write_type(value_info.type, value, encoder)
-    skip.update(value_info.name for value_info in graph.output)
+    skip.update(output_names)
     added, written = graph_value_infos(encoder, produced, types, skip)
     if written and merge:
         graph.MergeFromString(written)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import LongShape, MapType, OptionalType, SequenceType, SparseTensorType, TensorType
+from opspec.runtime.inference.deferred_types import UnreadType
 from opspec.runtime.inference.read_types import INT64_MAX
 from opspec.runtime.ir.codes import TypeCase
 from opspec.runtime.ir.varint import encode_varint
@@ -105,6 +106,8 @@ class TypeEncoder:
 
     def _encode(self, value: Any) -> bytes:
         kind = type(value)
+        if kind is UnreadType:  # bytes that are what writing its type gives
+            return value.key
         if kind is TensorType:
             return _field(_TENSOR, _tensor_bytes(value.elem, value.shape, self._dims))
         if kind is SparseTensorType:

@@ -22,7 +22,8 @@ BINARY_COMPUTE = ("add", "sub", "mul", "div", "pow", "max", "min", "equal", "les
 @rule("elementwise", "Every output takes the shape of the first input.",
       dtype=attribute(None, doc="attribute holding the output element type (as Cast's 'to')"),
       compute=option("string", choices=UNARY_COMPUTE,
-                     doc="how known input data maps to output data, for data propagation"))
+                     doc="how known input data maps to output data, for data propagation"),
+      passes_input_type=True)
 def elementwise(ctx: InferenceContext) -> None:
     """Every output takes input 0's shape; ``dtype`` names an attribute giving the elem type."""
     source = ctx.input_type(0)
