@@ -307,6 +307,19 @@ class _Flow:
             raise GiveUp
         return _typed(text, self.plain), index + len(text)
 
+    def entry_end(self, index: int, close: str) -> tuple[int, bool]:
+        """Past an entry's end: the next entry's start (and False) after a comma, or the position past
+        ``close`` (and True); anything else gives up."""
+        line, index = self.line, self.skip(index)
+        if line.startswith(",", index):
+            index = self.skip(index + 1)
+            if line.startswith(close, index):
+                raise GiveUp  # a trailing comma
+            return index, False
+        if line.startswith(close, index):
+            return index + 1, True
+        raise GiveUp
+
     def sequence(self, index: int, depth: int) -> tuple[Seq, int]:
         line, made = self.line, Seq()
         made.location = self.at(self.row, index)
@@ -318,15 +331,9 @@ class _Flow:
             made.item_locations.append(self.at(self.row, index))
             item, index = self.node(index, depth + 1)
             made.append(item)
-            index = self.skip(index)
-            if line.startswith(",", index):
-                index = self.skip(index + 1)
-                if line.startswith("]", index):
-                    raise GiveUp
-                continue
-            if line.startswith("]", index):
-                return made, index + 1
-            raise GiveUp
+            index, ended = self.entry_end(index, "]")
+            if ended:
+                return made, index
 
     def mapping(self, index: int, depth: int) -> tuple[Map, int]:
         line, made = self.line, Map()
@@ -348,12 +355,6 @@ class _Flow:
             if line[index] in "'\"":
                 made.quoted.add(key)
             made[key], index = self.node(index, depth + 1)
-            index = self.skip(index)
-            if line.startswith(",", index):
-                index = self.skip(index + 1)
-                if line.startswith("}", index):
-                    raise GiveUp
-                continue
-            if line.startswith("}", index):
-                return made, index + 1
-            raise GiveUp
+            index, ended = self.entry_end(index, "}")
+            if ended:
+                return made, index
