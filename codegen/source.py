@@ -199,8 +199,10 @@ def _plain_scalar(node: yaml.ScalarNode) -> Any:
     return node.value if node.style else _plain_text(node.value)  # quoted, literal or folded: the text
 
 
+@lru_cache(maxsize=1 << 15)
 def _plain_text(value: str) -> Any:
-    """A plain scalar's value, typed as the core schema types it."""
+    """A plain scalar's value, typed as the core schema types it (once per text: the same few texts
+    recur in every file)."""
     if value[:1] not in _TYPED_FIRST:  # no typed scalar starts so
         return value
     tag = _implicit_tag(value, (True, False))

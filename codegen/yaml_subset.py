@@ -30,11 +30,9 @@ _FLOW_PLAIN = re.compile(r"[^,\[\]{}:]*")
 _QUOTED = {'"': re.compile(r'"([^"\\]*)"'), "'": re.compile(r"'((?:[^']|'')*)'")}
 #: What may not follow a dash that starts a plain scalar in a flow collection.
 _FLOW_ENDS = frozenset(("", " ", ",", "[", "]", "{", "}"))
-#: Plain scalars already typed (the same few texts recur in every file), up to a bound.
-_TYPED: dict[str, Any] = {}
-_TYPED_LIMIT = 1 << 15
 
-#: The typing of a plain scalar, given by the caller (a :class:`GiveUp` when it is unsure).
+#: The typing of a plain scalar, given by the caller (a :class:`GiveUp` when it is unsure; the same few
+#: texts recur in every file, so the caller's typing is best cached).
 Typer = Callable[[str], Any]
 _MAP, _SEQ, _INDENTLESS = 0, 1, 2
 
@@ -61,7 +59,7 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
     line, makes the reader give up); a value is read where it is written.
     """
     at = _Locator(path)
-    new, typed = tuple.__new__, _TYPED
+    new = tuple.__new__
     #: The open block containers, innermost last: (kind, column of their keys or dashes, container).
     stack: list[tuple[int, int, Any]] = []
     pending: tuple[Map, Any, int] | None = None  # a key whose value starts on a later line
@@ -142,7 +140,7 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
         key_text = line[column:colon]
         if not key_text or key_text[0] in _INDICATORS or key_text[-1] == " " or "#" in key_text or len(key_text) > 1000:
             raise GiveUp
-        key = typed[key_text] if key_text in typed else _typed(key_text, plain)
+        key = plain(key_text)
         keys = container.key_locations
         if key in keys:
             raise GiveUp  # libyaml's reading reports the duplicate
@@ -165,7 +163,7 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
         text = (line[start:] if comment < 0 else line[start:comment]).rstrip(" ")
         if ": " in text or text[-1] == ":":
             raise GiveUp
-        container[key] = typed[text] if text in typed else _typed(text, plain)
+        container[key] = plain(text)
         row += 1
     if pending is not None or root is None:
         raise GiveUp  # a null value, or no document
@@ -200,7 +198,7 @@ def _value(lines: list[str], row: int, start: int, parent: int, depth: int, max_
         text = (line[start:] if comment < 0 else line[start:comment]).rstrip(" ")
         if ": " in text or text[-1] == ":":
             raise GiveUp
-        value, end = _typed(text, plain), start + len(text)
+        value, end = plain(text), start + len(text)
     if end < len(line):
         rest = line[end:].lstrip(" ")
         if rest and (rest[0] != "#" or len(rest) == len(line) - end):
@@ -254,18 +252,6 @@ class _Locator:
 _new_location = tuple.__new__
 
 
-def _typed(text: str, plain: Typer) -> Any:
-    """A plain scalar's value, typed once per text."""
-    try:
-        return _TYPED[text]
-    except KeyError:
-        value = plain(text)
-        if len(_TYPED) >= _TYPED_LIMIT:
-            _TYPED.clear()
-        _TYPED[text] = value
-        return value
-
-
 class _Flow:
     """A one-line flow collection (``[a, b]``, ``{k: v}``), nested as the line says."""
 
@@ -305,7 +291,7 @@ class _Flow:
         text = _FLOW_PLAIN.match(line, index).group().rstrip(" ")  # type: ignore[union-attr]
         if " #" in text:
             raise GiveUp
-        return _typed(text, self.plain), index + len(text)
+        return self.plain(text), index + len(text)
 
     def entry_end(self, index: int, close: str) -> tuple[int, bool]:
         """Past an entry's end: the next entry's start (and False) after a comma, or the position past
