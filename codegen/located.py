@@ -34,6 +34,14 @@ class Map(dict):
     value_locations: dict[Any, Location]
     quoted: set[Any]  # keys whose value is a quoted scalar
 
+    @classmethod
+    def made_at(cls, location: Location) -> Map:
+        """An empty mapping written at ``location``, ready for its keys."""
+        made = cls()
+        made.location = location
+        made.key_locations, made.value_locations, made.quoted = {}, {}, set()
+        return made
+
     def key_at(self, key: Any) -> Location:
         return self.key_locations.get(key, self.location)
 
@@ -51,6 +59,14 @@ class Seq(list):
 
     location: Location
     item_locations: list[Location]
+
+    @classmethod
+    def made_at(cls, location: Location) -> Seq:
+        """An empty sequence written at ``location``, ready for its items."""
+        made = cls()
+        made.location = location
+        made.item_locations = []
+        return made
 
     def item_at(self, index: int) -> Location:
         return self.item_locations[index] if index < len(self.item_locations) else self.location

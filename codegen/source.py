@@ -102,14 +102,10 @@ class _Builder:
         self.stack: list[tuple[Any, Any]] = []  # (container, pending key event or _NO_KEY)
         self.root: Any = _NOTHING
 
-    def start(self, container: Any, event: yaml.Event) -> None:
+    def start(self, kind: type[Map] | type[Seq], event: yaml.Event) -> None:
         if len(self.stack) >= MAX_DEPTH:
             raise SourceError(_where(self.path, event.start_mark), f"nesting deeper than {MAX_DEPTH} levels")
-        container.location = _where(self.path, event.start_mark)
-        if isinstance(container, Map):
-            container.key_locations, container.value_locations, container.quoted = {}, {}, set()
-        else:
-            container.item_locations = []
+        container = kind.made_at(_where(self.path, event.start_mark))
         self.place(container, event)
         self.stack.append((container, _NO_KEY))
 
@@ -228,13 +224,8 @@ def _build_from_nodes(root: yaml.Node | None, path: str) -> Any:
     def container(node: yaml.Node, depth: int) -> Any:
         if depth >= MAX_DEPTH:
             raise _Unsure
-        made: Any = Map() if type(node) is yaml.MappingNode else Seq()
         mark = node.start_mark
-        made.location = Location(path, mark.line + 1, mark.column + 1)
-        if type(made) is Map:
-            made.key_locations, made.value_locations, made.quoted = {}, {}, set()
-        else:
-            made.item_locations = []
+        made = (Map if type(node) is yaml.MappingNode else Seq).made_at(Location(path, mark.line + 1, mark.column + 1))
         pending.append((node, made, depth))
         return made
 
@@ -284,11 +275,11 @@ def _build_with(loader: type, text: str, display: str) -> Any:
         elif isinstance(event, yaml.MappingStartEvent):
             if event.tag not in (None, "!", _TAG + "map"):
                 raise SourceError(_where(display, event.start_mark), f"unsupported YAML tag {event.tag!r}")
-            builder.start(Map(), event)
+            builder.start(Map, event)
         elif isinstance(event, yaml.SequenceStartEvent):
             if event.tag not in (None, "!", _TAG + "seq"):
                 raise SourceError(_where(display, event.start_mark), f"unsupported YAML tag {event.tag!r}")
-            builder.start(Seq(), event)
+            builder.start(Seq, event)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             builder.end()
     return builder.root

@@ -59,7 +59,7 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
     line, makes the reader give up); a value is read where it is written.
     """
     at = _Locator(path)
-    new = tuple.__new__
+    new = _new_location
     #: The open block containers, innermost last: (kind, column of their keys or dashes, container).
     stack: list[tuple[int, int, Any]] = []
     pending: tuple[Map, Any, int] | None = None  # a key whose value starts on a later line
@@ -86,14 +86,14 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
                 raise GiveUp  # a null value
             if len(stack) >= max_depth:
                 raise GiveUp
-            container: Any = Seq() if dash else Map()
+            parent.value_locations[key] = where = new(Location, (path, row + 1, column + 1))
+            container: Any = Seq.made_at(where) if dash else Map.made_at(where)
             parent[key] = container
-            parent.value_locations[key] = container.location = new(Location, (path, row + 1, column + 1))
         elif not stack:
             if root is not None or column:
                 raise GiveUp
-            container = root = Seq() if dash else Map()
-            container.location = new(Location, (path, row + 1, 1))
+            where = new(Location, (path, row + 1, 1))
+            container = root = Seq.made_at(where) if dash else Map.made_at(where)
             kind = _SEQ if dash else _MAP
         else:
             while stack[-1][1] > column or stack[-1][0] == _INDENTLESS and stack[-1][1] == column and not dash:
@@ -105,10 +105,6 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
                 raise GiveUp  # a continued scalar, a stray line, or a mapping and a sequence mixed
             kind = -1  # nothing new opens at this line's start
         if kind >= 0:
-            if dash:
-                container.item_locations = []
-            else:
-                container.key_locations, container.value_locations, container.quoted = {}, {}, set()
             stack.append((kind, column, container))
         if dash:  # an item: a mapping that starts on this line, or a value
             start = len(line) - len(content[1:].lstrip(" "))
@@ -125,9 +121,7 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
                 continue
             if len(stack) >= max_depth:
                 raise GiveUp
-            item: Any = Map()
-            item.location = item_at
-            item.key_locations, item.value_locations, item.quoted = {}, {}, set()
+            item = Map.made_at(item_at)
             container.append(item)
             stack.append((_MAP, start, item))
             container, column = item, start
@@ -153,18 +147,9 @@ def _read(lines: list[str], path: str, max_depth: int, plain: Typer) -> Any:
             row += 1
             continue
         container.value_locations[key] = new(Location, (path, row + 1, start + 1))
-        first = line[start]
-        if first in _INDICATORS:
-            if first == "'" or first == '"':
-                container.quoted.add(key)
-            container[key], row = _value(lines, row, start, column, len(stack), max_depth, plain, at)
-            continue
-        comment = line.find(" #", start)
-        text = (line[start:] if comment < 0 else line[start:comment]).rstrip(" ")
-        if ": " in text or text[-1] == ":":
-            raise GiveUp
-        container[key] = plain(text)
-        row += 1
+        if line[start] in "'\"":
+            container.quoted.add(key)
+        container[key], row = _value(lines, row, start, column, len(stack), max_depth, plain, at)
     if pending is not None or root is None:
         raise GiveUp  # a null value, or no document
     return root
@@ -307,9 +292,7 @@ class _Flow:
         raise GiveUp
 
     def sequence(self, index: int, depth: int) -> tuple[Seq, int]:
-        line, made = self.line, Seq()
-        made.location = self.at(self.row, index)
-        made.item_locations = []
+        line, made = self.line, Seq.made_at(self.at(self.row, index))
         index = self.skip(index + 1)
         if line.startswith("]", index):
             return made, index + 1
@@ -322,9 +305,7 @@ class _Flow:
                 return made, index
 
     def mapping(self, index: int, depth: int) -> tuple[Map, int]:
-        line, made = self.line, Map()
-        made.location = self.at(self.row, index)
-        made.key_locations, made.value_locations, made.quoted = {}, {}, set()
+        line, made = self.line, Map.made_at(self.at(self.row, index))
         index = self.skip(index + 1)
         if line.startswith("}", index):
             return made, index + 1
