@@ -1,15 +1,16 @@
 """One engine on one model file, in a process of its own: ``python infer_worker.py ENGINE PATH CALLS``.
 
 Prints one JSON line: ``cold`` (the first call, rules and schemas loading included),
-``warm`` (the best of ``CALLS`` further calls), ``convert`` (what the API call spends
+``warm`` (the best of ``CALLS`` further calls), ``warm_median`` (their median), ``convert`` (what the API call spends
 serializing or copying the model around the engine's own work, measured apart, best of 3),
-``warm_cpu`` (the best CPU time of the warm calls) and ``peak_mb`` (the process's peak
+``warm_cpu`` and ``warm_cpu_median`` (the best and the median CPU time of the warm calls) and ``peak_mb`` (the process's peak
 resident memory, ``VmHWM``: a count of this program's own pages, where ``getrusage`` would
 report the parent's if larger). Times are wall-clock seconds unless named CPU.
 """
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import time
 from typing import Any, Callable
@@ -75,6 +76,8 @@ def main() -> None:
     result: dict[str, Any] = {"cold": _seconds(infer, model)}
     warm = [_times(infer, model) for _ in range(calls)]
     result["warm"] = min([wall for wall, _ in warm], default=result["cold"])
+    result["warm_median"] = statistics.median([wall for wall, _ in warm]) if warm else result["cold"]
+    result["warm_cpu_median"] = statistics.median([cpu for _, cpu in warm]) if warm else None
     result["warm_cpu"] = min([cpu for _, cpu in warm], default=None)
     result["convert"] = min(_seconds(convert, model) for _ in range(3)) if convert is not None else None
     result["peak_mb"] = peak_mb()
