@@ -86,18 +86,19 @@ def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Names
 
 
 def _show(args: argparse.Namespace) -> int:
-    import opspec
+    from opspec.cli_lookup import find_schema
     from opspec.codegen.history import signature  # not codegen.render: printing needs no jinja2
+    from opspec.runtime.registry import SchemaError
 
     try:
-        schema = opspec.get_schema(args.op, args.version, args.domain)
-    except opspec.SchemaError as error:
+        found = find_schema(args.op, args.version, args.domain)
+    except SchemaError as error:
         raise UserError(str(error)) from None
-    from opspec.runtime.defs import REGISTRY
-
-    versions = [s.since_version for s in REGISTRY.schemas_of(schema.name, schema.domain)]
-    print(f"{schema.name} version {schema.since_version} (domain {REGISTRY.domain(schema.domain).name!r}; "
-          f"versions {', '.join(map(str, versions))}){'  DEPRECATED' if schema.deprecated else ''}")
+    schema, registry = found.schema, found.registry
+    versions = [s.since_version for s in registry.schemas_of(schema.name, schema.domain)]
+    print(f"{schema.name} version {schema.since_version} (domain {registry.domain(schema.domain).name!r}"
+          f"{', onnxruntime' if found.onnxruntime else ''}; versions {', '.join(map(str, versions))})"
+          f"{'  DEPRECATED' if schema.deprecated else ''}")
     if schema.summary:
         print(f"  {schema.summary}")
     print()
@@ -176,10 +177,10 @@ def _parser() -> argparse.ArgumentParser:
                                "whose error_count counts every error")
     generate.set_defaults(run=_generate)
 
-    show = commands.add_parser("show", help="print an operator's schema")
+    show = commands.add_parser("show", help="print an operator's schema (the standard set's, else onnxruntime's)")
     show.add_argument("op")
     show.add_argument("--version", type=int, default=None, help="opset version (default: newest)")
-    show.add_argument("--domain", default="", help="domain (default: ai.onnx)")
+    show.add_argument("--domain", default="", help="domain (default: ai.onnx), such as com.microsoft")
     show.set_defaults(run=_show)
 
     draft = commands.add_parser("import", help="draft opdefs YAML for ops registered in onnx.defs")
@@ -201,7 +202,7 @@ def _parser() -> argparse.ArgumentParser:
         if command.prog.split()[-1] in _USES_REGISTRY:
             command.add_argument("--registry", metavar="DIR", action="append", default=[],
                                  help="also use the op set generated into DIR (opspec generate --out DIR); "
-                                      "may be repeated")
+                                      "may be repeated (the standard and onnxruntime's sets need none)")
     return parser
 
 
@@ -215,10 +216,24 @@ def _add_registries(folders: list[str]) -> None:
     for folder in folders:
         if not os.path.isdir(folder):
             raise UserError(f"--registry {folder}: no such folder")
+        if _is_built_in(folder):
+            continue  # its ops are known without the option
         try:
             opspec.register(folder)
         except (ImportError, AttributeError, opspec.SchemaError) as error:
             raise UserError(f"--registry {folder}: not a generated registry package ({error})") from None
+
+
+def _is_built_in(folder: str) -> bool:
+    """Whether ``folder`` is one of the registry packages every command uses already (the standard
+    set's, onnxruntime's)."""
+    import importlib
+
+    from opspec.runtime.defs import ONNXRUNTIME_PACKAGE, REGISTRY_PACKAGE
+
+    packages = [REGISTRY_PACKAGE, importlib.import_module(ONNXRUNTIME_PACKAGE)]
+    return any(os.path.samefile(folder, path) for package in packages for path in package.__path__
+               if os.path.isdir(path))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
