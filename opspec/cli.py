@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
+from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError, plural
 
 
 #: What the last command made that is large and needed until its end (see :func:`run`); emptied as a
@@ -41,8 +41,8 @@ def _generate(args: argparse.Namespace) -> int:
         _print_errors(error.diagnostics, opdefs, args)
         return EXIT_FAILED
     def counts(domains: tuple) -> str:
-        return (f"{len(domains)} domain{'s' if len(domains) != 1 else ''}, {sum(len(d.ops) for d in domains)} ops, "
-                f"{sum(d.schema_count for d in domains)} schemas")
+        return (f"{plural(len(domains), 'domain')}, {plural(sum(len(d.ops) for d in domains), 'op')}, "
+                f"{plural(sum(d.schema_count for d in domains), 'schema')}")
 
     summary = "; ".join([counts(result.domains), *(f"{name}: {counts(domains)}"
                                                     for name, domains in result.layers.items())])
@@ -51,7 +51,8 @@ def _generate(args: argparse.Namespace) -> int:
         if result.stale:
             for path in result.stale:
                 print(f"stale: {out / path}", file=sys.stderr)
-            print(f"opspec: {out} is out of date ({len(result.stale)} files); run `make generate`", file=sys.stderr)
+            print(f"opspec: {out} is out of date ({plural(len(result.stale), 'file')}); run `make generate`",
+                  file=sys.stderr)
             return EXIT_FAILED
         print(f"{out} is up to date: {summary}")
         return EXIT_OK
@@ -59,9 +60,9 @@ def _generate(args: argparse.Namespace) -> int:
         for domain in domains:
             name = f"{layer}: {domain.decl.name}" if layer else domain.decl.name
             print(f"  {name:<36} opsets {domain.decl.opset_min}-{domain.decl.opset_max}  "
-                  f"{len(domain.ops):>4} ops  {domain.schema_count:>5} schemas")
+                  f"{len(domain.ops):>5,} ops  {domain.schema_count:>6,} schemas")
     changed = len(result.written) + len(result.removed)
-    print(f"generated {summary} -> {out} ({changed} files changed)")
+    print(f"generated {summary} -> {out} ({plural(changed, 'file')} changed)")
     return EXIT_OK
 
 
@@ -145,7 +146,7 @@ def _import(args: argparse.Namespace) -> int:
     if report.without_rule:
         print(f"opspec: warning: no known inference rule for {', '.join(report.without_rule)}: drafted with "
               "`inference: null`; name a rule or write one (docs/rules.md lists them)", file=sys.stderr)
-    print(f"{len(report.drafted)} drafted, {len(report.skipped)} kept, {len(report.failed)} failed; "
+    print(f"{len(report.drafted):,} drafted, {len(report.skipped):,} kept, {len(report.failed):,} failed; "
           "write descriptions in place of the TODO markers")
     return EXIT_FAILED if report.failed else EXIT_OK
 
