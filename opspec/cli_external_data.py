@@ -15,7 +15,7 @@ each data file is made reachable from the output's folder, in this order of pref
 Locations onnx and onnxruntime refuse (absolute, climbing out with ``..``, through a link
 out of the folder) were never readable from the input either: they are kept as they are,
 with a warning, as are all locations when the model is read from standard input or written
-to standard output (no folder is known at one end).
+to a stream (standard output, a device, a pipe): no folder is known at one end.
 """
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ class Relocation:
 
 
 def plan(model: Any, source: str | None, output: str | None) -> Relocation:
-    """What writing ``model``, read from ``source``, to ``output`` takes (None: standard input
-    or output). Raises :class:`UserError` when a data file cannot be put beside the output
+    """What writing ``model``, read from ``source``, to ``output`` takes (None: standard input;
+    for ``output``, a stream: standard output, a device or a pipe). Raises :class:`UserError` when a data file cannot be put beside the output
     without replacing another file; nothing is changed here."""
     from opspec.runtime.ir.external import ExternalData
 
@@ -54,7 +54,7 @@ def plan(model: Any, source: str | None, output: str | None) -> Relocation:
         return Relocation((), (), ())
     if source is None or output is None:
         where = ("the model is read from standard input, so their folder is not known" if source is None
-                 else f"the model goes to standard output; they are relative to {_folder(source)}")
+                 else f"the model goes to a stream, not a file; they are relative to {_folder(source)}")
         return Relocation((), (), (f"{plural(len(locations), 'external data file')} kept as "
                                    f"referenced ({', '.join(locations)}): {where}",))
     source_folder, output_folder = _folder(source), _folder(output)

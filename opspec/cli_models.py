@@ -100,7 +100,7 @@ def write(save: Callable[[str | BinaryIO], Any], model: Any, source: str, output
     from opspec.cli_external_data import apply, plan
 
     to_stdout = output == STANDARD_STREAM
-    relocation = plan(model, source_path(source), None if to_stdout else output)
+    relocation = plan(model, source_path(source), None if to_stdout or _is_stream(output) else output)
     for warning in relocation.warnings:
         print(f"opspec: warning: {warning}", file=sys.stderr)
     apply(model, relocation)
@@ -116,6 +116,14 @@ def write(save: Callable[[str | BinaryIO], Any], model: Any, source: str, output
     except OSError as error:
         raise UserError(f"cannot write {shown_output(output)}: {error.strerror or error}") from None
     return list(relocation.copies)
+
+
+def _is_stream(output: str) -> bool:
+    """Whether ``output`` is written as it is (a device, a pipe, a descriptor): it has no folder
+    of its own for external data to go to."""
+    from opspec.runtime.atomic_file import TargetKind, write_target
+
+    return write_target(output).kind is TargetKind.IN_PLACE
 
 
 def shown_output(output: str) -> str:

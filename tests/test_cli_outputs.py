@@ -142,6 +142,22 @@ def test_convert_reads_stdin_and_writes_stdout(tmp_path):
     assert run.stderr == b"converted from opset 17 to 13: <stdout>\n"
 
 
+def test_a_terminal_is_neither_written_a_model_nor_read_as_one(tmp_path):
+    if not hasattr(os, "openpty"):
+        pytest.skip("no terminals to open on this platform")
+    leader, follower = os.openpty()
+    command = [sys.executable, "-m", "opspec"]
+    try:
+        written = subprocess.run([*command, "infer", str(_saved(tmp_path / "m.onnx")), "-o", "-"], stdout=follower,
+                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=120)
+        read = subprocess.run([*command, "check", "-"], stdin=follower, capture_output=True, timeout=120)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert written.returncode == 2 and b"standard output, which is a terminal" in written.stderr
+    assert read.returncode == 2 and b"standard input, which is a terminal" in read.stderr
+
+
 def test_a_file_named_dash_is_reached_as_dot_slash_dash(tmp_path):
     _saved(tmp_path / "-")
     run = _opspec("infer", "./-", "-o", "./-", "-q", cwd=tmp_path)
@@ -226,8 +242,13 @@ def test_other_data_under_the_same_name_is_never_replaced(tmp_path, capsys):
     assert not out.exists() and (tmp_path / "b" / "weights.bin").read_bytes() == b"another model's weights"
 
 
-def test_external_data_to_stdout_is_a_warning_not_a_silence(tmp_path):
+def test_external_data_to_a_stream_is_a_warning_not_a_silence_nor_a_copy(tmp_path):
     model = _external(tmp_path / "a")
     run = _opspec("infer", str(model), "-o", "-", "-q")
     assert run.returncode == 0
     assert b"opspec: warning: 1 external data file kept as referenced (weights.bin)" in run.stderr
+    link = tmp_path / "null"
+    link.symlink_to(os.devnull)
+    run = _opspec("infer", str(model), "-o", str(link), "-q")
+    assert run.returncode == 0 and b"the model goes to a stream" in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "null"], "nothing copied beside the device's link"
