@@ -6,12 +6,15 @@ anything fails on the way (a full disk, a quota, a file size limit, an interrupt
 process), the temporary file is removed and the target is exactly as it was: writing a
 result over its own input (``opspec infer m.onnx -o m.onnx``) can never leave half a model.
 
-Only a regular file (or a name not taken yet) is replaced. What else a path may name is
-written as it is (see :func:`write_target`): a device, a pipe (FIFO) or an open descriptor
-(``/dev/stdout``, ``/dev/fd/N``) is opened and written in place, never replaced by a file; a
-symbolic link to a regular file keeps the link and has the file it points at replaced in one
-step (beside that file); a directory or a socket is refused with :class:`OSError`. The new
-file gets the permissions of the file it replaces, or those a newly created file would get.
+Two kinds of path are written. A file a program places in a folder it writes
+(:func:`write_atomically`) is replaced whatever is there: a symbolic link is replaced by the
+file, never followed, so nothing outside the folder is ever written. An output a user names
+(:func:`write_output`, such as ``opspec infer -o OUT``) is written as what it is (see
+:func:`write_target`): a regular file (or a name not taken yet) is replaced in one step; a
+device, a pipe (FIFO) or an open descriptor (``/dev/stdout``, ``/dev/fd/N``) is opened and
+written in place, never replaced by a file; a symbolic link is kept and the regular file it
+points at is replaced beside itself; a directory or a socket is refused with :class:`OSError`.
+The new file gets the permissions of the file it replaces, or those a newly created file would get.
 """
 from __future__ import annotations
 
@@ -33,16 +36,9 @@ Content = Union[bytes, bytearray, memoryview, Iterable[Union[bytes, bytearray, m
 
 
 def write_atomically(path: str | os.PathLike[str], data: Content) -> Path:
-    """Put ``data`` (bytes, or pieces of them in order) at ``path``; return the path.
-
-    A regular file (or a new one) is replaced in one step; a device, a pipe or an open
-    descriptor is written in place; a link to a regular file keeps the link (see
-    :func:`write_target`). Failures raise :class:`OSError`."""
-    where = write_target(path)
-    if where.kind is TargetKind.IN_PLACE:
-        _write_in_place(where.path, data)
-        return Path(path)
-    target = Path(where.path)
+    """Put ``data`` (bytes, or pieces of them in order) at ``path`` in one step, replacing whatever
+    is there (a link is replaced, not followed); return the path. Failures raise :class:`OSError`."""
+    target = Path(path)
     temporary = _temporary_copy(target, data, _mode_for(target), sync=True)
     try:
         os.replace(temporary, target)
@@ -50,11 +46,24 @@ def write_atomically(path: str | os.PathLike[str], data: Content) -> Path:
         _remove(temporary)
         raise
     _sync_folder(target.parent)
+    return target
+
+
+def write_output(path: str | os.PathLike[str], data: Content) -> Path:
+    """Put ``data`` at ``path``, an output a user named, as what it is (see :func:`write_target`):
+    a regular file (or a new one) replaced in one step, a device, a pipe or an open descriptor
+    written in place, a link kept while the file it points at is replaced; return the path.
+    Failures raise :class:`OSError`."""
+    where = write_target(path)
+    if where.kind is TargetKind.IN_PLACE:
+        _write_in_place(where.path, data)
+    else:
+        write_atomically(where.path, data)
     return Path(path)
 
 
 class TargetKind(Enum):
-    """How :func:`write_atomically` writes a path."""
+    """How :func:`write_output` writes a path."""
 
     #: A regular file, or a name not taken yet: a new file replaces it in one step.
     REPLACED = "replaced"

@@ -15,7 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from opspec.runtime.atomic_file import TargetKind, WriteTarget, write_atomically, write_target
+from opspec.runtime.atomic_file import TargetKind, WriteTarget, write_atomically, write_output, write_target
 
 LIMIT = 30 * 1024  # bytes a child process may write to any one file
 
@@ -98,7 +98,7 @@ def test_output_through_a_link_keeps_the_link_and_replaces_its_target(tmp_path):
 def test_a_dangling_link_creates_the_file_it_names(tmp_path):
     link = tmp_path / "link"
     link.symlink_to("new.bin")
-    write_atomically(link, b"data")
+    write_output(link, b"data")
     assert link.is_symlink() and (tmp_path / "new.bin").read_bytes() == b"data"
 
 
@@ -107,7 +107,7 @@ def test_a_fifo_is_written_in_place(tmp_path):
     os.mkfifo(fifo)
     reader = subprocess.Popen([sys.executable, "-c", f"import sys; sys.stdout.write(open({str(fifo)!r}).read())"],
                               stdout=subprocess.PIPE, text=True)
-    write_atomically(fifo, [b"one ", b"two"])
+    write_output(fifo, [b"one ", b"two"])
     assert reader.communicate(timeout=60)[0] == "one two"
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     _only(tmp_path, "fifo")
@@ -115,14 +115,14 @@ def test_a_fifo_is_written_in_place(tmp_path):
 
 def test_a_character_device_is_written_in_place_and_a_directory_refused(tmp_path):
     assert write_target(os.devnull) == WriteTarget(TargetKind.IN_PLACE, os.devnull)  # asked before writing to it
-    write_atomically(os.devnull, b"discarded")
+    write_output(os.devnull, b"discarded")
     assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
     with pytest.raises(IsADirectoryError):
-        write_atomically(tmp_path, b"x")
+        write_output(tmp_path, b"x")
     link = tmp_path / "to_folder"
     link.symlink_to(tmp_path)
     with pytest.raises(IsADirectoryError):
-        write_atomically(link, b"x")
+        write_output(link, b"x")
 
 
 def test_a_descriptors_name_is_written_through_the_descriptor(tmp_path):
@@ -131,7 +131,7 @@ def test_a_descriptors_name_is_written_through_the_descriptor(tmp_path):
         pytest.skip("no /proc/self/fd on this platform")
     assert write_target("/dev/stdout").kind is TargetKind.IN_PLACE  # never run a broken rule on it (as root)
     target = tmp_path / "out.bin"
-    code = "from opspec.runtime.atomic_file import write_atomically; write_atomically('/dev/stdout', b'bytes')"
+    code = "from opspec.runtime.atomic_file import write_output; write_output('/dev/stdout', b'bytes')"
     with open(target, "wb") as out:
         run = subprocess.run([sys.executable, "-c", code], stdout=out, stderr=subprocess.PIPE, timeout=60)
     assert run.returncode == 0, run.stderr
@@ -139,12 +139,24 @@ def test_a_descriptors_name_is_written_through_the_descriptor(tmp_path):
     _only(tmp_path, "out.bin")
 
 
+def test_a_file_placed_in_a_folder_replaces_a_link_there_and_never_writes_through_it(tmp_path):
+    """What a program writing files into a folder of its own wants: nothing outside it is touched."""
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"kept")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "file.txt").symlink_to(outside)
+    write_atomically(folder / "file.txt", b"new")
+    assert not (folder / "file.txt").is_symlink() and (folder / "file.txt").read_bytes() == b"new"
+    assert outside.read_bytes() == b"kept"
+
+
 def test_a_failed_write_leaves_the_target_and_no_temporary_file(tmp_path):
     target = tmp_path / "t.bin"
     target.write_bytes(b"old")
     os.chmod(target, 0o640)
     run = _limited(f"""
-        from opspec.runtime.atomic_file import TargetKind, WriteTarget, write_atomically, write_target
+        from opspec.runtime.atomic_file import write_atomically
         try:
             write_atomically({str(target)!r}, b"x" * {4 * LIMIT})
         except OSError as error:

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, Union, overload
 from google.protobuf.message import DecodeError, Message
 
 from opspec.generated.opspec_ir_pb2 import ModelProto
-from opspec.runtime.atomic_file import write_atomically
+from opspec.runtime.atomic_file import write_output
 from opspec.runtime.ir.varint import encode_varint, read_varint
 
 __all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model",
@@ -126,7 +126,7 @@ def save_model(model: SavedModel, path: str | os.PathLike[str] | BinaryIO, graph
     ``graph_fields`` are serialized ``GraphProto`` fields the written graph gets besides its
     own, as ``model.graph.MergeFromString(graph_fields)`` would add them, without building
     them as messages (for results written once and never read back).
-    The file is replaced in one step (see :mod:`opspec.runtime.atomic_file`): on any
+    The file is replaced in one step (see :func:`opspec.runtime.atomic_file.write_output`): on any
     failure it is exactly as before, so a model may be written over its own input; a device,
     a pipe or an open descriptor is written as it is, and a symbolic link is kept while the
     file it points at is replaced.
@@ -135,7 +135,7 @@ def save_model(model: SavedModel, path: str | os.PathLike[str] | BinaryIO, graph
     data = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else model.SerializeToString()
     pieces = with_graph_fields(data, graph_fields) if graph_fields else [data]
     if isinstance(path, (str, os.PathLike)):
-        return write_atomically(path, pieces)
+        return write_output(path, pieces)
     for piece in pieces:
         path.write(piece)
     return None
