@@ -49,6 +49,9 @@ def plan(model: Any, source: str | None, output: str | None) -> Relocation:
     without replacing another file; nothing is changed here."""
     from opspec.runtime.ir.external import ExternalData
 
+    if source is not None and output is not None and (
+            os.path.realpath(_folder(source)) == os.path.realpath(_folder(output)) or not _may_refer(source)):
+        return Relocation((), (), ())
     locations = sorted({location for tensor in external_tensors(model) if (location := _location(tensor))})
     if not locations:
         return Relocation((), (), ())
@@ -58,8 +61,6 @@ def plan(model: Any, source: str | None, output: str | None) -> Relocation:
         return Relocation((), (), (f"{plural(len(locations), 'external data file')} kept as "
                                    f"referenced ({', '.join(locations)}): {where}",))
     source_folder, output_folder = _folder(source), _folder(output)
-    if os.path.realpath(source_folder) == os.path.realpath(output_folder):
-        return Relocation((), (), ())
     copies: list[tuple[str, str]] = []
     renamed: list[tuple[str, str]] = []
     warnings: list[str] = []
@@ -105,23 +106,47 @@ def external_tensors(model: Any) -> Iterator[Any]:
     graphs = [model.graph] if model.HasField("graph") else []
     for info in model.training_info:
         graphs.extend(getattr(info, field) for field in ("initialization", "algorithm") if info.HasField(field))
-    nodes = [node for function in model.functions for node in function.node]
-    while graphs or nodes:
+    node_lists = [function.node for function in model.functions]
+    while graphs or node_lists:
         if graphs:
             graph = graphs.pop()
             yield from _stored_externally(graph.initializer)
             for sparse in graph.sparse_initializer:
                 yield from _stored_externally((sparse.values, sparse.indices))
-            nodes.extend(graph.node)
+            node_lists.append(graph.node)
             continue
-        for attribute in nodes.pop().attribute:
-            yield from _stored_externally([attribute.t] if attribute.HasField("t") else [])
-            yield from _stored_externally(attribute.tensors)
-            for sparse in [*attribute.sparse_tensors, *([attribute.sparse_tensor] if attribute.HasField("sparse_tensor")
-                                                        else [])]:
-                yield from _stored_externally((sparse.values, sparse.indices))
-            graphs.extend([attribute.g] if attribute.HasField("g") else [])
-            graphs.extend(attribute.graphs)
+        for node in node_lists.pop():
+            for attribute in node.attribute:
+                if attribute.type in _HOLDING_TENSORS_OR_GRAPHS:
+                    yield from _in_attribute(attribute, graphs)
+
+
+#: ``AttributeProto.type`` of the attributes that may hold tensors or graphs (0: not stated, so looked into).
+_HOLDING_TENSORS_OR_GRAPHS = frozenset({0, 4, 5, 9, 10, 11, 12})
+
+
+def _in_attribute(attribute: Any, graphs: list[Any]) -> Iterator[Any]:
+    """The externally stored tensors ``attribute`` holds; its graphs are added to ``graphs``."""
+    yield from _stored_externally([attribute.t] if attribute.HasField("t") else [])
+    yield from _stored_externally(attribute.tensors)
+    sparse_tensors = [*attribute.sparse_tensors, *([attribute.sparse_tensor] if attribute.HasField("sparse_tensor") else [])]
+    for sparse in sparse_tensors:
+        yield from _stored_externally((sparse.values, sparse.indices))
+    graphs.extend([attribute.g] if attribute.HasField("g") else [])
+    graphs.extend(attribute.graphs)
+
+
+def _may_refer(source: str) -> bool:
+    """Whether the model file ``source`` may have external data: every reference names its
+    ``location``, and a file without those bytes has none (a scan of the file costs far less
+    than visiting every node's attributes)."""
+    import mmap
+
+    try:
+        with open(source, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(b"location") >= 0
+    except (OSError, ValueError):  # not a file that can be mapped (a pipe, an empty file): look at the model
+        return True
 
 
 def _stored_externally(tensors: Any) -> Iterator[Any]:
