@@ -252,3 +252,44 @@ def test_external_data_to_a_stream_is_a_warning_not_a_silence_nor_a_copy(tmp_pat
     run = _opspec("infer", str(model), "-o", str(link), "-q")
     assert run.returncode == 0 and b"the model goes to a stream" in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "null"], "nothing copied beside the device's link"
+
+
+def test_external_data_of_attributes_and_subgraphs_goes_along_too(tmp_path):
+    constant = numpy_helper.from_array(np.full((4, 16), 2, dtype=np.float32), "c")
+    branch_weights = numpy_helper.from_array(np.full((4, 16), 3, dtype=np.float32), "b")
+    branch = helper.make_graph([helper.make_node("Add", ["y", "b"], ["z"])], "then", [],
+                               [helper.make_tensor_value_info("z", F, [4, 16])], [branch_weights])
+    nodes = [helper.make_node("Constant", [], ["k"], value=constant), helper.make_node("Mul", ["x", "k"], ["y"]),
+             helper.make_node("If", ["flag"], ["out"], then_branch=branch, else_branch=branch)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [4, 16]),
+                                           helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("out", F, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    onnx.save_model(model, str(tmp_path / "a" / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="data.bin", size_threshold=0, convert_attribute=True)
+    out = tmp_path / "b" / "out.onnx"
+    assert main(["infer", str(tmp_path / "a" / "m.onnx"), "-o", str(out), "-q"]) == 0
+    import onnxruntime
+
+    onnx.load(str(out))  # every tensor's data is found from the new folder
+    session = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    (result,) = session.run(None, {"x": np.ones((4, 16), dtype=np.float32), "flag": np.array(True)})
+    assert np.array_equal(result, np.full((4, 16), 5, dtype=np.float32))
+
+
+def test_a_reference_the_input_could_not_reach_either_is_written_as_it_is_with_a_warning(tmp_path, capsys):
+    model = _model()
+    tensor = model.graph.initializer[0]
+    tensor.ClearField("raw_data")
+    tensor.ClearField("float_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value="../elsewhere.bin")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "m.onnx").write_bytes(model.SerializeToString())
+    assert main(["infer", str(tmp_path / "a" / "m.onnx"), "-o", str(tmp_path / "b" / "out.onnx"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "opspec: warning: external data '../elsewhere.bin' is not a file inside" in err
+    assert _locations(tmp_path / "b" / "out.onnx") == ["../elsewhere.bin"]
