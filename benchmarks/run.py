@@ -125,8 +125,8 @@ def bench_generate() -> list[str]:
                 cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 results.append((seconds, cpu, printed))
             seconds, cpu, printed = min(results)
-            summary = printed.strip().splitlines()[-1]  # "generated 4 domains, 2270 ops, 6590 schemas; ..."
-            schemas = sum(int(count) for count in re.findall(r"(\d+) schemas", summary))
+            summary = printed.strip().splitlines()[-1]  # "generated 4 domains, 2,270 ops, 6,590 schemas; ..."
+            schemas = sum(int(count.replace(",", "")) for count in re.findall(r"([\d,]+) schemas", summary))
             files = sum(len(names) for _, _, names in os.walk(folder / "out0"))
             rows.append(f"| built-in x{factor} | {ops} | {schemas} | {files} | {seconds:.2f} | {cpu:.2f} | "
                         f"{schemas / seconds:,.0f} | {schemas / cpu:,.0f} |")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
+from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError, plural
 
 
 #: What the last command made that is large and needed until its end (see :func:`run`); emptied as a
@@ -41,8 +41,8 @@ def _generate(args: argparse.Namespace) -> int:
         _print_errors(error.diagnostics, opdefs, args)
         return EXIT_FAILED
     def counts(domains: tuple) -> str:
-        return (f"{len(domains)} domain{'s' if len(domains) != 1 else ''}, {sum(len(d.ops) for d in domains)} ops, "
-                f"{sum(d.schema_count for d in domains)} schemas")
+        return (f"{plural(len(domains), 'domain')}, {plural(sum(len(d.ops) for d in domains), 'op')}, "
+                f"{plural(sum(d.schema_count for d in domains), 'schema')}")
 
     summary = "; ".join([counts(result.domains), *(f"{name}: {counts(domains)}"
                                                     for name, domains in result.layers.items())])
@@ -51,7 +51,8 @@ def _generate(args: argparse.Namespace) -> int:
         if result.stale:
             for path in result.stale:
                 print(f"stale: {out / path}", file=sys.stderr)
-            print(f"opspec: {out} is out of date ({len(result.stale)} files); run `make generate`", file=sys.stderr)
+            print(f"opspec: {out} is out of date ({plural(len(result.stale), 'file')}); run `make generate`",
+                  file=sys.stderr)
             return EXIT_FAILED
         print(f"{out} is up to date: {summary}")
         return EXIT_OK
@@ -59,9 +60,9 @@ def _generate(args: argparse.Namespace) -> int:
         for domain in domains:
             name = f"{layer}: {domain.decl.name}" if layer else domain.decl.name
             print(f"  {name:<36} opsets {domain.decl.opset_min}-{domain.decl.opset_max}  "
-                  f"{len(domain.ops):>4} ops  {domain.schema_count:>5} schemas")
+                  f"{len(domain.ops):>5,} ops  {domain.schema_count:>6,} schemas")
     changed = len(result.written) + len(result.removed)
-    print(f"generated {summary} -> {out} ({changed} files changed)")
+    print(f"generated {summary} -> {out} ({plural(changed, 'file')} changed)")
     return EXIT_OK
 
 
@@ -86,18 +87,19 @@ def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Names
 
 
 def _show(args: argparse.Namespace) -> int:
-    import opspec
+    from opspec.cli_lookup import find_schema
     from opspec.codegen.history import signature  # not codegen.render: printing needs no jinja2
+    from opspec.runtime.registry import SchemaError
 
     try:
-        schema = opspec.get_schema(args.op, args.version, args.domain)
-    except opspec.SchemaError as error:
+        found = find_schema(args.op, args.version, args.domain)
+    except SchemaError as error:
         raise UserError(str(error)) from None
-    from opspec.runtime.defs import REGISTRY
-
-    versions = [s.since_version for s in REGISTRY.schemas_of(schema.name, schema.domain)]
-    print(f"{schema.name} version {schema.since_version} (domain {REGISTRY.domain(schema.domain).name!r}; "
-          f"versions {', '.join(map(str, versions))}){'  DEPRECATED' if schema.deprecated else ''}")
+    schema, registry = found.schema, found.registry
+    versions = [s.since_version for s in registry.schemas_of(schema.name, schema.domain)]
+    print(f"{schema.name} version {schema.since_version} (domain {registry.domain(schema.domain).name!r}"
+          f"{', onnxruntime' if found.onnxruntime else ''}; versions {', '.join(map(str, versions))})"
+          f"{'  DEPRECATED' if schema.deprecated else ''}")
     if schema.summary:
         print(f"  {schema.summary}")
     print()
@@ -144,7 +146,7 @@ def _import(args: argparse.Namespace) -> int:
     if report.without_rule:
         print(f"opspec: warning: no known inference rule for {', '.join(report.without_rule)}: drafted with "
               "`inference: null`; name a rule or write one (docs/rules.md lists them)", file=sys.stderr)
-    print(f"{len(report.drafted)} drafted, {len(report.skipped)} kept, {len(report.failed)} failed; "
+    print(f"{len(report.drafted):,} drafted, {len(report.skipped):,} kept, {len(report.failed):,} failed; "
           "write descriptions in place of the TODO markers")
     return EXIT_FAILED if report.failed else EXIT_OK
 
@@ -176,10 +178,10 @@ def _parser() -> argparse.ArgumentParser:
                                "whose error_count counts every error")
     generate.set_defaults(run=_generate)
 
-    show = commands.add_parser("show", help="print an operator's schema")
+    show = commands.add_parser("show", help="print an operator's schema (the standard set's, else onnxruntime's)")
     show.add_argument("op")
     show.add_argument("--version", type=int, default=None, help="opset version (default: newest)")
-    show.add_argument("--domain", default="", help="domain (default: ai.onnx)")
+    show.add_argument("--domain", default="", help="domain (default: ai.onnx), such as com.microsoft")
     show.set_defaults(run=_show)
 
     draft = commands.add_parser("import", help="draft opdefs YAML for ops registered in onnx.defs")
@@ -201,7 +203,7 @@ def _parser() -> argparse.ArgumentParser:
         if command.prog.split()[-1] in _USES_REGISTRY:
             command.add_argument("--registry", metavar="DIR", action="append", default=[],
                                  help="also use the op set generated into DIR (opspec generate --out DIR); "
-                                      "may be repeated")
+                                      "may be repeated (the standard and onnxruntime's sets need none)")
     return parser
 
 
@@ -215,10 +217,24 @@ def _add_registries(folders: list[str]) -> None:
     for folder in folders:
         if not os.path.isdir(folder):
             raise UserError(f"--registry {folder}: no such folder")
+        if _is_built_in(folder):
+            continue  # its ops are known without the option
         try:
             opspec.register(folder)
         except (ImportError, AttributeError, opspec.SchemaError) as error:
             raise UserError(f"--registry {folder}: not a generated registry package ({error})") from None
+
+
+def _is_built_in(folder: str) -> bool:
+    """Whether ``folder`` is one of the registry packages every command uses already (the standard
+    set's, onnxruntime's)."""
+    import importlib
+
+    from opspec.runtime.defs import ONNXRUNTIME_PACKAGE, REGISTRY_PACKAGE
+
+    packages = [REGISTRY_PACKAGE, importlib.import_module(ONNXRUNTIME_PACKAGE)]
+    return any(os.path.samefile(folder, path) for package in packages for path in package.__path__
+               if os.path.isdir(path))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,8 +12,9 @@ class UserError(Exception):
 
 
 def plural(count: int, word: str) -> str:
-    """``1 error``, ``2 errors``."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    """``1 error``, ``2 errors``, ``100,000 nodes``: counts for people, grouped by thousands as
+    every count the command line prints."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "UserError", "plural"]

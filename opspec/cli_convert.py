@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
@@ -12,45 +11,53 @@ from opspec.cli_report import write_json
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the ``convert`` subcommand."""
     convert = commands.add_parser("convert", help="convert a model to another opset, up or down")
-    convert.add_argument("model", help="an ONNX model file")
-    convert.add_argument("-o", "--output", metavar="OUT", required=True, help="where to write the converted model")
+    convert.add_argument("model", help="an ONNX model file (-: read from standard input)")
+    convert.add_argument("-o", "--output", metavar="OUT", required=True,
+                         help="write the converted model here, replacing OUT (whole or not at all; -: standard "
+                              "output, the report then going to standard error)")
     convert.add_argument("--opset", type=int, required=True, metavar="N", help="the target opset of ai.onnx")
-    convert.add_argument("--force", action="store_true", help="replace OUT when it exists")
+    # Outputs are replaced as every command replaces them; the flag once needed for it is still accepted.
+    convert.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
     convert.add_argument("--format", choices=("text", "json"), default="text",
                          help="text for people (default) or json for scripts")
     convert.set_defaults(run=_convert)
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from opspec.cli_infer import _check_output, _load
+    from opspec.cli_models import check_output, load, report_stream, shown_output, write
     from opspec.runtime.convert.api import ConversionError, convert
     from opspec.runtime.ir import save_model
 
-    _check_output(args.output)
-    if os.path.exists(args.output) and not args.force:
-        raise UserError(f"{args.output} exists; pass --force to replace it")
-    if os.path.exists(args.output) and os.path.samefile(args.output, args.model):
-        raise UserError(f"{args.output} is the input model; write the result elsewhere")
-    model = _load(args.model)
+    check_output(args.output)
+    model = load(args.model)
+    out = report_stream(args.output)
     try:
         result = convert(model, args.opset)
     except ConversionError as error:
         raise UserError(str(error)) from None
+    copied: list[tuple[str, str]] = []
+    if result.ok:
+        converted = result.model
+        copied = write(lambda target: save_model(converted, target), converted, args.model, args.output)
     if args.format == "json":
         write_json({"ok": result.ok, "source_opset": result.source_opset, "target_opset": result.target_opset,
                     "output": args.output if result.ok else None,
                     "refused": [{"graph": r.graph, "index": r.index, "node": r.name, "op_type": r.op_type,
-                                 "reason": r.reason} for r in result.refusals]}, sys.stdout)
+                                 "reason": r.reason} for r in result.refusals],
+                    "external_data_copied": [{"from": data, "to": destination} for data, destination in copied]},
+                   out)
     if not result.ok:
         if args.format == "text":
             for refusal in result.refusals:
-                print(refusal)
+                print(refusal, file=out)
             print(f"opspec: cannot convert from opset {result.source_opset} to {result.target_opset}: "
                   f"{plural(len(result.refusals), 'node')} refused; nothing written", file=sys.stderr)
         return EXIT_FAILED
-    save_model(result.model, args.output)
     if args.format == "text":
-        print(f"converted from opset {result.source_opset} to {result.target_opset}: {args.output}")
+        for data, destination in copied:
+            print(f"copied external data {data} to {destination}", file=out)
+        print(f"converted from opset {result.source_opset} to {result.target_opset}: {shown_output(args.output)}",
+              file=out)
     return EXIT_OK
 
 

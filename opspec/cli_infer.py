@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
 from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
+from opspec.cli_models import check_output, load, report_stream, shown_name, shown_output, source_path, write
 from opspec.cli_report import (
     declared_types,
     origin_counts,
@@ -26,10 +27,10 @@ TABLE_LIMIT = 1000
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``infer`` and ``check`` subcommands."""
     infer = commands.add_parser("infer", help="infer the type and shape of every value in a model")
-    infer.add_argument("model", help="an ONNX model file")
+    infer.add_argument("model", help="an ONNX model file (-: read from standard input)")
     infer.add_argument("-o", "--output", metavar="OUT",
-                       help="write the inferred model here (whole or not at all; a symbolic link is replaced "
-                            "by the file, not written through)")
+                       help="write the inferred model here, replacing OUT (whole or not at all; -: standard "
+                            "output, the report then going to standard error)")
     infer.add_argument("--strict", action="store_true", help="stop at the first node error")
     infer.add_argument("--check-type", action="store_true", help="also check inputs and attributes against schemas")
     infer.add_argument("--no-data-prop", action="store_true", help="do not propagate shape values through nodes")
@@ -39,7 +40,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     infer.set_defaults(run=_infer)
 
     check = commands.add_parser("check", help="validate the graph and every node against its schema")
-    check.add_argument("model", help="an ONNX model file")
+    check.add_argument("model", help="an ONNX model file (-: read from standard input)")
     check.set_defaults(run=_check)
     for command in (infer, check):
         command.add_argument("--format", choices=("text", "json"), default="text",
@@ -47,45 +48,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         add_gate_options(command, unknown=command is infer)
 
 
-def _load(path: str) -> Any:
-    from opspec.runtime.ir import ModelLoadError, load_model
-
-    try:
-        return load_model(path).model
-    except ModelLoadError as error:
-        raise UserError(str(error)) from None
-
-
-def _check_output(path: str) -> None:
-    """Refuse an output path that cannot be written, before any work is done."""
-    folder = os.path.dirname(os.path.abspath(path))
-    link = os.path.islink(path)  # replaced by the file, never written through
-    if os.path.isdir(path) and not link:
-        raise UserError(f"cannot write {path}: it is a directory")
-    if not os.path.isdir(folder):
-        raise UserError(f"cannot write {path}: no such folder {folder}")
-    if not os.access(folder, os.W_OK) or (not link and os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise UserError(f"cannot write {path}: permission denied")
-
-
 def _infer(args: argparse.Namespace) -> int:
     from opspec.runtime.inference.api import InferenceError, infer_in_place
 
     if args.output:
-        _check_output(args.output)
-    model = _load(args.model)
+        check_output(args.output)
+    model = load(args.model)
+    name, out = shown_name(args.model), report_stream(args.output)
     quiet_text = args.quiet and args.format == "text"
     declared = {} if quiet_text else declared_types(model)  # read before inference refines them
     try:
-        with Progress(f"inferring {args.model}, {plural(len(model.graph.node), 'node')}",
+        with Progress(f"inferring {name}, {plural(len(model.graph.node), 'node')}",
                       enabled=args.format == "text" and not args.quiet):
             # The model was read here: inferred in place, its new value_info left serialized
             # (written with the model, if asked, and never built as messages).
-            result = infer_in_place(model, args.model, check_type=args.check_type, strict_mode=args.strict,
+            result = infer_in_place(model, source_path(args.model), check_type=args.check_type, strict_mode=args.strict,
                                     data_prop=not args.no_data_prop, merge_new=False)
     except InferenceError as error:
         if args.format == "json":
-            write_json({"ok": False, "errors": [{"message": str(error)}]}, sys.stdout)
+            write_json({"ok": False, "errors": [{"message": str(error)}]}, out)
         else:
             print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -101,11 +82,9 @@ def _infer(args: argparse.Namespace) -> int:
         return value_rows(result.iter_values(), declared)
 
     status = gate_status(len(result.errors), len(result.unknown_reasons), len(without_rule), args.fail_on_unknown)
+    copied: list[tuple[str, str]] = []
     if args.output:
-        try:
-            result.save(args.output)
-        except OSError as error:
-            raise UserError(f"cannot write {args.output}: {error.strerror or error}") from None
+        copied = write(result.save, result.model, args.model, args.output)
     if args.format == "json":
         write_json({
             "ok": status == EXIT_OK, "nodes": result.node_count,
@@ -119,41 +98,45 @@ def _infer(args: argparse.Namespace) -> int:
             "implied_opsets": [{"domain": domain, "version": version}
                                for domain, version in sorted(result.implied_opsets.items())],
             "output": args.output,
-        }, sys.stdout)
+            "external_data_copied": [{"from": data, "to": destination} for data, destination in copied],
+        }, out)
         return status
     problems = bool(result.errors or result.unknown_reasons or without_rule or refusals)
     if args.quiet and not problems:
         return status
     if not args.quiet:
         if counts is None:
-            print_table(rows, sys.stdout)
+            print_table(rows, out)
         else:
-            print_summary(counts, sys.stdout)
+            print_summary(counts, out)
     if result.errors:
-        print(f"\n{plural(len(result.errors), 'error')}:")
+        print(f"\n{plural(len(result.errors), 'error')}:", file=out)
         for problem in result.errors:
-            print(f"  {problem}")
+            print(f"  {problem}", file=out)
     if result.unknown_reasons:
-        print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):")
+        print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):", file=out)
         for (domain, op_type), reason in sorted(result.unknown_reasons.items()):
-            print(f"  {op_type} (domain '{domain or 'ai.onnx'}'): {reason}")
+            print(f"  {op_type} (domain '{domain or 'ai.onnx'}'): {reason}", file=out)
     if without_rule:
-        print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):")
+        print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):", file=out)
         for domain, op_type, version in without_rule:
-            print(f"  {op_type} version {version} (domain '{domain}')")
+            print(f"  {op_type} version {version} (domain '{domain}')", file=out)
     if result.implied_opsets and not args.quiet:
         print(f"\n{plural(len(result.implied_opsets), 'domain')} used without an opset import "
-              "(inferred at its newest version, as onnxruntime runs it):")
+              "(inferred at its newest version, as onnxruntime runs it):", file=out)
         for domain, version in sorted(result.implied_opsets.items()):
-            print(f"  {domain} version {version}")
+            print(f"  {domain} version {version}", file=out)
     if refusals:
-        print(f"\n{plural(len(refusals), 'tensor')} with external data not read:")
+        print(f"\n{plural(len(refusals), 'tensor')} with external data not read:", file=out)
         for refusal in refusals:
-            print(f"  {refusal}")
+            print(f"  {refusal}", file=out)
     if args.output and not args.quiet:
-        print(f"\nwrote {args.output}")
-    print("\n" + summary_line(args.model, result.node_count, value_count, len(result.errors),
-                              len(result.unknown_reasons), len(without_rule)))
+        print("", file=out)
+        for data, destination in copied:
+            print(f"copied external data {data} to {destination}", file=out)
+        print(f"wrote {shown_output(args.output)}", file=out)
+    print("\n" + summary_line(name, result.node_count, value_count, len(result.errors),
+                              len(result.unknown_reasons), len(without_rule)), file=out)
     return status
 
 
@@ -180,8 +163,8 @@ def ops_without_rule(opset_import: Any, op_types: Iterable[tuple[str, str]]) -> 
 def _check(args: argparse.Namespace) -> int:
     from opspec.runtime.checker.whole import check_model
 
-    with Progress(f"checking {args.model}", enabled=args.format == "text" and not args.quiet):
-        checked = check_model(_load(args.model), args.model)
+    with Progress(f"checking {shown_name(args.model)}", enabled=args.format == "text" and not args.quiet):
+        checked = check_model(load(args.model), source_path(args.model))
     structure, nodes, problems = checked.structure, checked.nodes, checked.problems
     if args.format == "json":
         write_json({"ok": not problems, "nodes": checked.node_count,

@@ -6,17 +6,26 @@ anything fails on the way (a full disk, a quota, a file size limit, an interrupt
 process), the temporary file is removed and the target is exactly as it was: writing a
 result over its own input (``opspec infer m.onnx -o m.onnx``) can never leave half a model.
 
-A target that is a symbolic link is replaced by the file, not followed: the link itself
-becomes a regular file holding the new bytes, and what it pointed at is left untouched.
-The new file gets the permissions a newly created file would get (or those of the file it
-replaces, when there was one).
+Two kinds of path are written. A file a program places in a folder it writes
+(:func:`write_atomically`) is replaced whatever is there: a symbolic link is replaced by the
+file, never followed, so nothing outside the folder is ever written. An output a user names
+(:func:`write_output`, such as ``opspec infer -o OUT``) is written as what it is (see
+:func:`write_target`): a regular file (or a name not taken yet) is replaced in one step; a
+device, a pipe (FIFO) or an open descriptor (``/dev/stdout``, ``/dev/fd/N``) is opened and
+written in place, never replaced by a file; a symbolic link is kept and the regular file it
+points at is replaced beside itself; a directory or a socket is refused with :class:`OSError`.
+The new file gets the permissions of the file it replaces, or those a newly created file would get.
 """
 from __future__ import annotations
 
-import os
+import errno
 import itertools
+import os
+import re
 import stat
 import sys
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence, Union
 
@@ -27,8 +36,8 @@ Content = Union[bytes, bytearray, memoryview, Iterable[Union[bytes, bytearray, m
 
 
 def write_atomically(path: str | os.PathLike[str], data: Content) -> Path:
-    """Put ``data`` (bytes, or pieces of them in order) at ``path`` in one step; return the path.
-    Failures raise :class:`OSError`."""
+    """Put ``data`` (bytes, or pieces of them in order) at ``path`` in one step, replacing whatever
+    is there (a link is replaced, not followed); return the path. Failures raise :class:`OSError`."""
     target = Path(path)
     temporary = _temporary_copy(target, data, _mode_for(target), sync=True)
     try:
@@ -38,6 +47,110 @@ def write_atomically(path: str | os.PathLike[str], data: Content) -> Path:
         raise
     _sync_folder(target.parent)
     return target
+
+
+def write_output(path: str | os.PathLike[str], data: Content) -> Path:
+    """Put ``data`` at ``path``, an output a user named, as what it is (see :func:`write_target`):
+    a regular file (or a new one) replaced in one step, a device, a pipe or an open descriptor
+    written in place, a link kept while the file it points at is replaced; return the path.
+    Failures raise :class:`OSError`."""
+    where = write_target(path)
+    if where.kind is TargetKind.IN_PLACE:
+        _write_in_place(where.path, data)
+    else:
+        write_atomically(where.path, data)
+    return Path(path)
+
+
+class TargetKind(Enum):
+    """How :func:`write_output` writes a path."""
+
+    #: A regular file, or a name not taken yet: a new file replaces it in one step.
+    REPLACED = "replaced"
+    #: A device, a pipe or an open descriptor: opened and written as it is.
+    IN_PLACE = "in place"
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """What writing a path means: ``path`` is the name written (for a symbolic link to a
+    regular file, the file it points at; otherwise the path as given)."""
+
+    kind: TargetKind
+    path: str
+
+
+#: A folder whose entries name the open descriptors of a process (Linux's, and the BSDs' /dev/fd).
+_DESCRIPTOR_FOLDER = re.compile(r"/proc/(self|thread-self|\d+)(/task/\d+)?/fd|/dev/fd")
+#: Links followed at most before a path is taken as a loop (as the kernel's own limit).
+_MAX_LINKS = 40
+
+
+def write_target(path: str | os.PathLike[str]) -> WriteTarget:
+    """How ``path`` is written, found without opening it: raises :class:`OSError` for a
+    directory or a socket (neither can hold a model), or a loop of links.
+
+    A name not taken yet, or a regular file, is replaced. A device or a pipe (FIFO) is written
+    in place, as is any path reaching a file through an open descriptor's name (``/dev/stdout``,
+    ``/proc/self/fd/1``): what is open there is what the caller means, and a new file under
+    that name would never reach it. A symbolic link to a regular file (or to a name not taken
+    yet) is kept, and the file it points at is replaced beside itself.
+    """
+    name = os.fspath(path)
+    status = status_of(name)
+    if status is not None and stat.S_ISLNK(status.st_mode):
+        if _through_descriptor(name):
+            return _checked(name, _followed_status(name), in_place=True)
+        return _checked(os.path.realpath(name), _followed_status(name), in_place=False)
+    return _checked(name, status, in_place=False)
+
+
+def _checked(name: str, status: os.stat_result | None, in_place: bool) -> WriteTarget:
+    """The target for ``name``, whose (followed) status is ``status`` (None: nothing there)."""
+    if status is None or stat.S_ISREG(status.st_mode):
+        return WriteTarget(TargetKind.IN_PLACE if in_place and status is not None else TargetKind.REPLACED, name)
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "it is a directory", name)
+    if stat.S_ISSOCK(status.st_mode):
+        raise OSError(errno.ENXIO, "it is a socket, which a file cannot be written to", name)
+    return WriteTarget(TargetKind.IN_PLACE, name)  # a character or block device, a FIFO
+
+
+def _followed_status(name: str) -> os.stat_result | None:
+    """What ``os.stat`` says of ``name`` following links; None for a dangling link."""
+    try:
+        return os.stat(name)
+    except FileNotFoundError:
+        return None
+
+
+def _through_descriptor(name: str) -> bool:
+    """Whether the chain of links from ``name`` passes through the name of an open descriptor."""
+    current = name
+    for _ in range(_MAX_LINKS):
+        folder = os.path.realpath(os.path.dirname(os.path.abspath(current)))
+        if _DESCRIPTOR_FOLDER.fullmatch(folder):
+            return True
+        try:
+            link = os.readlink(current)
+        except OSError:  # not a link (any more): the chain ends here
+            return False
+        current = os.path.join(os.path.dirname(os.path.abspath(current)), link)
+    raise OSError(errno.ELOOP, "too many levels of symbolic links", name)
+
+
+#: How a device, a pipe or an open descriptor is opened to be written as it is (emptied when it
+#: is a regular file reached through a descriptor's name, as a shell's ``>`` would).
+_IN_PLACE = os.O_WRONLY | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _write_in_place(name: str, data: Content) -> None:
+    """Open ``name`` and write ``data`` to it (a FIFO waits for its reader, as any writer does)."""
+    descriptor = os.open(name, _IN_PLACE)
+    try:
+        _write_all(descriptor, data)
+    finally:
+        os.close(descriptor)
 
 
 #: Whether one ``sync()`` makes every written file durable before it returns (Linux's does; POSIX

@@ -1,8 +1,10 @@
 """Writes are whole or nothing: a real short write (a file size limit set with setrlimit in a
-child process) leaves the target exactly as it was, even when the output is the input."""
+child process) leaves the target exactly as it was, even when the output is the input; and
+only regular files are replaced: a device, a pipe or a link is written as it is."""
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -13,7 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from opspec.runtime.atomic_file import write_atomically
+from opspec.runtime.atomic_file import TargetKind, WriteTarget, write_atomically, write_output, write_target
 
 LIMIT = 30 * 1024  # bytes a child process may write to any one file
 
@@ -76,16 +78,77 @@ def test_a_written_model_is_complete(tmp_path):
     _only(tmp_path, "m.onnx")
 
 
-def test_output_through_a_link_replaces_the_link_not_its_target(tmp_path):
+def test_output_through_a_link_keeps_the_link_and_replaces_its_target(tmp_path):
     model = tmp_path / "m.onnx"
-    before = _model(model)
+    _model(model)
+    real = tmp_path / "real.onnx"
+    real.write_bytes(b"old")
+    os.chmod(real, 0o640)
     link = tmp_path / "out.onnx"
-    link.symlink_to(model)
-    run = subprocess.run([sys.executable, "-m", "opspec", "infer", str(link), "-o", str(link)],
+    link.symlink_to(real.name)
+    run = subprocess.run([sys.executable, "-m", "opspec", "infer", str(model), "-o", str(link)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert model.read_bytes() == before  # what the link pointed at is untouched
-    assert not link.is_symlink() and onnx.load(str(link)).graph.output[0].type.tensor_type.HasField("shape")
+    assert link.is_symlink() and os.readlink(link) == real.name
+    assert onnx.load(str(real)).graph.output[0].type.tensor_type.HasField("shape")
+    assert real.stat().st_mode & 0o777 == 0o640  # the replaced file's permissions carry over
+    _only(tmp_path, "m.onnx", "real.onnx", "out.onnx")
+
+
+def test_a_dangling_link_creates_the_file_it_names(tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to("new.bin")
+    write_output(link, b"data")
+    assert link.is_symlink() and (tmp_path / "new.bin").read_bytes() == b"data"
+
+
+def test_a_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen([sys.executable, "-c", f"import sys; sys.stdout.write(open({str(fifo)!r}).read())"],
+                              stdout=subprocess.PIPE, text=True)
+    write_output(fifo, [b"one ", b"two"])
+    assert reader.communicate(timeout=60)[0] == "one two"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    _only(tmp_path, "fifo")
+
+
+def test_a_character_device_is_written_in_place_and_a_directory_refused(tmp_path):
+    assert write_target(os.devnull) == WriteTarget(TargetKind.IN_PLACE, os.devnull)  # asked before writing to it
+    write_output(os.devnull, b"discarded")
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+    with pytest.raises(IsADirectoryError):
+        write_output(tmp_path, b"x")
+    link = tmp_path / "to_folder"
+    link.symlink_to(tmp_path)
+    with pytest.raises(IsADirectoryError):
+        write_output(link, b"x")
+
+
+def test_a_descriptors_name_is_written_through_the_descriptor(tmp_path):
+    """``/dev/stdout`` into a file: the file standard output is open on gets the bytes."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd on this platform")
+    assert write_target("/dev/stdout").kind is TargetKind.IN_PLACE  # never run a broken rule on it (as root)
+    target = tmp_path / "out.bin"
+    code = "from opspec.runtime.atomic_file import write_output; write_output('/dev/stdout', b'bytes')"
+    with open(target, "wb") as out:
+        run = subprocess.run([sys.executable, "-c", code], stdout=out, stderr=subprocess.PIPE, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert target.read_bytes() == b"bytes"
+    _only(tmp_path, "out.bin")
+
+
+def test_a_file_placed_in_a_folder_replaces_a_link_there_and_never_writes_through_it(tmp_path):
+    """What a program writing files into a folder of its own wants: nothing outside it is touched."""
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"kept")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "file.txt").symlink_to(outside)
+    write_atomically(folder / "file.txt", b"new")
+    assert not (folder / "file.txt").is_symlink() and (folder / "file.txt").read_bytes() == b"new"
+    assert outside.read_bytes() == b"kept"
 
 
 def test_a_failed_write_leaves_the_target_and_no_temporary_file(tmp_path):

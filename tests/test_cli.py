@@ -131,3 +131,38 @@ def test_generate_keeps_its_result_for_the_end_of_the_process_and_drops_it_at_th
 def test_python_dash_m_opspec_runs_the_command():
     done = subprocess.run([sys.executable, "-m", "opspec", "show", "Relu"], capture_output=True, text=True)
     assert done.returncode == 0 and "Relu" in done.stdout
+
+
+def test_show_finds_onnxruntimes_ops_without_a_flag(capsys):
+    assert main(["show", "GroupQueryAttention", "--domain", "com.microsoft"]) == 0
+    assert capsys.readouterr().out.startswith("GroupQueryAttention version 1 (domain 'com.microsoft', onnxruntime;")
+    assert main(["show", "LayerNormalization"]) == 0, "the standard set answers first"
+    assert capsys.readouterr().out.startswith("LayerNormalization version 17 (domain 'ai.onnx'; versions 17)")
+    assert main(["show", "LayerNormalization", "--version", "13"]) == 0, "then onnxruntime's version of it"
+    assert capsys.readouterr().out.startswith("LayerNormalization version 1 (domain 'ai.onnx', onnxruntime;")
+
+
+@pytest.mark.parametrize(("args", "meant"), [
+    (["GroupQueryAttention", "--domain", "com.microsft"], "did you mean 'com.microsoft'"),
+    (["groupqueryattention", "--domain", "com.microsoft"], "did you mean 'GroupQueryAttention'?"),
+    (["Rleu"], "did you mean 'Relu'"),
+    (["GroupQueryAttention"], "GroupQueryAttention is in domain 'com.microsoft' (--domain com.microsoft)"),
+])
+def test_show_offers_what_an_unknown_name_may_have_meant(capsys, args, meant):
+    assert main(["show", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and meant in err
+
+
+def test_the_built_in_onnxruntime_folder_as_registry_changes_nothing(tmp_path, capsys):
+    from onnx import TensorProto, helper
+
+    folder = str(REPO / "generated" / "onnxruntime")
+    assert main(["show", "GroupQueryAttention", "--domain", "com.microsoft", "--registry", folder]) == 0
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "m.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    capsys.readouterr()
+    assert main(["infer", str(path), "-q", "--registry", folder]) == 0, capsys.readouterr().err

@@ -169,7 +169,7 @@ def test_a_large_model_gets_a_summary_unless_every_value_is_asked_for(tmp_path, 
     out = capsys.readouterr().out
     assert "NAME" not in out
     assert f"{TABLE_LIMIT + 6:,} values: {TABLE_LIMIT + 5:,} inferred, 1 declared (--values lists every value)" in out
-    assert f"{TABLE_LIMIT + 5} nodes, {TABLE_LIMIT + 6} values" in out
+    assert f"{TABLE_LIMIT + 5:,} nodes, {TABLE_LIMIT + 6:,} values" in out  # one number format in both lines
     assert main(["infer", str(path), "--values"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["NAME", "PRODUCER", "FROM", "TYPE", "SHAPE"]

@@ -88,8 +88,8 @@ def test_the_command_line_writes_the_converted_model(tmp_path, capsys):
     onnx.save(model, path)
     assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 0
     assert standard_opset(onnx.load(out)) == 11
-    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 2, "an existing file needs --force"
-    assert main(["convert", str(path), "-o", str(out), "--opset", "11", "--force"]) == 0
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11"]) == 0, "an existing output is replaced"
+    assert main(["convert", str(path), "-o", str(out), "--opset", "11", "--force"]) == 0, "the old flag is accepted"
     assert main(["convert", str(path), "-o", str(out), "--opset", "99", "--force"]) == 2
     assert "Traceback" not in capsys.readouterr().err
 

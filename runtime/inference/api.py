@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.node_errors import NodeError
@@ -79,9 +79,9 @@ class InferenceResult:
         self._outcome = None
         self._values = None
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the inferred model to ``path`` whole or not at all (see :func:`save_model`),
-        with the ``value_info`` entries inference left serialized (``merge_new=False``)."""
+    def save(self, path: str | os.PathLike[str] | BinaryIO) -> None:
+        """Write the inferred model to ``path`` whole or not at all, or to a binary stream (see
+        :func:`save_model`), with the ``value_info`` entries inference left serialized (``merge_new=False``)."""
         save_model(self.model, path, self._unmerged)
 
     def _tables(self) -> GraphOutcome:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, BinaryIO, Union, overload
 
 from google.protobuf.message import DecodeError, Message
 
 from opspec.generated.opspec_ir_pb2 import ModelProto
-from opspec.runtime.atomic_file import write_atomically
+from opspec.runtime.atomic_file import write_output
 from opspec.runtime.ir.varint import encode_varint, read_varint
 
 __all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model",
@@ -109,20 +109,36 @@ def load_model(source: ModelSource) -> LoadedModel:
     )
 
 
-def save_model(model: ModelProto | Message | bytes | bytearray | memoryview, path: str | os.PathLike[str],
-               graph_fields: bytes = b"") -> Path:
+#: What :func:`save_model` serializes.
+SavedModel = Union[ModelProto, Message, bytes, bytearray, memoryview]
+
+
+@overload
+def save_model(model: SavedModel, path: str | os.PathLike[str], graph_fields: bytes = b"") -> Path: ...
+@overload
+def save_model(model: SavedModel, path: BinaryIO, graph_fields: bytes = b"") -> None: ...
+def save_model(model: SavedModel, path: str | os.PathLike[str] | BinaryIO, graph_fields: bytes = b"") -> Path | None:
     """Serialize ``model`` (ours, onnx's, or already bytes) to ``path``; return the path.
+
+    ``path`` may also be a binary stream open for writing (standard output): the bytes are
+    written to it as they are, and None is returned.
 
     ``graph_fields`` are serialized ``GraphProto`` fields the written graph gets besides its
     own, as ``model.graph.MergeFromString(graph_fields)`` would add them, without building
     them as messages (for results written once and never read back).
-    The file is replaced in one step (see :mod:`opspec.runtime.atomic_file`): on any
-    failure it is exactly as before, so a model may be written over its own input; a
-    ``path`` that is a symbolic link is replaced by the file, never written through.
+    The file is replaced in one step (see :func:`opspec.runtime.atomic_file.write_output`): on any
+    failure it is exactly as before, so a model may be written over its own input; a device,
+    a pipe or an open descriptor is written as it is, and a symbolic link is kept while the
+    file it points at is replaced.
     File system errors propagate as :class:`OSError`.
     """
     data = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else model.SerializeToString()
-    return write_atomically(path, with_graph_fields(data, graph_fields) if graph_fields else data)
+    pieces = with_graph_fields(data, graph_fields) if graph_fields else [data]
+    if isinstance(path, (str, os.PathLike)):
+        return write_output(path, pieces)
+    for piece in pieces:
+        path.write(piece)
+    return None
 
 
 #: ``ModelProto.graph``: field 7, length-delimited.
