@@ -116,8 +116,8 @@ def _embedding_width(ctx: InferenceContext, key: str):
 
 
 @rule("embed_layer_norm", "output and embedding_sum (batch, sequence, hidden) from input_ids and the embeddings' "
-      "width; mask_index (batch,) when 'mask_index_type' is positive.",
-      mask_index_type=attribute(), segment_ids=input(), word_embedding=input(), position_embedding=input(),
+      "width; mask_index (batch,), whatever 'mask_index_type' says.",
+      segment_ids=input(), word_embedding=input(), position_embedding=input(),
       segment_embedding=input(), gamma=input(), beta=input(), mask=input(), position_ids=input())
 def embed_layer_norm(ctx: InferenceContext) -> None:
     """input_ids, segment_ids and mask share one 2-D shape; position_ids is (batch or 1, sequence);
@@ -139,6 +139,7 @@ def embed_layer_norm(ctx: InferenceContext) -> None:
     output = (grid[0], grid[1], hidden)
     ctx.set_output_shape(0, output)
     if ctx.output_count > 1:
-        ctx.set_output_shape(1, (grid[0],) if ctx.int_attr("mask_index_type", 1) > 0 else None)
+        # onnxruntime's kernel writes one count per sequence also when mask_index_type is 0
+        ctx.set_output_shape(1, (grid[0],))
     if ctx.output_count > 2:
         ctx.set_output_shape(2, output)
