@@ -9,7 +9,7 @@ when past and present share one buffer.
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, attribute, rule
+from opspec.runtime.contract import InferenceContext, attribute, input, rule
 from opspec.runtime.rules._dims import merged
 from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape
 
@@ -84,6 +84,19 @@ def ort_attention(ctx: InferenceContext) -> None:
     head_size = merged(ctx, "head sizes of V and past", head_size, past_size)
     length = past if ctx.flag_attr("share_buffer") else add_dim(past, seq)
     ctx.set_output_shape(1, (2, batch, heads, length, head_size))
+
+
+@rule("qordered_attention", "output (batch, seq, qkv_hidden_sizes[0]): the width the CUDA kernel allocates, which "
+      "Q_weight's columns must match; Q_weight's columns when the sizes are not set.",
+      qkv_hidden_sizes=attribute(), q_weight=input("Q_weight"))
+def qordered_attention(ctx: InferenceContext) -> None:
+    batch, seq, _ = ctx.input_with_rank(0, 3)
+    weight = ctx.input_arg("q_weight")
+    columns = ctx.input_with_rank(weight, 2)[1] if weight is not None else None
+    sizes = ctx.ints_attr("qkv_hidden_sizes")
+    width = merged(ctx, f"Q_weight's columns and qkv_hidden_sizes[0] = {sizes[0]}", columns, sizes[0]) \
+        if sizes else columns
+    ctx.set_output_shape(0, (batch, seq, width))
 
 
 @rule("packed_attention", "output (token_count, v_hidden) from packed input (token_count, input_hidden).",
