@@ -8,7 +8,7 @@ whose values are only known when the graph holds them (initializers, constants, 
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.contract import InferenceContext, Subgraph, TensorType, attribute, rule
 from opspec.runtime.rules._dims import one_value
 from opspec.runtime.shape import ShapeError, format_shape, sub_dim
 
@@ -52,8 +52,25 @@ def generated_steps(max_length, prompt):
         return None
 
 
+def vocabulary(ctx: InferenceContext):
+    """The vocabulary size: the vocab_size attribute when positive, else the last dim of the decoder
+    subgraph's first output (its logits, (batch, sequence, vocabulary)), as the kernel takes it."""
+    vocab = ctx.attribute("vocab_size", -1)
+    if type(vocab) is int and vocab > 0:
+        return vocab
+    decoder = ctx.subgraph(ctx.named("decoder"))
+    if type(decoder) is not Subgraph or not decoder.outputs:
+        return None
+    logits = decoder.outputs[0]
+    if type(logits) is not TensorType or logits.shape is None or len(logits.shape) != 3:
+        return None
+    width = logits.shape[2]
+    return width if type(width) is int and width > 0 else None
+
+
 @rule("beam_search", "sequences (batch, num_return_sequences, max_length); sequences_scores (batch, "
-      "num_return_sequences); scores (max_length - prompt length, batch, num_beams, vocab_size).")
+      "num_return_sequences); scores (max_length - prompt length, batch, num_beams, vocab_size), the vocabulary "
+      "from vocab_size or else the decoder's logits.", decoder=attribute())
 def beam_search(ctx: InferenceContext) -> None:
     kind = model_type(ctx)
     batch, prompt = prompt_shape(ctx, kind == WHISPER)
@@ -67,8 +84,7 @@ def beam_search(ctx: InferenceContext) -> None:
         ctx.set_output_shape(1, (batch, returned))
     if ctx.output_count > 2:
         steps = generated_steps(max_length, prompt) if kind == 0 else None
-        vocab = ctx.attribute("vocab_size", -1)
-        ctx.set_output_shape(2, (steps, batch, beams, vocab if type(vocab) is int and vocab > 0 else None))
+        ctx.set_output_shape(2, (steps, batch, beams, vocabulary(ctx)))
     if ctx.output_count > 4:
         ctx.set_output_shape(4, (batch,))
 

@@ -147,7 +147,8 @@ def test_beam_search_against_onnxruntime():
     inputs = [In(I32, ("B", "S")), count(9), count(1), count(3), count(2), penalty]
     verdict = check(Case("BeamSearch", "com.microsoft", inputs, GENERATE, outputs=3), PROMPTS)
     assert verdict.problems == []
-    assert verdict.inferred[0][1] == (Sym("B"), 2, 9) and verdict.inferred[2][1] == (9 - Sym("S"), Sym("B"), 3, None)
+    # the vocabulary comes from the decoder's logits (B, S, VOCAB) when vocab_size is not set
+    assert verdict.inferred[0][1] == (Sym("B"), 2, 9) and verdict.inferred[2][1] == (9 - Sym("S"), Sym("B"), 3, VOCAB)
 
 
 @pytest.mark.parametrize("op, outputs_", [("GreedySearch", 1), ("Sampling", 2)])
