@@ -162,8 +162,31 @@ def ort_dynamic_time_warping(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (2, ctx.fresh_dim()), INT32)
 
 
+def _tokenizer_mode(ctx: InferenceContext) -> None:
+    """The attribute checks of onnxruntime's kernel: ``separators`` (when set: a non-empty list) or
+    else a non-empty ``tokenexp``, and at most one character per token when splitting into single
+    characters (``separators`` [""] or ``tokenexp`` ".")."""
+    separators = ctx.attribute("separators")
+    if separators is not None:
+        if len(separators) == 0:
+            ctx.fail("separators is set but empty; give at least one separator, or tokenexp instead")
+        by_character = list(separators) == [""]
+    else:
+        expression = ctx.attribute("tokenexp")
+        if expression is None:
+            ctx.fail("neither separators nor tokenexp is set; one of them says how to split")
+        if expression == "":
+            ctx.fail("tokenexp is empty (and separators is not set)")
+        by_character = expression == "."
+    mincharnum = ctx.attribute("mincharnum")
+    if by_character and type(mincharnum) is int and mincharnum > 1:
+        ctx.fail(f"mincharnum = {mincharnum} drops every token when splitting into single characters "
+                 f"(separators [\"\"] or tokenexp \".\"); it must be 1")
+
+
 @rule("ort_tokenizer", "X's shape plus an axis as long as the most tokens in a string; an empty X keeps its rank.")
 def ort_tokenizer(ctx: InferenceContext) -> None:
+    _tokenizer_mode(ctx)
     x = ctx.input_shape(0)
     if x is not None and len(x) not in (1, 2):
         ctx.fail(f"X {format_shape(x)} must be [C] or [N, C]")
