@@ -133,7 +133,29 @@ def matmul_fp_q4(ctx: InferenceContext) -> None:
             ctx.fail(f"B_shape ({k}, {n}) holds a negative dim")
         a = activation(ctx)
         check_features(ctx, a, k, "B_shape's K")
+        check_fp_q4_blob(ctx, k, n)
     ctx.set_output_shape(0, rows_of(a, n))
+
+
+#: MatMulFpQ4's block formats by blk_quant_type: (values per block, bytes per block). Each block
+#: holds its 4-bit values, a float32 scale and, for the format with offsets, one offset byte; a
+#: type without a format of its own takes the default one (32 values with offset).
+_FP_Q4_BLOCKS = {0: (32, 20), 1: (32, 21), 2: (64, 36), 4: (128, 68)}
+
+
+def check_fp_q4_blob(ctx: InferenceContext, k, n) -> None:
+    """B, a 1-D blob, must hold exactly N * ceil(K / block) blocks of the format blk_quant_type names."""
+    blob = ctx.input_shape(1)
+    if blob is None or type(k) is not int or type(n) is not int:
+        return
+    if len(blob) != 1:
+        ctx.fail(f"B {format_shape(blob)} must be a 1-D byte blob")
+    kind = ctx.attribute("blk_quant_type", 1)
+    values, size = _FP_Q4_BLOCKS.get(kind if type(kind) is int else 1, _FP_Q4_BLOCKS[1])
+    expected = n * -(-k // values) * size
+    if type(blob[0]) is int and blob[0] != expected:
+        ctx.fail(f"B holds {blob[0]} bytes, but B_shape (K={k}, N={n}) with blk_quant_type {kind} "
+                 f"({values} values in {size} bytes per block) needs {expected}")
 
 
 @rule("gemm_float8", "(M, K) x (K, N) with optional transposes, in the element type 'dtype' names.",
