@@ -29,3 +29,50 @@ def test_matmul_fp_q4_blob_size():
     assert_accepted_by_both(fp_q4(8 * 1 * 36, 2), [{"M": 3}])
     assert_refused_by_both(fp_q4(8 * 2 * 21 - 1), "B holds 335 bytes", [{"M": 3}], "wrong size")
     assert_refused_by_both(fp_q4(8 * 2 * 21, 0), "needs 320", [{"M": 3}], "wrong size")
+
+
+# ---------------------------------------------------------------------------------------- GroupQueryAttention
+
+I32 = 6
+
+
+def gqa(hidden: int = 64, kv_hidden: int = 32, *, past: tuple | None = None, past_value: bool = True,
+        cos: tuple | None = None, packed: bool = False) -> Case:
+    """4 query heads over 2 key/value heads, batch 1, 3 new tokens after a cache of 5 when ``past`` is given."""
+    cached = past[2] if past is not None else 0
+    inputs: list = [In(F, (1, 3, hidden))]
+    inputs += [None, None] if packed else [In(F, (1, 3, kv_hidden)), In(F, (1, 3, kv_hidden))]
+    inputs += [In(F, past) if past is not None else None,
+               In(F, past) if past is not None and past_value else None]
+    inputs += [Const([3 + cached - 1], I32), Const([3 + cached], I32)]
+    if cos is not None:
+        inputs += [In(F, cos), In(F, cos)]
+    return Case("GroupQueryAttention", MS, inputs, {"num_heads": 4, "kv_num_heads": 2}, outputs=3)
+
+
+def test_group_query_attention_cache_needs_past_key_and_past_value():
+    assert_accepted_by_both(gqa(past=(1, 2, 5, 16)))
+    assert_refused_by_both(gqa(past=(1, 2, 5, 16), past_value=False), "past_key is given without past_value")
+
+
+def test_group_query_attention_hidden_size_splits_evenly_into_heads():
+    # opspec stated a truncated head size here (66 // 4 = 16) before it refused the node
+    assert_refused_by_both(gqa(66), "hidden size (num_heads 4) 66 is not divisible by 4")
+    assert_refused_by_both(gqa(128 + 2, packed=True), "not divisible by 8")
+    assert_accepted_by_both(gqa(128, packed=True))
+    assert_refused_by_both(gqa(48, 24), "head size 12", ort_match="multiple of 8")
+
+
+def test_group_query_attention_key_heads_match_query_heads():
+    assert_refused_by_both(gqa(64, 48), "the query's head size and key's", ort_match="equal to head_size")
+    assert_refused_by_both(gqa(64, 33), "key's hidden size (kv_num_heads 2) 33 is not divisible by 2")
+    assert_refused_by_both(gqa(past=(1, 2, 5, 8)), "the head size 16 and the last axes of past_key")
+
+
+def test_group_query_attention_rotary_cache_width():
+    assert_accepted_by_both(gqa(128, 64, cos=(8, 8)))
+    assert_accepted_by_both(gqa(128, 64, cos=(8, 16)))
+    assert_refused_by_both(gqa(128, 64, cos=(8, 12)), "cos_cache width 12 must be a multiple of 8",
+                           ort_match="multiple of 8")
+    assert_refused_by_both(gqa(128, 64, cos=(8, 24)), "at most 16", ort_match="<= head_size / 2")
+    assert_refused_by_both(gqa(96, 48, cos=(8, 8)), "multiple of 16", ort_match="multiple of 16")
