@@ -76,3 +76,39 @@ def test_group_query_attention_rotary_cache_width():
                            ort_match="multiple of 8")
     assert_refused_by_both(gqa(128, 64, cos=(8, 24)), "at most 16", ort_match="<= head_size / 2")
     assert_refused_by_both(gqa(96, 48, cos=(8, 8)), "multiple of 16", ort_match="multiple of 16")
+
+
+# ------------------------------------------------------------------------------------------------ MatMulNBits
+
+def nbits(k: int = 64, n: int = 8, *, bits: int = 4, block: int = 32, weight: tuple | None = None,
+          scales: tuple | None = None, zero_points: tuple | None = None, zero_elem: int = U8) -> Case:
+    """A (M, K) times a (K, N) weight; by default every operand laid out as the attributes say."""
+    blocks = -(-k // block)
+    inputs: list = [In(F, ("M", k)), In(U8, weight or (n, blocks, block * bits // 8)), In(F, scales or (n * blocks,))]
+    if zero_points is not None:
+        inputs.append(In(zero_elem, zero_points))
+    return Case("MatMulNBits", MS, inputs, {"K": k, "N": n, "bits": bits, "block_size": block})
+
+
+SETTING = [{"M": 2}]
+
+
+def test_matmul_nbits_operands_match_the_attributes():
+    for valid in (nbits(), nbits(scales=(8, 2)), nbits(zero_points=(8, 1)), nbits(zero_points=(8,)),
+                  nbits(bits=8, zero_points=(8, 2)), nbits(80, zero_points=(8, 2)),
+                  nbits(zero_points=(8, 2), zero_elem=F)):
+        assert_accepted_by_both(valid, SETTING)
+    assert_refused_by_both(nbits(weight=(8, 3, 16)), "B (8, 3, 16) does not match (8, 2, 16)", SETTING)
+    assert_refused_by_both(nbits(weight=(8, 2, 8)), "B (8, 2, 8) does not match (8, 2, 16)", SETTING)
+    assert_refused_by_both(nbits(scales=(15,)), "scales (15,) does not match (16,) or (8, 2)", SETTING)
+    # 2 blocks of 4-bit zero points pack into one byte per row; unpacked they take one value each
+    assert_refused_by_both(nbits(zero_points=(8, 2)), "does not match (8,) or (8, 1)", SETTING)
+    assert_refused_by_both(nbits(80, zero_points=(8, 1)), "does not match (16,) or (8, 2)", SETTING)
+    assert_refused_by_both(nbits(zero_points=(8, 3), zero_elem=F), "does not match (16,) or (8, 2)", SETTING)
+
+
+def test_matmul_nbits_block_size_is_a_power_of_two_of_at_least_16():
+    assert_accepted_by_both(nbits(block=16), SETTING)
+    assert_accepted_by_both(nbits(512, block=256), SETTING)
+    assert_refused_by_both(nbits(block=8), "'block_size' = 8", SETTING)
+    assert_refused_by_both(nbits(96, block=48), "block_size 48 must be a power of two", SETTING)
