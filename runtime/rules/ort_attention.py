@@ -10,7 +10,7 @@ when past and present share one buffer.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
-from opspec.runtime.rules._dims import merged
+from opspec.runtime.rules._dims import merged, split_evenly
 from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape
 
 _WEIGHTS, _BIAS, _PAST = 1, 2, 4
@@ -97,6 +97,23 @@ def qordered_attention(ctx: InferenceContext) -> None:
     width = merged(ctx, f"Q_weight's columns and qkv_hidden_sizes[0] = {sizes[0]}", columns, sizes[0]) \
         if sizes else columns
     ctx.set_output_shape(0, (batch, seq, width))
+
+
+@rule("ort_rotary_embedding", "output takes input's shape: (batch, seq, hidden) or (batch, heads, seq, head_size).",
+      num_heads=attribute(), rotary_embedding_dim=attribute())
+def ort_rotary_embedding(ctx: InferenceContext) -> None:
+    """The kernel needs num_heads to rotate part of each head (rotary_embedding_dim), and a 3-D
+    input's hidden size split evenly among num_heads."""
+    heads = ctx.int_attr("num_heads", 0)
+    rotary = ctx.int_attr("rotary_embedding_dim", 0)
+    if rotary > 0 and heads <= 0:
+        ctx.fail(f"rotary_embedding_dim {rotary} needs num_heads (positive), which is not set")
+    x = ctx.input_shape(0)
+    if x is not None and len(x) not in (3, 4):
+        ctx.fail(f"input {format_shape(x)} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size)")
+    if x is not None and len(x) == 3 and heads > 0:
+        split_evenly(ctx, f"input's hidden size (num_heads {heads})", x[2], heads)
+    ctx.set_output_shape(0, x)
 
 
 @rule("packed_attention", "output (token_count, v_hidden) from packed input (token_count, input_hidden).",

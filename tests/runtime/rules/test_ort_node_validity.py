@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from ort_oracle import F, I64, U8, Case, Const, In  # noqa: E402
 from ort_validity import assert_accepted_by_both, assert_refused_by_both  # noqa: E402
@@ -112,3 +114,23 @@ def test_matmul_nbits_block_size_is_a_power_of_two_of_at_least_16():
     assert_accepted_by_both(nbits(512, block=256), SETTING)
     assert_refused_by_both(nbits(block=8), "'block_size' = 8", SETTING)
     assert_refused_by_both(nbits(96, block=48), "block_size 48 must be a power of two", SETTING)
+
+
+# ------------------------------------------------------------------------------------------- RotaryEmbedding
+
+def rope(shape: tuple = (2, 3, 64), width: int = 16, **attributes) -> Case:
+    positions = In(I64, (shape[0], shape[-2]), fill=lambda dims, rng: np.zeros(dims, np.int64))
+    return Case("RotaryEmbedding", MS, [In(F, shape), positions, In(F, (16, width)), In(F, (16, width))], attributes)
+
+
+def test_rotary_embedding_dim_needs_num_heads():
+    assert_accepted_by_both(rope(width=4, rotary_embedding_dim=8, num_heads=4))
+    assert_refused_by_both(rope(width=8, rotary_embedding_dim=16), "rotary_embedding_dim 16 needs num_heads",
+                           ort_match="num_heads must be provided")
+
+
+def test_rotary_embedding_input_is_3d_or_4d():
+    assert_accepted_by_both(rope((2, 4, 3, 16), 8))
+    assert_refused_by_both(rope((2, 4, 3, 16, 1), 8), "must be 3-D (batch, seq, hidden) or 4-D",
+                           ort_match="3 or 4 dimensions")
+    assert_refused_by_both(rope((2, 3, 66), 8, num_heads=4), "hidden size (num_heads 4) 66 is not divisible by 4")
