@@ -59,6 +59,24 @@ def head_count(ctx: InferenceContext, name: str = "num_heads") -> int | None:
     return heads
 
 
+def _check_head_split(ctx: InferenceContext, width, heads) -> None:
+    """What the kernels hold of the three hidden sizes (qkv_hidden_sizes, else a third of the
+    projection width each): each splits evenly into num_heads, Q's equals K's, and with past K's
+    equals V's."""
+    sizes = ctx.ints_attr("qkv_hidden_sizes")
+    if sizes and len(sizes) == 3:
+        q, k, v = sizes
+    else:
+        q = k = v = divide_or_none(width, 3)
+    if type(heads) is int:
+        for name, size in (("Q", q), ("K", k), ("V", v)):
+            split_evenly(ctx, f"{name}'s hidden size (num_heads {heads})", size, heads)
+    if type(q) is int and type(k) is int and q != k:
+        ctx.fail(f"Q's hidden size {q} and K's {k} differ (qkv_hidden_sizes {list(sizes or ())})")
+    if ctx.has_input(_PAST) and type(k) is int and type(v) is int and k != v:
+        ctx.fail(f"with past, K's hidden size {k} and V's {v} must be equal (qkv_hidden_sizes {list(sizes or ())})")
+
+
 @rule("ort_attention", "output (batch, seq, v_hidden); present (2, batch, num_heads, past + seq, head_size), "
       "or past's shape when past and present share one buffer.",
       share_buffer=attribute("past_present_share_buffer"), qkv_hidden_sizes=attribute())
@@ -66,11 +84,13 @@ def ort_attention(ctx: InferenceContext) -> None:
     batch, seq, features = ctx.input_with_rank(0, 3)
     rows = ctx.input_with_rank(_WEIGHTS, 2)[0]
     merged(ctx, "the input's hidden size and the rows of weights", features, rows)
-    v_hidden = v_hidden_size(ctx, projection_width(ctx))
+    width = projection_width(ctx)
+    v_hidden = v_hidden_size(ctx, width)
+    heads: Dim = head_count(ctx)
+    _check_head_split(ctx, width, heads)
     ctx.set_output_shape(0, (batch, seq, v_hidden))
     if ctx.output_count < 2:
         return
-    heads: Dim = head_count(ctx)
     # kernels differ on the present's head size (V's or Q's) when the hidden sizes differ
     sizes = ctx.ints_attr("qkv_hidden_sizes")
     head_size = divide_or_none(v_hidden, heads) if not sizes or len(set(sizes)) == 1 else None

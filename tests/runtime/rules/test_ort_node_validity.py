@@ -134,3 +134,83 @@ def test_rotary_embedding_input_is_3d_or_4d():
     assert_refused_by_both(rope((2, 4, 3, 16, 1), 8), "must be 3-D (batch, seq, hidden) or 4-D",
                            ort_match="3 or 4 dimensions")
     assert_refused_by_both(rope((2, 3, 66), 8, num_heads=4), "hidden size (num_heads 4) 66 is not divisible by 4")
+
+
+# ---------------------------------------------------------------------------------- Attention (com.microsoft)
+
+def attention(hidden: int = 64, sizes: list | None = None, past: tuple | None = None) -> Case:
+    """Input (2, 3, hidden) projected to Q, K and V of ``sizes`` (a third of the width each by default), 4 heads."""
+    width = sum(sizes) if sizes else 3 * hidden
+    inputs: list = [In(F, (2, 3, hidden)), In(F, (hidden, width)), In(F, (width,)), None]
+    if past is not None:
+        inputs.append(In(F, past))
+    attributes: dict = {"num_heads": 4}
+    if sizes:
+        attributes["qkv_hidden_sizes"] = sizes
+    return Case("Attention", MS, inputs, attributes, outputs=2 if past is not None else 1)
+
+
+def test_attention_hidden_sizes_split_into_heads():
+    assert_accepted_by_both(attention())
+    assert_accepted_by_both(attention(sizes=[64, 64, 32]))
+    # opspec stated the output and a present head size of 66 // 4 = 16 here before it refused the node
+    assert_refused_by_both(attention(66), "Q's hidden size (num_heads 4) 66 is not divisible by 4",
+                           ort_match="divisible by num_heads")
+    assert_refused_by_both(attention(sizes=[64, 64, 66]), "V's hidden size (num_heads 4) 66",
+                           ort_match="divisible by num_heads")
+
+
+def test_attention_k_and_v_sizes_agree_with_past():
+    assert_accepted_by_both(attention(past=(2, 2, 4, 5, 16)))
+    assert_refused_by_both(attention(sizes=[64, 64, 32], past=(2, 2, 4, 5, 16)),
+                           "with past, K's hidden size 64 and V's 32 must be equal", ort_match="k_hidden_size")
+    assert_refused_by_both(attention(sizes=[64, 32, 32]), "Q's hidden size 64 and K's 32 differ",
+                           ort_match="first element should be same as the second")
+
+
+# ---------------------------------------------------------------------------------------- MultiHeadAttention
+
+def mha(query: tuple = (2, 3, 64), key: tuple | None = (2, 5, 64), value: tuple | None = (2, 5, 64),
+        past_key: tuple | None = None, past_value: tuple | None = None) -> Case:
+    inputs: list = [In(F, query), In(F, key) if key else None, In(F, value) if value else None]
+    if past_key or past_value:
+        inputs += [None, None, None, In(F, past_key) if past_key else None, In(F, past_value) if past_value else None]
+    return Case("MultiHeadAttention", MS, inputs, {"num_heads": 4}, outputs=3 if past_key or past_value else 1)
+
+
+def test_multi_head_attention_hidden_size_splits_into_heads():
+    assert_accepted_by_both(mha(value=(2, 5, 32)))
+    assert_refused_by_both(mha((2, 3, 66), (2, 5, 66), (2, 5, 66)), "query's hidden size (num_heads 4) 66")
+    assert_refused_by_both(mha(value=(2, 5, 66)), "value's hidden size (num_heads 4) 66")
+    assert_refused_by_both(mha(key=(2, 5, 66)), "hidden sizes of query (2, 3, 64) and key (2, 5, 66)",
+                           ort_match="same dim 2")
+
+
+def test_multi_head_attention_key_needs_value_unless_packed():
+    assert_accepted_by_both(mha(key=(2, 4, 5, 16), value=(2, 4, 5, 16)))
+    assert_refused_by_both(mha(value=None), "key (2, 5, 64) is given without value", ort_match="packed kv")
+    assert_refused_by_both(mha(key=(2, 4, 5, 16), value=None), "without value", ort_match="packed kv")
+
+
+def test_multi_head_attention_past_value_has_the_query_head_size():
+    assert_accepted_by_both(mha(past_key=(2, 4, 7, 16), past_value=(2, 4, 7, 16)))
+    # onnxruntime holds past_value to the query's head size even when V's heads are smaller
+    assert_accepted_by_both(mha(value=(2, 5, 32), past_key=(2, 4, 7, 16), past_value=(2, 4, 7, 16)))
+    assert_refused_by_both(mha(value=(2, 5, 32), past_key=(2, 4, 7, 16), past_value=(2, 4, 7, 8)),
+                           "the query's head size and past_value's last axis", ort_match="same as head_size")
+    assert_refused_by_both(mha(past_key=(2, 4, 7, 16)), "past_key is given without past_value",
+                           ort_match="both present or both absent")
+
+
+# --------------------------------------------------------------------------- DecoderMaskedMultiHeadAttention
+
+def decoder_masked(tokens: int) -> Case:
+    step: list = [In(F, (2, tokens, 64)), In(F, (2, tokens, 64)), In(F, (2, tokens, 64)), None, None]
+    cache = [In(F, (2, 4, 8, 16)), In(F, (2, 4, 8, 16)), Const([3], I32)]
+    return Case("DecoderMaskedMultiHeadAttention", MS, step + cache,
+                {"num_heads": 4, "past_present_share_buffer": 1}, outputs=3)
+
+
+def test_decoder_masked_multi_head_attention_decodes_one_token():
+    assert_accepted_by_both(decoder_masked(1))
+    assert_refused_by_both(decoder_masked(2), "the query holds 2 tokens", ort_match="sequence length should be 1")
