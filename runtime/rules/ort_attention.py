@@ -119,21 +119,51 @@ def qordered_attention(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (batch, seq, width))
 
 
-@rule("ort_rotary_embedding", "output takes input's shape: (batch, seq, hidden) or (batch, heads, seq, head_size).",
-      num_heads=attribute(), rotary_embedding_dim=attribute())
-def ort_rotary_embedding(ctx: InferenceContext) -> None:
-    """The kernel needs num_heads to rotate part of each head (rotary_embedding_dim), and a 3-D
-    input's hidden size split evenly among num_heads."""
+def rotated_head_size(ctx: InferenceContext, heads_needed: bool) -> Dim:
+    """The head size of a rotary embedding's input, checking what the kernels check: a 3-D or 4-D
+    input, num_heads with rotary_embedding_dim (and, with ``heads_needed``, with any 3-D input), and
+    a 3-D input's hidden size split evenly among the heads."""
     heads = ctx.int_attr("num_heads", 0)
     rotary = ctx.int_attr("rotary_embedding_dim", 0)
     if rotary > 0 and heads <= 0:
         ctx.fail(f"rotary_embedding_dim {rotary} needs num_heads (positive), which is not set")
     x = ctx.input_shape(0)
-    if x is not None and len(x) not in (3, 4):
+    if x is None:
+        return None
+    if len(x) not in (3, 4):
         ctx.fail(f"input {format_shape(x)} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size)")
-    if x is not None and len(x) == 3 and heads > 0:
-        split_evenly(ctx, f"input's hidden size (num_heads {heads})", x[2], heads)
-    ctx.set_output_shape(0, x)
+    if len(x) == 4:
+        return x[3]
+    if heads <= 0:
+        if heads_needed:
+            ctx.fail(f"input {format_shape(x)} is 3-D, which needs num_heads (positive) to find the head size")
+        return None
+    return split_evenly(ctx, f"input's hidden size (num_heads {heads})", x[2], heads)
+
+
+@rule("ort_rotary_embedding", "output takes input's shape: (batch, seq, hidden) or (batch, heads, seq, head_size).",
+      num_heads=attribute(), rotary_embedding_dim=attribute())
+def ort_rotary_embedding(ctx: InferenceContext) -> None:
+    rotated_head_size(ctx, heads_needed=False)
+    ctx.set_output_shape(0, ctx.input_shape(0))
+
+
+@rule("mrotary_embedding", "output takes input's shape: (batch, seq, hidden) or (batch, heads, seq, head_size); "
+      "mrope_section's three sizes sum to half the rotated channels.",
+      num_heads=attribute(), rotary_embedding_dim=attribute(), mrope_section=attribute())
+def mrotary_embedding(ctx: InferenceContext) -> None:
+    """The rotated channels are rotary_embedding_dim, else the whole head; their pairs are what
+    mrope_section shares out among the temporal, height and width positions."""
+    head_size = rotated_head_size(ctx, heads_needed=True)
+    rotary = ctx.int_attr("rotary_embedding_dim", 0) or head_size
+    sections = ctx.ints_attr("mrope_section")
+    if type(rotary) is int and rotary > 0:
+        if rotary % 2:
+            ctx.fail(f"the rotated channels ({rotary}) must be even")
+        if sections is not None and sum(sections) != rotary // 2:
+            ctx.fail(f"mrope_section {list(sections)} sums to {sum(sections)}, but half the rotated channels "
+                     f"is {rotary // 2}")
+    ctx.set_output_shape(0, ctx.input_shape(0))
 
 
 @rule("packed_attention", "output (token_count, v_hidden) from packed input (token_count, input_hidden).",

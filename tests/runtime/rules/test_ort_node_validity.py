@@ -214,3 +214,23 @@ def decoder_masked(tokens: int) -> Case:
 def test_decoder_masked_multi_head_attention_decodes_one_token():
     assert_accepted_by_both(decoder_masked(1))
     assert_refused_by_both(decoder_masked(2), "the query holds 2 tokens", ort_match="sequence length should be 1")
+
+
+# ------------------------------------------------------------------------------------------ MRotaryEmbedding
+
+def mrope(shape: tuple = (2, 4, 3, 16), section: list | None = None, width: int = 8, **attributes) -> Case:
+    positions = In(I64, (3, shape[0], shape[-2]), fill=lambda dims, rng: np.zeros(dims, np.int64))
+    return Case("MRotaryEmbedding", MS, [In(F, shape), positions, In(F, (16, width)), In(F, (16, width))],
+                {"mrope_section": section or [2, 3, 3], **attributes})
+
+
+def test_mrotary_embedding_sections_sum_to_half_the_rotated_channels():
+    assert_accepted_by_both(mrope())
+    assert_accepted_by_both(mrope((2, 3, 64), num_heads=4))
+    assert_accepted_by_both(mrope(section=[2, 1, 1], width=4, rotary_embedding_dim=8, num_heads=4))
+    assert_refused_by_both(mrope(section=[3, 3, 3]), "mrope_section [3, 3, 3] sums to 9, but half the rotated "
+                           "channels is 8", ort_match="sum of 'mrope_section'")
+    assert_refused_by_both(mrope(section=[2, 3, 3], width=4, rotary_embedding_dim=8, num_heads=4),
+                           "is 4", ort_match="sum of 'mrope_section'")
+    assert_refused_by_both(mrope(section=[4, 4]), "'mrope_section' = [4, 4]", ort_match="exactly 3 elements")
+    assert_refused_by_both(mrope((2, 3, 64)), "needs num_heads", ort_match="num_heads must be greater than 0")
