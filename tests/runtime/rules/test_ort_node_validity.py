@@ -234,3 +234,19 @@ def test_mrotary_embedding_sections_sum_to_half_the_rotated_channels():
                            "is 4", ort_match="sum of 'mrope_section'")
     assert_refused_by_both(mrope(section=[4, 4]), "'mrope_section' = [4, 4]", ort_match="exactly 3 elements")
     assert_refused_by_both(mrope((2, 3, 64)), "needs num_heads", ort_match="num_heads must be greater than 0")
+
+
+# ----------------------------------------------------------------------------------------------- FusedMatMul
+
+def fused_matmul(a: tuple, b: tuple, **attributes) -> Case:
+    return Case("FusedMatMul", MS, [In(F, a), In(F, b)], attributes)
+
+
+def test_fused_matmul_batch_transposes_need_equal_ranks_of_at_least_3():
+    assert_accepted_by_both(fused_matmul((3, 2, 4), (2, 4, 5), transBatchA=1))
+    assert_accepted_by_both(fused_matmul((2, 2, 4), (4, 2, 5), transBatchB=1))
+    assert_accepted_by_both(fused_matmul((3, 2, 4), (4, 5)))
+    for a, b, attributes in (((3, 2, 4), (4, 5), {"transBatchA": 1}), ((1, 2, 2, 4), (4, 2, 5), {"transBatchB": 1}),
+                             ((2, 4), (4, 5), {"transBatchA": 1}), ((2, 4), (4,), {"transBatchB": 1})):
+        assert_refused_by_both(fused_matmul(a, b, **attributes), "must have one rank, at least 3",
+                               ort_match="same rank and rank >= 3")
