@@ -250,3 +250,18 @@ def test_fused_matmul_batch_transposes_need_equal_ranks_of_at_least_3():
                              ((2, 4), (4, 5), {"transBatchA": 1}), ((2, 4), (4,), {"transBatchB": 1})):
         assert_refused_by_both(fused_matmul(a, b, **attributes), "must have one rank, at least 3",
                                ort_match="same rank and rank >= 3")
+
+
+# ------------------------------------------------------------------------------------ ReorderInput (NCHWc)
+
+def reorder_input(shape: tuple, **attributes) -> Case:
+    return Case("ReorderInput", "com.microsoft.nchwc", [In(F, shape)], attributes)
+
+
+def test_reorder_input_channels_are_a_multiple_of_4():
+    for valid in (reorder_input((1, 4, 3, 3)), reorder_input((1, 12, 3, 3)), reorder_input((1, 3, 3, 4), channels_last=1)):
+        assert_accepted_by_both(valid)
+    assert_refused_by_both(reorder_input((1, 6, 3, 3)), "has 6 channels; the kernel needs a multiple of 4",
+                           ort_match="channels % 4")
+    assert_refused_by_both(reorder_input((1, 3, 3, 6), channels_last=1), "has 6 channels", ort_match="channels % 4")
+    assert_refused_by_both(reorder_input((1, 4, 3)), "must be 4-D", ort_match="X_rank == 4")
