@@ -52,6 +52,13 @@ def generated_steps(max_length, prompt):
         return None
 
 
+def check_room_to_generate(ctx: InferenceContext, max_length, prompt) -> None:
+    """A decoder-only model's kernel needs max_length above the prompt's length (both known numbers)."""
+    if type(max_length) is int and type(prompt) is int and max_length <= prompt:
+        ctx.fail(f"max_length {max_length} leaves nothing to generate after a prompt of {prompt} tokens; "
+                 "it must be greater")
+
+
 def vocabulary(ctx: InferenceContext):
     """The vocabulary size: the vocab_size attribute when positive, else the last dim of the decoder
     subgraph's first output (its logits, (batch, sequence, vocabulary)), as the kernel takes it."""
@@ -79,6 +86,10 @@ def beam_search(ctx: InferenceContext) -> None:
     max_length = positive_scalar(ctx, 1, strict)
     beams = positive_scalar(ctx, 3, strict)
     returned = positive_scalar(ctx, 4, strict)
+    if type(beams) is int and type(returned) is int and returned > beams:
+        ctx.fail(f"num_return_sequences {returned} is more than num_beams {beams}; only the beams can be returned")
+    if kind == 0:
+        check_room_to_generate(ctx, max_length, prompt)
     ctx.set_output_shape(0, (batch, returned, max_length))
     if ctx.output_count > 1:
         ctx.set_output_shape(1, (batch, returned))
@@ -92,8 +103,10 @@ def beam_search(ctx: InferenceContext) -> None:
 @rule("greedy_search", "sequences (batch, max_length); Sampling's debugging output filtered_logits is left "
       "unknown (onnxruntime may leave it empty).")
 def greedy_search(ctx: InferenceContext) -> None:
-    batch, _ = prompt_shape(ctx, False)
+    batch, prompt = prompt_shape(ctx, False)
     max_length = positive_scalar(ctx, 1, True)
+    if model_type(ctx) == 0:
+        check_room_to_generate(ctx, max_length, prompt)
     ctx.set_output_shape(0, (batch, max_length))
 
 
