@@ -9,7 +9,7 @@ from every operand that must share a dim with it.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
-from opspec.runtime.shape import ShapeError, format_dim, format_shape, merge_dim
+from opspec.runtime.shape import ShapeError, format_dim, format_shape, merge_dim, merge_shapes
 
 
 def _operand(ctx: InferenceContext, key: str) -> tuple[str, tuple | None] | None:
@@ -143,3 +143,30 @@ def embed_layer_norm(ctx: InferenceContext) -> None:
         ctx.set_output_shape(1, (grid[0],))
     if ctx.output_count > 2:
         ctx.set_output_shape(2, output)
+
+
+@rule("gated_rms_norm", "Y takes X's shape (..., H * C); gate has X's shape, and scale's size C divides X's last axis.")
+def gated_rms_norm(ctx: InferenceContext) -> None:
+    """Each group of C = scale's element count along X's last axis is normalized on its own."""
+    x, scale, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
+    shape = x
+    if x is not None and len(x) == 0:
+        ctx.fail("X is a scalar; it needs at least one axis")
+    if x is not None and gate is not None:
+        try:
+            shape = merge_shapes(x, gate)
+        except ShapeError:
+            ctx.fail(f"gate {format_shape(gate)} must have the shape of X {format_shape(x)}")
+    elif gate is not None:
+        shape = gate
+    sizes = [dim for dim in scale if type(dim) is int] if scale is not None else []
+    if scale is not None and len(sizes) == len(scale):
+        size = 1
+        for dim in sizes:
+            size *= dim
+        if size == 0:
+            ctx.fail(f"scale {format_shape(scale)} is empty")
+        last = shape[-1] if shape else None
+        if type(last) is int and last % size:
+            ctx.fail(f"X's last axis ({last}) is not a multiple of scale's {size} elements {format_shape(scale)}")
+    ctx.set_output_shape(0, shape)

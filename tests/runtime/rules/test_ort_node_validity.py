@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from ort_oracle import F, I64, U8, Case, Const, In  # noqa: E402
+from ort_oracle import F, I64, U8, Case, Const, In, check  # noqa: E402
 from ort_validity import assert_accepted_by_both, assert_refused_by_both  # noqa: E402
 
 MS = "com.microsoft"
@@ -265,3 +265,76 @@ def test_reorder_input_channels_are_a_multiple_of_4():
                            ort_match="channels % 4")
     assert_refused_by_both(reorder_input((1, 3, 3, 6), channels_last=1), "has 6 channels", ort_match="channels % 4")
     assert_refused_by_both(reorder_input((1, 4, 3)), "must be 4-D", ort_match="X_rank == 4")
+
+
+# ------------------------------------------------------------------------------------ Unique (com.microsoft)
+
+def test_unique_takes_a_vector():
+    assert_accepted_by_both(Case("Unique", MS, [In(F, (6,))], outputs=3))
+    assert_refused_by_both(Case("Unique", MS, [In(F, (2, 3))], outputs=3), "x (2, 3) must be 1-D", ort_match="1D")
+    assert_refused_by_both(Case("Unique", MS, [In(F, ())], outputs=3), "must be 1-D", ort_match="1D")
+
+
+# ------------------------------------------------------------------------------------------- WordConvEmbedding
+
+def word_conv(sequence: tuple = (5, 6), weight: tuple = (4, 1, 2, 3), bias: tuple = (4,), table: tuple = (10, 3),
+              **attributes) -> Case:
+    def ids(shape, rng):
+        return rng.integers(0, 10, shape).astype(np.int32)
+    return Case("WordConvEmbedding", MS, [In(I32, sequence, fill=ids), In(F, weight), In(F, bias), In(F, table)],
+                attributes)
+
+
+def test_word_conv_embedding_attributes_and_weights_agree():
+    assert_accepted_by_both(word_conv())
+    assert_accepted_by_both(word_conv(embedding_size=4, conv_window_size=2, char_embedding_size=3))
+    assert_refused_by_both(word_conv(embedding_size=5), "embedding_size 5 does not match W's filter count 4",
+                           ort_match="embedding_size attribute")
+    assert_refused_by_both(word_conv(conv_window_size=3), "conv_window_size 3 does not match", ort_match="conv_window_size")
+    assert_refused_by_both(word_conv(char_embedding_size=4), "char_embedding_size 4 does not match C's width 3",
+                           ort_match="char_embedding_size attribute")
+    assert_refused_by_both(word_conv(table=(10, 4)), "C's width", ort_match="conv kernal size 2")
+
+
+def test_word_conv_embedding_operand_shapes():
+    assert_refused_by_both(word_conv((5,)), "Sequence (5,) must have rank 2 or more", ort_match="rank greater than 1")
+    assert_refused_by_both(word_conv(weight=(4, 2, 3)), "W (4, 2, 3) must have rank 4", ort_match="rank greater than 3")
+    assert_refused_by_both(word_conv(bias=(5,)), "B (5,) must be 1-D with one bias per filter", ort_match="conv bias")
+
+
+def test_word_conv_embedding_output_against_onnxruntime():
+    for sequence, words in (((5, 6), 5), ((2, 5, 6), 2)):
+        verdict = check(word_conv(sequence), [{}])
+        assert verdict.problems == [] and verdict.inferred == [(F, (words, 4))]
+
+
+# ------------------------------------------------------------------------- ScaledSiLU, GatedAdd, GatedRMSNorm
+
+def test_scaled_silu_scale_is_a_scalar():
+    assert_accepted_by_both(Case("ScaledSiLU", MS, [In(F, (2, 3, 8))]))
+    assert_accepted_by_both(Case("ScaledSiLU", MS, [In(F, (2, 3, 8)), In(F, ())]))
+    for scale in ((1,), (8,), (3, 8)):
+        assert_refused_by_both(Case("ScaledSiLU", MS, [In(F, (2, 3, 8)), In(F, scale)]), "must be a scalar (rank 0)",
+                               ort_match="scale must be a scalar")
+
+
+def test_gated_add_takes_one_gate_per_row():
+    def gated_add(y: tuple, gate: tuple) -> Case:
+        return Case("GatedAdd", MS, [In(F, (2, 3, 8)), In(F, y), In(F, gate)])
+    assert_accepted_by_both(gated_add((2, 3, 8), (2, 3, 1)))
+    for gate in ((2, 3, 8), (8,), (1,), (1, 3, 1)):
+        assert_refused_by_both(gated_add((2, 3, 8), gate), "must be (2, 3, 1)", ort_match="gate")
+    for y in ((8,), (3, 8), (1, 3, 8)):
+        assert_refused_by_both(gated_add(y, (2, 3, 1)), "must have the shape of X (2, 3, 8)",
+                               ort_match="Y must have the same shape as X")
+
+
+def test_gated_rms_norm_groups_and_gate():
+    def gated_rms_norm(scale: tuple, gate: tuple = (2, 3, 8)) -> Case:
+        return Case("GatedRMSNorm", MS, [In(F, (2, 3, 8)), In(F, scale), In(F, gate)])
+    for scale in ((8,), (4,), (1,)):
+        assert_accepted_by_both(gated_rms_norm(scale))
+    assert_refused_by_both(gated_rms_norm((3, 8)), "not a multiple of scale's 24 elements", ort_match="multiple of")
+    assert_refused_by_both(gated_rms_norm((6,)), "X's last axis (8) is not a multiple", ort_match="multiple of")
+    for gate in ((8,), (1, 3, 8), (2, 3, 4)):
+        assert_refused_by_both(gated_rms_norm((8,), gate), "must have the shape of X", ort_match="gate must have")
