@@ -45,8 +45,6 @@ def gated_add(ctx: InferenceContext) -> None:
     """X + Y * gate with one gate value per row: the kernels broadcast nothing else."""
     x, y, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
     shape = x
-    if x is not None and len(x) == 0:
-        ctx.fail("X is a scalar; it needs at least one axis")
     if x is not None and y is not None:
         try:
             shape = merge_shapes(x, y)
@@ -54,6 +52,8 @@ def gated_add(ctx: InferenceContext) -> None:
             ctx.fail(f"Y {format_shape(y)} must have the shape of X {format_shape(x)}")
     elif y is not None:
         shape = y
+    if shape is not None and len(shape) == 0:
+        ctx.fail("X and Y are scalars; they need at least one axis")
     if gate is not None and shape is not None:
         rows = tuple(shape[:-1]) + (1,)
         try:

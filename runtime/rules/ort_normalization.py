@@ -150,8 +150,6 @@ def gated_rms_norm(ctx: InferenceContext) -> None:
     """Each group of C = scale's element count along X's last axis is normalized on its own."""
     x, scale, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
     shape = x
-    if x is not None and len(x) == 0:
-        ctx.fail("X is a scalar; it needs at least one axis")
     if x is not None and gate is not None:
         try:
             shape = merge_shapes(x, gate)
@@ -159,6 +157,8 @@ def gated_rms_norm(ctx: InferenceContext) -> None:
             ctx.fail(f"gate {format_shape(gate)} must have the shape of X {format_shape(x)}")
     elif gate is not None:
         shape = gate
+    if shape is not None and len(shape) == 0:
+        ctx.fail("X and gate are scalars; they need at least one axis")
     sizes = [dim for dim in scale if type(dim) is int] if scale is not None else []
     if scale is not None and len(sizes) == len(scale):
         size = 1
