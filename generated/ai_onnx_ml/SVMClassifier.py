@@ -41,7 +41,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='Z',
                 type_str='tensor(float)',
                 types=frozenset({'tensor(float)'}),
-                description='Score of every class for each row, shaped [N, number of classes].',
+                description='Scores for each row, shaped [N, columns]: one column per class for a linear model (no support vectors) or with `prob_a` and `prob_b`; otherwise one decision value per pair of classes, and two columns for two classes.',
             ),
         ),
         attributes=MappingProxyType({
@@ -122,7 +122,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Support vector machine classifier.',
         inference=RuleRef(
-            name='classifier',
+            name='svm_classifier',
         ),
         file='opdefs/ai.onnx.ml/ml/SVMClassifier.yaml',
         line=6,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext
 from opspec.runtime.contract.arguments import element
-from opspec.runtime.shape import Dim, ShapeError, merge_dim
+from opspec.runtime.shape import Dim, ShapeError, div_dim, merge_dim
 
 
 def merged(ctx: InferenceContext, what: str, *dims: Dim) -> Dim:
@@ -43,3 +43,19 @@ def named_where_undecided(ctx: InferenceContext, shape, *operands):
         if all(len(operand) < offset or operand[-offset] is not None for operand in operands):
             dims[axis] = ctx.fresh_dim()
     return tuple(dims)
+
+
+def split_evenly(ctx: InferenceContext, what: str, whole: Dim, parts: int | None) -> Dim:
+    """``whole`` / ``parts`` for an axis the op cuts into ``parts`` equal pieces (a hidden size into
+    heads): a node error naming ``what`` when both are numbers and it does not divide, None when it
+    cannot be told (an unknown count, or a symbol that may or may not divide)."""
+    if whole is None or parts is None or parts <= 0:
+        return None
+    if type(whole) is int:
+        if whole % parts:
+            ctx.fail(f"{what} {whole} is not divisible by {parts}")
+        return whole // parts
+    try:
+        return div_dim(whole, parts)
+    except ShapeError:
+        return None

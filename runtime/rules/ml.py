@@ -50,6 +50,31 @@ def classifier(ctx: InferenceContext) -> None:
         ctx.set_output_shape(1, (batch, columns), FLOAT)
 
 
+@rule("svm_classifier", "Labels (N,) of the label attribute's type; scores (N, columns) in float, one column per "
+      "class unless support vectors without Platt coefficients give one per class pair (two for two classes).",
+      labels_strings=attribute("classlabels_strings"), labels_ints=attribute("classlabels_ints"),
+      vectors_per_class=attribute(), prob_a=attribute())
+def svm_classifier(ctx: InferenceContext) -> None:
+    """onnxruntime's kernel allocates the score columns so: a linear model (no support vectors)
+    or one with Platt coefficients scores each class; otherwise each pair of classes gets its
+    decision value, and a two-class problem two columns."""
+    batch = _batch(ctx)
+    ctx.set_output_shape(0, (batch,), _label_elem(ctx))
+    if ctx.output_count < 2:
+        return
+    labels = ctx.attr("labels_strings") or ctx.attr("labels_ints")
+    classes = len(labels) if isinstance(labels, (list, tuple)) and labels else None
+    per_class = ctx.ints_attr("vectors_per_class") or ()
+    pairwise = sum(per_class) > 0 and not ctx.attr("prob_a")
+    if classes is None:
+        columns = None
+    elif not pairwise:
+        columns = classes
+    else:
+        columns = classes * (classes - 1) // 2 if classes > 2 else 2
+    ctx.set_output_shape(1, (batch, columns), FLOAT)
+
+
 @rule("regressor", "(N, targets) float predictions; the target count from an attribute when it gives one.",
       targets=attribute(None), fixed_targets=option("int", 0, doc="the target count when the op always has it"))
 def regressor(ctx: InferenceContext) -> None:

@@ -6,7 +6,7 @@ shape and use ``elementwise``; GemmFastGelu uses ``matmul``.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, input, rule
-from opspec.runtime.shape import ShapeError, div_dim, format_shape, merge_dim
+from opspec.runtime.shape import ShapeError, div_dim, format_shape, merge_dim, merge_shapes
 
 
 @rule("bias_split_gelu", "(N, S, D / 2): X (N, S, D) plus bias (D,), cut into halves along D, one gating the other.",
@@ -29,3 +29,37 @@ def bias_split_gelu(ctx: InferenceContext) -> None:
         except ShapeError:
             ctx.fail(f"bias {format_shape(bias)} must match the last dim of X {format_shape(x)}")
     ctx.set_output_shape(0, (x[0], x[1], div_dim(width, 2, evenly=False)))
+
+
+@rule("scaled_silu", "Y takes X's shape; the optional scale input is a scalar (rank 0).")
+def scaled_silu(ctx: InferenceContext) -> None:
+    if ctx.input_count > 1 and ctx.has_input(1):
+        scale = ctx.input_shape(1)
+        if scale is not None and len(scale) != 0:
+            ctx.fail(f"scale {format_shape(scale)} must be a scalar (rank 0), not a tensor of rank {len(scale)}")
+    ctx.set_output_shape(0, ctx.input_shape(0))
+
+
+@rule("gated_add", "output takes X's shape (..., C); Y has X's shape and gate (..., 1) the same leading dims.")
+def gated_add(ctx: InferenceContext) -> None:
+    """X + Y * gate with one gate value per row: the kernels broadcast nothing else."""
+    x, y, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
+    shape = x
+    if x is not None and y is not None:
+        try:
+            shape = merge_shapes(x, y)
+        except ShapeError:
+            ctx.fail(f"Y {format_shape(y)} must have the shape of X {format_shape(x)}")
+    elif y is not None:
+        shape = y
+    if shape is not None and len(shape) == 0:
+        ctx.fail("X and Y are scalars; they need at least one axis")
+    if gate is not None and shape is not None:
+        rows = tuple(shape[:-1]) + (1,)
+        try:
+            merged_rows = merge_shapes(rows, gate)
+        except ShapeError:
+            ctx.fail(f"gate {format_shape(gate)} must be {format_shape(rows)}: X's shape {format_shape(shape)} with a "
+                     "last axis of 1")
+        shape = tuple(merged_rows[:-1]) + (shape[-1],)
+    ctx.set_output_shape(0, shape)

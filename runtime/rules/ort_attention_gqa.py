@@ -11,12 +11,12 @@ Without a cache T must equal seq, so the present cache is seq long.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.rules._dims import merged, one_value
+from opspec.runtime.rules._dims import merged, one_value, split_evenly
 from opspec.runtime.rules.attention import check_groups
 from opspec.runtime.rules.ort_attention import head_count
 from opspec.runtime.shape import ShapeError, Sym, div_dim, max_dim, mul_dim
 
-_QUERY, _KEY, _VALUE, _PAST_KEY, _PAST_VALUE, _TOTAL = 0, 1, 2, 3, 4, 6
+_QUERY, _KEY, _VALUE, _PAST_KEY, _PAST_VALUE, _TOTAL, _COS, _SIN = 0, 1, 2, 3, 4, 6, 7, 8
 _PRESENT_KEY, _PRESENT_VALUE, _OUTPUT_QK = 1, 2, 3
 
 
@@ -35,21 +35,54 @@ def known_max(a, b):
     return max_dim(a, b)
 
 
-def _head_size(hidden, heads: int | None, packed: bool, kv_heads: int | None):
-    """The head size the kernel derives from the query's last axis (it truncates integers)."""
-    if heads is None:
+def _head_size(ctx: InferenceContext, hidden, heads: int | None, packed: bool, kv_heads: int | None):
+    """The head size: the query's last axis split evenly among its heads (Q, K and V's heads when
+    packed); the kernel also needs it a multiple of 8."""
+    if heads is None or (packed and kv_heads is None):
         return None
-    parts = heads
-    if packed:
-        if kv_heads is None:
-            return None
-        parts += 2 * kv_heads
-    if type(hidden) is int:
-        return hidden // parts
-    try:
-        return div_dim(hidden, parts)
-    except ShapeError:
-        return None
+    parts = heads + 2 * kv_heads if packed and kv_heads is not None else heads
+    what = (f"the packed query's hidden size (num_heads {heads} + 2 * kv_num_heads {kv_heads} heads)" if packed
+            else f"the query's hidden size (num_heads {heads})")
+    size = split_evenly(ctx, what, hidden, parts)
+    if type(size) is int and size % 8:
+        ctx.fail(f"head size {size} (query hidden size {hidden} over {parts} heads) must be a multiple of 8")
+    return size
+
+
+def _check_key_value(ctx: InferenceContext, head_size, kv_heads: int | None) -> None:
+    """key and value (batch, seq, kv_hidden): the same kv_hidden, kv_num_heads heads of head_size."""
+    if not ctx.has_input(_KEY):
+        if ctx.has_input(_VALUE):
+            ctx.fail("value is given without key; give both, or neither for a packed query")
+        return
+    if not ctx.has_input(_VALUE):
+        ctx.fail("key is given without value; give both, or neither for a packed query")
+    key, value = ctx.input_with_rank(_KEY, 3), ctx.input_with_rank(_VALUE, 3)
+    kv_hidden = merged(ctx, "hidden sizes of key and value", key[2], value[2])
+    kv_size = split_evenly(ctx, f"key's hidden size (kv_num_heads {kv_heads})", kv_hidden, kv_heads)
+    merged(ctx, f"the query's head size and key's (hidden {kv_hidden} over {kv_heads} kv heads)", head_size, kv_size)
+
+
+def _check_rotary_caches(ctx: InferenceContext, head_size, total) -> None:
+    """cos_cache and sin_cache (max_positions, rotary_dim / 2), both or neither: the width a multiple
+    of 8 and at most (head_size // 16) * 8, head_size a multiple of 16, a row per position."""
+    cos, sin = ctx.has_input(_COS), ctx.has_input(_SIN)
+    if cos != sin:
+        ctx.fail("cos_cache and sin_cache must be given together")
+    if not cos:
+        return
+    if type(head_size) is int and head_size % 16:
+        ctx.fail(f"head size {head_size} must be a multiple of 16 to use cos_cache and sin_cache")
+    shapes = {name: ctx.input_with_rank(index, 2) for name, index in (("cos_cache", _COS), ("sin_cache", _SIN))}
+    width = merged(ctx, "widths of cos_cache and sin_cache", shapes["cos_cache"][1], shapes["sin_cache"][1])
+    if type(width) is int:
+        limit = (head_size // 16) * 8 if type(head_size) is int else None
+        if width % 8 or (limit is not None and width > limit):
+            ctx.fail(f"cos_cache width {width} must be a multiple of 8"
+                     + (f" and at most {limit} (head size {head_size} // 16 * 8)" if limit is not None else ""))
+    for name, shape in shapes.items():
+        if type(shape[0]) is int and type(total) is int and shape[0] < total:
+            ctx.fail(f"{name} has {shape[0]} rows, fewer than total_sequence_length {total}")
 
 
 @rule("group_query_attention", "output (batch, seq, num_heads * head_size); present key and value (batch, "
@@ -63,12 +96,17 @@ def group_query_attention(ctx: InferenceContext) -> None:
     check_groups(ctx, heads, kv_heads)
     batch, seq, hidden = ctx.input_with_rank(_QUERY, 3)
     packed = not ctx.has_input(_KEY)
-    head_size = _head_size(hidden, heads, packed, kv_heads)
+    head_size = _head_size(ctx, hidden, heads, packed, kv_heads)
+    _check_key_value(ctx, head_size, kv_heads)
     ctx.set_output_shape(0, (batch, seq, mul_dim(heads, head_size) if packed else hidden))
 
     total = one_value(ctx, _TOTAL)
+    _check_rotary_caches(ctx, head_size, total)
+    if ctx.has_input(_PAST_KEY) != ctx.has_input(_PAST_VALUE):
+        given, missing = ("past_key", "past_value") if ctx.has_input(_PAST_KEY) else ("past_value", "past_key")
+        ctx.fail(f"{given} is given without {missing}; the cache needs both or neither")
     if ctx.has_input(_PAST_KEY):
-        key, value, total = _present_with_cache(ctx, batch, kv_heads, seq, total)
+        key, value, total = _present_with_cache(ctx, batch, kv_heads, seq, total, head_size)
         elem = None  # the cache's own element type, bound by the engine
     else:
         # without a cache the kernel needs total_sequence_length == seq
@@ -85,12 +123,14 @@ def group_query_attention(ctx: InferenceContext) -> None:
         ctx.set_output_shape(_OUTPUT_QK, (batch, heads, seq, total))
 
 
-def _present_with_cache(ctx: InferenceContext, batch, kv_heads, seq, total):
+def _present_with_cache(ctx: InferenceContext, batch, kv_heads, seq, total, head_size):
     """present_key, present_value and the total sequence length when past_key is given.
 
     An empty cache (length 0) needs total_sequence_length == seq, as no cache does."""
     past_key = ctx.input_with_rank(_PAST_KEY, 4)
-    past_value = ctx.input_with_rank(_PAST_VALUE, 4) if ctx.has_input(_PAST_VALUE) else (None,) * 4
+    past_value = ctx.input_with_rank(_PAST_VALUE, 4)
+    merged(ctx, f"the head size {head_size} and the last axes of past_key and past_value", head_size,
+           past_key[3], past_value[3])
     batch = merged(ctx, "batch sizes of query, past_key and past_value", batch, past_key[0], past_value[0])
     kv_heads = merged(ctx, f"kv_num_heads ({kv_heads}) and the head axes of past_key and past_value",
                       kv_heads, past_key[1], past_value[1])

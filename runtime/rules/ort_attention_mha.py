@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
-from opspec.runtime.rules._dims import merged, one_value
+from opspec.runtime.rules._dims import merged, one_value, split_evenly
 from opspec.runtime.rules.ort_attention import divide_or_none, head_count
 from opspec.runtime.shape import Dim, add_dim, format_shape, mul_dim
 
@@ -84,8 +84,19 @@ def layout(ctx: InferenceContext) -> Layout:
         heads = merged(ctx, "num_heads and the query's head axis", heads, q_heads)
         return Layout(batch, seq, seq, heads, size, size, mul_dim(heads, size))
     batch, seq, hidden = query if query is not None else (None, None, None)
-    q_size = divide_or_none(hidden, heads)
+    q_size = split_evenly(ctx, f"the query's hidden size (num_heads {heads})", hidden, heads) \
+        if type(heads) is int else None
     key = ctx.input_shape(_KEY) if ctx.has_input(_KEY) else None
+    if ctx.has_input(_KEY) != ctx.has_input(_VALUE) and not (key is not None and len(key) == 5):
+        if ctx.has_input(_VALUE):
+            ctx.fail("value is given without key")
+        if key is not None:  # a key of unknown rank may be the packed (5-D) one
+            ctx.fail(f"key {format_shape(key)} is given without value; only a packed 5-D key goes alone")
+    if key is not None and len(key) == 3:
+        merged(ctx, f"hidden sizes of query {format_shape(query)} and key {format_shape(key)}", hidden, key[2])
+    value = ctx.input_shape(_VALUE) if ctx.has_input(_VALUE) else None
+    if value is not None and len(value) == 3 and type(heads) is int:
+        split_evenly(ctx, f"value's hidden size (num_heads {heads})", value[2], heads)
     if key is not None and len(key) == 5:
         kv_batch, kv_seq, kv_heads, size = _packed(ctx, _KEY, 2)
         heads = merged(ctx, "num_heads and the packed key's head axis", heads, kv_heads)
@@ -104,11 +115,16 @@ def layout(ctx: InferenceContext) -> Layout:
       "kv_seq, head_size), or the past buffers' shapes when shared; qk (batch, num_heads, seq, past + kv_seq).",
       share_buffer=attribute("past_present_share_buffer"),
       length_shares=option("bool", False, doc="a past_sequence_length input means past and present share "
-                           "their buffers"))
+                           "their buffers"),
+      single_token=option("bool", False, doc="the query must hold one token (sequence length 1)"))
 def multi_head_attention(ctx: InferenceContext) -> None:
     view = layout(ctx)
+    if ctx.option("single_token") and type(view.seq) is int and view.seq != 1:
+        ctx.fail(f"the query holds {view.seq} tokens; this op decodes one token at a time (sequence length 1)")
     ctx.set_output_shape(0, (view.batch, view.seq, view.hidden))
     past_key_index = ctx.input_index("past_key")
+    if past_key_index is None and ctx.input_index("past_value") is not None:
+        ctx.fail("past_value is given without past_key; the cache needs both or neither")
     past_length_index = ctx.input_index("past_sequence_length")
     shared = past_key_index is not None and (
         ctx.flag_attr("share_buffer") or (ctx.option("length_shares") and past_length_index is not None))
@@ -122,14 +138,20 @@ def multi_head_attention(ctx: InferenceContext) -> None:
     else:
         past_key = ctx.input_with_rank(past_key_index, 4)
         value_index = ctx.input_index("past_value")
-        past_value = ctx.input_with_rank(value_index, 4) if value_index is not None else (None,) * 4
+        if value_index is None:
+            ctx.fail("past_key is given without past_value; the cache needs both or neither")
+        past_value = ctx.input_with_rank(value_index, 4)
+        # the kernels hold past_value's last axis to the query's head size, whatever V's is
+        merged(ctx, f"the query's head size and past_value's last axis {format_shape(ctx.input_shape(value_index))}",
+               view.head_size, past_value[3])
         batch = merged(ctx, "batch sizes of query and the past key and value", batch, past_key[0], past_value[0])
         heads = merged(ctx, "num_heads and the head axes of the past key and value", heads, past_key[1],
                        past_value[1])
         past = merged(ctx, "lengths of the past key and value", past_key[2], past_value[2])
         length = past if shared else add_dim(past, view.kv_seq)
         key = (batch, heads, length, merged(ctx, "head sizes of key and past_key", view.head_size, past_key[3]))
-        value = (batch, heads, length, merged(ctx, "head sizes of value and past_value", value_size, past_value[3]))
+        # present_value has V's head size, which past_value's need not show when V's differs from K's
+        value = (batch, heads, length, value_size)
     for index, shape in ((_PRESENT_KEY, key), (_PRESENT_VALUE, value)):
         if ctx.output_count > index:
             ctx.set_output_shape(index, shape)

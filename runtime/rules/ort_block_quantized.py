@@ -9,6 +9,7 @@ A's leading dims followed by the output feature count.
 from __future__ import annotations
 
 from opspec.runtime.contract import FLOAT, InferenceContext, attribute, element, input, option, rule
+from opspec.runtime.contract.elements import UINT8
 from opspec.runtime.shape import format_shape, mul_dim
 
 
@@ -64,6 +65,45 @@ def matmul_quantized_weight(ctx: InferenceContext) -> None:
     if bias is not None:
         check_vector(ctx, bias, n, "N")
     ctx.set_output_shape(0, rows_of(a, outer))
+
+
+@rule("matmul_nbits", "A (..., K) times a block-quantized (K, N) weight: (..., N); B, scales and zero_points "
+      "as K, N, bits and block_size lay them out.",
+      k=attribute("K"), n=attribute("N"), bias=input(None, doc="optional bias of N elements"),
+      bits=attribute(), block_size=attribute(), prepacked=attribute("weight_prepacked"))
+def matmul_nbits(ctx: InferenceContext) -> None:
+    """B is (N, k_blocks, block_size * bits / 8) with k_blocks = ceil(K / block_size); scales hold one
+    value per block, (N * k_blocks) or (N, k_blocks); zero_points likewise, packed as uint8 into
+    ceil(k_blocks * bits / 8) bytes per row. block_size is a power of two of at least 16."""
+    matmul_quantized_weight(ctx)
+    block = ctx.int_attr("block_size", 0)
+    if block < 16 or block & (block - 1):
+        ctx.fail(f"block_size {block} must be a power of two of at least 16")
+    k, n, bits = ctx.int_attr("k", -1), ctx.int_attr("n", -1), ctx.int_attr("bits", 4)
+    if k < 0 or n < 0 or ctx.int_attr("prepacked", 0):
+        return  # a prepacked weight has a layout of its own
+    blocks = -(-k // block)
+    laid_out = f"K={k}, N={n}, bits={bits}, block_size={block}"
+    check_layout(ctx, 1, [(n, blocks, block * bits // 8)], laid_out)
+    check_layout(ctx, 2, [(n * blocks,), (n, blocks)], laid_out)
+    zero_points = ctx.input_index("zero_points")
+    if zero_points is not None:
+        columns = -(-blocks * bits // 8) if ctx.input_elem(zero_points) == UINT8 else blocks
+        check_layout(ctx, zero_points, [(n * columns,), (n, columns)], laid_out)
+
+
+def check_layout(ctx: InferenceContext, index: int, layouts: list[tuple[int, ...]], laid_out: str) -> None:
+    """Input ``index``, when its shape is known, must have one of ``layouts`` (symbolic dims match any size)."""
+    if index >= ctx.input_count or not ctx.has_input(index):
+        return
+    shape = ctx.input_shape(index)
+    if shape is None:
+        return
+    for layout in layouts:
+        if len(layout) == len(shape) and all(type(d) is not int or d == want for d, want in zip(shape, layout)):
+            return
+    wanted = " or ".join(format_shape(layout) for layout in layouts)
+    ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} does not match {wanted}, the shape {laid_out} give")
 
 
 @rule("matmul_nbits_mlp", "Y (..., N) from A (..., K) through the gate and up projections; the residual "
@@ -133,7 +173,29 @@ def matmul_fp_q4(ctx: InferenceContext) -> None:
             ctx.fail(f"B_shape ({k}, {n}) holds a negative dim")
         a = activation(ctx)
         check_features(ctx, a, k, "B_shape's K")
+        check_fp_q4_blob(ctx, k, n)
     ctx.set_output_shape(0, rows_of(a, n))
+
+
+#: MatMulFpQ4's block formats by blk_quant_type: (values per block, bytes per block). Each block
+#: holds its 4-bit values, a float32 scale and, for the format with offsets, one offset byte; a
+#: type without a format of its own takes the default one (32 values with offset).
+_FP_Q4_BLOCKS = {0: (32, 20), 1: (32, 21), 2: (64, 36), 4: (128, 68)}
+
+
+def check_fp_q4_blob(ctx: InferenceContext, k, n) -> None:
+    """B, a 1-D blob, must hold exactly N * ceil(K / block) blocks of the format blk_quant_type names."""
+    blob = ctx.input_shape(1)
+    if blob is None or type(k) is not int or type(n) is not int:
+        return
+    if len(blob) != 1:
+        ctx.fail(f"B {format_shape(blob)} must be a 1-D byte blob")
+    kind = ctx.attribute("blk_quant_type", 1)
+    values, size = _FP_Q4_BLOCKS.get(kind if type(kind) is int else 1, _FP_Q4_BLOCKS[1])
+    expected = n * -(-k // values) * size
+    if type(blob[0]) is int and blob[0] != expected:
+        ctx.fail(f"B holds {blob[0]} bytes, but B_shape (K={k}, N={n}) with blk_quant_type {kind} "
+                 f"({values} values in {size} bytes per block) needs {expected}")
 
 
 @rule("gemm_float8", "(M, K) x (K, N) with optional transposes, in the element type 'dtype' names.",

@@ -8,7 +8,7 @@ whose values are only known when the graph holds them (initializers, constants, 
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, rule
+from opspec.runtime.contract import InferenceContext, Subgraph, TensorType, attribute, rule
 from opspec.runtime.rules._dims import one_value
 from opspec.runtime.shape import ShapeError, format_shape, sub_dim
 
@@ -52,8 +52,32 @@ def generated_steps(max_length, prompt):
         return None
 
 
+def check_room_to_generate(ctx: InferenceContext, max_length, prompt) -> None:
+    """A decoder-only model's kernel needs max_length above the prompt's length (both known numbers)."""
+    if type(max_length) is int and type(prompt) is int and max_length <= prompt:
+        ctx.fail(f"max_length {max_length} leaves nothing to generate after a prompt of {prompt} tokens; "
+                 "it must be greater")
+
+
+def vocabulary(ctx: InferenceContext):
+    """The vocabulary size: the vocab_size attribute when positive, else the last dim of the decoder
+    subgraph's first output (its logits, (batch, sequence, vocabulary)), as the kernel takes it."""
+    vocab = ctx.attribute("vocab_size", -1)
+    if type(vocab) is int and vocab > 0:
+        return vocab
+    decoder = ctx.subgraph(ctx.named("decoder"))
+    if type(decoder) is not Subgraph or not decoder.outputs:
+        return None
+    logits = decoder.outputs[0]
+    if type(logits) is not TensorType or logits.shape is None or len(logits.shape) != 3:
+        return None
+    width = logits.shape[2]
+    return width if type(width) is int and width > 0 else None
+
+
 @rule("beam_search", "sequences (batch, num_return_sequences, max_length); sequences_scores (batch, "
-      "num_return_sequences); scores (max_length - prompt length, batch, num_beams, vocab_size).")
+      "num_return_sequences); scores (max_length - prompt length, batch, num_beams, vocab_size), the vocabulary "
+      "from vocab_size or else the decoder's logits.", decoder=attribute())
 def beam_search(ctx: InferenceContext) -> None:
     kind = model_type(ctx)
     batch, prompt = prompt_shape(ctx, kind == WHISPER)
@@ -62,13 +86,16 @@ def beam_search(ctx: InferenceContext) -> None:
     max_length = positive_scalar(ctx, 1, strict)
     beams = positive_scalar(ctx, 3, strict)
     returned = positive_scalar(ctx, 4, strict)
+    if type(beams) is int and type(returned) is int and returned > beams:
+        ctx.fail(f"num_return_sequences {returned} is more than num_beams {beams}; only the beams can be returned")
+    if kind == 0:
+        check_room_to_generate(ctx, max_length, prompt)
     ctx.set_output_shape(0, (batch, returned, max_length))
     if ctx.output_count > 1:
         ctx.set_output_shape(1, (batch, returned))
     if ctx.output_count > 2:
         steps = generated_steps(max_length, prompt) if kind == 0 else None
-        vocab = ctx.attribute("vocab_size", -1)
-        ctx.set_output_shape(2, (steps, batch, beams, vocab if type(vocab) is int and vocab > 0 else None))
+        ctx.set_output_shape(2, (steps, batch, beams, vocabulary(ctx)))
     if ctx.output_count > 4:
         ctx.set_output_shape(4, (batch,))
 
@@ -76,8 +103,10 @@ def beam_search(ctx: InferenceContext) -> None:
 @rule("greedy_search", "sequences (batch, max_length); Sampling's debugging output filtered_logits is left "
       "unknown (onnxruntime may leave it empty).")
 def greedy_search(ctx: InferenceContext) -> None:
-    batch, _ = prompt_shape(ctx, False)
+    batch, prompt = prompt_shape(ctx, False)
     max_length = positive_scalar(ctx, 1, True)
+    if model_type(ctx) == 0:
+        check_room_to_generate(ctx, max_length, prompt)
     ctx.set_output_shape(0, (batch, max_length))
 
 

@@ -8,7 +8,7 @@ rule gives a fresh dim, shared between outputs that have the same length.
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import BOOL, InferenceContext, attribute, option, rule
+from opspec.runtime.contract import BOOL, FLOAT, InferenceContext, attribute, option, rule
 from opspec.runtime.rules._dims import merged
 from opspec.runtime.shape import (
     Dim,
@@ -95,8 +95,12 @@ def ort_pad(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, tuple(out))
 
 
-@rule("ort_unique", "y and counts: one element per distinct value (a length only data tells); idx: x's shape.")
+@rule("ort_unique", "y and counts: one element per distinct value (a length only data tells); idx: x's shape; x "
+      "is 1-D.")
 def ort_unique(ctx: InferenceContext) -> None:
+    x = ctx.input_shape(0)
+    if x is not None and len(x) != 1:
+        ctx.fail(f"x {format_shape(x)} must be 1-D; the kernel finds the distinct values of a vector only")
     distinct = ctx.fresh_dim()
     ctx.set_output_shape(0, (distinct,))
     ctx.set_output_shape(1, ctx.input_shape(0))
@@ -162,8 +166,31 @@ def ort_dynamic_time_warping(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (2, ctx.fresh_dim()), INT32)
 
 
+def _tokenizer_mode(ctx: InferenceContext) -> None:
+    """The attribute checks of onnxruntime's kernel: ``separators`` (when set: a non-empty list) or
+    else a non-empty ``tokenexp``, and at most one character per token when splitting into single
+    characters (``separators`` [""] or ``tokenexp`` ".")."""
+    separators = ctx.attribute("separators")
+    if separators is not None:
+        if len(separators) == 0:
+            ctx.fail("separators is set but empty; give at least one separator, or tokenexp instead")
+        by_character = list(separators) == [""]
+    else:
+        expression = ctx.attribute("tokenexp")
+        if expression is None:
+            ctx.fail("neither separators nor tokenexp is set; one of them says how to split")
+        if expression == "":
+            ctx.fail("tokenexp is empty (and separators is not set)")
+        by_character = expression == "."
+    mincharnum = ctx.attribute("mincharnum")
+    if by_character and type(mincharnum) is int and mincharnum > 1:
+        ctx.fail(f"mincharnum = {mincharnum} drops every token when splitting into single characters "
+                 f"(separators [\"\"] or tokenexp \".\"); it must be 1")
+
+
 @rule("ort_tokenizer", "X's shape plus an axis as long as the most tokens in a string; an empty X keeps its rank.")
 def ort_tokenizer(ctx: InferenceContext) -> None:
+    _tokenizer_mode(ctx)
     x = ctx.input_shape(0)
     if x is not None and len(x) not in (1, 2):
         ctx.fail(f"X {format_shape(x)} must be [C] or [N, C]")
@@ -198,3 +225,32 @@ def ort_cdist(ctx: InferenceContext) -> None:
 @rule("ort_first_output_type", "The first output takes the first input's element type; nothing is known of shapes.")
 def ort_first_output_type(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, None, ctx.input_elem(0) or None)
+
+
+@rule("word_conv_embedding", "Y (words, embedding_size): one vector per word of Sequence (words, characters), as many "
+      "as W has filters.", embedding_size=attribute(), conv_window_size=attribute(),
+      char_embedding_size=attribute())
+def word_conv_embedding(ctx: InferenceContext) -> None:
+    """W is (filters, 1, window, char_embedding) and C (characters, char_embedding); B holds one
+    bias per filter; the attributes, when set, must agree with the weights."""
+    sequence, weight, bias, table = (ctx.input_shape(index) for index in range(4))
+    if sequence is not None and len(sequence) < 2:
+        ctx.fail(f"Sequence {format_shape(sequence)} must have rank 2 or more (words, characters)")
+    if weight is not None and len(weight) < 4:
+        ctx.fail(f"W {format_shape(weight)} must have rank 4 or more (filters, 1, window, char_embedding)")
+    if table is not None and len(table) < 2:
+        ctx.fail(f"C {format_shape(table)} must have rank 2 or more (characters, char_embedding)")
+    filters = weight[0] if weight is not None else None
+    checks = (("embedding_size", filters, "W's filter count"),
+              ("conv_window_size", weight[2] if weight is not None else None, "W's window (axis 2)"),
+              ("char_embedding_size", table[1] if table is not None else None, "C's width"))
+    for name, dim, what in checks:
+        value = ctx.int_attr(name, -1)
+        if value != -1 and type(dim) is int and dim != value:
+            ctx.fail(f"{name} {value} does not match {what} {dim}")
+    if weight is not None and table is not None:
+        merged(ctx, f"C's width {format_shape(table)} and W's axis 3 {format_shape(weight)}", table[1], weight[3])
+    if bias is not None:
+        if len(bias) != 1 or (type(bias[0]) is int and type(filters) is int and bias[0] != filters):
+            ctx.fail(f"B {format_shape(bias)} must be 1-D with one bias per filter of W ({filters})")
+    ctx.set_output_shape(0, (sequence[0] if sequence is not None else None, filters), FLOAT)

@@ -24,15 +24,20 @@ def blocked_channels(channels):
 @rule("reorder_input", "(N, C rounded up to the machine's block size, spatial...) from NCHW, or from NHWC with "
       "channels_last.", channels_last=attribute())
 def reorder_input(ctx: InferenceContext) -> None:
-    """The channel count is kept when a multiple of 16 (every block size divides it), else unknown."""
+    """The channel count is kept when a multiple of 16 (every block size divides it), else unknown;
+    the kernel takes a 4-D X whose channels are a multiple of 4."""
     x = ctx.input_with_rank_at_least(0, 2)
     if x is None:
         ctx.set_output_shape(0, None)
         return
+    if len(x) != 4:
+        ctx.fail(f"X {format_shape(x)} must be 4-D (the kernel reorders images only)")
     if ctx.flag_attr("channels_last"):
         channels, spatial = x[-1], x[1:-1]
     else:
         channels, spatial = x[1], x[2:]
+    if type(channels) is int and channels % 4:
+        ctx.fail(f"X {format_shape(x)} has {channels} channels; the kernel needs a multiple of 4")
     ctx.set_output_shape(0, (x[0], blocked_channels(channels)) + tuple(spatial))
 
 

@@ -27,7 +27,14 @@ def matmul_operand(shape: tuple | None, trans: bool, trans_batch: bool) -> tuple
 @rule("fused_matmul", "numpy.matmul of A and B after the transposes transA, transB, transBatchA and transBatchB ask for.",
       transA=attribute(), transB=attribute(), transBatchA=attribute(), transBatchB=attribute())
 def fused_matmul(ctx: InferenceContext) -> None:
-    """``matmul`` on the rearranged operands (a vector operand is never transposed)."""
+    """``matmul`` on the rearranged operands (a vector operand is never transposed). With a batch
+    transpose the kernel needs both operands of one rank, at least 3."""
+    if ctx.flag_attr("transBatchA") or ctx.flag_attr("transBatchB"):
+        a, b = ctx.input_shape(0), ctx.input_shape(1)
+        ranks = [len(shape) for shape in (a, b) if shape is not None]
+        if any(rank < 3 for rank in ranks) or (len(ranks) == 2 and ranks[0] != ranks[1]):
+            ctx.fail(f"with transBatchA or transBatchB, A {format_shape(a)} and B {format_shape(b)} must have "
+                     "one rank, at least 3")
     operands = []
     for index, trans, trans_batch in ((0, "transA", "transBatchA"), (1, "transB", "transBatchB")):
         value = ctx.input_type(index)

@@ -9,7 +9,7 @@ from every operand that must share a dim with it.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
-from opspec.runtime.shape import ShapeError, format_dim, format_shape, merge_dim
+from opspec.runtime.shape import ShapeError, format_dim, format_shape, merge_dim, merge_shapes
 
 
 def _operand(ctx: InferenceContext, key: str) -> tuple[str, tuple | None] | None:
@@ -116,8 +116,8 @@ def _embedding_width(ctx: InferenceContext, key: str):
 
 
 @rule("embed_layer_norm", "output and embedding_sum (batch, sequence, hidden) from input_ids and the embeddings' "
-      "width; mask_index (batch,) when 'mask_index_type' is positive.",
-      mask_index_type=attribute(), segment_ids=input(), word_embedding=input(), position_embedding=input(),
+      "width; mask_index (batch,), whatever 'mask_index_type' says.",
+      segment_ids=input(), word_embedding=input(), position_embedding=input(),
       segment_embedding=input(), gamma=input(), beta=input(), mask=input(), position_ids=input())
 def embed_layer_norm(ctx: InferenceContext) -> None:
     """input_ids, segment_ids and mask share one 2-D shape; position_ids is (batch or 1, sequence);
@@ -139,6 +139,34 @@ def embed_layer_norm(ctx: InferenceContext) -> None:
     output = (grid[0], grid[1], hidden)
     ctx.set_output_shape(0, output)
     if ctx.output_count > 1:
-        ctx.set_output_shape(1, (grid[0],) if ctx.int_attr("mask_index_type", 1) > 0 else None)
+        # onnxruntime's kernel writes one count per sequence also when mask_index_type is 0
+        ctx.set_output_shape(1, (grid[0],))
     if ctx.output_count > 2:
         ctx.set_output_shape(2, output)
+
+
+@rule("gated_rms_norm", "Y takes X's shape (..., H * C); gate has X's shape, and scale's size C divides X's last axis.")
+def gated_rms_norm(ctx: InferenceContext) -> None:
+    """Each group of C = scale's element count along X's last axis is normalized on its own."""
+    x, scale, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
+    shape = x
+    if x is not None and gate is not None:
+        try:
+            shape = merge_shapes(x, gate)
+        except ShapeError:
+            ctx.fail(f"gate {format_shape(gate)} must have the shape of X {format_shape(x)}")
+    elif gate is not None:
+        shape = gate
+    if shape is not None and len(shape) == 0:
+        ctx.fail("X and gate are scalars; they need at least one axis")
+    sizes = [dim for dim in scale if type(dim) is int] if scale is not None else []
+    if scale is not None and len(sizes) == len(scale):
+        size = 1
+        for dim in sizes:
+            size *= dim
+        if size == 0:
+            ctx.fail(f"scale {format_shape(scale)} is empty")
+        last = shape[-1] if shape else None
+        if type(last) is int and last % size:
+            ctx.fail(f"X's last axis ({last}) is not a multiple of scale's {size} elements {format_shape(scale)}")
+    ctx.set_output_shape(0, shape)

@@ -185,6 +185,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         summary='Single-token decoder multi-head attention over projected queries, keys and values, with a preallocated cache for self-attention.',
         inference=RuleRef(
             name='multi_head_attention',
+            args=MappingProxyType({
+                'single_token': True,
+            }),
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/DecoderMaskedMultiHeadAttention.yaml',

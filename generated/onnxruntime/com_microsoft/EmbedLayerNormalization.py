@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = "For every token of `input_ids` `(batch, sequence)` the op adds the row of `word_embedding` its id selects, the row of `position_embedding` for its position (read from `position_ids` when given, else the token's index in the sequence) and, when `segment_ids` is given, the row of `segment_embedding` its segment selects.\nThe sum is normalized over the hidden axis as LayerNormalization does, with `gamma` as scale, `beta` as offset and `epsilon` added to the variance, giving `output` of shape `(batch, sequence, hidden_size)`.\nThe three tables, `gamma` and `beta` share the hidden size, and `segment_ids` and `mask` have the shape of `input_ids`.\nThe optional `mask_index` output reduces `mask` to one int32 count per sequence, and `embedding_sum` returns the sum before normalization.\n"
+DOC = "For every token of `input_ids` `(batch, sequence)` the op adds the row of `word_embedding` its id selects, the row of `position_embedding` for its position (read from `position_ids` when given, else the token's index in the sequence) and, when `segment_ids` is given, the row of `segment_embedding` its segment selects.\nThe sum is normalized over the hidden axis as LayerNormalization does, with `gamma` as scale, `beta` as offset and `epsilon` added to the variance, giving `output` of shape `(batch, sequence, hidden_size)`.\nThe three tables, `gamma` and `beta` share the hidden size, and `segment_ids` and `mask` have the shape of `input_ids`.\nThe optional `mask_index` output reduces `mask` to one int32 count per sequence (the entries equal to 1; other values, 2 or -1 say, are not counted), zeros when `mask` is absent, and `embedding_sum` returns the sum before normalization.\n"
 _TYPES_0 = frozenset({'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS: tuple[OpSchema, ...] = (
@@ -75,7 +75,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description='Optional 2-D int32 attention mask with the shape of `input_ids`, nonzero for the tokens that count.',
+                description='Optional 2-D int32 attention mask with the shape of `input_ids`, 1 for the tokens that count.',
             ),
             FormalParameter(
                 name='position_ids',
@@ -97,7 +97,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type_str='T1',
                 types=frozenset({'tensor(int32)'}),
                 option=FormalParameterOption.Optional,
-                description='Optional 1-D int32 tensor `(batch,)`: for each sequence, the number of tokens `mask` marks, which is its valid length when the mask is padded on the right.',
+                description='Optional 1-D int32 tensor `(batch,)`: for each sequence, how many entries of `mask` are exactly 1 (0 without `mask`), which is its valid length when the mask holds 0 and 1 and is padded on the right.',
             ),
             FormalParameter(
                 name='embedding_sum',
@@ -117,7 +117,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
             'mask_index_type': Attribute(
                 name='mask_index_type',
                 type=AttrType.INT,
-                description='How shape inference states `mask_index`: a positive value (1, assumed when the attribute is absent) makes it `(batch,)`, 0 leaves its shape unstated.',
+                description="Read by onnxruntime's own shape inference only, which states `mask_index` as `(batch,)` for a positive value (1 when absent) and leaves it unstated for 0; the kernel writes `(batch,)` either way.",
             ),
         }),
         type_constraints=(

@@ -65,7 +65,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Adds to one tensor another tensor scaled by a per-row gate.',
         inference=RuleRef(
-            name='elementwise',
+            name='gated_add',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/GatedAdd.yaml',

@@ -80,7 +80,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Root-mean-square normalizes groups of the last axis, scales them and multiplies them by an activated gate.',
         inference=RuleRef(
-            name='elementwise',
+            name='gated_rms_norm',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/normalization/GatedRMSNorm.yaml',

@@ -14,9 +14,10 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
-DOC = 'Works as `RotaryEmbedding`, except that each token has three positions (temporal, height and width) and each rotated channel pair takes its angle from one of them.\n`mrope_section` splits the `rotary_dim / 2` pairs among the three streams: with `mrope_layout` 0 the pairs form three contiguous chunks of those sizes; with 1 the streams interleave, the height and width streams taking every third pair from offsets 1 and 2 up to three times their section size and the temporal stream the rest.\nFor text tokens the three positions coincide and the op is plain rotary embedding.\n`input` is `(batch, seq, hidden)` or `(batch, num_heads, seq, head_size)`, and `output` has its shape.\n'
+DOC = 'Works as `RotaryEmbedding`, except that each token has three positions (temporal, height and width) and each rotated channel pair takes its angle from one of them.\n`mrope_section` splits the `rotary_dim / 2` pairs among the three streams: with `mrope_layout` 0 the pairs form three contiguous chunks of those sizes; with 1 the streams interleave, the height and width streams taking every third pair from offsets 1 and 2 up to three times their section size and the temporal stream the rest.\nFor text tokens the three positions coincide and the op is plain rotary embedding.\n`input` is `(batch, seq, hidden)`, which needs `num_heads`, or `(batch, num_heads, seq, head_size)`, and `output` has its shape.\n'
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS: tuple[OpSchema, ...] = (
@@ -79,6 +80,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INTS,
                 description='Three section sizes `[temporal, height, width]` summing to `rotary_dim / 2`.',
                 required=True,
+                constraint=ValueConstraint(
+                    min_length=3,
+                    max_length=3,
+                ),
             ),
             'num_heads': Attribute(
                 name='num_heads',
@@ -115,7 +120,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Applies multimodal rotary position embedding (M-RoPE), with separate temporal, height and width positions, to queries or keys.',
         inference=RuleRef(
-            name='elementwise',
+            name='mrotary_embedding',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/MRotaryEmbedding.yaml',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = "The weight is a (K, N) matrix whose columns are cut into blocks along K; each block holds 4-bit integers with a scale and, for some block types, an offset, all packed into the byte blob `B`.\n`B_shape` gives the logical shape (K, N) of the weight, so `A` of shape `(..., K)` gives `Y` of shape `(..., N)`.\n`blk_quant_type` selects the block format: 0 for blocks of 32 without offset, 1 (the default) for blocks of 32 with an offset, 2 for blocks of 64 without offset.\nShape inference needs the values of `B_shape` (a vector of two non-negative values) to know `N`; the size of the blob depends on the machine's packing and is not checked.\n"
+DOC = 'The weight is a (K, N) matrix whose columns are cut into blocks along K; each block holds 4-bit integers with a scale and, for some block types, an offset, all packed into the byte blob `B`.\n`B_shape` gives the logical shape (K, N) of the weight, so `A` of shape `(..., K)` gives `Y` of shape `(..., N)`.\n`blk_quant_type` selects the block format: 0 for blocks of 32 without offset, 1 (the default) for blocks of 32 with an offset, 2 for blocks of 64 and 4 for blocks of 128 without offset; any other value means 1. A block holds its 4-bit values, a float32 scale and, with an offset, one offset byte: 20, 21, 36 or 68 bytes.\nShape inference needs the values of `B_shape` (a vector of two non-negative values) to know `N`; `B` must then hold exactly `N * ceil(K / block length)` blocks. onnxruntime runs the op only on machines with AVX-512 and refuses it elsewhere.\n'
 
 SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
@@ -55,7 +55,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
             'blk_quant_type': Attribute(
                 name='blk_quant_type',
                 type=AttrType.INT,
-                description='Block format of `B`: 0 for blocks of 32 values without offset, 1 for blocks of 32 with offset, 2 for blocks of 64 without offset.',
+                description='Block format of `B`: 0 for blocks of 32 values without offset, 1 for blocks of 32 with offset, 2 for blocks of 64 and 4 for blocks of 128 without offset.',
                 default=1,
             ),
         }),

@@ -15,9 +15,10 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
-DOC = "The weight is a (K, N) matrix stored transposed: each of the N output features owns K quantized values, cut into `k_blocks = ceil(K / block_size)` blocks along K.\nEach value is dequantized as `(q - zero_point) * scale` with its block's scale and zero point, and the op computes `Y = A @ dequantized_weight + bias`.\n`A` has shape `(..., K)` and `Y` has shape `(..., N)`: the leading dims of `A` are kept and its last dim, which must equal the attribute `K`, becomes `N`.\n`B` packs the values of each block along K, lowest bits first, into `blob_size = block_size * bits / 8` bytes, giving the shape `(N, k_blocks, blob_size)`.\nBecause the sizes come from the attributes rather than from `B`, shape inference reads `K` and `N` only; it also requires `bias`, when given, to be a vector of `N` elements.\nonnxruntime's 4-bit weight quantizer writes this op for MatMul nodes whose right-hand side is a constant.\n"
+DOC = "The weight is a (K, N) matrix stored transposed: each of the N output features owns K quantized values, cut into `k_blocks = ceil(K / block_size)` blocks along K.\nEach value is dequantized as `(q - zero_point) * scale` with its block's scale and zero point, and the op computes `Y = A @ dequantized_weight + bias`.\n`A` has shape `(..., K)` and `Y` has shape `(..., N)`: the leading dims of `A` are kept and its last dim, which must equal the attribute `K`, becomes `N`.\n`B` packs the values of each block along K, lowest bits first, into `blob_size = block_size * bits / 8` bytes, giving the shape `(N, k_blocks, blob_size)`.\nThe output's shape comes from the attributes `K` and `N`; `B`, `scales` and `zero_points` must have the shapes `K`, `N`, `bits` and `block_size` give them (unless `weight_prepacked` is set), and `bias`, when given, must be a vector of `N` elements.\nonnxruntime's CPU kernel takes block sizes up to 256 only.\nonnxruntime's 4-bit weight quantizer writes this op for MatMul nodes whose right-hand side is a constant.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS: tuple[OpSchema, ...] = (
@@ -104,6 +105,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Number of consecutive values along K that share one scale and zero point; a power of two of at least 16.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=16,
+                ),
             ),
             'weight_prepacked': Attribute(
                 name='weight_prepacked',
@@ -141,13 +145,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Multiplies a float tensor by a weight matrix stored as block-quantized integers of 2, 4 or 8 bits, dequantizing the weight as it goes.',
         inference=RuleRef(
-            name='matmul_quantized_weight',
+            name='matmul_nbits',
             args=MappingProxyType({
                 'bias': 'bias',
             }),
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/MatMulNBits.yaml',
-        line=12,
+        line=13,
     ),
 )

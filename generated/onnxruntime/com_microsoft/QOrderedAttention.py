@@ -17,7 +17,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = '`input` of shape (batch_size, sequence_length, input_hidden_size) is projected by the int8 weights `Q_weight`, `K_weight` and `V_weight` (each (input_hidden_size, hidden_size)) plus float biases, split into `num_heads` heads, attended (causally when `unidirectional` is set, masked by `mask_index` when given) and merged back.\nEvery intermediate is requantized with its scale input; `scale_values_gemm` is also the scale of the output.\nThe output has the shape of `input`: shape inference copies it, as onnxruntime does.\nPast state, attention bias and `qkv_hidden_sizes` are part of the signature but not supported by the kernel.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n'
+DOC = "`input` of shape (batch_size, sequence_length, input_hidden_size) is projected by the int8 weights `Q_weight`, `K_weight` and `V_weight` (each (input_hidden_size, hidden_size)) plus float biases, split into `num_heads` heads, attended (causally when `unidirectional` is set, masked by `mask_index` when given) and merged back.\nEvery intermediate is requantized with its scale input; `scale_values_gemm` is also the scale of the output.\nThe output is (batch_size, sequence_length, hidden_size) with hidden_size = `qkv_hidden_sizes[0]`, the width the kernel allocates (onnxruntime's own shape inference copies the shape of `input` instead, which differs when input_hidden_size does).\nThe kernel needs `qkv_hidden_sizes`: three equal sizes, each divisible by `num_heads`. Past state and attention bias are part of the signature but not supported by the kernel.\ncuBLASLt matrix layouts are numbered 0 ORDER_COL, 1 ORDER_ROW, 2 ORDER_COL32, 3 ORDER_COL4_4R2_8C and 4 ORDER_COL32_2R_4R4.\n"
 
 SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
@@ -156,7 +156,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='output',
                 type_str='Q',
                 types=frozenset({'tensor(int8)'}),
-                description='Quantized int8 attention result, the shape of `input`.',
+                description='Quantized int8 attention result of shape (batch_size, sequence_length, hidden_size).',
             ),
         ),
         attributes=MappingProxyType({
@@ -187,7 +187,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
             'qkv_hidden_sizes': Attribute(
                 name='qkv_hidden_sizes',
                 type=AttrType.INTS,
-                description='Optional hidden sizes of the Q, K and V projections; not supported by the kernel.',
+                description='Hidden sizes of the Q, K and V projections; the kernel needs all three, equal.',
             ),
             'unidirectional': Attribute(
                 name='unidirectional',
@@ -220,7 +220,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Multi-head self-attention on int8 tensors in cuBLASLt layouts, with separate quantized Q, K and V projections and per-tensor scales.',
         inference=RuleRef(
-            name='elementwise',
+            name='qordered_attention',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/quantization/QOrderedAttention.yaml',

@@ -16,7 +16,7 @@ from opspec.runtime.schema import (
     TypeConstraintParam,
 )
 
-DOC = "Each head's channels are taken in pairs, and each pair is rotated by an angle that depends on the token's position: the pair `(x1, x2)` becomes `(x1 * cos - x2 * sin, x2 * cos + x1 * sin)`, with `cos` and `sin` read from `cos_cache` and `sin_cache` at the position.\n`input` is `(batch, seq, hidden)`, heads packed on the last axis, or `(batch, num_heads, seq, head_size)`; `output` has `input`'s shape.\n`position_ids` is `(batch, seq)` with each token's position, or a single start position for tokens that follow it in order.\nOnly the first `rotary_embedding_dim` channels of each head are rotated when that attribute is set.\n"
+DOC = "Each head's channels are taken in pairs, and each pair is rotated by an angle that depends on the token's position: the pair `(x1, x2)` becomes `(x1 * cos - x2 * sin, x2 * cos + x1 * sin)`, with `cos` and `sin` read from `cos_cache` and `sin_cache` at the position.\n`input` is `(batch, seq, hidden)`, heads packed on the last axis, or `(batch, num_heads, seq, head_size)`; `output` has `input`'s shape.\n`position_ids` is `(batch, seq)` with each token's position, or a single start position for tokens that follow it in order.\nOnly the first `rotary_embedding_dim` channels of each head are rotated when that attribute is set; `num_heads` must then be set too. A 3-D `input` with `num_heads` splits its hidden size evenly among the heads.\n"
 _TYPES_0 = frozenset({'tensor(bfloat16)', 'tensor(float)', 'tensor(float16)'})
 
 SCHEMAS: tuple[OpSchema, ...] = (
@@ -104,7 +104,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Applies rotary position embedding (RoPE) to queries or keys.',
         inference=RuleRef(
-            name='elementwise',
+            name='ort_rotary_embedding',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/attention/RotaryEmbedding.yaml',

@@ -75,7 +75,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Scales the input by a factor and applies SiLU to the result.',
         inference=RuleRef(
-            name='elementwise',
+            name='scaled_silu',
         ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/activation/ScaledSiLU.yaml',

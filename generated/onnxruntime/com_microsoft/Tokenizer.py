@@ -14,9 +14,10 @@ from opspec.runtime.schema import (
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
-DOC = '`X` has shape [C] or [N, C]; `Y` has shape [C, D] or [N, C, D], where `D` is the largest number of tokens any string yields, and rows with fewer tokens are filled with `pad_value`.\nExactly one of two modes is used. With `separators`, a list of regular expressions, each string is cut where a separator matches and the separators are dropped; a single empty separator splits into single characters. With `tokenexp`, a regular expression, tokens are its longest matches found from left to right, skipping characters where nothing matches.\nTokens shorter than `mincharnum` characters are dropped. When `mark` is 1, each row starts with the start-of-text character (0x02) and ends with the end-of-text character (0x03), which adds 2 to `D`; padding comes after the markers.\nWhen no token is left at all, `D` is 0. An `X` without strings gives `Y` of shape [0], or [N, 0] for a rank-2 `X`, without the token axis.\n'
+DOC = '`X` has shape [C] or [N, C]; `Y` has shape [C, D] or [N, C, D], where `D` is the largest number of tokens any string yields, and rows with fewer tokens are filled with `pad_value`.\nOne of two modes is used; `separators` wins when both are set. With `separators`, a non-empty list of regular expressions, each string is cut where a separator matches and the separators are dropped; a single empty separator splits into single characters. With `tokenexp`, a non-empty regular expression, tokens are its longest matches found from left to right, skipping characters where nothing matches.\nTokens shorter than `mincharnum` characters (at least 1) are dropped; splitting into single characters (`separators` [""] or `tokenexp` ".") needs `mincharnum` 1. When `mark` is 1, each row starts with the start-of-text character (0x02) and ends with the end-of-text character (0x03), which adds 2 to `D`; padding comes after the markers.\nWhen no token is left at all, `D` is 0. An `X` without strings gives `Y` of shape [0], or [N, 0] for a rank-2 `X`, without the token axis.\n'
 
 SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
@@ -51,6 +52,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Smallest number of characters a token must have to be kept.',
                 required=True,
+                constraint=ValueConstraint(
+                    minimum=0,
+                    exclusive_minimum=True,
+                ),
             ),
             'pad_value': Attribute(
                 name='pad_value',
@@ -61,12 +66,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
             'separators': Attribute(
                 name='separators',
                 type=AttrType.STRINGS,
-                description='Regular expressions that separate tokens; set either this or `tokenexp`.',
+                description='Regular expressions that separate tokens; used when set, else `tokenexp`.',
             ),
             'tokenexp': Attribute(
                 name='tokenexp',
                 type=AttrType.STRING,
-                description='POSIX regular expression that tokens match; set either this or `separators`.',
+                description='POSIX regular expression that tokens match; used when `separators` is not set.',
             ),
         }),
         type_constraints=(

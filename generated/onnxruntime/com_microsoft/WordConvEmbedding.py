@@ -12,10 +12,11 @@ from opspec.runtime.schema import (
     FormalParameter,
     NodeDeterminism,
     OpSchema,
+    RuleRef,
     TypeConstraintParam,
 )
 
-DOC = '`Sequence` holds words as sequences of character ids. Each character is looked up in the character embedding table `C`, and a convolution with weights `W` and bias `B` slides over the characters of each word with a window of `conv_window_size` characters and stride 1, for example over "ex", "xa", "am", ... of "example" with a window of 2.\nThe convolution\'s responses are reduced to one vector of `embedding_size` values per word.\nThe sizes default to those of the weights when the attributes are absent. onnxruntime infers no type or shape for this op, and neither does opspec.\n'
+DOC = '`Sequence` holds words as sequences of character ids. Each character is looked up in the character embedding table `C`, and a convolution with weights `W` and bias `B` slides over the characters of each word with a window of `conv_window_size` characters and stride 1, for example over "ex", "xa", "am", ... of "example" with a window of 2.\nThe convolution\'s responses are reduced to one vector of `embedding_size` values per word.\nThe sizes default to those of the weights when the attributes are absent, and must agree with them when set. `Y` is `(words, embedding_size)`, a row per entry of `Sequence`\'s first axis; onnxruntime\'s own inference states no type or shape for it.\n'
 
 SCHEMAS: tuple[OpSchema, ...] = (
     OpSchema(
@@ -91,6 +92,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         max_output=1,
         doc=DOC,
         summary='Embeds each word of a batch of character sequences with a character-level convolution.',
+        inference=RuleRef(
+            name='word_conv_embedding',
+        ),
         node_determinism=NodeDeterminism.Unknown,
         file='onnxruntime/com.microsoft/misc/WordConvEmbedding.yaml',
         line=9,

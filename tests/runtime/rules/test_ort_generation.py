@@ -24,6 +24,7 @@ from opspec.runtime.testing import FLOAT, INT32, INT64, run_rule, t, vec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from ort_oracle import F, I32, I64, Case, Const, In, check  # noqa: E402
+from ort_validity import assert_accepted_by_both, assert_refused_by_both  # noqa: E402
 
 B, S = Sym("B"), Sym("S")
 DECODER = helper.make_graph([], "decoder", [], [])
@@ -147,7 +148,8 @@ def test_beam_search_against_onnxruntime():
     inputs = [In(I32, ("B", "S")), count(9), count(1), count(3), count(2), penalty]
     verdict = check(Case("BeamSearch", "com.microsoft", inputs, GENERATE, outputs=3), PROMPTS)
     assert verdict.problems == []
-    assert verdict.inferred[0][1] == (Sym("B"), 2, 9) and verdict.inferred[2][1] == (9 - Sym("S"), Sym("B"), 3, None)
+    # the vocabulary comes from the decoder's logits (B, S, VOCAB) when vocab_size is not set
+    assert verdict.inferred[0][1] == (Sym("B"), 2, 9) and verdict.inferred[2][1] == (9 - Sym("S"), Sym("B"), 3, VOCAB)
 
 
 @pytest.mark.parametrize("op, outputs_", [("GreedySearch", 1), ("Sampling", 2)])
@@ -161,6 +163,38 @@ def test_beam_search_symbolic_and_contradictory_lengths():
     L = Sym("L")
     found = outputs("BeamSearch", beam_inputs(), [None, vec(L), None, vec(4), vec(2)], count=3)
     assert found[0] == t(B, 2, L, elem=INT32) and found[2] == t(L - S, B, 4, None)
-    # a prompt longer than max_length is refused by the kernel at run time, not here
-    found = outputs("BeamSearch", beam_inputs(t(B, 30, elem=INT32)), [None, vec(20), None, vec(4), vec(2)], count=3)
+    # a prompt at least as long as max_length leaves nothing to generate: the kernel refuses it
+    with pytest.raises(InferenceError, match="max_length 20 leaves nothing to generate after a prompt of 30"):
+        outputs("BeamSearch", beam_inputs(t(B, 30, elem=INT32)), [None, vec(20), None, vec(4), vec(2)], count=3)
+    # an encoder-decoder model's prompt goes to the encoder: its length does not bound max_length
+    found = outputs("BeamSearch", beam_inputs(t(B, 30, elem=INT32)), [None, vec(20), None, vec(4), vec(2)],
+                    {"model_type": 1}, count=3)
     assert found[2] == t(None, B, 4, None)
+
+
+# -- node validity held against onnxruntime's refusals -----------------------------------------------------
+
+def _beam(max_length: int = 9, beams: int = 3, returned: int = 2) -> Case:
+    penalty = In(F, (1,), fill=lambda shape, rng: np.ones(shape, np.float32))
+    inputs = [In(I32, (2, 3)), count(max_length), count(1), count(beams), count(returned), penalty]
+    return Case("BeamSearch", "com.microsoft", inputs, GENERATE, outputs=3)
+
+
+def _greedy(max_length: int, op: str = "GreedySearch") -> Case:
+    return Case(op, "com.microsoft", [In(I32, (2, 3)), count(max_length)], GENERATE)
+
+
+def test_beam_search_returns_no_more_sequences_than_beams():
+    assert_accepted_by_both(_beam(returned=3))
+    assert_refused_by_both(_beam(returned=4), "num_return_sequences 4 is more than num_beams 3",
+                           ort_match="no more than num_beams")
+
+
+@pytest.mark.parametrize("op", ["GreedySearch", "Sampling"])
+def test_search_max_length_is_above_the_prompt_length(op):
+    assert_accepted_by_both(_greedy(4, op))
+    for max_length in (3, 2):
+        assert_refused_by_both(_greedy(max_length, op), f"max_length {max_length} leaves nothing to generate",
+                               ort_match="greater than input sequence length")
+    assert_refused_by_both(_beam(max_length=3), "max_length 3 leaves nothing to generate",
+                           ort_match="greater than input sequence length")

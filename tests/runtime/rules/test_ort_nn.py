@@ -105,8 +105,8 @@ def test_transpose_matmul_against_onnxruntime(a, b, attributes, shape):
 
 
 def test_fused_matmul_activation_shares_the_shape_function():
-    ctx = run_rule("FusedMatMulActivation", 1, [t(K, N, M), t(K, P)], {"activation": "Relu", "transA": 1, "transBatchA": 1},
-              domain=MS)
+    ctx = run_rule("FusedMatMulActivation", 1, [t(K, N, M), t(N, K, P)],
+                   {"activation": "Relu", "transA": 1, "transBatchA": 1}, domain=MS)
     assert ctx.output_type(0) == t(N, M, P)
 
 
@@ -129,10 +129,9 @@ def test_fused_matmul_errors_and_unknowns():
     assert run_rule("FusedMatMul", 1, [t(None), t(4, 5)], domain=MS).output_type(0).shape is None
     assert run_rule("FusedMatMul", 1, [t(N, M, None), t(N, None, P)], domain=MS).output_type(0) == t(N, M, P)
     assert run_rule("FusedMatMul", 1, [t(N, M, None), t(None, None, P)], domain=MS).output_type(0) == t(None, M, P)
-    # onnxruntime's kernel runs batch transposes only on operands of one rank (3 or more); its
-    # inference function, which opspec follows, reads a vector as it is whatever the flags say.
-    vector = run_rule("FusedMatMul", 1, [t(N, M, K), t(K)], {"transB": 1, "transBatchB": 1}, domain=MS)
-    assert vector.output_type(0) == t(N, M)
+    # onnxruntime's kernel runs batch transposes only on operands of one rank (3 or more)
+    with pytest.raises(InferenceError, match="one rank, at least 3"):
+        run_rule("FusedMatMul", 1, [t(N, M, K), t(K)], {"transB": 1, "transBatchB": 1}, domain=MS)
 
 
 # ---------------------------------------------------------------------------------- SparseToDenseMatMul

@@ -113,7 +113,11 @@ def test_embed_layer_norm_float16_and_mask_index_type_zero():
     assert exact(Case("EmbedLayerNormalization", MS, half, outputs=2)) == [(10, (B, S, 8)), (6, (B,))]
     verdict = check(Case("EmbedLayerNormalization", MS, embed_inputs(), {"mask_index_type": 0}, outputs=3), SETTINGS)
     assert verdict.problems == []
-    assert verdict.inferred[1] == (6, None)  # onnxruntime leaves the mask index unspecified then
+    # onnxruntime's own inference leaves the mask index unstated then, but its kernel writes (B,) all the same
+    assert verdict.inferred[1] == (6, (B,))
+    with_mask = check(Case("EmbedLayerNormalization", MS, embed_inputs(In(I32, ("B", "S"))), {"mask_index_type": 0},
+                           outputs=3), SETTINGS)
+    assert with_mask.problems == [] and with_mask.inferred[1] == (6, (B,))
 
 
 def test_embed_layer_norm_refines_from_every_operand():

@@ -54,4 +54,22 @@ def test_qordered_matmul_has_matmul_shapes():
 ])
 def test_qordered_ops_keep_the_input_shape(op, inputs, attributes):
     assert ms(op, inputs, attributes).output_type(0) == t(B, S, D, elem=I8)
-    assert ms(op, [t(None, elem=I8), *inputs[1:]], attributes).output_type(0).shape is None
+    unknown = ms(op, [t(None, elem=I8), *inputs[1:]], attributes).output_type(0).shape
+    # QOrderedAttention's width comes from Q_weight and its input is 3-D
+    assert unknown == ((None, None, D) if op == "QOrderedAttention" else None)
+
+
+def qordered_attention_inputs(width, hidden):
+    return [t(B, S, width, elem=I8), t(), t(), t(), t(), *[t(width, hidden, elem=I8)] * 3, t(), t(), t(),
+            t(hidden), t(hidden), t(hidden), t(), t(), t()]
+
+
+def test_qordered_attention_output_is_as_wide_as_the_projections():
+    # the CUDA kernel allocates (batch, sequence, qkv_hidden_sizes[0]), not the input's shape
+    attributes = {"num_heads": 2, "order_input": 1, "order_output": 1, "order_weight": 0,
+                  "qkv_hidden_sizes": [32, 32, 32]}
+    assert ms("QOrderedAttention", qordered_attention_inputs(64, 32), attributes).output_type(0) == t(B, S, 32, elem=I8)
+    unset = {key: value for key, value in attributes.items() if key != "qkv_hidden_sizes"}
+    assert ms("QOrderedAttention", qordered_attention_inputs(64, 32), unset).output_type(0) == t(B, S, 32, elem=I8)
+    with pytest.raises(InferenceError, match=r"qkv_hidden_sizes\[0\] = 32"):
+        ms("QOrderedAttention", qordered_attention_inputs(64, 16), attributes)
