@@ -190,6 +190,13 @@ def test_a_missing_or_unwritten_summary_and_doc_are_each_located_where_they_belo
     assert sorted(str(warning) for warning in warnings) == [f"opdefs/x.test/f/Foo.yaml:{line}" for line in expected]
 
 
+def test_every_file_of_the_repository_the_format_guide_cites_exists():
+    repo = Path(__file__).resolve().parent.parent
+    guide = (repo / "opdefs/README.md").read_text(encoding="utf-8")
+    cited = re.findall(r"`((?:tests|runtime|codegen|opspec|examples|benchmarks|generated)/[\w./-]*)`", guide)
+    assert cited and [path for path in cited if not (repo / path).exists()] == []
+
+
 def test_a_valid_map_input_passes_the_type_check():
     from onnx import TensorProto, helper
 
