@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import itertools
 import re
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -334,47 +333,33 @@ def _set_attribute(attribute: Any, kind: AttrType, value: Any) -> None:
         raise ExampleProblem(f"attribute {attribute.name} must be {kind.spelling}, got {value!r}") from None
 
 
-#: Numbers the stand-in registry packages made in this process (each gets a name of its own).
+#: Numbers the registry indexes made in this process (each gets a name of its own).
 _PACKAGES = itertools.count()
 
 
 def _registry_of(domains: tuple[CompiledDomain, ...]) -> Registry:
     """A registry answering from ``domains`` (and, for a layered op set, the installed standard
-    domains it extends), with every op of ``domains`` loaded.
-
-    Registries load an op through the module its index names; here the index and those modules
-    are stand-ins holding the compiled schemas, put in ``sys.modules`` only while they are loaded.
-    """
+    domains it extends): an index as a generated package has, with the compiled schemas given
+    beside it (nothing is imported for them)."""
     from opspec.runtime import defs
 
-    prefix = f"_opspec_examples_index{next(_PACKAGES)}"
-    index = ModuleType(prefix)
+    index = ModuleType(f"_opspec_examples_index{next(_PACKAGES)}")
     entries = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
                      "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max, "extends": d.decl.extends}
                     for d in domains)
     operators: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {}
     vars(index).update(DOMAINS=entries, OPS=operators)  # the names a generated index module defines
-    stand_ins = {}
+    schemas = {}
     for position, domain in enumerate(domains):
         ops = operators[domain.decl.name] = {}
         for number, op in enumerate(domain.ops):
             module = f"d{position}_{number}"
             ops[op.decl.name] = (module, op.versions)
-            stand_in = ModuleType(f"{prefix}.{module}")
-            vars(stand_in)["SCHEMAS"] = op.schemas
-            stand_ins[stand_in.__name__] = stand_in
+            schemas[module] = op.schemas
     fresh = Registry()
     if any(d.decl.extends for d in domains):  # a layered op set: the standard domains it extends first
         fresh.add_package(defs.REGISTRY_PACKAGE)
-    fresh.add_package(index)
-    sys.modules.update(stand_ins)
-    try:
-        for domain in domains:
-            for op in domain.ops:
-                fresh.schemas_of(op.decl.name, domain.decl.node_domain)
-    finally:
-        for name in stand_ins:
-            sys.modules.pop(name, None)
+    fresh.add_package(index, schemas)
     return fresh
 
 
