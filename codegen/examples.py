@@ -115,11 +115,22 @@ def worked_examples(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> 
     defs.INFERENCE  # noqa: B018 - built here, once, rather than in each process that runs an example
     if not fresh:
         return WorkedExamples(True)
+    return WorkedExamples(True, _registry_of(domains), _tree_rules(domains))
+
+
+def _tree_rules(domains: tuple[CompiledDomain, ...]) -> RuleBook | None:
+    """The built-in rules and the tree's own, when an example runs one of its own (only then is
+    the tree's code run); else None."""
+    catalogue = next((domain.catalogue for domain in domains if domain.catalogue.modules), None)
+    if catalogue is None:
+        return None
+    own = {name for name, declared in catalogue.rules.items() if not declared.builtin}
+    if not any(schema.inference is not None and schema.inference.name in own
+               for domain in domains for op in domain.ops if _has_examples(op) for schema in op.schemas):
+        return None
     from opspec.codegen.tree_rules import tree_rule_book
 
-    catalogue = next((domain.catalogue for domain in domains if domain.catalogue.modules), None)
-    rules = tree_rule_book(catalogue.folder, catalogue.modules) if catalogue is not None else None
-    return WorkedExamples(True, _registry_of(domains), rules)
+    return tree_rule_book(catalogue.folder, catalogue.modules)
 
 
 def _has_examples(op: CompiledOp) -> bool:

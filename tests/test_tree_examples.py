@@ -10,7 +10,7 @@ import pytest
 import opspec
 from opspec.codegen.diagnostics import CompileError
 from opspec.codegen.generate import generate
-from opspec.codegen.scaffold import init_tree
+from opspec.codegen.scaffold import init_tree, new_op
 from opspec.runtime.rulebook import RULES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -112,3 +112,20 @@ def test_a_tree_whose_rules_need_no_loading_generates_as_before(tmp_path):
     (tree / "com.example/tensor/PixelShuffle.yaml").unlink()  # the only op naming the tree's rule
     generate(tree, tmp_path / "out", with_protos=False)
     assert (tmp_path / "out/docs/com.example/Swish.md").is_file()
+
+
+def test_the_trees_code_runs_only_when_an_example_needs_one_of_its_rules(tmp_path):
+    tree = _scaffold(tmp_path)
+    new_op(tree, "MyOp")  # an op whose example runs a built-in rule
+    sentinel = tmp_path / "ran"
+    rule = tree / RULE
+    rule.write_text(rule.read_text() + f"\nopen({str(sentinel)!r}, 'w').close()\n")
+    example = tree / EXAMPLE
+    with_example = example.read_text()
+    example.write_text("\n".join(line for line in with_example.splitlines()
+                                 if "examples:" not in line and "- {inputs:" not in line) + "\n")
+    generate(tree / "opdefs", tmp_path / "out", with_protos=False)
+    assert not sentinel.exists()
+    example.write_text(with_example)
+    generate(tree / "opdefs", tmp_path / "out", with_protos=False)
+    assert sentinel.exists()
