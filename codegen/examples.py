@@ -1,10 +1,11 @@
 """Worked examples for the docs, computed by running inference on a one-node model.
 
 An example in the YAML gives inputs as shapes with symbolic dims (``"(N, C, H, W)"``,
-optionally with an element type: ``"int64 (2,)"``) or as small integer values
-(``"[0, -1]"``, ``"int32 [1]"``, given as constant initializers), plus attributes. The
-engine infers the node's outputs with the schemas being generated, so the docs show
-exactly what inference gives, and a broken example stops generation with a located error.
+``"(N, 2*H)"``: what the dim reader reads; optionally with an element type: ``"int64 (2,)"``)
+or as small integer values (``"[0, -1]"``, ``"int32 [1]"``, given as constant initializers),
+plus attributes. The engine infers the node's outputs with the schemas being generated and
+their rules, the tree's own included, so the docs show exactly what inference gives, and a
+broken example, or a rule failing on one, stops generation with an error located at it.
 """
 from __future__ import annotations
 
