@@ -3,6 +3,7 @@ error located at the example, and example dims may be expressions."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,27 @@ def test_the_trees_code_runs_only_when_an_example_needs_one_of_its_rules(tmp_pat
     example.write_text(with_example)
     generate(tree / "opdefs", tmp_path / "out", with_protos=False)
     assert sentinel.exists()
+
+
+def test_a_rule_module_may_import_a_sibling_as_in_the_generated_package(tmp_path):
+    tree = _scaffold(tmp_path)
+    (tree / "opdefs/rules/zz_growth.py").write_text(
+        "from opspec.runtime.shape import mul_dim\n\n\ndef grown(dim, repeats):\n    return mul_dim(dim, repeats)\n")
+    rule = tree / RULE
+    rule.write_text(rule.read_text().replace("from opspec.runtime.shape import mul_dim\n",
+                                             "from .zz_growth import grown as mul_dim\n"))
+    generate(tree / "opdefs", tmp_path / "out", with_protos=False)
+    page = (tmp_path / "out/docs/com.acme/TileLastAxis.md").read_text()
+    assert "`TileLastAxis(X: float (N, 8), repeats=3)` → `Y: float (N, 24)`" in page
+    assert not any(name.startswith("_opspec_tree_rules") for name in sys.modules)
+
+
+def test_a_sibling_failing_to_load_is_located_in_the_sibling(tmp_path):
+    tree = _scaffold(tmp_path)
+    (tree / "opdefs/rules/zz_growth.py").write_text("GROWTH = 1\nGROWTH.missing\n")
+    rule = tree / RULE
+    rule.write_text(rule.read_text().replace("from opspec.runtime.shape import mul_dim\n",
+                                             "from opspec.runtime.shape import mul_dim\nfrom . import zz_growth\n"))
+    errors = _generate_errors(tree, tmp_path / "out")
+    assert len(errors) == 1 and errors[0].startswith(
+        "opdefs/rules/zz_growth.py:2:1: error: the rule module cannot be loaded: AttributeError"), errors
