@@ -67,13 +67,6 @@ class Result:
         return sum(domain.schema_count for domain in self.domains)
 
 
-def _display(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(REPO).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     """Compile ``opdefs`` and render every output file (the IR protos too, if asked).
 
@@ -140,7 +133,7 @@ def _render_jobs(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, s
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
     from opspec.codegen.render import package_jobs
 
-    return package_jobs(domains, f"{_display(opdefs)}/", link, suite, layers, prefix)
+    return package_jobs(domains, f"{Namer(opdefs)(opdefs)}/", link, suite, layers, prefix)
 
 
 def _layer_name_problem(folder: Path) -> CompileError | None:
@@ -161,7 +154,7 @@ def _layer_problems(folder: Path, domains: tuple[CompiledDomain, ...], base: tup
     """The problems of a layered op set's domains: those that extend one of ``base`` must match it."""
     targets = {spelling: domain.decl for domain in base
                for spelling in (domain.decl.name, domain.decl.node_domain, *domain.decl.aliases)}
-    return extension_problems(tuple(domain.decl for domain in domains), targets, _display(folder.parent))
+    return extension_problems(tuple(domain.decl for domain in domains), targets, Namer(folder)(folder.parent))
 
 
 def _suite(opdefs: Path) -> dict[str, str] | None:
