@@ -19,6 +19,7 @@ from opspec.codegen.resolve import resolve_op
 from opspec.codegen.parallel import forked_map
 from opspec.codegen.type_sets import TypeSets
 from opspec.codegen.version_extras import read_op_extras
+from opspec.codegen.shown_paths import Namer
 from opspec.codegen.rule_specs import (RULES_FOLDER, BuiltinRules, DeclaredRule, read_builtin_rules, read_catalogue,
                                       remember_builtin_rules, rule_modules, unread_builtin_rules)
 from opspec.codegen.vocabulary import inherited_types
@@ -47,6 +48,8 @@ class RuleCatalogue:
 
     rules: dict[str, DeclaredRule]
     modules: tuple[tuple[str, str], ...] = ()  # (file name, source) of the tree's rule modules
+    #: The rules folder as errors name it.
+    folder: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ def _walk(root: Path) -> tuple[Path, Diagnostics, Tree, list[OpFile] | None]:
     the problems found."""
     diagnostics = Diagnostics()
     if not root.is_dir():
-        diagnostics.error(Location(str(root), 1, 1), "opdefs folder not found")
+        diagnostics.error(Location(Namer(root)(root), 1, 1), "opdefs folder not found")
         return root, diagnostics, Tree(root), None
     tree, files = plan_tree(root, diagnostics, inherited_types(root))
     return root, diagnostics, tree, files
@@ -222,22 +225,22 @@ def _warnings(root: Path, domains: tuple[CompiledDomain, ...], op_warnings: list
     capped = cap(sorted(warnings + op_warnings))
     if not capped.omitted:
         return capped.shown
-    return capped.shown + (Diagnostic(Location(str(root), 1, 1), f"{capped.omitted} more warning"
+    return capped.shown + (Diagnostic(Location(Namer(root)(root), 1, 1), f"{capped.omitted} more warning"
                                       f"{'s' if capped.omitted != 1 else ''} not shown (text still to be written)",
                                       "warning"),)
 
 
 def _catalogue(root: Path, diagnostics: Diagnostics) -> RuleCatalogue:
     folder = root / RULES_FOLDER
-    base = root.parent
-    rules = read_catalogue(folder, diagnostics, lambda path: path.relative_to(base).as_posix())
+    shown = Namer(root)
+    rules = read_catalogue(folder, diagnostics, shown)
     modules = []
     for path in rule_modules(folder):
         try:
             modules.append((path.name, path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             pass  # already reported by the catalogue reader
-    return RuleCatalogue(rules, tuple(modules))
+    return RuleCatalogue(rules, tuple(modules), shown(folder))
 
 
 def _with_change_classes(schemas: list[OpSchema]) -> tuple[OpSchema, ...]:

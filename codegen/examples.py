@@ -1,21 +1,21 @@
 """Worked examples for the docs, computed by running inference on a one-node model.
 
 An example in the YAML gives inputs as shapes with symbolic dims (``"(N, C, H, W)"``,
-optionally with an element type: ``"int64 (2,)"``) or as small integer values
-(``"[0, -1]"``, ``"int32 [1]"``, given as constant initializers), plus attributes. The
-engine infers the node's outputs with the schemas being generated, so the docs show
-exactly what inference gives, and a broken example stops generation with a located error.
+``"(N, 2*H)"``: what the dim reader reads; optionally with an element type: ``"int64 (2,)"``)
+or as small integer values (``"[0, -1]"``, ``"int32 [1]"``, given as constant initializers),
+plus attributes. The engine infers the node's outputs with the schemas being generated and
+their rules, the tree's own included, so the docs show exactly what inference gives, and a
+broken example, or a rule failing on one, stops generation with an error located at it.
 """
 from __future__ import annotations
 
 import importlib
 import itertools
 import re
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
@@ -24,11 +24,16 @@ from opspec.codegen.model import ExampleDecl
 from opspec.codegen.parallel import forked_map
 from opspec.runtime.registry import Registry
 from opspec.runtime.schema import AttrType, OpSchema
+from opspec.runtime.shape.parse import is_name, parse_dim
+from opspec.runtime.shape.render import format_shape
+from opspec.runtime.shape.sym import Sym
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
+
+if TYPE_CHECKING:
+    from opspec.runtime.rulebook import RuleBook
 
 _SHAPE = re.compile(r"^(?:(\w+)\s+)?\((.*)\)$")
 _VALUES = re.compile(r"^(?:(\w+)\s+)?\[(.*)\]$")
-_DIM = re.compile(r"^(?:\d+|[A-Za-z_][A-Za-z0-9_]*|\?)$")
 _PREFERRED = ("float", "int64")
 _IR_VERSION = 10
 
@@ -77,10 +82,13 @@ def examples_of(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> dict
 @dataclass(frozen=True)
 class WorkedExamples:
     """The worked examples of a tree's ops, each op's computed when asked for (in whichever process
-    renders its page), inference looking schemas up in ``registry`` (None: the installed one)."""
+    renders its page), inference looking schemas up in ``registry`` (None: the installed one) and
+    running the rules of ``rules``."""
 
     ready: bool
     registry: Registry | None = None
+    #: The rules inference runs: the built-in ones and the tree's own (None: the installed ones).
+    rules: RuleBook | None = None
 
     def of(self, domain: CompiledDomain, op: CompiledOp) -> list[Example]:
         """``op``'s examples, newest version first; :class:`CompileError` lists every one that fails."""
@@ -93,7 +101,7 @@ class WorkedExamples:
         """An op's examples, and the problems of those that fail (none at all without a runtime)."""
         if not self.ready or not _has_examples(wanted[1]):
             return [], []
-        with _answering_from(self.registry):
+        with _answering_from(self.registry, self.rules):
             return _examples_with_problems(wanted)
 
 
@@ -106,7 +114,24 @@ def worked_examples(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> 
     from opspec.runtime import defs
 
     defs.INFERENCE  # noqa: B018 - built here, once, rather than in each process that runs an example
-    return WorkedExamples(True, _registry_of(domains) if fresh else None)
+    if not fresh:
+        return WorkedExamples(True)
+    return WorkedExamples(True, _registry_of(domains), _tree_rules(domains))
+
+
+def _tree_rules(domains: tuple[CompiledDomain, ...]) -> RuleBook | None:
+    """The built-in rules and the tree's own, when an example runs one of its own (only then is
+    the tree's code run); else None."""
+    catalogue = next((domain.catalogue for domain in domains if domain.catalogue.modules), None)
+    if catalogue is None:
+        return None
+    own = {name for name, declared in catalogue.rules.items() if not declared.builtin}
+    if not any(schema.inference is not None and schema.inference.name in own
+               for domain in domains for op in domain.ops if _has_examples(op) for schema in op.schemas):
+        return None
+    from opspec.codegen.tree_rules import tree_rule_book
+
+    return tree_rule_book(catalogue.folder, catalogue.modules)
 
 
 def _has_examples(op: CompiledOp) -> bool:
@@ -146,6 +171,9 @@ def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostic
             except ExampleProblem as problem:
                 diagnostics.error(example.location, f"example for {op.decl.name} version {schema.since_version}: "
                                                     f"{problem}")
+            except Exception as error:  # noqa: BLE001 - a rule's bug let through (as tests ask): still this example's
+                diagnostics.error(example.location, f"example for {op.decl.name} version {schema.since_version}: "
+                                                    f"inference failed ({type(error).__name__}: {error})")
     return sorted(results, key=lambda example: -example.version)
 
 
@@ -257,21 +285,44 @@ def _add_input(graph: Any, name: str, param: Any, text: str) -> str:
         raise ExampleProblem(f"input {param.name}: write a shape such as '(N, 3)' or values such as '[0, -1]', "
                              f"not {text!r}")
     elem = _elem(shape.group(1), param)
-    dims = [dim.strip() for dim in shape.group(2).split(",") if dim.strip()]
-    if any(not _DIM.match(dim) for dim in dims):
-        raise ExampleProblem(f"input {param.name}: dims are numbers, names or '?', got {text!r}")
+    dims = [_dim(param.name, dim) for dim in _top_level_items(shape.group(2))]
     value_info = graph.input.add(name=name)
     tensor_type = value_info.type.tensor_type
     tensor_type.elem_type = elem
     tensor_type.shape.SetInParent()
     for dim in dims:
         entry = tensor_type.shape.dim.add()
-        if dim.isdigit():
-            entry.dim_value = int(dim)
-        elif dim != "?":
-            entry.dim_param = dim
-    shown = dims[0] + "," if len(dims) == 1 else ", ".join(dims)
-    return f"{ELEMENT_NAMES[elem]} ({shown})"
+        if isinstance(dim, int):
+            entry.dim_value = dim
+        elif dim is not None:
+            entry.dim_param = str(dim)
+    return f"{ELEMENT_NAMES[elem]} {format_shape(tuple(dims))}"
+
+
+def _top_level_items(text: str) -> list[str]:
+    """The comma-separated items of ``text``, commas inside parentheses not counting (``min(H, W), 3``)."""
+    items, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:position])
+            start = position + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def _dim(input_name: str, text: str) -> int | Sym | None:
+    """One example dim: a number, a name, ``?``, or an expression the dim reader reads (``2*H``,
+    ``floor((H - 1)/2) + 1``); anything else is an :class:`ExampleProblem`."""
+    if text == "?":
+        return None
+    value = parse_dim(text)
+    if isinstance(value, Sym) and value.is_symbol and not is_name(text):  # text outside the grammar
+        value = None
+    if value is None:
+        raise ExampleProblem(f"input {input_name}: a dim is a number, a name, '?' or an expression such as "
+                             f"'2*H' or 'floor((H - 1)/2) + 1', not {text!r}")
+    return value
 
 
 def _set_attribute(attribute: Any, kind: AttrType, value: Any) -> None:
@@ -294,65 +345,56 @@ def _set_attribute(attribute: Any, kind: AttrType, value: Any) -> None:
         raise ExampleProblem(f"attribute {attribute.name} must be {kind.spelling}, got {value!r}") from None
 
 
-#: Numbers the stand-in registry packages made in this process (each gets a name of its own).
+#: Numbers the registry indexes made in this process (each gets a name of its own).
 _PACKAGES = itertools.count()
 
 
 def _registry_of(domains: tuple[CompiledDomain, ...]) -> Registry:
     """A registry answering from ``domains`` (and, for a layered op set, the installed standard
-    domains it extends), with every op of ``domains`` loaded.
-
-    Registries load an op through the module its index names; here the index and those modules
-    are stand-ins holding the compiled schemas, put in ``sys.modules`` only while they are loaded.
-    """
+    domains it extends): an index as a generated package has, with the compiled schemas given
+    beside it (nothing is imported for them)."""
     from opspec.runtime import defs
 
-    prefix = f"_opspec_examples_index{next(_PACKAGES)}"
-    index = ModuleType(prefix)
+    index = ModuleType(f"_opspec_examples_index{next(_PACKAGES)}")
     entries = tuple({"name": d.decl.name, "node_domain": d.decl.node_domain, "aliases": d.decl.aliases,
                      "opset_min": d.decl.opset_min, "opset_max": d.decl.opset_max, "extends": d.decl.extends}
                     for d in domains)
     operators: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {}
     vars(index).update(DOMAINS=entries, OPS=operators)  # the names a generated index module defines
-    stand_ins = {}
+    schemas = {}
     for position, domain in enumerate(domains):
         ops = operators[domain.decl.name] = {}
         for number, op in enumerate(domain.ops):
             module = f"d{position}_{number}"
             ops[op.decl.name] = (module, op.versions)
-            stand_in = ModuleType(f"{prefix}.{module}")
-            vars(stand_in)["SCHEMAS"] = op.schemas
-            stand_ins[stand_in.__name__] = stand_in
+            schemas[module] = op.schemas
     fresh = Registry()
     if any(d.decl.extends for d in domains):  # a layered op set: the standard domains it extends first
         fresh.add_package(defs.REGISTRY_PACKAGE)
-    fresh.add_package(index)
-    sys.modules.update(stand_ins)
-    try:
-        for domain in domains:
-            for op in domain.ops:
-                fresh.schemas_of(op.decl.name, domain.decl.node_domain)
-    finally:
-        for name in stand_ins:
-            sys.modules.pop(name, None)
+    fresh.add_package(index, schemas)
     return fresh
 
 
 @contextmanager
-def _answering_from(registry: Registry | None) -> Iterator[None]:
-    """Let the process-wide registry answer from ``registry`` (if one is given) for the duration;
-    its state is restored afterwards, whatever happens."""
-    if registry is None:
+def _answering_from(registry: Registry | None, rules: RuleBook | None) -> Iterator[None]:
+    """Let the process-wide registry answer from ``registry`` and the process-wide rule book from
+    ``rules`` (each if given) for the duration; their state is restored afterwards, whatever happens."""
+    from opspec.runtime import defs
+    from opspec.runtime.rulebook import RULES
+
+    # lookups and inference both see only the tree's schemas
+    pairs: list[tuple[object, object]] = [(each, registry) for each in (defs.REGISTRY, defs.INFERENCE)
+                                           if registry is not None]
+    pairs += [(RULES, rules)] if rules is not None else []
+    if not pairs:
         yield
         return
-    from opspec.runtime import defs
-
-    swapped = (defs.REGISTRY, defs.INFERENCE)  # lookups and inference both see only the tree's schemas
+    swapped = [each for each, _ in pairs]
     saved = [dict(vars(each)) for each in swapped]
     try:
-        for each in swapped:
+        for each, replacement in pairs:
             vars(each).clear()
-            vars(each).update(vars(registry))
+            vars(each).update(vars(replacement))
         yield
     finally:
         for each, state in zip(swapped, saved):

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees
+from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees, print_warning
 from opspec.codegen.parallel import collector_paused
-from opspec.codegen.diagnostics import CompileError, Diagnostic
+from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
 from opspec.codegen.load import LAYER_FILE, layered_trees
+from opspec.codegen.shown_paths import Namer
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
 from opspec.codegen.staging import OutputError, Stage, written_by_us
@@ -66,13 +67,6 @@ class Result:
         return sum(domain.schema_count for domain in self.domains)
 
 
-def _display(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(REPO).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     """Compile ``opdefs`` and render every output file (the IR protos too, if asked).
 
@@ -87,11 +81,12 @@ def build(opdefs: Path, with_protos: bool, out: Path = DEFAULT_OUT) -> Built:
     return Built(domains, layers, files)
 
 
-def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = None
-             ) -> tuple[tuple[CompiledDomain, ...], dict[str, tuple[CompiledDomain, ...]], list[Job]]:
+def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = None,
+             warn: Callable[[Diagnostic], None] = print_warning) -> tuple[tuple[CompiledDomain, ...], dict[str, tuple[CompiledDomain, ...]], list[Job]]:
     """The compiled tree, its layered op sets, and the jobs that render every output file but the protos.
     What rendering needs and compiling does not (its modules, and ``meanwhile``) is done by this
-    process while the others start compiling."""
+    process while the others start compiling. Every error of the tree and of its layered op sets is
+    raised together; warnings go to ``warn``."""
     folders = layered_trees(opdefs) if opdefs.is_dir() else []
     named = [folder for folder in folders if _layer_name_problem(folder) is None]
 
@@ -100,13 +95,21 @@ def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = Non
         if meanwhile is not None:
             meanwhile()
 
-    # the tree and its layered op sets are compiled in one pass; their errors are raised in order
+    # the tree and its layered op sets are compiled in one pass; the errors of all of them are raised together
     outcomes = dict(zip([opdefs, *named], compile_trees([opdefs, *named], prepare)))
-    domains = outcomes[opdefs].domains_or_raise()
+    errors = Diagnostics()
+    for diagnostic in [*outcomes[opdefs].errors, *(diagnostic for folder in folders
+                                                   for diagnostic in _layer_errors(folder, outcomes))]:
+        errors.error(diagnostic.location, diagnostic.message)
+    if errors:
+        raise CompileError(errors.sorted())
+    domains = outcomes[opdefs].domains_or_raise(warn)
     if not is_builtin(opdefs) and (problems := extension_problems(
             tuple(domain.decl for domain in domains), builtin_domains(), "the built-in op set", claims=False)):
         raise CompileError(problems)
-    layers = {folder.name: _layer(folder, outcomes.get(folder), domains) for folder in folders}
+    layers = {folder.name: outcomes[folder].domains_or_raise(warn) for folder in folders}
+    if problems := [problem for folder in folders for problem in _layer_problems(folder, layers[folder.name], domains)]:
+        raise CompileError(problems)
     jobs = _render_jobs(opdefs, domains, out, _suite(opdefs), tuple(layers))
     for name, layer_domains in layers.items():  # the tree's files and its layers' are rendered in one pass
         jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/")
@@ -130,28 +133,28 @@ def _render_jobs(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, s
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
     from opspec.codegen.render import package_jobs
 
-    return package_jobs(domains, f"{_display(opdefs)}/", link, suite, layers, prefix)
+    return package_jobs(domains, f"{Namer(opdefs)(opdefs)}/", link, suite, layers, prefix)
 
 
 def _layer_name_problem(folder: Path) -> CompileError | None:
     if folder.name.isidentifier() and not keyword.iskeyword(folder.name):
         return None
-    return CompileError([Diagnostic(Location(_display(folder / LAYER_FILE), 1, 1),
+    return CompileError([Diagnostic(Location(Namer(folder)(folder / LAYER_FILE), 1, 1),
                                     f"a layered op set's folder name must be a Python identifier, not {folder.name!r}")])
 
 
-def _layer(folder: Path, outcome: Outcome | None, base: tuple[CompiledDomain, ...]) -> tuple[CompiledDomain, ...]:
-    """A layered op set's domains; those that extend one of ``base`` must match it."""
-    if (problem := _layer_name_problem(folder)) is not None:
-        raise problem
-    assert outcome is not None  # compiled with the tree: its name is valid
-    domains = outcome.domains_or_raise()
+def _layer_errors(folder: Path, outcomes: dict[Path, Outcome]) -> tuple[Diagnostic, ...]:
+    """A layered op set's errors: its folder's name, else its compilation's."""
+    problem = _layer_name_problem(folder)
+    return tuple(problem.diagnostics) if problem is not None else outcomes[folder].errors
+
+
+def _layer_problems(folder: Path, domains: tuple[CompiledDomain, ...], base: tuple[CompiledDomain, ...]
+                    ) -> list[Diagnostic]:
+    """The problems of a layered op set's domains: those that extend one of ``base`` must match it."""
     targets = {spelling: domain.decl for domain in base
                for spelling in (domain.decl.name, domain.decl.node_domain, *domain.decl.aliases)}
-    problems = extension_problems(tuple(domain.decl for domain in domains), targets, _display(folder.parent))
-    if problems:
-        raise CompileError(problems)
-    return domains
+    return extension_problems(tuple(domain.decl for domain in domains), targets, Namer(folder)(folder.parent))
 
 
 def _suite(opdefs: Path) -> dict[str, str] | None:
@@ -178,21 +181,24 @@ def _owned(out: Path) -> list[str]:
 
 
 def generate(opdefs: Path = DEFAULT_OPDEFS, out: Path = DEFAULT_OUT, check: bool = False,
-             with_protos: bool | None = None, force: bool = False) -> Result:
+             with_protos: bool | None = None, force: bool = False,
+             warn: Callable[[Diagnostic], None] = print_warning) -> Result:
     """Compile and write ``out`` (or, with ``check``, only report what is stale).
 
     Raises :class:`OutputError`, before writing anything, when a file would land outside
-    ``out`` or would replace a file that generation did not write (unless ``force``).
+    ``out`` or would replace a file that generation did not write (unless ``force``). The trees'
+    warnings go to ``warn``.
     """
     with collector_paused():
-        return _generate(opdefs, out, check, with_protos, force)
+        return _generate(opdefs, out, check, with_protos, force, warn)
 
 
-def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, force: bool) -> Result:
+def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, force: bool,
+              warn: Callable[[Diagnostic], None]) -> Result:
     started = time.perf_counter()
     protos = with_protos if with_protos is not None else out.resolve() == DEFAULT_OUT
     readiness: list[bool] = []
-    domains, layers, jobs = _planned(opdefs, out, lambda: readiness.append(runtime_ready()))
+    domains, layers, jobs = _planned(opdefs, out, lambda: readiness.append(runtime_ready()), warn)
     ready = readiness[0]
     owned = _owned(out)
     stage = Stage(out, check, force)
@@ -216,7 +222,7 @@ def _generate(opdefs: Path, out: Path, check: bool, with_protos: bool | None, fo
             result.removed.append(path)
     result.seconds = time.perf_counter() - started
     if not ready and not check and runtime_ready():  # this run wrote the runtime: now add the examples
-        again = _generate(opdefs, out, check, with_protos, False)
+        again = _generate(opdefs, out, check, with_protos, False, lambda warning: None)  # warned once already
         again.written = sorted(set(result.written) | set(again.written))
         again.removed = result.removed
         again.seconds += result.seconds

@@ -19,14 +19,13 @@ from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import DomainDecl, OpDecl, TypeSetDecl
 from opspec.codegen.names import domain_folder_problem, folder_problem
 from opspec.codegen.op_reader import read_op
+from opspec.codegen.shown_paths import LAYER_FILE, Namer
 from opspec.codegen.source import Location, Map, Seq, SourceError, load_yaml
 from opspec.codegen.tree_walk import escape, files_under
 from opspec.codegen.validate import schema_errors
 
 DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
-#: Marks a folder inside a tree as an op set of its own (see :func:`layered_trees`).
-LAYER_FILE = "layer.yaml"
 #: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
 SKIPPED_FOLDERS = {"schema", "rules"}
 
@@ -119,15 +118,8 @@ def _read_document(path: Path, shown: str, kind: str, diagnostics: Diagnostics) 
 def plan_tree(root: Path, diagnostics: Diagnostics, inherited_types: Path | None = None) -> tuple[Tree, list[OpFile]]:
     """Read ``root``'s type sets and domains, and find its op files (read by :func:`read_op_file`)."""
     tree = Tree(root)
-    base = root.parent
     files: list[OpFile] = []
-
-    base_text = str(base).rstrip(os.sep) + os.sep  # "/" stays "/"
-
-    def shown(path: Path | str) -> str:
-        """``path`` relative to ``base`` (as ``relative_to`` gives it), else whole."""
-        text = str(path)
-        return text[len(base_text):].replace(os.sep, "/") if text.startswith(base_text) else text
+    shown = Namer(root)
 
     def read(path: Path, kind: str) -> Any:
         return _read_document(path, shown(path), kind, diagnostics)

@@ -122,6 +122,8 @@ class OpDecl:
     versions: list[VersionDecl] = field(default_factory=list)
     docs: dict[str, str] = field(default_factory=dict)
     doc_locations: dict[str, Location] = field(default_factory=dict)
+    #: Where the ``op`` key and those of ``summary``, ``doc`` and ``docs`` are written (those present).
+    field_locations: dict[str, Location] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

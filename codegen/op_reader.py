@@ -27,6 +27,11 @@ from opspec.codegen.source import Location, Map, Seq
 from opspec.runtime.schema import FormalParameterOption, ValueConstraint
 
 
+def _field_locations(document: Map) -> dict[str, Location]:
+    """Where the ``op`` key and each descriptive field present are written."""
+    return {name: document.key_at(name) for name in ("op", "summary", "doc", "docs") if name in document}
+
+
 def read_op(document: Map, domain: DomainDecl, family: str, path: str, diagnostics: Diagnostics) -> OpDecl:
     op = OpDecl(
         name=document["op"],
@@ -40,6 +45,7 @@ def read_op(document: Map, domain: DomainDecl, family: str, path: str, diagnosti
     docs = document.get("docs", Map())
     op.docs = dict(docs)
     op.doc_locations = {name: docs.key_at(name) for name in docs}
+    op.field_locations = _field_locations(document)
     versions = document["versions"]
     for key, body in versions.items():
         op.versions.append(_read_version(int(key), body, versions.key_at(key), diagnostics))

@@ -44,8 +44,13 @@ def placeholder_warnings(op: OpDecl, schemas: tuple[OpSchema, ...]) -> list[Diag
         if problem:
             warnings.append(Diagnostic(location, f"{what} {problem}", "warning"))
 
-    check("summary", op.summary, op.location)
-    check("doc", op.doc, op.location)
+    for name, text in (("summary", op.summary), ("doc", op.doc)):
+        if name in op.field_locations or not op.field_locations:
+            check(name, text, op.field_locations.get(name, op.location))
+        else:
+            before = _field_before(op, name)
+            warnings.append(Diagnostic(op.field_locations[before], f"{name} is missing (it goes after `{before}:`)",
+                                       "warning"))
     for name, text in op.docs.items():
         check(f"description of {name!r}", str(text), op.doc_locations[name])
     for version in op.versions:
@@ -59,8 +64,16 @@ def placeholder_warnings(op: OpDecl, schemas: tuple[OpSchema, ...]) -> list[Diag
         named.update(dict.fromkeys(t.type_param_str for t in schema.type_constraints if not t.description))
     for name in named:
         if name not in described:
-            warnings.append(Diagnostic(op.location, f"{name!r} has no description", "warning"))
+            where = (op.field_locations.get("docs") or op.field_locations[_field_before(op, "docs")]
+                     if op.field_locations else op.location)
+            warnings.append(Diagnostic(where, f"{name!r} has no description", "warning"))
     return warnings
+
+
+def _field_before(op: OpDecl, name: str) -> str:
+    """The field present in ``op``'s file that a missing field ``name`` would follow."""
+    order = ("op", "summary", "doc", "docs")
+    return next(field for field in reversed(order[:order.index(name)]) if field in op.field_locations)
 
 
 def domain_placeholder_warnings(domain: DomainDecl) -> list[Diagnostic]:

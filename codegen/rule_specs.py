@@ -2,8 +2,9 @@
 
 A rule is declared once, on its implementation (``@rule(...)``, see
 :mod:`opspec.runtime.contract.declare`). The compiler needs those declarations to check
-opdefs references and to write the rules reference, but it must not run code from an
-opdefs tree it compiles; so it reads the source: the decorator's arguments are literals,
+opdefs references and to write the rules reference before any code of the tree runs (only
+the worked examples run a tree's rules, once the tree is known to be sound); so it reads
+the source: the decorator's arguments are literals,
 calls of the parameter constructors with literal arguments, or names bound to such values
 at module level (in the module itself or in a sibling module it imports them from).
 The built-in rules are read the same way, from the source of :mod:`opspec.runtime.rules`.

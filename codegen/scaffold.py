@@ -2,8 +2,8 @@
 
 ``init`` writes a tree that generates and passes its own tests at once: the domain file,
 one example operator (it names a built-in type set and a rule of the tree's own), the
-rule module, pytest tests with a ``conftest.py`` that compiles and registers the set, and a
-README. ``new-op`` adds an operator's YAML (a stub with TODO descriptions, a built-in type
+rule module, pytest tests with a ``conftest.py`` that compiles and registers the set, a
+README, and a copy of the format's JSON Schemas that the YAML files name. ``new-op`` adds an operator's YAML (a stub with TODO descriptions, a built-in type
 set and rule) and its test. Nothing existing is ever replaced: a file in the way stops
 the command before anything is written.
 """
@@ -18,7 +18,7 @@ import jinja2
 from opspec.codegen.load import DOMAIN_FILE, SKIPPED_FOLDERS
 from opspec.codegen.names import IDENTIFIER, domain_folder_problem, is_identifier
 from opspec.codegen.render import module_name
-from opspec.codegen.schema_paths import modeline
+from opspec.codegen.schema_paths import KINDS, SCHEMA_FOLDER, modeline, schema_file
 
 TEMPLATES = Path(__file__).resolve().parent / "templates" / "scaffold"
 OPDEFS, TESTS = "opdefs", "tests"
@@ -33,8 +33,9 @@ class ScaffoldError(Exception):
 @dataclass(frozen=True)
 class _Planned:
     path: Path
-    template: str
+    template: str | None  # None: a copy of ``source``
     kind: str | None = None  # the opdefs kind whose modeline the file starts with
+    source: Path | None = None
 
 
 def _environment() -> jinja2.Environment:
@@ -48,10 +49,14 @@ def _write(planned: list[_Planned], values: dict[str, str]) -> list[Path]:
     if in_the_way:
         raise ScaffoldError(f"refusing to replace {', '.join(in_the_way)}: nothing was written")
     env = _environment()
-    for item in planned:
+    for item in planned:  # in order: a modeline names a schema copied before it
+        item.path.parent.mkdir(parents=True, exist_ok=True)
+        if item.source is not None:
+            item.path.write_bytes(item.source.read_bytes())
+            continue
+        assert item.template is not None
         text = env.get_template(item.template).render(
             **values, modeline=modeline(item.kind, item.path) if item.kind else "")
-        item.path.parent.mkdir(parents=True, exist_ok=True)
         item.path.write_text(text, encoding="utf-8")
     return [item.path for item in planned]
 
@@ -63,7 +68,11 @@ def init_tree(folder: Path, domain: str) -> list[Path]:
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ScaffoldError(f"{folder} exists and is not an empty folder: nothing was written")
     opdefs, tests = folder / OPDEFS, folder / TESTS
-    planned = [
+    # the tree's own copy of the schemas: its files' modelines name them by a path inside the tree,
+    # which holds wherever the tree is moved and whichever environment opspec is installed in
+    planned = [_Planned(opdefs / SCHEMA_FOLDER / f"{kind}.schema.json", None, source=schema_file(kind))
+               for kind in KINDS]
+    planned += [
         _Planned(opdefs / domain / DOMAIN_FILE, "domain.yaml.j2", "domain"),
         _Planned(opdefs / domain / EXAMPLE_FAMILY / "TileLastAxis.yaml", "TileLastAxis.yaml.j2", "op"),
         _Planned(opdefs / "rules" / RULES_MODULE, "rules.py.j2"),

@@ -26,8 +26,13 @@ def _generate(args: argparse.Namespace) -> int:
         raise UserError("without --out, generate rewrites (or checks) the built-in registry of a source checkout, "
                         "and this opspec is an installed package: pass --out DIR")
     out = Path(args.out) if args.out else DEFAULT_OUT
+    from opspec.codegen.shown_paths import readable
+
+    def warn(warning: Any) -> None:
+        print(readable(warning, opdefs), file=sys.stderr)
+
     try:
-        result = generate(opdefs, out, check=args.check, force=args.force)
+        result = generate(opdefs, out, check=args.check, force=args.force, warn=warn)
         _KEPT.append(result)
     except OutputError as error:
         for problem in error.problems:
@@ -67,10 +72,13 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Namespace) -> None:
-    """A failed compilation's errors, capped per file and in all, then their count."""
+    """A failed compilation's errors, capped per file and in all, then their count; each path as it
+    opens from the current folder."""
     from opspec.codegen.error_cap import cap
+    from opspec.codegen.shown_paths import readable
 
-    capped = cap(diagnostics, args.max_errors_per_file, args.max_errors)
+    capped = cap([readable(diagnostic, opdefs) for diagnostic in diagnostics], args.max_errors_per_file,
+                 args.max_errors)
     if args.format == "json":
         import json
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Mapping
 
 from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.schema import OpSchema
@@ -45,12 +46,18 @@ class Registry:
         # node_domain -> op -> (the modules that build its versions, since-versions)
         self._ops: dict[str, dict[str, tuple[tuple[str, ...], tuple[int, ...]]]] = {}
         self._packages: set[str] = set()
+        #: Schemas given with their package instead of imported from its modules, by module name.
+        self._given: dict[str, tuple[OpSchema, ...]] = {}
         self._loaded: dict[tuple[str, str], tuple[OpSchema, ...]] = {}
         self._cache: dict[tuple[str, int | str | None, str], OpSchema] = {}
 
     # -- building -------------------------------------------------------------------
-    def add_package(self, index: ModuleType) -> None:
+    def add_package(self, index: ModuleType, schemas: Mapping[str, tuple[OpSchema, ...]] | None = None) -> None:
         """Add the domains and operators of a generated registry package.
+
+        ``schemas`` gives the schemas of the package's op modules (by the module's name in
+        ``index.OPS``) instead of importing them: an op set compiled in this process and not
+        written out is added so, its index alone standing for the package.
 
         A domain entry marked ``extends`` adds versions to a domain that an earlier package
         registered (onnxruntime's extra schemas of the standard domain): an operator's
@@ -58,6 +65,7 @@ class Registry:
         """
         if index.__name__ in self._packages:
             return  # this package is registered already
+        self._given.update((f"{index.__name__}.{module}", found) for module, found in (schemas or {}).items())
         for entry in index.DOMAINS:
             fields = {key: value for key, value in entry.items() if key != "extends"}
             info = DomainInfo(package=index.__name__, **fields)
@@ -205,9 +213,14 @@ class Registry:
         schemas = self._loaded.get(key)
         if schemas is None:
             modules = self._ops[node_domain][op_type][0]
-            schemas = importlib.import_module(modules[0]).SCHEMAS
+            schemas = self._module_schemas(modules[0])
             if len(modules) > 1:  # a history spread over packages (an extended domain)
-                found = [schema for module in modules for schema in importlib.import_module(module).SCHEMAS]
+                found = [schema for module in modules for schema in self._module_schemas(module)]
                 schemas = tuple(sorted(found, key=lambda schema: schema.since_version))
             self._loaded[key] = schemas
         return schemas
+
+    def _module_schemas(self, module: str) -> tuple[OpSchema, ...]:
+        """The schemas an op module holds: given with its package, else imported."""
+        given = self._given.get(module)
+        return given if given is not None else importlib.import_module(module).SCHEMAS

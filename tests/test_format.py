@@ -1,6 +1,7 @@
 """What the opdefs format can say beyond a signature, compiled from small trees."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,8 +139,10 @@ def test_container_sets_wrap_every_type_of_a_set(tmp_path):
         "seq(tensor(float))", "seq(tensor(int64))", "optional(tensor(float))", "optional(tensor(int64))")
 
 
-def test_text_left_to_write_is_a_located_warning_not_an_error(tmp_path, capsys):
+def test_text_left_to_write_is_a_located_warning_not_an_error(tmp_path, capsys, monkeypatch):
     from opspec.cli import main
+
+    monkeypatch.chdir(tmp_path)  # paths print relative to the folder the command runs in
 
     root = tmp_path / "opdefs"
     (root / "x.test/f").mkdir(parents=True)
@@ -158,11 +161,40 @@ docs:
 """)
     assert main(["generate", "--opdefs", str(root), "--out", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().err.splitlines() == [
-        "opdefs/x.test/f/Foo.yaml:1:5: warning: 'Y' has no description",
-        "opdefs/x.test/f/Foo.yaml:1:5: warning: summary has a placeholder (FIXME)",
+        "opdefs/x.test/f/Foo.yaml:2:1: warning: summary has a placeholder (FIXME)",  # each where it is written
+        "opdefs/x.test/f/Foo.yaml:9:1: warning: 'Y' has no description",  # where its description goes
         "opdefs/x.test/f/Foo.yaml:10:3: warning: description of 'X' has a placeholder (Placeholder)",
         "opdefs/x.test/f/Foo.yaml:11:3: warning: description of 'T' is empty",
     ]
+
+
+@pytest.mark.parametrize("head, expected", [
+    ("op: Foo\n", ["1:1: warning: doc is missing (it goes after `op:`)",
+                   "1:1: warning: summary is missing (it goes after `op:`)"]),
+    ("op: Foo\nsummary: Foo things.\n", ["2:1: warning: doc is missing (it goes after `summary:`)"]),
+    ("op: Foo\ndoc: Says what Foo does.\n", ["1:1: warning: summary is missing (it goes after `op:`)"]),
+    ("op: Foo\nsummary: TODO\ndoc: |\n  TODO\n", ["2:1: warning: summary has a placeholder (TODO)",
+                                                   "3:1: warning: doc has a placeholder (TODO)"]),
+])
+def test_a_missing_or_unwritten_summary_and_doc_are_each_located_where_they_belong(tmp_path, head, expected):
+    from opspec.codegen.compiler import compile_tree
+
+    root = tmp_path / "opdefs"
+    (root / "x.test/f").mkdir(parents=True)
+    (root / "x.test/domain.yaml").write_text(DOMAIN)
+    (root / "x.test/f/Foo.yaml").write_text(head + "versions:\n  1:\n    inputs: {X: T}\n    outputs: {Y: T}\n"
+                                            "    types: {T: [tensor(float)]}\n"
+                                            "docs: {X: The input., Y: The output., T: The types.}\n")
+    warnings: list = []
+    compile_tree(root, warnings.append)
+    assert sorted(str(warning) for warning in warnings) == [f"opdefs/x.test/f/Foo.yaml:{line}" for line in expected]
+
+
+def test_every_file_of_the_repository_the_format_guide_cites_exists():
+    repo = Path(__file__).resolve().parent.parent
+    guide = (repo / "opdefs/README.md").read_text(encoding="utf-8")
+    cited = re.findall(r"`((?:tests|runtime|codegen|opspec|examples|benchmarks|generated)/[\w./-]*)`", guide)
+    assert cited and [path for path in cited if not (repo / path).exists()] == []
 
 
 def test_a_valid_map_input_passes_the_type_check():

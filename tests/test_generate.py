@@ -196,3 +196,16 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_a_trees_output_does_not_depend_on_where_it_is_or_how_it_is_named(tmp_path, monkeypatch):
+    tree = tmp_path / "a/opdefs"
+    shutil.copytree(REPO / "examples/custom_ops/opdefs", tree)
+    generate(tree, tmp_path / "absolute", with_protos=False)
+    monkeypatch.chdir(tmp_path / "a")
+    generate(Path("opdefs"), tmp_path / "relative", with_protos=False)
+    files = sorted(path.relative_to(tmp_path / "absolute") for path in (tmp_path / "absolute").rglob("*")
+                   if path.is_file() and "__pycache__" not in path.parts)
+    assert files and all((tmp_path / "absolute" / path).read_bytes() == (tmp_path / "relative" / path).read_bytes()
+                         for path in files)
+    assert "a copy of opdefs/rules/pixel_shuffle.py;" in (tmp_path / "relative/rules/pixel_shuffle.py").read_text()

@@ -1,6 +1,7 @@
 """Broken opdefs: every problem is reported at file:line:col with a clear message, all at once."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,12 @@ versions:
 """
 DOMAIN = "domain: x.test\nopset: {min: 1, max: 5}\n"
 FILE = "opdefs/x.test/f/Foo.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _run_beside_the_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's tree lies in the folder it runs in: its paths print relative to it."""
+    monkeypatch.chdir(tmp_path)
 
 # (name, the op file's text, the expected diagnostics after the file name)
 CASES = [
@@ -176,7 +183,7 @@ def test_empty_file_and_missing_tree(tmp_path, capsys):
     code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
     assert (code, lines[0]) == (1, f"{FILE}:1:1: error: the file is empty")
     code, lines = _run(tmp_path / "nowhere", tmp_path / "out", capsys)
-    assert (code, lines[0]) == (1, f"{tmp_path / 'nowhere'}:1:1: error: opdefs folder not found")
+    assert (code, lines[0]) == (1, "nowhere:1:1: error: opdefs folder not found")
 
 
 def test_positions_inside_quoted_specs_skip_the_quote(tmp_path, capsys):
@@ -205,3 +212,39 @@ def test_an_op_files_name_is_compared_without_its_last_suffix_as_a_path_gives_it
     from opspec.codegen.compiler import _stem
 
     assert _stem(path) == Path(path).stem
+
+
+def test_paths_print_as_they_open_from_the_folder_the_command_runs_in(tmp_path, capsys, monkeypatch):
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: OP.replace("summary:", "sumary:")}
+    opdefs = _tree(tmp_path / "work", files)
+    (tmp_path / "work/deeper").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, shown in [(tmp_path, f"work/{FILE}"), (tmp_path / "work", FILE),
+                       (tmp_path / "work/deeper", str(tmp_path / "work" / FILE)), (elsewhere, str(tmp_path / "work" / FILE))]:
+        monkeypatch.chdir(cwd)
+        for given in (opdefs, Path(os.path.relpath(opdefs, cwd))):  # the tree named absolutely or relatively
+            code, lines = _run(given, tmp_path / "out", capsys)
+            assert (code, lines[0].split(": error")[0]) == (1, f"{shown}:2:1"), (cwd, given)
+
+
+def test_every_error_of_a_tree_and_its_layered_op_sets_is_reported_at_once(tmp_path, capsys):
+    layer_op = OP.replace("op: Foo", "op: Bar").replace("X: T", "X: [T")
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: OP.replace("summary:", "sumary:"),
+             "opdefs/extra/layer.yaml": "summary: More ops.\n",
+             "opdefs/extra/y.test/domain.yaml": DOMAIN.replace("x.test", "y.test"),
+             "opdefs/extra/y.test/f/Bar.yaml": layer_op,
+             "opdefs/more/layer.yaml": "summary: Yet more.\n",
+             "opdefs/more/z.test/domain.yaml": "domain: z.test\n"}
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert code == 1
+    assert [line.split(": error")[0] for line in lines[:-1]] == [
+        "opdefs/extra/y.test/f/Bar.yaml:7:12", "opdefs/more/z.test/domain.yaml:1:1", f"{FILE}:2:1"]
+
+
+def test_a_layer_that_cannot_be_named_is_reported_with_the_trees_errors(tmp_path, capsys):
+    files = {"opdefs/x.test/domain.yaml": DOMAIN, FILE: OP.replace("summary:", "sumary:"),
+             "opdefs/bad-name/layer.yaml": "summary: More ops.\n"}
+    code, lines = _run(_tree(tmp_path, files), tmp_path / "out", capsys)
+    assert code == 1
+    assert [line.split(": error")[0] for line in lines[:-1]] == ["opdefs/bad-name/layer.yaml:1:1", f"{FILE}:2:1"]

@@ -107,3 +107,25 @@ def test_deprecation_is_reported(tmp_path):
     assert registry.get_schema("ScaledAdd", 3, "com.example").deprecated
     assert not registry.get_schema("ScaledAdd", 2, "example").deprecated
     assert registry.domain_version_range("com.example") == (1, 3)
+
+
+def test_a_package_may_come_with_its_schemas_instead_of_modules_to_import():
+    """An op set compiled in this process is looked up without writing or importing any module."""
+    import sys
+    from types import ModuleType
+
+    from opspec.runtime.defs import REGISTRY_PACKAGE
+    from opspec.runtime.registry import Registry
+
+    relu = opspec.get_schema("Relu", 14)
+    index = ModuleType("an_index_never_imported")
+    vars(index).update(DOMAINS=({"name": "ai.onnx", "node_domain": "", "aliases": (), "opset_min": 1,
+                                 "opset_max": 99, "extends": True},),
+                       OPS={"ai.onnx": {"Relu": ("relu_later", (99,))}})
+    later = relu._replace(since_version=99)
+    registry = Registry()
+    registry.add_package(REGISTRY_PACKAGE)
+    registry.add_package(index, {"relu_later": (later,)})
+    assert registry.get_schema("Relu", 99) is later and registry.get_schema("Relu", 98) is relu
+    assert [schema.since_version for schema in registry.schemas_of("Relu")][-2:] == [14, 99]
+    assert not any(name.startswith("an_index_never_imported") for name in sys.modules)

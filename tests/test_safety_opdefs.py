@@ -18,6 +18,12 @@ from test_opdefs_errors import DOMAIN, FILE, OP  # noqa: E402 - one test op for 
 INJECTED = 'x"""; __import__("os").system("touch SENTINEL"); """'
 
 
+@pytest.fixture(autouse=True)
+def _run_beside_the_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's tree lies in the folder it runs in: its paths print relative to it."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
     for relative, text in files.items():
         path = root / relative

@@ -3,6 +3,7 @@ tests at once, and nothing a person wrote replaced."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,14 +81,43 @@ def test_schema_path_prints_the_installed_schemas(capsys):
     assert json.loads(Path(capsys.readouterr().out.strip()).read_text())["$schema"]
 
 
-def test_scaffold_modelines_reach_the_schemas(tmp_path):
+def test_scaffold_modelines_name_the_trees_own_copy_of_the_schemas(tmp_path):
     tree = tmp_path / "tree"
     assert main(["init", str(tree), "--domain", "com.acme"]) == 0
-    for path in (tree / "opdefs").rglob("*.yaml"):
+    assert main(["new-op", "MyOp", "--tree", str(tree)]) == 0
+    moved = tmp_path / "moved"
+    tree.rename(moved)  # a reference inside the tree holds wherever the tree goes
+    for path in (moved / "opdefs").rglob("*.yaml"):
         first = path.read_text().splitlines()[0]
         kind = "domain" if path.name == "domain.yaml" else "op"
         assert first.startswith("# yaml-language-server: $schema=")
-        assert (path.parent / first.partition("$schema=")[2]).resolve() == (schema_folder() / f"{kind}.schema.json").resolve()
+        reference = first.partition("$schema=")[2]
+        assert not Path(reference).is_absolute() and "://" not in reference
+        target = (path.parent / reference).resolve()
+        assert target == (moved / "opdefs/schema" / f"{kind}.schema.json").resolve()
+        assert target.read_bytes() == (schema_folder() / f"{kind}.schema.json").read_bytes()
+
+
+def test_the_scaffolds_readme_links_only_to_what_is_there(tmp_path):
+    tree = tmp_path / "tree"
+    assert main(["init", str(tree), "--domain", "com.acme"]) == 0
+    readme = (tree / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme) + re.findall(r"https?://\S+", readme)
+    assert all(not re.match(r"^[a-z]+:", target) and (tree / target.partition("#")[0]).exists()
+               for target in targets), targets
+
+
+def test_an_error_in_the_tree_fails_its_tests_in_a_few_located_lines(tmp_path):
+    tree = tmp_path / "acme"
+    assert main(["init", str(tree), "--domain", "com.acme"]) == 0
+    op = tree / "opdefs/com.acme/example/TileLastAxis.yaml"
+    op.write_text(op.read_text().replace("versions:", "versions: ["))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tree / "tests")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    output = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 1 and len(output) < 8, "\n".join(output)
+    assert any(line.startswith("acme/opdefs/com.acme/example/TileLastAxis.yaml:11:11: error: YAML syntax error")
+               for line in output), "\n".join(output)
 
 
 def test_snake_case():

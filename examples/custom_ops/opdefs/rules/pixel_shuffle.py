@@ -1,9 +1,10 @@
 """The inference rule of com.example's PixelShuffle: no built-in rule fits it.
 
 A rule module of an opdefs tree lives in the tree's ``rules/`` folder. ``opspec generate``
-reads the ``@rule`` declarations (without running this file), checks every reference to
-them, and copies the module into the generated package; ``opspec.register`` (and
-``--registry``) then registers the rule with the op set.
+reads the ``@rule`` declarations from the source, checks every reference to them, runs
+the rule on the worked examples of the ops naming it, and copies the module into the
+generated package; ``opspec.register`` (and ``--registry``) then registers the rule with
+the op set.
 """
 from __future__ import annotations
 
