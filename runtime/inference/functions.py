@@ -150,7 +150,8 @@ class FunctionCalls:
         outermost = len(self._chain) == 1
         for error in inner:
             message = f"in function '{function.proto.name}': {error}"
-            self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
+            self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict,
+                             severity=error.severity, of_form=error.of_form)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
         if cache_key is not None and not inner \
                 and (made := kept_names(result, self.walker.symbols, symbols_before)) is not None:

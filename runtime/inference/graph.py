@@ -35,7 +35,7 @@ class GraphOutcome:
     """What inference learned about a graph: every value's type and who produced it."""
 
     __slots__ = ("_types", "_deferred", "origins", "producers", "nodes", "_labels", "errors", "unknown",
-                 "unknown_nodes", "node_count", "implied", "op_types", "added_values", "unmerged_value_infos")
+                 "unknown_nodes", "node_count", "implied", "op_types", "added_values", "unmerged_value_infos", "notes")
 
     def __init__(self) -> None:
         self._types: dict[str, Any] = {}
@@ -46,6 +46,8 @@ class GraphOutcome:
         self.nodes: Any = ()  # the graph's nodes, kept (with ``report``) to name producers when asked
         self._labels: list[str] | None = None
         self.errors: list[NodeError] = []
+        #: Problems in graphs that may not run (an If's branches): the model fails only if one runs.
+        self.notes: list[NodeError] = []
         self.unknown: dict[tuple[str, str], str] = {}
         self.unknown_nodes: list[NodeError] = []
         self.node_count = 0
@@ -305,7 +307,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                    engine.errors, strict_mode)
         _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
     finally:
-        outcome.errors = engine.errors
+        outcome.errors = [error for error in engine.errors if error.is_error]
+        outcome.notes = [error for error in engine.errors if not error.is_error]
         outcome.unknown = engine.unknown
         outcome.unknown_nodes = engine.unknown_nodes
         outcome.implied = engine.implied

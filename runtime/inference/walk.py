@@ -17,7 +17,7 @@ from opspec.runtime.inference.node_errors import NodeError, rule_failure
 from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred, types_conflict
 from opspec.runtime.shape import SymbolTable
 
 #: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
@@ -239,7 +239,8 @@ class Walker(RuleRunner):
                         value = self._with_declared(previous, value)
                     except TypeConflict as conflict:
                         self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} "
-                                  f"conflicts with the declared {describe(previous)} ({conflict})", strict)
+                                  f"conflicts with the declared {describe(previous)} ({conflict})", strict,
+                                  of_form=types_conflict(previous, value))
                         value = previous
                     except Exception as error:  # noqa: BLE001 - a rule set something that is not a type
                         self.fail(errors, index, node, f"output '{name}': {rule_failure(error)}", strict)
@@ -286,7 +287,7 @@ class Walker(RuleRunner):
             if errors is self.errors:  # a node of the main graph, not of a function body
                 self.unknown_nodes.append(NodeError(index, node.name, node.op_type, node.domain, entry.reason))
         else:
-            self.fail(errors, index, node, entry.reason, strict)
+            self.fail(errors, index, node, entry.reason, strict, of_form=True)
         padding = len(out_names) - len(results)
         self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
                     index, node, types, datas, declared.get, producers, errors, strict)
