@@ -6,7 +6,7 @@ first. Results are kept per distinct input types and data for reuse by later cal
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Sequence
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference import node_errors
@@ -49,7 +49,7 @@ class FunctionInfo:
         #: Clean results by input types and data, with the fresh symbols each holds (see :mod:`.fresh_symbols`).
         self.results: dict[Any, tuple[CallResult, tuple[str, ...]]] = {}
 
-    def body(self, call: Any) -> Iterable[Any]:
+    def body(self, call: Any) -> Sequence[Any]:
         """The body's nodes, with attributes that refer to the call's attributes filled in."""
         if not self.has_refs:
             return self.proto.node
