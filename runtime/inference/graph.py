@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType, deferred_types
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
+from opspec.runtime.inference.input_symbols import with_input_symbols
 from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
@@ -215,7 +216,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     origins = outcome.origins
 
     input_names = [value_info.name for value_info in graph.input]
-    input_values = deferred_types(reader, graph.input)
+    symbols = _LazySymbols(reader.names, lambda: dim_params(model))
+    input_values = with_input_symbols(deferred_types(reader, graph.input), symbols)
     origins.update(dict.fromkeys(input_names, INPUT))
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
     unread = [name for name, value in zip(input_names, input_values) if type(value) is UnreadType]
@@ -284,7 +286,6 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                 declared[name] = value
 
     opsets = normalize_opsets(model.opset_import)
-    symbols = _LazySymbols(reader.names, lambda: dim_params(model))
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
     engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
     subgraphs = SubgraphInference(engine, reader)
