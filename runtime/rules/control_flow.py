@@ -120,6 +120,8 @@ def _stacked(value, count, axis: int = 0):
 @rule("loop", "Carried values relaxed over the iterations; scan outputs stacked along a new leading trip axis.",
       body=attribute())
 def loop(ctx: InferenceContext) -> None:
+    if _runs_no_iteration(ctx):  # a body that never runs: what would fail in it is a note
+        ctx.may_not_run(ctx.named("body"))
     carried = tuple(ctx.input_type(i) for i in range(2, ctx.input_count))
     result, carried = _settle(ctx, carried, 1, before=(_SCALAR_INT64, _SCALAR_BOOL))
     if result is None:
@@ -142,6 +144,17 @@ def loop(ctx: InferenceContext) -> None:
         trips = ctx.fresh_dim()  # how many iterations run depends on the data
     for offset, value in enumerate(scans):
         ctx.set_output(len(carried) + offset, _stacked(value, trips))
+
+
+def _runs_no_iteration(ctx: InferenceContext) -> bool:
+    """Whether a Loop is known to stop before its first iteration: a trip count of at most 0,
+    or a condition known false. (Any other body counts as running: a body that fails whenever
+    it runs would leave its loop only zero iterations to do.)"""
+    for index, stops in ((0, lambda value: value <= 0), (1, lambda value: not value)):
+        values = ctx.input_values(index) if ctx.has_input(index) else None
+        if values is not None and len(values) == 1 and type(values[0]) in (int, bool) and stops(values[0]):
+            return True
+    return False
 
 
 def _axes(ctx: InferenceContext, key: str, count: int) -> tuple:

@@ -132,6 +132,10 @@ def test_a_branch_that_may_not_run_inside_a_loop_body_stays_a_note_and_a_loop_bo
     assert nested.errors == [] and len(nested.notes) == 1 and "in subgraph 'else'" in str(nested.notes[0])
     looped = opspec.infer(model([helper.make_node("MatMul", ["X", "X"], ["y"])]), data_prop=True)
     assert len(looped.errors) == 1 and looped.notes == []
+    never = model([helper.make_node("MatMul", ["X", "X"], ["y"])])
+    never.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array(0, np.int64), "M"))  # no iteration
+    stopped = opspec.infer(never, data_prop=True)
+    assert stopped.errors == [] and len(stopped.notes) == 1
 
 
 def test_the_cli_shows_notes_apart_from_errors(tmp_path, capsys):
