@@ -139,3 +139,15 @@ def test_walking_in_order_does_not_check_the_order_of_a_fully_typed_list(monkeyp
     x = helper.make_tensor_value_info("x", F, [2, 3])
     opspec.infer(_model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["y"], ["z"])], [x], ["z"]))
     assert calls == []
+
+
+def test_a_branch_whose_own_nodes_are_out_of_order_is_walked_in_the_data_order():
+    then = helper.make_graph([helper.make_node("Neg", ["inner"], ["t"]), helper.make_node("Relu", ["x"], ["inner"])],
+                             "then", [], [helper.make_tensor_value_info("t", F, None)])
+    other = helper.make_graph([helper.make_node("Abs", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, None)])
+    model = _model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+                   [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                    helper.make_tensor_value_info("x", F, [2, 3])], ["y"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["y"][0] == TensorType(F, (2, 3))
