@@ -295,7 +295,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if named:  # declared symbols some inferred dims may replace: the inputs' symbols are needed
         deferred.resolve()
         # Only graph inputs carry symbols: an initializer's dims are numbers.
-        engine.input_symbols = frozenset(_symbol_names([types.get(value_info.name) for value_info in graph.input]))
+        # Not the symbols made up for unnamed input dims: a name the graph declares for one is kept.
+        engine.input_symbols = frozenset(_symbol_names([types.get(value_info.name) for value_info in graph.input])
+                                         - set(symbols.names_issued))
         engine.loose_symbols = frozenset(named - engine.input_symbols)
     engine.deferred = deferred if deferred.names else None
     nodes = graph.node

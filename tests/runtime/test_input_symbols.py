@@ -68,3 +68,10 @@ def test_the_input_keeps_its_declaration_and_the_values_along_it_get_the_fresh_s
     symbol = written["label"][0]
     assert symbol.startswith("unk__") and written["probabilities"] == [symbol, 3] and written["raw"] == [symbol, 3]
     onnx.checker.check_model(inferred, full_check=True)
+
+
+def test_a_name_the_graph_declares_along_an_unnamed_input_dim_is_kept():
+    model = _classifier()
+    model.graph.value_info.append(helper.make_tensor_value_info("raw", F, ["batch", 3]))
+    types = {name: value for name, (value, _) in opspec.infer(model).values.items()}
+    assert types["raw"] == TensorType(F, (Sym("batch"), 3))
