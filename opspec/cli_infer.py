@@ -90,6 +90,7 @@ def _infer(args: argparse.Namespace) -> int:
             "ok": status == EXIT_OK, "nodes": result.node_count,
             "values": values_json(rows()),
             "errors": [problem_json(error) for error in result.errors],
+            "notes": [problem_json(note) for note in result.notes],
             "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
                             for (domain, op_type), reason in sorted(result.unknown_reasons.items())],
             "ops_without_rule": [{"domain": domain, "op_type": op_type, "version": version}
@@ -113,6 +114,11 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"\n{plural(len(result.errors), 'error')}:", file=out)
         for problem in result.errors:
             print(f"  {problem}", file=out)
+    if result.notes and not args.quiet:
+        print(f"\n{plural(len(result.notes), 'note')} (graphs that may not run would fail if they ran; "
+              "not errors of the model):", file=out)
+        for note in result.notes:
+            print(f"  {note}", file=out)
     if result.unknown_reasons:
         print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):", file=out)
         for (domain, op_type), reason in sorted(result.unknown_reasons.items()):
@@ -168,10 +174,14 @@ def _check(args: argparse.Namespace) -> int:
     structure, nodes, problems = checked.structure, checked.nodes, checked.problems
     if args.format == "json":
         write_json({"ok": not problems, "nodes": checked.node_count,
-                    "problems": [problem_json(problem) for problem in problems]}, sys.stdout)
+                    "problems": [problem_json(problem) for problem in problems],
+                    "notes": [problem_json(note) for note in checked.notes]}, sys.stdout)
         return EXIT_FAILED if problems else EXIT_OK
     for problem in problems:
         print(problem)
+    if not args.quiet:
+        for note in checked.notes:
+            print(f"note: {note} (a graph that may not run; not an error of the model)")
     if problems:
         in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {checked.node_count})"
         if structure:

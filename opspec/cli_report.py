@@ -197,7 +197,8 @@ def problem_json(problem: Any) -> dict[str, Any]:
         from opspec.runtime.checker.codes import node_code
 
         entry = {"code": node_code(problem), "node": problem.name or None, "index": problem.index,
-                 "op_type": problem.op_type, "domain": problem.domain or "ai.onnx", "message": problem.message}
+                 "op_type": problem.op_type, "domain": problem.domain or "ai.onnx", "message": problem.message,
+                 "severity": problem.severity.value}
         if len(problem.violations) == 1:
             (violation,) = problem.violations
             found = list(violation.found) if isinstance(violation.found, tuple) else violation.found

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from opspec.runtime.checker.model import check_model_fields
@@ -13,11 +13,13 @@ from opspec.runtime.inference.node_errors import NodeError
 class CheckResult:
     """The problems of the model's fields and graph structure, those of its nodes (schema,
     attribute constraints, inference, declared-vs-inferred conflicts; one per broken
-    constraint), and its node count."""
+    constraint), and its node count; ``notes`` are problems in graphs that may not run (an
+    If's branch), which make the model fail only if such a graph runs: not problems of it."""
 
     structure: list[Any]
     nodes: list[Any]
     node_count: int
+    notes: list[Any] = field(default_factory=list)
 
     @property
     def problems(self) -> list[Any]:
@@ -42,7 +44,7 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> Check
                for node in result.unknown_nodes]
     errors = [single for error in result.errors for single in _one_per_violation(error)]
     nodes = sorted([*errors, *unknown], key=lambda error: error.index)
-    return CheckResult(structure, nodes, result.node_count)
+    return CheckResult(structure, nodes, result.node_count, result.notes)
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:

@@ -80,7 +80,7 @@ class InferenceContext(ArgumentReaders):
 
     __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "args", "_inputs", "_names", "_data",
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
-                 "_subgraphs", "_infer_subgraph")
+                 "_subgraphs", "_infer_subgraph", "unsure_graphs")
 
     def __init__(self, schema: OpSchema, inputs: list, attributes: Mapping[str, Any], *,
                  args: Mapping[str, Any] | None = None, data: Sequence | None = None, names: list | None = None,
@@ -114,6 +114,8 @@ class InferenceContext(ArgumentReaders):
         self._output_ranges: dict | None = None
         self._subgraphs = subgraphs
         self._infer_subgraph = infer_subgraph
+        #: The graph attributes the rule said may not run (see :meth:`may_not_run`).
+        self.unsure_graphs: set[str] = set()
 
     # -- inputs -----------------------------------------------------------------------
     @property
@@ -222,6 +224,13 @@ class InferenceContext(ArgumentReaders):
         if self._infer_subgraph is None or name is None or name not in self._attributes:
             return None
         return self._infer_subgraph(name, input_types)
+
+    def may_not_run(self, name: str | None) -> None:
+        """Say that graph attribute ``name`` may not run (an If's branch): what inference finds
+        wrong in the values it would compute is then a note that it would fail if it ran, not an
+        error of the model. Graphs not named here count as running whenever the node runs."""
+        if name is not None:
+            self.unsure_graphs.add(name)
 
     # -- outputs ------------------------------------------------------------------------
     @property

@@ -16,7 +16,9 @@ from opspec.runtime.ir.model_io import check_plausible
 class InferenceResult:
     """The inferred model (in the kind it was given) and what inference found.
 
-    ``errors``: node problems, in node order; ``unknown_ops``: ``(domain, op_type)`` of
+    ``errors``: node problems, in node order; ``notes``: problems found in graphs that may not
+    run (an If's branch not taken, or either branch while the condition is unknown), which
+    make the model fail only if that graph runs (see :class:`~.node_errors.Severity`); ``unknown_ops``: ``(domain, op_type)`` of
     nodes without a schema (``unknown_reasons`` says why, ``unknown_nodes`` lists the
     nodes, each as a :class:`NodeError` carrying the reason); ``values``: every value by
     name as ``(type, producer)``, where producer is the op type, ``(input)`` or
@@ -26,12 +28,13 @@ class InferenceResult:
     onnxruntime runs them.
     """
 
-    __slots__ = ("model", "errors", "unknown_reasons", "unknown_nodes", "node_count", "external_refusals",
+    __slots__ = ("model", "errors", "notes", "unknown_reasons", "unknown_nodes", "node_count", "external_refusals",
                  "implied_opsets", "op_types", "added_values", "_unmerged", "_outcome", "_values")
 
     def __init__(self, model: Any, outcome: GraphOutcome) -> None:
         self.model = model
         self.errors: list[NodeError] = outcome.errors
+        self.notes: list[NodeError] = outcome.notes
         self.unknown_reasons: dict[tuple[str, str], str] = outcome.unknown
         self.unknown_nodes: list[NodeError] = outcome.unknown_nodes
         self.node_count = outcome.node_count

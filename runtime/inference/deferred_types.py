@@ -1,12 +1,13 @@
 """Graph input types kept as the bytes they were read from until something looks at their dims.
 
 A graph input's tensor type whose ``TypeProto`` bytes are exactly what writing its type gives
-(every dim a plain name, a number below 2**21 or unknown) is held as an :class:`UnreadType`:
+(every dim a plain name or a number below 2**21) is held as an :class:`UnreadType`:
 its bytes and element type. A node whose output type is its input's, unchanged (a rule declared
 ``passes_input_type``), hands the object on, and the write-back writes it from its bytes: such
 dims never become symbolic objects. Whatever else looks at one (another rule, a subgraph, a
 function body, a declared type to merge with, the report) first has :class:`DeferredTypes`
-decode them all at once, as they would have been read at the start.
+decode them all at once, as they would have been read at the start. A type with a dim of
+neither value nor name is read at once: each such dim gets a symbol of its own input.
 """
 from __future__ import annotations
 
@@ -29,11 +30,10 @@ LONGEST_PLAIN_NAME = 32
 @cache
 def _plain_dims() -> re.Pattern[bytes]:
     """``TensorShapeProto.dim`` fields as a writer writes plain dims: a number of one to three
-    varint bytes, no value, or a name of ASCII identifier characters, each name length spelled
+    varint bytes or a name of ASCII identifier characters, each name length spelled
     out with its own length bytes, so that a match is a reading field by field (compiled on
     first use: it takes a few milliseconds)."""
-    forms = [rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]",
-             rb"\x00"]
+    forms = [rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]"]
     forms += [re.escape(bytes((size + 2, 0x12, size))) + rb"[A-Za-z_][A-Za-z0-9_]{%d}" % (size - 1)
               for size in range(1, LONGEST_PLAIN_NAME + 1)]
     # No two forms start alike, so nothing is ever given back: a possessive repeat (Python 3.11

@@ -6,7 +6,7 @@ first. Results are kept per distinct input types and data for reuse by later cal
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Sequence
 
 from opspec.runtime.contract import InferenceError
 from opspec.runtime.inference import node_errors
@@ -49,7 +49,7 @@ class FunctionInfo:
         #: Clean results by input types and data, with the fresh symbols each holds (see :mod:`.fresh_symbols`).
         self.results: dict[Any, tuple[CallResult, tuple[str, ...]]] = {}
 
-    def body(self, call: Any) -> Iterable[Any]:
+    def body(self, call: Any) -> Sequence[Any]:
         """The body's nodes, with attributes that refer to the call's attributes filled in."""
         if not self.has_refs:
             return self.proto.node
@@ -150,7 +150,8 @@ class FunctionCalls:
         outermost = len(self._chain) == 1
         for error in inner:
             message = f"in function '{function.proto.name}': {error}"
-            self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict)
+            self.walker.fail(errors, index, node, short_chain(message) if outermost else message, strict,
+                             severity=error.severity, of_form=error.of_form)
         result = ([types.get(name) for name in function.outputs], [datas.get(name) for name in function.outputs])
         if cache_key is not None and not inner \
                 and (made := kept_names(result, self.walker.symbols, symbols_before)) is not None:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType, deferred_types
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
+from opspec.runtime.inference.input_symbols import with_input_symbols
 from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
@@ -35,7 +36,7 @@ class GraphOutcome:
     """What inference learned about a graph: every value's type and who produced it."""
 
     __slots__ = ("_types", "_deferred", "origins", "producers", "nodes", "_labels", "errors", "unknown",
-                 "unknown_nodes", "node_count", "implied", "op_types", "added_values", "unmerged_value_infos")
+                 "unknown_nodes", "node_count", "implied", "op_types", "added_values", "unmerged_value_infos", "notes")
 
     def __init__(self) -> None:
         self._types: dict[str, Any] = {}
@@ -46,6 +47,8 @@ class GraphOutcome:
         self.nodes: Any = ()  # the graph's nodes, kept (with ``report``) to name producers when asked
         self._labels: list[str] | None = None
         self.errors: list[NodeError] = []
+        #: Problems in graphs that may not run (an If's branches): the model fails only if one runs.
+        self.notes: list[NodeError] = []
         self.unknown: dict[tuple[str, str], str] = {}
         self.unknown_nodes: list[NodeError] = []
         self.node_count = 0
@@ -213,7 +216,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     origins = outcome.origins
 
     input_names = [value_info.name for value_info in graph.input]
-    input_values = deferred_types(reader, graph.input)
+    symbols = _LazySymbols(reader.names, lambda: dim_params(model))
+    input_values = with_input_symbols(deferred_types(reader, graph.input), symbols)
     origins.update(dict.fromkeys(input_names, INPUT))
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
     unread = [name for name, value in zip(input_names, input_values) if type(value) is UnreadType]
@@ -282,7 +286,6 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                 declared[name] = value
 
     opsets = normalize_opsets(model.opset_import)
-    symbols = _LazySymbols(reader.names, lambda: dim_params(model))
     functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
     engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
     subgraphs = SubgraphInference(engine, reader)
@@ -292,7 +295,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     if named:  # declared symbols some inferred dims may replace: the inputs' symbols are needed
         deferred.resolve()
         # Only graph inputs carry symbols: an initializer's dims are numbers.
-        engine.input_symbols = frozenset(_symbol_names([types.get(value_info.name) for value_info in graph.input]))
+        # Not the symbols made up for unnamed input dims: a name the graph declares for one is kept.
+        engine.input_symbols = frozenset(_symbol_names([types.get(value_info.name) for value_info in graph.input])
+                                         - set(symbols.names_issued))
         engine.loose_symbols = frozenset(named - engine.input_symbols)
     engine.deferred = deferred if deferred.names else None
     nodes = graph.node
@@ -305,7 +310,8 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
                    engine.errors, strict_mode)
         _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
     finally:
-        outcome.errors = engine.errors
+        outcome.errors = [error for error in engine.errors if error.is_error]
+        outcome.notes = [error for error in engine.errors if not error.is_error]
         outcome.unknown = engine.unknown
         outcome.unknown_nodes = engine.unknown_nodes
         outcome.implied = engine.implied

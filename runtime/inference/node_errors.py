@@ -7,6 +7,7 @@ environment variable ``OPSPEC_DEBUG``, as the test suite does) it propagates, so
 from __future__ import annotations
 
 import os
+from enum import Enum
 
 from opspec.runtime.constraints import Violation
 from opspec.runtime.contract import InferenceError
@@ -18,16 +19,35 @@ RAISE_RULE_BUGS = bool(os.environ.get("OPSPEC_DEBUG"))
 NODE_PROBLEMS = (InferenceError, ShapeError, TypeConflict)
 
 
+class Severity(Enum):
+    """How much a problem weighs."""
+
+    #: The model is wrong: the node fails whenever its graph runs (or never matches its schema).
+    ERROR = "error"
+    #: The node would fail, but it lies in a graph that may never run (an If's branch): the
+    #: model is wrong only for inputs that take that branch, and may well never get them.
+    NOTE = "note"
+
+
 class NodeError:
     """One problem found at one node; ``violations`` are the broken attribute constraints
-    it stands for (empty for any other problem)."""
+    it stands for (empty for any other problem).
 
-    __slots__ = ("index", "name", "op_type", "domain", "message", "violations")
+    ``of_form`` says that the node does not match its schema (its inputs and outputs, their
+    types, its attributes): such a node is wrong wherever it is, even in a graph that never
+    runs. Any other problem was found in the values the node would compute, and is one only
+    if it runs, so in a graph that may not run it is a :attr:`Severity.NOTE`.
+    """
+
+    __slots__ = ("index", "name", "op_type", "domain", "message", "violations", "severity", "of_form")
 
     def __init__(self, index: int, name: str, op_type: str, domain: str, message: str,
-                 violations: tuple[Violation, ...] = ()) -> None:
+                 violations: tuple[Violation, ...] = (), severity: Severity = Severity.ERROR,
+                 of_form: bool = False) -> None:
         self.index, self.name, self.op_type, self.domain, self.message = index, name, op_type, domain, message
         self.violations = violations
+        self.severity = severity
+        self.of_form = of_form
 
     @property
     def where(self) -> str:
@@ -42,10 +62,15 @@ class NodeError:
         return f"NodeError({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, NodeError) and str(self) == str(other)
+        return isinstance(other, NodeError) and str(self) == str(other) and self.severity is other.severity
 
     def __hash__(self) -> int:
         return hash(str(self))
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the problem makes the model wrong (not a :attr:`Severity.NOTE`)."""
+        return self.severity is Severity.ERROR
 
 
 def rule_failure(error: BaseException) -> str:
@@ -56,4 +81,4 @@ def rule_failure(error: BaseException) -> str:
     return f"inference failed ({type(error).__name__}: {text})"
 
 
-__all__ = ["NODE_PROBLEMS", "NodeError", "RAISE_RULE_BUGS", "rule_failure"]
+__all__ = ["NODE_PROBLEMS", "NodeError", "RAISE_RULE_BUGS", "Severity", "rule_failure"]

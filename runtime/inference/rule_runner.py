@@ -20,7 +20,7 @@ from opspec.runtime.contract import (
 )
 from opspec.runtime.inference import node_errors
 from opspec.runtime.inference.checks import check_node, check_outputs
-from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, rule_failure
+from opspec.runtime.inference.node_errors import NODE_PROBLEMS, NodeError, Severity, rule_failure
 from opspec.runtime.inference.read_attributes import AttributeReader, AttributesOnDemand
 from opspec.runtime.inference.read_tensors import InputDataOnDemand
 from opspec.runtime.inference.resolve import ELEM_ONLY, OpEntry, bind_output
@@ -48,12 +48,14 @@ class RuleRunner:
     _conforming: set[tuple[Any, ...]]
 
     def fail(self, errors: list[NodeError], index: int, node: Any, message: str, strict: bool,
-             violations: tuple[Violation, ...] = ()) -> None:
+             violations: tuple[Violation, ...] = (), severity: Severity = Severity.ERROR,
+             of_form: bool = False) -> None:
         """Record a problem at ``node`` (the broken attribute constraints it stands for, if
-        any); with ``strict``, raise it as an :class:`InferenceError`."""
-        error = NodeError(index, node.name, node.op_type, node.domain, message, violations)
+        any; whether it is one of the node's form, see :class:`NodeError`); with ``strict``,
+        raise an error (never a note) as an :class:`InferenceError`."""
+        error = NodeError(index, node.name, node.op_type, node.domain, message, violations, severity, of_form)
         errors.append(error)
-        if strict:
+        if strict and severity is Severity.ERROR:
             raised = InferenceError(str(error))
             raised.errors = [error]
             raise raised
@@ -78,7 +80,7 @@ class RuleRunner:
         for problem in check_node(entry.schema, in_names, output_count, inputs, attribute_protos, attributes):
             conforms = False
             self.fail(errors, index, node, str(problem), strict,
-                      (problem,) if type(problem) is Violation else ())
+                      (problem,) if type(problem) is Violation else (), of_form=True)
         if conforms and key is not None and len(self._conforming) < MEMO_LIMIT * 4:
             self._conforming.add(key)
         return conforms
@@ -103,9 +105,9 @@ class RuleRunner:
         # No rule run of the op has looked at input data yet: it is looked up only if this one does.
         data_on_demand = InputDataOnDemand(in_names, datas) if entry.data_unread else None
         assert schema is not None  # a schema entry has one
-        subgraphs = infer_subgraphs = None
+        subgraphs = infer_subgraphs = settle = None
         if entry.has_graphs and self.subgraphs is not None:
-            subgraphs, infer_subgraphs = self.subgraphs(index, node, types, datas, opsets, errors, strict)
+            subgraphs, infer_subgraphs, settle = self.subgraphs(index, node, types, datas, opsets, errors, strict)
         symbols = self.symbols
         ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
                                data=data_on_demand if data_on_demand is not None else
@@ -142,11 +144,13 @@ class RuleRunner:
             if self.check_type and conforms and not failed:  # a result memoized below has passed this
                 for problem in check_outputs(schema, outputs):
                     failed = True
-                    self.fail(errors, index, node, problem, strict)
+                    self.fail(errors, index, node, problem, strict, of_form=True)
             memo = entry.memo
             if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
                     and len(memo) < MEMO_LIMIT:
                 memo[key] = (tuple(outputs), tuple(ctx._output_data))
+        if settle is not None:  # the problems of the node's graphs, weighed as the rule said
+            settle(ctx.unsure_graphs)
         return outputs, ctx._output_data
 
     def _apply(self, rule: Callable[..., Any], ctx: InferenceContext, index: int, node: Any,

@@ -76,12 +76,12 @@ def outer_names(graph: Any) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class Reusable:
     """One inference of a graph: its result, the records for the write-back it left (its
-    own and those of the graphs nested in it, by graph id, in order) and the messages of the
-    problems it reported against the graph's node."""
+    own and those of the graphs nested in it, by graph id, in order) and the problems it
+    reported against the graph's node (each as message, severity, whether of a node's form)."""
 
     result: Any
     records: tuple[tuple[int, Any], ...]
-    messages: list[str]
+    messages: list[tuple[str, Any, bool]]
     #: The fresh symbols the inference made up, in order: renewed each time it is handed out
     #: (see :mod:`.fresh_symbols`).
     made: tuple[str, ...] = ()

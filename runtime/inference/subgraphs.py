@@ -4,7 +4,9 @@ Before the rule of a node with graph attributes runs, each of its graphs is infe
 its declared input types, the values of every enclosing graph visible by name; the rule
 receives the results (``ctx.subgraph(name)``) and may infer a graph again with other input
 types (``ctx.infer_subgraph(name, types)``), e.g. until loop-carried types settle. Problems
-inside a subgraph are reported against the node that owns it.
+inside a subgraph are reported against the node that owns it, once its rule has run: a graph
+the rule says may not run (``ctx.may_not_run``, an If's branch) turns the problems found in
+the values it would compute into notes (see :class:`~.node_errors.Severity`).
 """
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from typing import Any, Callable
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
 from opspec.runtime.inference.fresh_symbols import kept_names, renewed
+from opspec.runtime.inference.node_errors import Severity
 from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, TOO_DEEP_FOR_STACK, out_of_stack, short_chain
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.subgraph_reuse import GraphResults, Reusable
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only, types_conflict
 from opspec.runtime.inference.write_back import SubgraphRecord
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
@@ -69,6 +72,30 @@ def inner_scope(outer: Any, node_count: int) -> dict[str, Any]:
     return flat
 
 
+#: A problem found in a graph, as its owner reports it: the message, its severity inside the
+#: graph, and whether it is one of a node's form (never lightened: see :class:`~.node_errors.NodeError`).
+Problem = tuple[str, Severity, bool]
+
+
+class GraphProblems:
+    """The problems found in one node's graphs, by graph attribute, held until the node's rule
+    has said which of its graphs may not run."""
+
+    __slots__ = ("found",)
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, Problem], None] = {}
+
+    def add(self, attribute: str, problem: Problem) -> None:
+        self.found[(attribute, problem)] = None
+
+    def settled(self, unsure: set[str]) -> list[Problem]:
+        """Each problem with the weight it has at the node: one found in the values of a graph
+        that may not run is a note."""
+        return [(message, Severity.NOTE if attribute in unsure and not of_form else severity, of_form)
+                for attribute, (message, severity, of_form) in self.found]
+
+
 class SubgraphInference:
     """Infers the graphs nested in one model's nodes (the walk's hook is :meth:`graphs`)."""
 
@@ -93,34 +120,42 @@ class SubgraphInference:
         self._reported: dict[int, tuple[list[Any], set[tuple[int, str]]]] = {}
 
     def graphs(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
-               strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None]:
+               strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None, Callable[[set[str]], None]]:
         """The walk's hook (``Walker.subgraphs``): ``node``'s graphs inferred with their declared
-        input types, and a function that infers one again with other input types. One level
-        of nesting costs four Python frames here (eight when a rule infers a graph again)."""
+        input types, a function that infers one again with other input types, and one that
+        reports the problems found in them once the rule has run (given the graphs it said may
+        not run). One level of nesting costs four Python frames here (eight when a rule infers
+        a graph again)."""
         graphs = {a.name: a for a in node.attribute if a.type in GRAPH_KINDS}
         if not graphs:
-            return None, None
-        owner = (index, node, errors, strict)
+            return None, None, _settle_nothing
+        problems = GraphProblems()
 
         def infer(name: str, input_types: tuple[Any, ...] | None = None) -> Any:
             attribute = graphs.get(name)
             if attribute is None:
                 return None
+            owner = (index, node, errors, strict, problems, name)
             if attribute.type == AttrType.GRAPH:
                 return self._infer(attribute.g, input_types, types, datas, opsets, owner)
             return tuple([self._infer(g, input_types, types, datas, opsets, owner) for g in attribute.graphs])
 
+        def settle(unsure: set[str]) -> None:
+            for message, severity, of_form in problems.settled(unsure):
+                self._report(errors, index, node, message, strict, severity, of_form)
+
         inferred: dict[str, Any] = {}
         for name, attribute in graphs.items():
+            owner = (index, node, errors, strict, problems, name)
             if attribute.type == AttrType.GRAPH:
                 inferred[name] = self._infer(attribute.g, None, types, datas, opsets, owner)
             else:
                 inferred[name] = tuple([self._infer(g, None, types, datas, opsets, owner) for g in attribute.graphs])
-        return inferred, infer
+        return inferred, infer, settle
 
     def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
                opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
-        index, node, errors, strict = owner
+        index, node, errors, strict, problems, attribute = owner
         if self.depth >= MAX_SUBGRAPH_DEPTH or out_of_stack():
             bound = f"deeper than {MAX_SUBGRAPH_DEPTH}" if self.depth >= MAX_SUBGRAPH_DEPTH else TOO_DEEP_FOR_STACK
             self.engine.fail(errors, index, node, f"subgraphs nested {bound}", strict)
@@ -138,10 +173,7 @@ class SubgraphInference:
             value = reader.value_info(value_info)
             given = input_types[position] if input_types is not None and position < len(input_types) else None
             if given is not None:
-                try:
-                    value = merge_types(given, value)
-                except TypeConflict:
-                    value = given
+                value = _as_declared(given, value)
             inputs.append(value)
             # An input shadows an outer value of the same name, known or not.
             types[value_info.name] = value
@@ -158,8 +190,8 @@ class SubgraphInference:
                     self.records[graph_id] = record
                 if self.depth:  # an enclosing inference keeps them with its own result
                     self._log += records
-                for message in found.messages:
-                    self._report(errors, index, node, message, strict)
+                for problem in found.messages:
+                    problems.add(attribute, problem)
                 return result
         log_before, symbols_before = len(self._log), self.engine.symbols.issued
         for tensor in graph.initializer:
@@ -184,12 +216,9 @@ class SubgraphInference:
             self.depth -= 1
             del self._walking[id(inner)]
         where = f"in subgraph '{graph.name}'" if graph.name else "in a subgraph"
-        messages = [f"{where}: {error}" for error in inner]
+        messages: list[Problem] = [(f"{where}: {error}", error.severity, error.of_form) for error in inner]
         if self.depth == 0:
-            messages = [short_chain(message) for message in messages]
-        for message in messages:
-            self._report(errors, index, node, message, strict)
-        errors_before = len(errors)
+            messages = [(short_chain(message), severity, of_form) for message, severity, of_form in messages]
         own = dict(types)
         if copied:  # the graph's own values only, as a Scope holds them
             defined = {v.name for v in graph.input}.union(producers)  # an initializer gives way to a value around
@@ -200,11 +229,12 @@ class SubgraphInference:
             graph, own, producers, value_info_types,
             {v.name: t for v, t in zip(graph.output, outputs_declared)})
         self._log.append((id(graph), record))
-        outputs = tuple(self._output(types.get(v.name), given, v.name, where, owner)
+        outputs = tuple(self._output(types.get(v.name), given, v.name, where, messages)
                         for v, given in zip(graph.output, outputs_declared))
+        for problem in messages:
+            problems.add(attribute, problem)
         result = Subgraph(graph.name, tuple(inputs), outputs)
         if key is not None:
-            messages += [error.message for error in errors[errors_before:]]  # the outputs' conflicts
             left = tuple(dict(self._log[log_before:]).items())  # the last record of each graph is what counts
             made = self._made(result, left, symbols_before, messages)
             if made is not None:
@@ -214,7 +244,7 @@ class SubgraphInference:
         return result
 
     def _made(self, result: Subgraph, records: tuple[tuple[int, Any], ...], mark: int,
-              messages: list[str]) -> tuple[str, ...] | None:
+              messages: list[Problem]) -> tuple[str, ...] | None:
         """The fresh symbols an inference made that its result and records hold, in order (None:
         the result is not kept, as a message may name one of them or a value cannot be renamed)."""
         if messages and self.engine.symbols.issued != mark:
@@ -231,7 +261,8 @@ class SubgraphInference:
             if record is not None:
                 record.write(encoder)
 
-    def _report(self, errors: list[Any], index: int, node: Any, message: str, strict: bool) -> None:
+    def _report(self, errors: list[Any], index: int, node: Any, message: str, strict: bool, severity: Severity,
+                of_form: bool) -> None:
         """Report a problem found in a graph of ``node``, once per list of errors: a rule may
         infer a graph several times for one use of its node."""
         seen = self._reported.get(id(errors))
@@ -239,11 +270,11 @@ class SubgraphInference:
             seen = self._reported[id(errors)] = (errors, set())
         if (index, message) not in seen[1]:
             seen[1].add((index, message))
-            self.engine.fail(errors, index, node, message, strict)
+            self.engine.fail(errors, index, node, message, strict, severity=severity, of_form=of_form)
 
-    def _output(self, inferred: Any, declared: Any, name: str, where: str, owner: tuple[Any, ...]) -> Any:
+    def _output(self, inferred: Any, declared: Any, name: str, where: str, problems: list[Problem]) -> Any:
         """A subgraph output's type for the owner's rule: what inference found, refined by the
-        declaration (a conflict is the owner's error). A declared sequence gives only its
+        declaration (a conflict is a problem of the owner, added to ``problems``). A declared sequence gives only its
         element type: its elements may differ among themselves (a loop's body that grows the
         sequence with vectors while it is declared with the scalar it starts from)."""
         if type(declared) is SequenceType or (type(declared) is OptionalType
@@ -254,8 +285,28 @@ class SubgraphInference:
         try:
             return merge_types(declared, inferred)
         except TypeConflict as conflict:
-            index, node, errors, strict = owner
-            self.engine.fail(errors, index, node, f"{where}: output '{name}': inferred type {describe(inferred)} "
-                             f"conflicts with the declared {describe(declared)} ({conflict})", strict)
+            problems.append((f"{where}: output '{name}': inferred type {describe(inferred)} "
+                             f"conflicts with the declared {describe(declared)} ({conflict})", Severity.ERROR,
+                             types_conflict(declared, inferred)))
             return inferred
 
+
+def _as_declared(given: Any, declared: Any) -> Any:
+    """The type of a graph input given ``given`` where the graph declares ``declared``: the
+    two merged; a plain value where an optional is declared is an optional holding it (a
+    loop that starts from "none yet" and carries its element on: the body still reads an
+    optional, as the ops it feeds may accept nothing else); the given type where they
+    contradict."""
+    if type(declared) is OptionalType and type(given) is not OptionalType:
+        try:
+            return OptionalType(merge_types(given, declared.elem))
+        except TypeConflict:
+            return given
+    try:
+        return merge_types(given, declared)
+    except TypeConflict:
+        return given
+
+
+def _settle_nothing(unsure: set[str]) -> None:
+    """What a node without graphs has to report after its rule: nothing."""

@@ -110,6 +110,16 @@ def type_only(value: Any) -> Any:
     return value
 
 
+def types_conflict(declared: Any, inferred: Any) -> bool:
+    """Whether two types contradict beyond their shapes (in kind or element type): a conflict
+    no run of the graph can settle, unlike one of dims, which holds only for the values it gets."""
+    try:
+        merge_types(type_only(declared), type_only(inferred))
+    except TypeConflict:
+        return True
+    return False
+
+
 def dim_out_of_range(value: Any) -> int | None:
     """The first known dim of ``value`` (a type) that no model can hold (not in 0..2**63-1), if any."""
     while value is not None:

@@ -1,4 +1,5 @@
-"""The graph walk: each node's rule run over plain values, in node order.
+"""The graph walk: each node's rule run over plain values, in node order (the data
+dependencies' order when the list is not in it: see :mod:`.node_order`).
 
 State lives in dictionaries keyed by value name (``types``, ``datas``); protobuf is read
 only for each node's own fields. Per node: resolve its op (once per ``(domain, op_type)``,
@@ -9,15 +10,16 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterator, Sequence
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
+from opspec.runtime.inference.node_order import walk_order
 from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
-from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred
+from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred, types_conflict
 from opspec.runtime.shape import SymbolTable
 
 #: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
@@ -66,7 +68,7 @@ class Walker(RuleRunner):
         #: input types, which inputs are given and the attributes' exact key: models repeat nodes.
         self._conforming: set[tuple[Any, ...]] = set()
 
-    def run(self, nodes: Iterable[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
+    def run(self, nodes: Sequence[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
             opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int] | None,
             errors: list[NodeError], strict: bool) -> None:
         """Infer every node in order, updating ``types``/``datas``; record producers by node index
@@ -95,7 +97,12 @@ class Walker(RuleRunner):
         get_plain = plain.get
         get_inferred = inferred.get
         deferred = self.deferred if self.deferred is not None and self.deferred.types is types else None
-        for index, node in enumerate(nodes):
+        # The list is walked in its order until a node reads a value nothing has given a type yet, or
+        # holds graphs (which read values around them): then, once, the order is checked, and if it
+        # is not the data's, the rest is walked in the data's order (see :mod:`.node_order`).
+        watching = True
+        rest: list[list[int]] = []
+        for index, node in _in_order(nodes, rest):
             op_type = node.op_type
             domain = node.domain
             entry = get_inferred((domain, op_type)) if domain else get_plain(op_type)
@@ -105,6 +112,10 @@ class Walker(RuleRunner):
                 if entry is None:
                     entry = entries[op] = resolve(domain, op_type, opsets, self.functions, self.implied)
                 if entry.kind is not _SCHEMA:
+                    if watching:
+                        watching = False
+                        if _reorder(nodes, index, rest):
+                            continue
                     if deferred is not None:
                         self._decode_deferred()
                         deferred = None
@@ -145,6 +156,10 @@ class Walker(RuleRunner):
                 self._decode_deferred()
                 deferred = None
                 inputs = tuple(map(get_type, in_names))
+            if watching and (None in inputs and _reads_unknown(in_names, inputs) or entry.has_graphs):
+                watching = False
+                if _reorder(nodes, index, rest):
+                    continue
             data: tuple[Any, ...] | None
             attributes: dict[str, Any] | None
             if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
@@ -239,7 +254,8 @@ class Walker(RuleRunner):
                         value = self._with_declared(previous, value)
                     except TypeConflict as conflict:
                         self.fail(errors, index, node, f"output '{name}': inferred type {describe(value)} "
-                                  f"conflicts with the declared {describe(previous)} ({conflict})", strict)
+                                  f"conflicts with the declared {describe(previous)} ({conflict})", strict,
+                                  of_form=types_conflict(previous, value))
                         value = previous
                     except Exception as error:  # noqa: BLE001 - a rule set something that is not a type
                         self.fail(errors, index, node, f"output '{name}': {rule_failure(error)}", strict)
@@ -286,10 +302,38 @@ class Walker(RuleRunner):
             if errors is self.errors:  # a node of the main graph, not of a function body
                 self.unknown_nodes.append(NodeError(index, node.name, node.op_type, node.domain, entry.reason))
         else:
-            self.fail(errors, index, node, entry.reason, strict)
+            self.fail(errors, index, node, entry.reason, strict, of_form=True)
         padding = len(out_names) - len(results)
         self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
                     index, node, types, datas, declared.get, producers, errors, strict)
+
+
+def _in_order(nodes: Sequence[Any], rest: list[list[int]]) -> Iterator[tuple[int, Any]]:
+    """``(position, node)`` in list order, until the walk puts the positions to walk instead in
+    ``rest`` (the node just given among them): from then on, those."""
+    for pair in enumerate(nodes):
+        yield pair
+        if rest:
+            break
+    else:
+        return
+    for position in rest[0]:
+        yield position, nodes[position]
+
+
+def _reads_unknown(names: list[str], types: tuple[Any, ...]) -> bool:
+    """Whether a node reads a value (an input it supplies) whose type is not known yet."""
+    return any(name and value is None for name, value in zip(names, types))
+
+
+def _reorder(nodes: Sequence[Any], position: int, rest: list[list[int]]) -> bool:
+    """Whether the walk, at ``position`` of the list (every node before it walked), goes on in the
+    data's order: then the positions still to walk, in that order, are put in ``rest``."""
+    order = walk_order(nodes)
+    if order is None:
+        return False
+    rest.append([later for later in order if later >= position])
+    return True
 
 
 __all__ = ["MEMO_LIMIT", "Walker"]

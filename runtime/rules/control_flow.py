@@ -32,8 +32,8 @@ def _elem_conflict(a, b) -> bool:
             and a.elem != b.elem)
 
 
-@rule("if", "Each output covers both branches' outputs: dims they agree on are kept.",
-      then_branch=attribute(), else_branch=attribute())
+@rule("if", "Each output covers the outputs of the branches that may run: dims they agree on are kept.",
+      then_branch=attribute(), else_branch=attribute(), cond=input())
 def if_(ctx: InferenceContext) -> None:
     then, other = ctx.subgraph(ctx.named("then_branch")), ctx.subgraph(ctx.named("else_branch"))
     if then is None or other is None:
@@ -41,10 +41,21 @@ def if_(ctx: InferenceContext) -> None:
     for name, branch in (("then_branch", then), ("else_branch", other)):
         if len(branch.outputs) != ctx.output_count:
             ctx.fail(f"{name} has {len(branch.outputs)} outputs but the node has {ctx.output_count}")
+    # A branch not taken never runs: what would go wrong in its values is a note, not an error;
+    # with the condition unknown, either branch may not run.
+    taken = _condition(ctx)
+    if taken is not False:
+        ctx.may_not_run(ctx.named("else_branch"))
+    if taken is not True:
+        ctx.may_not_run(ctx.named("then_branch"))
     for index, (a, b) in enumerate(zip(then.outputs, other.outputs)):
         if _elem_conflict(a, b):
             ctx.fail(f"output {index}: the branches give element types {a.elem} and {b.elem}")
-        if a is not None and b is not None:
+        if taken is not None:  # only the branch taken gives the outputs
+            known = a if taken else b
+            if known is not None:
+                ctx.set_output(index, known)
+        elif a is not None and b is not None:
             ctx.set_output(index, relax_types(a, b))
         else:  # a branch whose output is unknown could give any shape: keep only the element type
             known = a if a is not None else b
@@ -52,12 +63,22 @@ def if_(ctx: InferenceContext) -> None:
                 ctx.set_output(index, TensorType(known.elem, None))
 
 
+def _condition(ctx: InferenceContext) -> bool | None:
+    """The If's condition when known (propagated data of a one-element tensor), else None."""
+    name = ctx.named("cond")
+    index = ctx.input_index(name) if name is not None else None
+    values = ctx.input_values(index) if index is not None else None
+    if values is None or len(values) != 1 or type(values[0]) not in (bool, int):
+        return None
+    return bool(values[0])
+
+
 def _carry(initial, produced):
     """The type covering a carried value before and after one more iteration.
 
     An optional initial value that the body hands on as its element (a loop that starts
-    from "none yet" and builds a sequence) carries the element's type: optional ops accept
-    a plain value from opset 18, and every iteration after the first gives the element."""
+    from "none yet" and builds a sequence) carries the element's type: every iteration after
+    the first gives the element (the body, declaring an optional, reads it as one holding it)."""
     if type(initial) is OptionalType and produced is not None and type(produced) is not OptionalType:
         return relax_types(initial.elem, produced)
     return relax_types(initial, produced)
@@ -99,6 +120,8 @@ def _stacked(value, count, axis: int = 0):
 @rule("loop", "Carried values relaxed over the iterations; scan outputs stacked along a new leading trip axis.",
       body=attribute())
 def loop(ctx: InferenceContext) -> None:
+    if _runs_no_iteration(ctx):  # a body that never runs: what would fail in it is a note
+        ctx.may_not_run(ctx.named("body"))
     carried = tuple(ctx.input_type(i) for i in range(2, ctx.input_count))
     result, carried = _settle(ctx, carried, 1, before=(_SCALAR_INT64, _SCALAR_BOOL))
     if result is None:
@@ -121,6 +144,17 @@ def loop(ctx: InferenceContext) -> None:
         trips = ctx.fresh_dim()  # how many iterations run depends on the data
     for offset, value in enumerate(scans):
         ctx.set_output(len(carried) + offset, _stacked(value, trips))
+
+
+def _runs_no_iteration(ctx: InferenceContext) -> bool:
+    """Whether a Loop is known to stop before its first iteration: a trip count of at most 0,
+    or a condition known false. (Any other body counts as running: a body that fails whenever
+    it runs would leave its loop only zero iterations to do.)"""
+    for index, stops in ((0, lambda value: value <= 0), (1, lambda value: not value)):
+        values = ctx.input_values(index) if ctx.has_input(index) else None
+        if values is not None and len(values) == 1 and type(values[0]) in (int, bool) and stops(values[0]):
+            return True
+    return False
 
 
 def _axes(ctx: InferenceContext, key: str, count: int) -> tuple:

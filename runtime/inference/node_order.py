@@ -1,0 +1,94 @@
+"""The order the walk visits a graph's nodes in: the data dependencies, whatever the list order.
+
+A graph's nodes should be listed so that each reads only values listed before it, but tools do
+not always write them so (a converter appending nodes it inserted at the end of the list), and
+onnxruntime sorts such graphs before running them. The walk does the same: a list already in
+order is walked as it is (one pass over the names finds that out); otherwise the nodes are
+walked in a stable topological order, each as early as its inputs allow and, among those ready,
+in list order. A node reads, besides its inputs, what the graphs it holds read from around them.
+Nodes on a cycle are walked last, in list order (their inputs from the cycle are then unknown):
+never a hang. The list itself is never changed; ``check`` reports the order separately.
+"""
+from __future__ import annotations
+
+from heapq import heapify, heappop, heappush
+from typing import Any, Sequence
+
+from opspec.runtime.inference.graph_checks import subgraphs
+
+
+def walk_order(nodes: Sequence[Any]) -> list[int] | None:
+    """None when every node of ``nodes`` reads only values produced before it (or from outside
+    the list); else the node positions in a stable topological order (see the module)."""
+    produced: set[str] = set()
+    unresolved: set[str] = set()
+    for node in nodes:
+        inputs = node.input[:]  # a list: set operations iterate a repeated field slowly
+        if not produced.issuperset(inputs):
+            unresolved.update(name for name in inputs if name not in produced)
+        if node.attribute:
+            inner = list(subgraphs(node))
+            if inner:
+                unresolved.update(name for name in _read_from_around(inner) if name not in produced)
+        produced.update(node.output[:])
+    produced.discard("")
+    if unresolved.isdisjoint(produced):
+        return None
+    return _sorted(nodes)
+
+
+def _sorted(nodes: Sequence[Any]) -> list[int]:
+    """A stable topological order of ``nodes`` (Kahn's algorithm, the lowest position first)."""
+    producer: dict[str, int] = {}
+    for position, node in enumerate(nodes):
+        for name in node.output:
+            if name:
+                producer.setdefault(name, position)
+    waiting = [0] * len(nodes)  # per node: how many producers it still waits for
+    readers: list[list[int]] = [[] for _ in nodes]
+    for position, node in enumerate(nodes):
+        reads = set(node.input)
+        inner = list(subgraphs(node)) if node.attribute else []
+        if inner:
+            reads |= _read_from_around(inner)
+        sources = {producer[name] for name in reads if name in producer}
+        waiting[position] = len(sources)
+        for source in sources:
+            readers[source].append(position)
+    ready = [position for position, count in enumerate(waiting) if count == 0]
+    heapify(ready)
+    order: list[int] = []
+    while ready:
+        position = heappop(ready)
+        order.append(position)
+        for reader in readers[position]:
+            waiting[reader] -= 1
+            if waiting[reader] == 0:
+                heappush(ready, reader)
+    if len(order) < len(nodes):  # a cycle: what is on it (or waits for it) comes last, in list order
+        placed = set(order)
+        order += [position for position in range(len(nodes)) if position not in placed]
+    return order
+
+
+def _read_from_around(graphs: list[Any]) -> set[str]:
+    """Names ``graphs`` (and graphs nested in them) read that none of them defines: values of
+    the graph around them (an explicit stack, however deep the nesting)."""
+    read: set[str] = set()
+    pending = list(graphs)
+    while pending:
+        graph = pending.pop()
+        own = {value_info.name for value_info in graph.input}
+        own.update(tensor.name for tensor in graph.initializer)
+        for node in graph.node:
+            own.update(node.output)
+        for node in graph.node:
+            read.update(name for name in node.input if name not in own)
+            if node.attribute:
+                pending.extend(subgraphs(node))
+        read.update(name for value_info in graph.output if (name := value_info.name) not in own)
+    read.discard("")
+    return read
+
+
+__all__ = ["walk_order"]

@@ -1,0 +1,153 @@
+"""Graphs whose node list is not in the data's order are inferred as their sorted copies are.
+
+onnxruntime's float16 converter (``keep_io_types=True``) appends the Casts of the graph inputs at
+the end of the node list; onnxruntime sorts such a graph before running it, and so does the walk.
+``check`` still reports the order, the model written keeps its node order, and a cycle or a value
+nothing produces stays a located problem."""
+from __future__ import annotations
+
+import time
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import opspec
+from opspec.runtime.checker.whole import check_model
+from opspec.runtime.contract import TensorType
+from opspec.runtime.inference.node_order import walk_order
+from opspec.runtime.ir import load_model
+from ort_models_transformers import GPT2_SETTINGS, gpt2, gpt2_feeds
+from value_oracle import real_values, score
+
+F = TensorProto.FLOAT
+
+pytest.importorskip("sympy")  # onnxruntime's transformer tools import it
+
+
+def _float16(model: onnx.ModelProto) -> onnx.ModelProto:
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    # without the converter's own pass of onnx's inference,
+    # so that only the graph's inputs and outputs say their types
+    return convert_float_to_float16(model, keep_io_types=True, disable_shape_infer=True)
+
+
+def _sorted_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its nodes sorted by onnxruntime's own tool."""
+    from onnxruntime.transformers.onnx_model import OnnxModel
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    OnnxModel.graph_topological_sort(copy.graph, is_deterministic=True)
+    return copy
+
+
+def _reads_a_later_value(graph: onnx.GraphProto) -> bool:
+    produced_at = {name: index for index, node in enumerate(graph.node) for name in node.output}
+    return any(produced_at.get(name, -1) >= index for index, node in enumerate(graph.node) for name in node.input)
+
+
+@pytest.fixture(scope="module")
+def converted() -> onnx.ModelProto:
+    source = gpt2(layers=2)
+    del source.graph.value_info[:]
+    model = _float16(source)
+    # only the graph's inputs and outputs say their types (the converter declares its Casts' outputs,
+    # which would hide the order from the walk)
+    del model.graph.value_info[:]
+    assert _reads_a_later_value(model.graph)  # the converter's input Casts come last
+    return model
+
+
+def test_a_float16_converted_model_infers_as_its_sorted_copy_does(converted):
+    written = converted.SerializeToString()
+    result = opspec.infer(converted, data_prop=True)
+    assert converted.SerializeToString() == written  # the input is never changed
+    in_order = opspec.infer(_sorted_copy(converted), data_prop=True)
+    assert result.errors == [] == in_order.errors
+    types = {name: value for name, (value, _) in result.values.items()}
+    assert types == {name: value for name, (value, _) in in_order.values.items()}
+    assert all(value is not None for value in types.values())
+    assert types["logits"].elem == F and types["logits"].shape[-1] == 500
+    # the model written keeps the node order it was given
+    assert [node.output[0] for node in result.model.graph.node] == [node.output[0] for node in converted.graph.node]
+
+
+def test_the_converted_models_inferred_types_hold_in_onnxruntimes_run(converted):
+    real = real_values(converted, GPT2_SETTINGS, gpt2_feeds)
+    inferred = opspec.infer(converted, data_prop=True).model
+    symbols = {d.dim_param for value in converted.graph.input for d in value.type.tensor_type.shape.dim if d.dim_param}
+    ours = score(inferred, real, symbols, GPT2_SETTINGS)
+    assert ours.wrong_values == [] and ours.partial_values == [], ours
+    assert ours == score(opspec.infer(_sorted_copy(converted), data_prop=True).model, real, symbols, GPT2_SETTINGS)
+
+
+def test_check_still_reports_the_order(converted):
+    problems = check_model(load_model(converted.SerializeToString()).model).problems
+    assert problems and {problem.code for problem in problems} == {"topological-order"}
+
+
+def _model(nodes: list, inputs: list, outputs: list) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(name, F, None) for name in outputs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def test_a_branch_reading_a_value_a_later_node_produces_waits_for_it():
+    then = helper.make_graph([helper.make_node("Neg", ["late"], ["t"])], "then", [],
+                             [helper.make_tensor_value_info("t", F, None)])
+    other = helper.make_graph([helper.make_node("Abs", ["late"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, None)])
+    model = _model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
+                    helper.make_node("Relu", ["x"], ["late"])],
+                   [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                    helper.make_tensor_value_info("x", F, [2, 3])], ["y"])
+    assert walk_order(model.graph.node) == [1, 0]
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["y"][0] == TensorType(F, (2, 3))
+
+
+def test_list_order_is_kept_where_it_is_valid():
+    nodes = [helper.make_node("Relu", ["a"], ["b"]), helper.make_node("Neg", ["x"], ["a"]),
+             helper.make_node("Abs", ["x"], ["c"]), helper.make_node("Neg", ["b"], ["d"])]
+    assert walk_order(nodes) == [1, 0, 2, 3]
+    assert walk_order([nodes[1], nodes[0], nodes[2], nodes[3]]) is None
+
+
+def test_a_cycle_and_a_missing_producer_are_located_problems_never_a_hang():
+    size = 20_000  # a long cycle: nothing recursive may run out of stack on it
+    nodes = [helper.make_node("Relu", [f"v{(index + 1) % size}"], [f"v{index}"]) for index in range(size)]
+    nodes.append(helper.make_node("Neg", ["nowhere"], ["w"]))
+    model = _model(nodes, [], ["v0", "w"])
+    start = time.perf_counter()
+    result = opspec.infer(model)
+    assert time.perf_counter() - start < 30
+    assert result.errors == [] and result.values["v0"][0] == TensorType(F, None)  # as declared: nothing known
+    codes = {problem.code for problem in check_model(load_model(model.SerializeToString()).model).problems}
+    assert {"topological-order", "undefined-value"} <= codes
+
+
+def test_walking_in_order_does_not_check_the_order_of_a_fully_typed_list(monkeypatch):
+    from opspec.runtime.inference import walk
+
+    calls: list[object] = []
+
+    def counted(nodes: object) -> None:
+        calls.append(nodes)
+
+    monkeypatch.setattr(walk, "walk_order", counted)
+    x = helper.make_tensor_value_info("x", F, [2, 3])
+    opspec.infer(_model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["y"], ["z"])], [x], ["z"]))
+    assert calls == []
+
+
+def test_a_branch_whose_own_nodes_are_out_of_order_is_walked_in_the_data_order():
+    then = helper.make_graph([helper.make_node("Neg", ["inner"], ["t"]), helper.make_node("Relu", ["x"], ["inner"])],
+                             "then", [], [helper.make_tensor_value_info("t", F, None)])
+    other = helper.make_graph([helper.make_node("Abs", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, None)])
+    model = _model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+                   [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                    helper.make_tensor_value_info("x", F, [2, 3])], ["y"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["y"][0] == TensorType(F, (2, 3))
