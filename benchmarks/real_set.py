@@ -99,8 +99,8 @@ def _config(arch: str, layers: int | None) -> Any:
     import transformers
 
     model_class, overrides, _ = ARCHITECTURES[arch]
-    kind = "whisper" if arch == "whisper-encoder" else ("clip_vision_model" if arch == "clip-vision" else arch)
-    config = transformers.AutoConfig.for_model(kind.replace("-", "_"), **overrides)
+    kind = {"whisper-encoder": "whisper", "clip-vision": "clip_vision_model"}.get(arch, arch)
+    config = transformers.AutoConfig.for_model(kind, **overrides)
     key = LAYER_KEYS.get(arch, "num_hidden_layers")
     if layers is not None and key is not None:
         setattr(config, key, layers)
@@ -131,26 +131,32 @@ def _module(arch: str, layers: int | None) -> tuple[Any, tuple[Any, ...], list[s
     inner.eval()
 
     class Plain(torch.nn.Module):
-        def __init__(self) -> None:
+        """The model called with its inputs by name, giving its first output as a plain tensor."""
+
+        def __init__(self, names: list[str]) -> None:
             super().__init__()
             self.inner = inner
+            self.names = names
 
         def forward(self, *args: Any) -> Any:
-            out = self.inner(*args, return_dict=False)
+            out = self.inner(**dict(zip(self.names, args)), return_dict=False)
             return out[0] if isinstance(out, tuple) else out
 
     if kind == "tokens":
         ids = torch.randint(0, 1000, (2, 16))
         if arch in ("mamba",):
-            return Plain(), (ids,), ["input_ids"], {"input_ids": {0: "batch", 1: "sequence"}}
+            return Plain(["input_ids"]), (ids,), ["input_ids"], {"input_ids": {0: "batch", 1: "sequence"}}
         mask = torch.ones(2, 16, dtype=torch.int64)
-        return Plain(), (ids, mask), ["input_ids", "attention_mask"], \
+        names = ["input_ids", "attention_mask"]
+        return Plain(names), (ids, mask), names, \
             {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}
     if kind == "mel":
-        return Plain(), (torch.randn(1, 80, 128),), ["input_features"], {"input_features": {0: "batch"}}
+        return Plain(["input_features"]), (torch.randn(1, 80, 128),), ["input_features"], \
+            {"input_features": {0: "batch"}}
     if kind == "audio":
-        return Plain(), (torch.randn(2, 4000),), ["input_values"], {"input_values": {0: "batch", 1: "samples"}}
-    return Plain(), (torch.randn(2, 3, 64, 64),), ["pixel_values"], {"pixel_values": {0: "batch"}}
+        return Plain(["input_values"]), (torch.randn(2, 4000),), ["input_values"], \
+            {"input_values": {0: "batch", 1: "samples"}}
+    return Plain(["pixel_values"]), (torch.randn(2, 3, 64, 64),), ["pixel_values"], {"pixel_values": {0: "batch"}}
 
 
 def _export(arch: str, layers: int | None, dynamo: bool) -> Callable[[Path], None]:
