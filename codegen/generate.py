@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees
 from opspec.codegen.parallel import collector_paused
 from opspec.codegen.diagnostics import CompileError, Diagnostic
+from opspec.codegen.kernel_tables import kernel_jobs
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.source import Location
 from opspec.codegen.examples import runtime_ready
@@ -110,6 +111,7 @@ def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = Non
     jobs = _render_jobs(opdefs, domains, out, _suite(opdefs), tuple(layers))
     for name, layer_domains in layers.items():  # the tree's files and its layers' are rendered in one pass
         jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/")
+        jobs += kernel_jobs(opdefs / name, _display(opdefs / name), f"{name}/")
     return domains, layers, jobs
 
 

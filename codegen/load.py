@@ -27,8 +27,8 @@ DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
 #: Marks a folder inside a tree as an op set of its own (see :func:`layered_trees`).
 LAYER_FILE = "layer.yaml"
-#: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
-SKIPPED_FOLDERS = {"schema", "rules"}
+#: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules, kernel tables.
+SKIPPED_FOLDERS = {"schema", "rules", "kernels"}
 
 
 def _skipped(folder: Path) -> bool:
