@@ -2,7 +2,7 @@
 
 The CPU table is read from the installed onnxruntime wheel
 (``onnxruntime.capi.onnxruntime_pybind11_state.get_all_opkernel_def``), the only place it
-is exact. Registrations that differ in the types of one type parameter alone are merged
+is exact; the newest IR version and opsets it loads are measured by loading tiny models. Registrations that differ in the types of one type parameter alone are merged
 (the union is then exact); the output is sorted, so the same wheel always gives the same
 file. ``onnxruntime`` is imported only when this runs (``make kernels``).
 """
@@ -91,9 +91,55 @@ def from_wheel() -> tuple[str, dict[str, list[Registration]]]:
     return onnxruntime.__version__, found
 
 
-def table_text(provider: str, source: str, registrations: Iterable[Registration]) -> str:
-    """A kernel table as YAML: one kernel a line, in a fixed order."""
-    lines = [MODELINE, f"provider: {provider}", f"source: {json.dumps(source)}", "kernels:"]
+#: Domains whose newest loadable opset is measured (those onnxruntime does not know load at any version).
+PROBED_DOMAINS = ("ai.onnx", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training", "com.microsoft",
+                  "com.microsoft.nchwc", "com.ms.internal.nhwc")
+#: The highest version tried when measuring limits.
+PROBE_CEILING = 64
+
+
+def _loads(ir_version: int, opsets: dict[str, int]) -> bool:
+    """Whether onnxruntime loads a one-Identity model of ``ir_version`` importing ``opsets``."""
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Identity", ["x"], ["y"])
+    graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    imports = [helper.make_opsetid("" if domain == "ai.onnx" else domain, version) for domain, version in opsets.items()]
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_version
+    try:
+        onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001 - any refusal is the answer
+        return False
+    return True
+
+
+def measured_limits() -> tuple[int, dict[str, int]]:
+    """The newest IR version and, per domain onnxruntime knows, the newest opset it loads."""
+    import onnxruntime
+
+    onnxruntime.set_default_logger_severity(3)  # the probes' warnings about old opsets are expected
+    ir_version = max(version for version in range(1, PROBE_CEILING) if _loads(version, {"ai.onnx": 13}))
+    opsets: dict[str, int] = {}
+    for domain in PROBED_DOMAINS:
+        base = {"ai.onnx": 13} if domain != "ai.onnx" else {}
+        if _loads(7, {**base, domain: PROBE_CEILING}):
+            continue  # a domain onnxruntime does not know: any version loads while no node uses it
+        opsets[domain] = max(version for version in range(1, PROBE_CEILING) if _loads(7, {**base, domain: version}))
+    return ir_version, opsets
+
+
+def table_text(provider: str, source: str, registrations: Iterable[Registration],
+               limits: tuple[int, dict[str, int]] | None = None) -> str:
+    """A kernel table as YAML: the runtime's limits, then one kernel a line, in a fixed order."""
+    lines = [MODELINE, f"provider: {provider}", f"source: {json.dumps(source)}"]
+    if limits is not None:
+        ir_version, opsets = limits
+        lines += ["limits:", f"  ir_version: {ir_version}",
+                  f"  opsets: {{{', '.join(f'{domain}: {version}' for domain, version in sorted(opsets.items()))}}}"]
+    lines.append("kernels:")
     for item in merged(registrations):
         types = ", ".join(f"{name}: [{', '.join(map(_flow_scalar, allowed))}]" for name, allowed in item.types)
         until = "null" if item.until is None else str(item.until)
@@ -115,8 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     version, providers = from_wheel()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    limits = measured_limits()
     for provider, registrations in sorted(providers.items()):
-        text = table_text(provider, f"onnxruntime {version} wheel, get_all_opkernel_def()", registrations)
+        text = table_text(provider, f"onnxruntime {version} wheel, get_all_opkernel_def()", registrations, limits)
         (out / f"{provider}.yaml").write_text(text, encoding="utf-8")
         print(f"wrote {out / f'{provider}.yaml'}: {len(merged(registrations))} kernels")
     return 0

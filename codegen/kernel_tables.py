@@ -41,6 +41,10 @@ class KernelTable:
     source: str
     path: str
     kernels: tuple[KernelEntry, ...]
+    #: The newest IR version the runtime loads (None: not stated).
+    ir_version: int | None = None
+    #: Per domain, the newest opset the runtime loads.
+    opsets: tuple[tuple[str, int], ...] = ()
 
 
 def read_tables(folder: Path, shown: str) -> tuple[KernelTable, ...]:
@@ -86,7 +90,11 @@ def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTab
                              for name, allowed in item["types"].items()))
         entries.append(KernelEntry(str(item["domain"]), str(item["op"]), int(since),
                                    None if until is None else int(until), types))
-    return KernelTable(str(document["provider"]), str(document["source"]), display, tuple(entries))
+    limits = document.get("limits") or {}
+    ir_version = limits.get("ir_version")
+    opsets = tuple(sorted((str(domain), int(version)) for domain, version in (limits.get("opsets") or {}).items()))
+    return KernelTable(str(document["provider"]), str(document["source"]), display, tuple(entries),
+                       None if ir_version is None else int(ir_version), opsets)
 
 
 def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
@@ -105,6 +113,9 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
     lines += [f"    {allowed!r}," for allowed in lists]
     lines += [")", "", "SOURCES = {"]
     lines += [f"    {table.provider!r}: {table.source!r}," for table in tables]
+    lines += ["}", "", "#: Per provider, the newest IR version (or None) and the newest opset of each domain it loads.",
+              "LIMITS = {"]
+    lines += [f"    {table.provider!r}: ({table.ir_version!r}, {dict(table.opsets)!r})," for table in tables]
     lines += ["}", "", "KERNELS = {"]
     for table in tables:
         lines.append(f"    {table.provider!r}: (")

@@ -67,6 +67,13 @@ def source(provider: str) -> str:
     return str(_tables().SOURCES[_provider(provider)])
 
 
+def limits(provider: str = "cpu") -> tuple[int | None, dict[str, int]]:
+    """The newest IR version (None: not stated) and, per domain, the newest opset ``provider``'s
+    runtime loads."""
+    ir_version, opsets = _tables().LIMITS[_provider(provider)]
+    return ir_version, dict(opsets)
+
+
 def _provider(provider: str) -> str:
     if provider not in _tables().KERNELS:
         raise KeyError(f"no kernel table for provider {provider!r} (tables: {', '.join(providers())})")
@@ -103,4 +110,4 @@ def kernels(op: str, version: int | None = None, domain: str = "", provider: str
     return kernels_for_since(op, schema.since_version, domain, provider)
 
 
-__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "providers", "source"]
+__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "limits", "providers", "source"]

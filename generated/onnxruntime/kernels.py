@@ -107,6 +107,11 @@ SOURCES = {
     'cpu': 'onnxruntime 1.31.1 wheel, get_all_opkernel_def()',
 }
 
+#: Per provider, the newest IR version (or None) and the newest opset of each domain it loads.
+LIMITS = {
+    'cpu': (13, {'ai.onnx': 26, 'ai.onnx.ml': 5, 'ai.onnx.preview': 1, 'ai.onnx.preview.training': 1, 'com.microsoft': 1, 'com.microsoft.nchwc': 1, 'com.ms.internal.nhwc': 26}),
+}
+
 KERNELS = {
     'cpu': (
         ('ai.onnx', 'Abs', 6, 12, (('T', 0),)),
