@@ -127,21 +127,29 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _render(folder: Path, shown: str, prefix: str) -> dict[str, str]:
-    tables = read_tables(folder, shown)
+def layer_tables(layer: Path, shown: str) -> tuple[KernelTable, ...]:
+    """The tables of the layered op set at ``layer`` (shown as ``shown``), none when it has no
+    ``kernels/`` folder; raises :class:`CompileError` on any problem."""
+    return read_tables(layer / KERNELS_FOLDER, f"{shown}/{KERNELS_FOLDER}")
+
+
+def kernel_jobs(tables: tuple[KernelTable, ...], shown: str, prefix: str, pages: Any = None) -> list[Any]:
+    """The jobs rendering a layered op set's tables (``shown``: their folder) into its package:
+    the data module, and the provider pages ``pages()`` gives (paths inside the package)."""
     if not tables:
-        return {}
-    return {f"{prefix}{KERNELS_MODULE}": render_module(tables, f"{shown}/")}
-
-
-def kernel_jobs(layer: Path, shown: str, prefix: str) -> list[Any]:
-    """The rendering jobs of the layered op set at ``layer`` (none when it has no tables).
-    The tables are read here, so their errors stop generation before anything is written."""
-    folder = layer / KERNELS_FOLDER
-    if not folder.is_dir():
         return []
-    read_tables(folder, f"{shown}/{KERNELS_FOLDER}")
-    return [partial(_render, folder, f"{shown}/{KERNELS_FOLDER}", prefix)]
+    jobs: list[Any] = [partial(_module_file, f"{prefix}{KERNELS_MODULE}", tables, f"{shown}/{KERNELS_FOLDER}/")]
+    if pages is not None:
+        jobs.append(partial(_prefixed_pages, prefix, pages))
+    return jobs
 
 
-__all__ = ["KERNELS_FOLDER", "KernelEntry", "KernelTable", "kernel_jobs", "read_tables", "render_module"]
+def _module_file(path: str, tables: tuple[KernelTable, ...], source: str) -> dict[str, str]:
+    return {path: render_module(tables, source)}
+
+
+def _prefixed_pages(prefix: str, pages: Any) -> dict[str, str]:
+    return {prefix + path: text for path, text in pages().items()}
+
+
+__all__ = ["KERNELS_FOLDER", "KernelEntry", "KernelTable", "kernel_jobs", "layer_tables", "read_tables", "render_module"]

@@ -87,3 +87,18 @@ def test_an_open_kernel_serves_only_its_first_version():
     assert kernel.serves(13) and not kernel.serves(14)
     closed = kernel_api.Kernel("cpu", "ai.onnx", "X", 7, 12, ())
     assert closed.serves(7) and closed.serves(12) and not closed.serves(13)
+
+
+def test_the_docs_show_each_ops_kernels_and_what_each_provider_lacks():
+    from opspec.codegen.kernel_pages import KernelIndex, op_kernels_text
+
+    (table,) = [table for table in read_tables(TABLES, "kernels") if table.provider == "cpu"]
+    index = KernelIndex((table,))
+    add = op_kernels_text(index, "ai.onnx", "Add")
+    assert "| cpu | 14+ |" in add and "bfloat16" not in add
+    assert op_kernels_text(index, "com.microsoft", "PagedAttention").startswith("No kernel")
+    generated = Path(__file__).resolve().parent.parent / "generated"
+    lacks = (generated / "onnxruntime" / "docs" / "kernels-cpu.md").read_text(encoding="utf-8")
+    assert "| Add | 14 | T: float16, bfloat16 |" in lacks
+    assert "| PagedAttention | 1 | no kernel |" in lacks
+    assert "### Kernels in onnxruntime" in (generated / "docs" / "ai.onnx" / "Add.md").read_text(encoding="utf-8")
