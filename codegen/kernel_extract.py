@@ -2,7 +2,8 @@
 
 The CPU table is read from the installed onnxruntime wheel
 (``onnxruntime.capi.onnxruntime_pybind11_state.get_all_opkernel_def``), the only place it
-is exact; the newest IR version and opsets it loads are measured by loading tiny models. Registrations that differ in the types of one type parameter alone are merged
+is exact, with the schema versions it knows
+(``get_all_operator_schema``); the newest IR version and opsets it loads are measured by loading tiny models. Registrations that differ in the types of one type parameter alone are merged
 (the union is then exact); the output is sorted, so the same wheel always gives the same
 file. ``onnxruntime`` is imported only when this runs (``make kernels``).
 """
@@ -131,14 +132,30 @@ def measured_limits() -> tuple[int, dict[str, int]]:
     return ir_version, opsets
 
 
+def known_schemas() -> dict[str, dict[str, list[int]]]:
+    """Per domain and op, the schema versions the installed onnxruntime knows (deprecated ones too)."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    found: dict[str, dict[str, set[int]]] = {}
+    for schema in state.get_all_operator_schema():
+        found.setdefault(schema.domain or "ai.onnx", {}).setdefault(schema.name, set()).add(schema.since_version)
+    return {domain: {op: sorted(versions) for op, versions in sorted(ops.items())} for domain, ops in sorted(found.items())}
+
+
 def table_text(provider: str, source: str, registrations: Iterable[Registration],
-               limits: tuple[int, dict[str, int]] | None = None) -> str:
+               limits: tuple[int, dict[str, int]] | None = None,
+               schemas: dict[str, dict[str, list[int]]] | None = None) -> str:
     """A kernel table as YAML: the runtime's limits, then one kernel a line, in a fixed order."""
     lines = [MODELINE, f"provider: {provider}", f"source: {json.dumps(source)}"]
     if limits is not None:
         ir_version, opsets = limits
         lines += ["limits:", f"  ir_version: {ir_version}",
                   f"  opsets: {{{', '.join(f'{domain}: {version}' for domain, version in sorted(opsets.items()))}}}"]
+    if schemas is not None:
+        lines.append("schemas:")
+        for domain, ops in schemas.items():
+            lines.append(f"  {domain}:")
+            lines += [f"    {op}: [{', '.join(map(str, versions))}]" for op, versions in ops.items()]
     lines.append("kernels:")
     for item in merged(registrations):
         types = ", ".join(f"{name}: [{', '.join(map(_flow_scalar, allowed))}]" for name, allowed in item.types)
@@ -163,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     limits = measured_limits()
     for provider, registrations in sorted(providers.items()):
-        text = table_text(provider, f"onnxruntime {version} wheel, get_all_opkernel_def()", registrations, limits)
+        text = table_text(provider, f"onnxruntime {version} wheel, get_all_opkernel_def()", registrations, limits,
+                          known_schemas())
         (out / f"{provider}.yaml").write_text(text, encoding="utf-8")
         print(f"wrote {out / f'{provider}.yaml'}: {len(merged(registrations))} kernels")
     return 0

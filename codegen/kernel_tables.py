@@ -45,6 +45,8 @@ class KernelTable:
     ir_version: int | None = None
     #: Per domain, the newest opset the runtime loads.
     opsets: tuple[tuple[str, int], ...] = ()
+    #: The schema versions the runtime knows, as ((domain, op, (versions...)), ...) (empty: not stated).
+    schemas: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
 
 
 def read_tables(folder: Path, shown: str) -> tuple[KernelTable, ...]:
@@ -93,8 +95,11 @@ def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTab
     limits = document.get("limits") or {}
     ir_version = limits.get("ir_version")
     opsets = tuple(sorted((str(domain), int(version)) for domain, version in (limits.get("opsets") or {}).items()))
+    schemas = tuple((str(domain), str(op), tuple(sorted(int(v) for v in versions)))
+                    for domain, ops in sorted((document.get("schemas") or {}).items())
+                    for op, versions in sorted(ops.items()))
     return KernelTable(str(document["provider"]), str(document["source"]), display, tuple(entries),
-                       None if ir_version is None else int(ir_version), opsets)
+                       None if ir_version is None else int(ir_version), opsets, schemas)
 
 
 def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
@@ -116,6 +121,12 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
     lines += ["}", "", "#: Per provider, the newest IR version (or None) and the newest opset of each domain it loads.",
               "LIMITS = {"]
     lines += [f"    {table.provider!r}: ({table.ir_version!r}, {dict(table.opsets)!r})," for table in tables]
+    lines += ["}", "", "#: Per provider, the schema versions the runtime knows: {(domain, op): (versions...)}.",
+              "SCHEMAS = {"]
+    for table in tables:
+        lines.append(f"    {table.provider!r}: {{")
+        lines += [f"        ({domain!r}, {op!r}): {versions!r}," for domain, op, versions in table.schemas]
+        lines.append("    },")
     lines += ["}", "", "KERNELS = {"]
     for table in tables:
         lines.append(f"    {table.provider!r}: (")

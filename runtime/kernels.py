@@ -74,6 +74,15 @@ def limits(provider: str = "cpu") -> tuple[int | None, dict[str, int]]:
     return ir_version, dict(opsets)
 
 
+def known_versions(op: str, domain: str = "", provider: str = "cpu") -> tuple[int, ...] | None:
+    """The schema versions of ``op`` the runtime knows (empty: it does not know the op; None: the
+    table does not say which schemas the runtime knows)."""
+    known = _tables().SCHEMAS[_provider(provider)]
+    if not known:
+        return None
+    return tuple(known.get((_domain_name(domain), op), ()))
+
+
 def _provider(provider: str) -> str:
     if provider not in _tables().KERNELS:
         raise KeyError(f"no kernel table for provider {provider!r} (tables: {', '.join(providers())})")
@@ -110,4 +119,4 @@ def kernels(op: str, version: int | None = None, domain: str = "", provider: str
     return kernels_for_since(op, schema.since_version, domain, provider)
 
 
-__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "limits", "providers", "source"]
+__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "known_versions", "limits", "providers", "source"]

@@ -89,3 +89,35 @@ def test_an_unknown_provider_is_a_usage_error(tmp_path, capsys):
     path = _one_node(tmp_path, "Add", TensorProto.FLOAT)
     assert main(["check", path, "--runtime", "onnxruntime:nosuch"]) == 2
     assert "no kernel table for provider 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("op, opset, runs", [
+    ("LeakyRelu", 16, True),  # no double kernel, but a body written for opset 16: expanded
+    ("HardSigmoid", 22, False),  # its body (opset 18) calls CastLike, changed since: not expanded
+    ("Mish", 18, True),  # expanded, and so is the Softplus 1 of its body
+    ("Mish", 22, False),  # expanded, but the Softplus 22 of its body has no double kernel and is not expanded
+])
+def test_function_bodies_are_expanded_as_onnxruntime_expands_them(tmp_path, capsys, op, opset, runs):
+    path = _one_node(tmp_path, op, TensorProto.DOUBLE, inputs=1, opset=opset)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs
+    assert _onnxruntime_loads(path) is runs
+
+
+def test_an_op_onnxruntime_has_no_schema_for_stops_the_model(tmp_path, capsys):
+    graph = helper.make_graph([helper.make_node("Momentum", ["r", "t", "x", "g", "v"], ["x2", "v2"],
+                                                domain="ai.onnx.preview.training", alpha=0.9, beta=0.1,
+                                                mode="standard", norm_coefficient=0.0)], "g",
+                              [helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+                               helper.make_tensor_value_info("t", TensorProto.INT64, [])]
+                              + [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "xgv"],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x2", "v2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("ai.onnx.preview.training", 1)])
+    model.ir_version = 8
+    path = str(tmp_path / "momentum.onnx")
+    save(model, path)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is False
+    assert [problem["code"] for problem in document["problems"]] == ["unknown-to-runtime"]
+    assert _onnxruntime_loads(path) is False

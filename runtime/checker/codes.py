@@ -46,6 +46,7 @@ CODES: dict[str, str] = {
                  "type parameters, and the runtime has no fallback for it",
     "runtime-version": "the model's IR version or an opset import is newer than the runtime loads",
     "unknown-domain": "a node's domain is neither one the runtime knows nor a model-local function's",
+    "unknown-to-runtime": "the runtime knows no schema for the node's op at the version the model's opset gives",
 }
 
 _NODE_CODES = (
