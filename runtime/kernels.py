@@ -74,6 +74,15 @@ def limits(provider: str = "cpu") -> tuple[int | None, dict[str, int]]:
     return ir_version, dict(opsets)
 
 
+@lru_cache(maxsize=None)
+def taken_types(provider: str = "cpu") -> frozenset[str]:
+    """Every type some kernel of ``provider`` takes (a tensor type outside it, such as complex64 on
+    onnxruntime's CPU provider, is one the runtime cannot hold at all)."""
+    tables = _tables()
+    used = {index for *_, types in tables.KERNELS[_provider(provider)] for _, index in types}
+    return frozenset(found for index in used for found in tables.TYPE_LISTS[index])
+
+
 def known_versions(op: str, domain: str = "", provider: str = "cpu") -> tuple[int, ...] | None:
     """The schema versions of ``op`` the runtime knows (empty: it does not know the op; None: the
     table does not say which schemas the runtime knows)."""
@@ -119,4 +128,4 @@ def kernels(op: str, version: int | None = None, domain: str = "", provider: str
     return kernels_for_since(op, schema.since_version, domain, provider)
 
 
-__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "known_versions", "limits", "providers", "source"]
+__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "known_versions", "limits", "taken_types", "providers", "source"]

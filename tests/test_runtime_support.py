@@ -121,3 +121,10 @@ def test_an_op_onnxruntime_has_no_schema_for_stops_the_model(tmp_path, capsys):
     assert document["will_run"] is False
     assert [problem["code"] for problem in document["problems"]] == ["unknown-to-runtime"]
     assert _onnxruntime_loads(path) is False
+
+
+def test_a_type_no_kernel_takes_stops_even_a_node_that_needs_none(tmp_path, capsys):
+    path = _one_node(tmp_path, "Identity", TensorProto.COMPLEX64, inputs=1)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is False and document["problems"][0]["code"] == "no-kernel"
+    assert _onnxruntime_loads(path) is False

@@ -164,7 +164,14 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
         except SchemaError:
             continue  # no schema: the check reports the node as unknown
         name = INFERENCE.domain(schema.domain).name
-        if (name, node.op_type) in REPLACED_AT_LOAD or _folded_shape(node, name, type_of):
+        if (name, node.op_type) in REPLACED_AT_LOAD:
+            continue
+        foreign = _foreign_type(node, type_of, target.provider)
+        if foreign is not None:
+            yield RuntimeProblem(where, f"{target} has no kernel that takes {foreign} at all", "no-kernel",
+                                 index, node.op_type, name, schema.since_version, NoKernel("", foreign, ()))
+            continue
+        if _folded_shape(node, name, type_of):
             continue
         known = known_versions(node.op_type, name, target.provider)
         if known is not None and not any(version <= schema.since_version for version in known):
@@ -191,6 +198,22 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
             message = (f"{target} has no kernel for {what} with {missing.param} = {missing.found}; its kernels "
                        f"take {missing.param} in {', '.join(missing.accepted) or 'nothing'}")
         yield RuntimeProblem(where, message, "no-kernel", index, node.op_type, name, schema.since_version, missing)
+
+
+def _foreign_type(node: Any, type_of: Any, provider: str) -> str | None:
+    """A tensor type of the node's values that no kernel of ``provider`` takes (measured: onnxruntime
+    refuses a model holding a complex64 value even in a node that needs no kernel)."""
+    from opspec.runtime.contract.values import type_string
+    from opspec.runtime.kernels import taken_types
+
+    taken = taken_types(provider)
+    for name in (*node.input, *node.output):
+        found = type_of(name) if name else None
+        if found is not None:
+            text = type_string(found)
+            if text.startswith("tensor(") and "?" not in text and text not in taken:
+                return text
+    return None
 
 
 def _folded_shape(node: Any, domain: str, type_of: Any) -> bool:
@@ -310,8 +333,6 @@ def _body_missing(schema: Any, bound: dict[str, str], provider: str, opset: int 
             known[name] = bound[formal.type_str]
     imports = {entry.domain or "": entry.version for entry in function.opset_import}
     for inner in function.node:
-        if any(attribute.ref_attr_name for attribute in inner.attribute):
-            continue  # what such a node does depends on the caller's attributes
         try:
             inner_domain = INFERENCE.canonical_domain(inner.domain)
             inner_schema = INFERENCE.get_schema(inner.op_type, imports.get(inner.domain, imports.get("")), inner_domain)
