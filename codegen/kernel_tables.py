@@ -84,6 +84,9 @@ def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTab
     entries: list[KernelEntry] = []
     for index, item in enumerate(document["kernels"]):
         since, until = item["versions"]
+        if since is None:
+            problems.append(Diagnostic(item.value_at("versions"), "a kernel's first version is missing (null)"))
+            continue
         if until is not None and until < since:
             problems.append(Diagnostic(item.value_at("versions"),
                                        f"version range is inverted: {since} is above {until}"))

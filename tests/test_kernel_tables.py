@@ -69,6 +69,13 @@ def test_a_broken_table_gets_located_errors(tmp_path):
         read_tables(tmp_path, "kernels")
     (inverted,) = [str(d) for d in raised.value.diagnostics]
     assert inverted.startswith("kernels/cpu.yaml:4:") and "inverted" in inverted
+    (tmp_path / "cpu.yaml").write_text(
+        "provider: cpu\nsource: here\nkernels:\n"
+        "- {domain: ai.onnx, op: Add, versions: [null, 13], types: {T: [tensor(float)]}}\n", encoding="utf-8")
+    with pytest.raises(CompileError) as raised:
+        read_tables(tmp_path, "kernels")
+    (missing,) = [str(d) for d in raised.value.diagnostics]
+    assert missing.startswith("kernels/cpu.yaml:4:") and "first version" in missing
 
 
 def test_kernels_are_looked_up_by_the_models_opset():
