@@ -128,3 +128,11 @@ def test_a_type_no_kernel_takes_stops_even_a_node_that_needs_none(tmp_path, caps
     _, document = _verdict(path, capsys)
     assert document["will_run"] is False and document["problems"][0]["code"] == "no-kernel"
     assert _onnxruntime_loads(path) is False
+
+
+def test_the_api_gives_the_same_verdict(tmp_path):
+    import opspec.onnxruntime
+
+    checked = opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.BFLOAT16))
+    assert checked.will_run is False and [p.code for p in checked.verdict.problems] == ["no-kernel"]
+    assert opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.FLOAT, name="f.onnx")).will_run
