@@ -8,7 +8,7 @@ LOCK   := requirements/lock.txt
 # pip's own notices about this machine's configuration are not ours to print; errors still show.
 PIP     = -m pip --quiet --quiet --disable-pip-version-check
 
-.PHONY: generate test typecheck docs check bench conformance lock compat clean
+.PHONY: generate test typecheck docs check bench conformance lock compat clean kernels
 
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ conformance: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
+
+## Re-extract onnxruntime's CPU kernel table from the pinned wheel (when the pin moves), then regenerate.
+kernels: $(STAMP)
+	$(BIN)/python -m opspec.codegen.kernel_extract
+	$(BIN)/opspec generate
 
 ## Pin the newest versions pyproject.toml allows into requirements/lock.txt (then `make generate`).
 lock: $(STAMP)

@@ -7,12 +7,15 @@ import keyword
 import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees, print_warning
 from opspec.codegen.parallel import collector_paused
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
+from opspec.codegen.kernel_pages import KernelIndex, provider_pages
+from opspec.codegen.kernel_tables import kernel_jobs, layer_tables
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.shown_paths import Namer
 from opspec.codegen.source import Location
@@ -110,9 +113,13 @@ def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = Non
     layers = {folder.name: outcomes[folder].domains_or_raise(warn) for folder in folders}
     if problems := [problem for folder in folders for problem in _layer_problems(folder, layers[folder.name], domains)]:
         raise CompileError(problems)
-    jobs = _render_jobs(opdefs, domains, out, _suite(opdefs), tuple(layers))
+    tables = {name: layer_tables(opdefs / name, _shown(opdefs / name)) for name in layers}
+    index = KernelIndex(tuple(table for found in tables.values() for table in found)) if any(tables.values()) else None
+    jobs = _render_jobs(opdefs, domains, out, _suite(opdefs), tuple(layers), kernels=index)
     for name, layer_domains in layers.items():  # the tree's files and its layers' are rendered in one pass
-        jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/")
+        jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/", kernels=index)
+        pages = partial(provider_pages, KernelIndex(tables[name]), (*domains, *layer_domains))
+        jobs += kernel_jobs(tables[name], _shown(opdefs / name), f"{name}/", pages)
     return domains, layers, jobs
 
 
@@ -126,14 +133,14 @@ def _protos(wanted: bool) -> dict[str, bytes]:
 
 
 def _render_jobs(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, suite: dict[str, str] | None,
-                 layers: tuple[str, ...], prefix: str = "") -> list[Job]:
+                 layers: tuple[str, ...], prefix: str = "", kernels: KernelIndex | None = None) -> list[Job]:
     """The jobs rendering the package of ``opdefs`` into ``out`` (paths preceded by ``prefix``)."""
     folders = (opdefs, opdefs.parent) if (opdefs / LAYER_FILE).is_file() else (opdefs,)  # a layer: its base's guide
     guide = next((folder / "README.md" for folder in folders if (folder / "README.md").is_file()), None)
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
     from opspec.codegen.render import package_jobs
 
-    return package_jobs(domains, f"{Namer(opdefs)(opdefs)}/", link, suite, layers, prefix)
+    return package_jobs(domains, f"{_shown(opdefs)}/", link, suite, layers, prefix, kernels)
 
 
 def _layer_name_problem(folder: Path) -> CompileError | None:
@@ -147,6 +154,11 @@ def _layer_errors(folder: Path, outcomes: dict[Path, Outcome]) -> tuple[Diagnost
     """A layered op set's errors: its folder's name, else its compilation's."""
     problem = _layer_name_problem(folder)
     return tuple(problem.diagnostics) if problem is not None else outcomes[folder].errors
+
+
+def _shown(tree: Path) -> str:
+    """A tree's folder as its own locations name it (``opdefs``, ``opdefs/onnxruntime``)."""
+    return Namer(tree)(tree)
 
 
 def _layer_problems(folder: Path, domains: tuple[CompiledDomain, ...], base: tuple[CompiledDomain, ...]

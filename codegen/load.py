@@ -26,8 +26,8 @@ from opspec.codegen.validate import schema_errors
 
 DOMAIN_FILE = "domain.yaml"
 TYPES_FILE = "types.yaml"
-#: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules.
-SKIPPED_FOLDERS = {"schema", "rules"}
+#: Folders of a tree that are not domains: JSON Schemas, the tree's own rule modules, kernel tables.
+SKIPPED_FOLDERS = {"schema", "rules", "kernels"}
 
 
 def _skipped(folder: Path) -> bool:

@@ -63,9 +63,9 @@ def _default(attribute: Attribute) -> str:
 
 
 def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntry], examples: list[Example],
-               type_list: Callable[[Sequence[str]], str]) -> dict[str, Any]:
+               type_list: Callable[[Sequence[str]], str], kernels: str = "") -> dict[str, Any]:
     """The texts ``op.md.j2`` places: the page describes the op's newest version (an empty text: the
-    section is left out)."""
+    section is left out); ``kernels`` is the table of the runtime kernels that serve the op."""
     latest = op.latest
     decl = op.decl
     return {
@@ -79,7 +79,7 @@ def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntr
         "inference": _inference(latest.inference, domain), "functions": _functions(latest),
         "built_per_node": ", ".join(map(str, latest.context_dependent_function_opset_versions)),
         "examples": "\n".join([_example(example) for example in examples]),
-        "history": history_section(history, latest),
+        "history": history_section(history, latest), "kernels": kernels,
     }
 
 

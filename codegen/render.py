@@ -118,9 +118,11 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
 
 
 def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
-                 suite: dict[str, str] | None = None, layers: tuple[str, ...] = (), prefix: str = "") -> list[Job]:
+                 suite: dict[str, str] | None = None, layers: tuple[str, ...] = (), prefix: str = "",
+                 kernels: Any = None) -> list[Job]:
     """The jobs that render the files of :func:`render_package`, each path preceded by ``prefix``
-    (the jobs of several packages can run together, see :func:`run_jobs`)."""
+    (the jobs of several packages can run together, see :func:`run_jobs`); ``kernels`` a
+    :class:`~opspec.codegen.kernel_pages.KernelIndex` whose kernels the op pages list (None: none)."""
     env = _environment()
     for name in env.list_templates(extensions=("j2",)):  # compiled here, once, not in each forked process
         env.get_template(name)
@@ -140,7 +142,7 @@ def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: 
                         domains=domains, modules=modules, source=source,
                         rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules)
                                            if path != "rules/__init__.py")))
-    jobs += _docs_jobs(domains, source, env, format_link, suite, layers)
+    jobs += _docs_jobs(domains, source, env, format_link, suite, layers, kernels)
     return [partial(_prefixed, prefix, job) for job in jobs] if prefix else jobs
 
 
@@ -200,12 +202,13 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
 
 
 def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment,
-               format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...]) -> list[Job]:
+               format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...],
+               kernels: Any = None) -> list[Job]:
     """The jobs that render the docs (see :func:`render_docs`)."""
     jobs: list[Job] = []
     examples = worked_examples(domains)  # each op page computes its own, where it is rendered
     for domain in domains:
-        jobs += _domain_docs_jobs(domain, env, suite, examples)
+        jobs += _domain_docs_jobs(domain, env, suite, examples, kernels)
     type_sets = dict(item for domain in domains for item in domain.type_sets)
     jobs.append(partial(_template_file, env, "docs/README.md", "docs_index.md.j2", domains=domains, source=source,
                         format_link=format_link, type_sets=bool(type_sets), layers=layers))
@@ -217,7 +220,7 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
 
 
 def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: dict[str, str] | None,
-                      examples: WorkedExamples) -> list[Job]:
+                      examples: WorkedExamples, kernels: Any = None) -> list[Job]:
     """The jobs that render one domain's pages."""
     folder = f"docs/{docs_folder(domain)}"
     histories = Histories(TypeSetNames(domain.type_sets, "../types.md"))
@@ -239,7 +242,7 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
         lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)},
         lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)},
     ]
-    jobs += [partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories, examples)
+    jobs += [partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories, examples, kernels)
              for op in domain.ops]
     return jobs
 
@@ -249,9 +252,12 @@ def _opset_page(env: jinja2.Environment, path: str, domain: CompiledDomain, glan
 
 
 def _op_page(env: jinja2.Environment, path: str, domain: CompiledDomain, op: CompiledOp, histories: Histories,
-             examples: WorkedExamples) -> dict[str, str]:
+             examples: WorkedExamples, kernels: Any = None) -> dict[str, str]:
+    from opspec.codegen.kernel_pages import op_kernels_text
+
     return _placed(env, path, "op.md.j2", page_parts(op, domain, histories.of(op), examples.of(domain, op),
-                                                     histories.names.markdown))
+                                                     histories.names.markdown,
+                                                     op_kernels_text(kernels, domain.decl.name, op.decl.name)))
 
 
 def _placed(env: jinja2.Environment, path: str, template: str, parts: dict[str, Any]) -> dict[str, str]:

@@ -12,7 +12,7 @@ from opspec.codegen.source import Location, Map, Seq
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "opdefs" / "schema"
 SCHEMA_FILES = {"op": "op.schema.json", "domain": "domain.schema.json", "types": "types.schema.json",
-                "layer": "layer.schema.json"}
+                "layer": "layer.schema.json", "kernels": "kernels.schema.json"}
 
 
 @lru_cache(maxsize=None)

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
 from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
 from opspec.cli_models import check_output, load, report_stream, shown_name, shown_output, source_path, write
+from opspec.cli_runtime import add_runtime_option, runtime_problem_json, runtime_target, verdict_line
 from opspec.cli_report import (
     declared_types,
     origin_counts,
@@ -41,6 +42,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     check = commands.add_parser("check", help="validate the graph and every node against its schema")
     check.add_argument("model", help="an ONNX model file (-: read from standard input)")
+    add_runtime_option(check)
     check.set_defaults(run=_check)
     for command in (infer, check):
         command.add_argument("--format", choices=("text", "json"), default="text",
@@ -169,30 +171,42 @@ def ops_without_rule(opset_import: Any, op_types: Iterable[tuple[str, str]]) -> 
 def _check(args: argparse.Namespace) -> int:
     from opspec.runtime.checker.whole import check_model
 
+    target = runtime_target(args)
     with Progress(f"checking {shown_name(args.model)}", enabled=args.format == "text" and not args.quiet):
-        checked = check_model(load(args.model), source_path(args.model))
+        checked = check_model(load(args.model), source_path(args.model), target)
     structure, nodes, problems = checked.structure, checked.nodes, checked.problems
     if args.format == "json":
-        write_json({"ok": not problems, "nodes": checked.node_count,
-                    "problems": [problem_json(problem) for problem in problems],
-                    "notes": [problem_json(note) for note in checked.notes]}, sys.stdout)
+        document = {"ok": not problems, "nodes": checked.node_count,
+                    "problems": [runtime_problem_json(problem) if hasattr(problem, "missing") else problem_json(problem)
+                                 for problem in problems],
+                    "notes": [problem_json(note) for note in checked.notes]}
+        if target is not None:
+            document.update(runtime=str(target), will_run=checked.will_run)
+        write_json(document, sys.stdout)
         return EXIT_FAILED if problems else EXIT_OK
     for problem in problems:
         print(problem)
     if not args.quiet:
         for note in checked.notes:
             print(f"note: {note} (a graph that may not run; not an error of the model)")
+    if target is not None and (problems or not args.quiet):
+        print(verdict_line(checked))
     if problems:
         in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {checked.node_count})"
         if structure:
             print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the model's fields and the "
-                  f"graph's structure, {len(nodes)} in {in_nodes}", file=sys.stderr)
+                  f"graph's structure, {len(nodes)} in {in_nodes}{_runtime_count(checked)}", file=sys.stderr)
         else:
-            print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}", file=sys.stderr)
+            print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}{_runtime_count(checked)}", file=sys.stderr)
         return EXIT_FAILED
     if not args.quiet:
         print(f"ok: {plural(checked.node_count, 'node')} conform to their schemas")
     return EXIT_OK
+
+
+def _runtime_count(checked: Any) -> str:
+    found = len(checked.verdict.problems) if checked.verdict is not None else 0
+    return f" ({found} of them for {checked.verdict.target})" if found else ""
 
 
 __all__ = ["ops_without_rule", "register"]

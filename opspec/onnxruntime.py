@@ -4,7 +4,10 @@
 of onnxruntime's own domains (``com.microsoft``, ``com.microsoft.nchwc``,
 ``com.ms.internal.nhwc``); lookups in the standard domains answer as ``opspec`` does, plus
 the versions onnxruntime adds to them (``LayerNormalization`` version 1, the deprecated
-``Affine``, ...). ``opspec`` itself stays exactly onnx's set. Inference
+``Affine``, ...). ``kernels("Add", 14, provider="cpu")`` lists the kernels onnxruntime
+registers for an op version, with their types (:mod:`opspec.runtime.kernels`);
+``will_it_run(model)`` predicts whether onnxruntime's CPU provider loads and runs a model
+(``.will_run``, ``.problems``), as ``opspec check --runtime onnxruntime`` does. ``opspec`` itself stays exactly onnx's set. Inference
 (``opspec.infer_shapes``, ``opspec infer``) uses this registry. Nothing is loaded until
 first used.
 """
@@ -15,7 +18,7 @@ from typing import Any
 from opspec.runtime.registry import Registry, SchemaError
 
 __all__ = ["REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas", "get_all_schemas_with_history",
-           "get_function_ops", "get_schema", "has", "has_schema", "schema_version_map"]
+           "get_function_ops", "get_schema", "has", "has_schema", "kernels", "schema_version_map", "will_it_run"]
 
 _FUNCTIONS = {"get_schema", "has_schema", "get_function_ops", "get_all_schemas", "get_all_schemas_with_history",
               "schema_version_map", "domain_version_range"}
@@ -32,6 +35,14 @@ def __getattr__(name: str) -> Any:
         value: Any = _registry()
     elif name == "has":
         value = _registry().has_schema
+    elif name == "kernels":
+        from opspec.runtime.kernels import kernels
+
+        value = kernels
+    elif name == "will_it_run":
+        from opspec.runtime.checker.runtime_support import check_for_runtime
+
+        value = check_for_runtime
     elif name in _FUNCTIONS:
         value = getattr(_registry(), name)
     else:

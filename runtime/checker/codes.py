@@ -41,6 +41,12 @@ CODES: dict[str, str] = {
     "duplicate-name": "a value, input or initializer is named more than once",
     "graph-output": "a graph output is produced by nothing",
     "graph-structure": "another problem of a graph's structure",
+    # with --runtime (see runtime_support)
+    "no-kernel": "the execution provider has no kernel for the node's op version and the types bound to its "
+                 "type parameters, and the runtime has no fallback for it",
+    "runtime-version": "the model's IR version or an opset import is newer than the runtime loads",
+    "unknown-domain": "a node's domain is neither one the runtime knows nor a model-local function's",
+    "unknown-to-runtime": "the runtime knows no schema for the node's op at the version the model's opset gives",
 }
 
 _NODE_CODES = (

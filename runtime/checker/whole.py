@@ -20,15 +20,27 @@ class CheckResult:
     nodes: list[Any]
     node_count: int
     notes: list[Any] = field(default_factory=list)
+    #: The prediction for a runtime, when one was asked for (see :mod:`.runtime_support`).
+    verdict: Any = None
 
     @property
     def problems(self) -> list[Any]:
-        return [*self.structure, *self.nodes]
+        return [*self.structure, *self.nodes, *(self.verdict.problems if self.verdict is not None else ())]
+
+    @property
+    def will_run(self) -> bool | None:
+        """Whether the model will load and run on the runtime asked for (None: none was)."""
+        if self.verdict is None:
+            return None
+        from opspec.runtime.checker.runtime_support import blocks_loading
+
+        return self.verdict.will_run and not any(blocks_loading(problem) for problem in [*self.structure, *self.nodes])
 
 
-def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> CheckResult:
+def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
-    file it was read from, whose folder external data must stay inside (None: not from a file)."""
+    file it was read from, whose folder external data must stay inside (None: not from a file);
+    ``runtime`` a :class:`~.runtime_support.Target` to predict loading and running on (None: none)."""
     from opspec.runtime.inference.api import infer_in_place
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
 
@@ -44,7 +56,12 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None) -> Check
                for node in result.unknown_nodes]
     errors = [single for error in result.errors for single in _one_per_violation(error)]
     nodes = sorted([*errors, *unknown], key=lambda error: error.index)
-    return CheckResult(structure, nodes, result.node_count, result.notes)
+    verdict = None
+    if runtime is not None:
+        from opspec.runtime.checker.runtime_support import predict
+
+        verdict = predict(model, result.type_of, runtime)
+    return CheckResult(structure, nodes, result.node_count, result.notes, verdict)
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:

@@ -1,0 +1,169 @@
+"""Kernel tables: read, check and render the kernels an op set's runtime registers.
+
+A layered op set may hold a ``kernels/`` folder of tables, one YAML file per execution
+provider (see ``opdefs/schema/kernels.schema.json``). Each is validated like an op file
+(errors located at file:line:col), then rendered into the op set's package as the data
+module ``kernels.py``, which :mod:`opspec.runtime.kernels` reads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from opspec.codegen.diagnostics import CompileError, Diagnostic
+from opspec.codegen.source import Location, Map, SourceError, load_yaml
+from opspec.codegen.validate import schema_errors
+
+#: The folder of a layered op set that holds its kernel tables.
+KERNELS_FOLDER = "kernels"
+#: The module of the op set's package the tables are rendered into.
+KERNELS_MODULE = "kernels.py"
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel: domain, op, version range (``until`` None: no end), accepted types per type parameter."""
+
+    domain: str
+    op: str
+    since: int
+    until: int | None
+    types: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """The kernels of one execution provider, and where they were read from."""
+
+    provider: str
+    source: str
+    path: str
+    kernels: tuple[KernelEntry, ...]
+    #: The newest IR version the runtime loads (None: not stated).
+    ir_version: int | None = None
+    #: Per domain, the newest opset the runtime loads.
+    opsets: tuple[tuple[str, int], ...] = ()
+    #: The schema versions the runtime knows, as ((domain, op, (versions...)), ...) (empty: not stated).
+    schemas: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
+
+
+def read_tables(folder: Path, shown: str) -> tuple[KernelTable, ...]:
+    """Every table in ``folder`` (shown in locations as ``shown``), in file name order; raises
+    :class:`CompileError` with every located problem found."""
+    if not folder.is_dir():
+        return ()
+    problems: list[Diagnostic] = []
+    tables: list[KernelTable] = []
+    providers: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        display = f"{shown}/{path.name}"
+        try:
+            document = load_yaml(path, display)
+        except SourceError as error:
+            problems.append(Diagnostic(error.location, error.message))
+            continue
+        errors = [Diagnostic(where, message) for where, message in schema_errors(document, "kernels")]
+        if errors or not isinstance(document, Map):
+            problems += errors or [Diagnostic(Location(display, 1, 1), "expected a kernel table (a mapping)")]
+            continue
+        table = _table(document, display, problems)
+        if table.provider in providers:
+            problems.append(Diagnostic(document.value_at("provider"),
+                                       f"provider {table.provider!r} already has a table in {providers[table.provider]}"))
+            continue
+        providers[table.provider] = display
+        tables.append(table)
+    if problems:
+        raise CompileError(problems)
+    return tuple(tables)
+
+
+def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTable:
+    entries: list[KernelEntry] = []
+    for index, item in enumerate(document["kernels"]):
+        since, until = item["versions"]
+        if since is None:
+            problems.append(Diagnostic(item.value_at("versions"), "a kernel's first version is missing (null)"))
+            continue
+        if until is not None and until < since:
+            problems.append(Diagnostic(item.value_at("versions"),
+                                       f"version range is inverted: {since} is above {until}"))
+            continue
+        types = tuple(sorted((str(name), tuple(sorted(str(t) for t in allowed)))
+                             for name, allowed in item["types"].items()))
+        entries.append(KernelEntry(str(item["domain"]), str(item["op"]), int(since),
+                                   None if until is None else int(until), types))
+    limits = document.get("limits") or {}
+    ir_version = limits.get("ir_version")
+    opsets = tuple(sorted((str(domain), int(version)) for domain, version in (limits.get("opsets") or {}).items()))
+    schemas = tuple((str(domain), str(op), tuple(sorted(int(v) for v in versions)))
+                    for domain, ops in sorted((document.get("schemas") or {}).items())
+                    for op, versions in sorted(ops.items()))
+    return KernelTable(str(document["provider"]), str(document["source"]), display, tuple(entries),
+                       None if ir_version is None else int(ir_version), opsets, schemas)
+
+
+def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
+    """The data module of ``tables``: the distinct type lists once, then each provider's kernels
+    as tuples that refer to them by position."""
+    lists: dict[tuple[str, ...], int] = {}
+    for table in tables:
+        for entry in table.kernels:
+            for _, allowed in entry.types:
+                lists.setdefault(allowed, len(lists))
+    lines = ['"""onnxruntime\'s kernel tables, per execution provider.', "",
+             f"Generated by `opspec generate` from {source}; do not edit. Read through",
+             "`opspec.runtime.kernels`: each kernel is (domain, op, since, until or None,",
+             "((type parameter, index into TYPE_LISTS), ...)).", '"""', "",
+             "TYPE_LISTS = ("]
+    lines += [f"    {allowed!r}," for allowed in lists]
+    lines += [")", "", "SOURCES = {"]
+    lines += [f"    {table.provider!r}: {table.source!r}," for table in tables]
+    lines += ["}", "", "#: Per provider, the newest IR version (or None) and the newest opset of each domain it loads.",
+              "LIMITS = {"]
+    lines += [f"    {table.provider!r}: ({table.ir_version!r}, {dict(table.opsets)!r})," for table in tables]
+    lines += ["}", "", "#: Per provider, the schema versions the runtime knows: {(domain, op): (versions...)}.",
+              "SCHEMAS = {"]
+    for table in tables:
+        lines.append(f"    {table.provider!r}: {{")
+        lines += [f"        ({domain!r}, {op!r}): {versions!r}," for domain, op, versions in table.schemas]
+        lines.append("    },")
+    lines += ["}", "", "KERNELS = {"]
+    for table in tables:
+        lines.append(f"    {table.provider!r}: (")
+        for entry in table.kernels:
+            types = tuple((name, lists[allowed]) for name, allowed in entry.types)
+            lines.append(f"        ({entry.domain!r}, {entry.op!r}, {entry.since}, {entry.until}, {types!r}),")
+        lines.append("    ),")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def layer_tables(layer: Path, shown: str) -> tuple[KernelTable, ...]:
+    """The tables of the layered op set at ``layer`` (shown as ``shown``), none when it has no
+    ``kernels/`` folder; raises :class:`CompileError` on any problem."""
+    return read_tables(layer / KERNELS_FOLDER, f"{shown}/{KERNELS_FOLDER}")
+
+
+def kernel_jobs(tables: tuple[KernelTable, ...], shown: str, prefix: str, pages: Any = None) -> list[Any]:
+    """The jobs rendering a layered op set's tables (``shown``: their folder) into its package:
+    the data module, and the provider pages ``pages()`` gives (paths inside the package)."""
+    if not tables:
+        return []
+    jobs: list[Any] = [partial(_module_file, f"{prefix}{KERNELS_MODULE}", tables, f"{shown}/{KERNELS_FOLDER}/")]
+    if pages is not None:
+        jobs.append(partial(_prefixed_pages, prefix, pages))
+    return jobs
+
+
+def _module_file(path: str, tables: tuple[KernelTable, ...], source: str) -> dict[str, str]:
+    return {path: render_module(tables, source)}
+
+
+def _prefixed_pages(prefix: str, pages: Any) -> dict[str, str]:
+    return {prefix + path: text for path, text in pages().items()}
+
+
+__all__ = ["KERNELS_FOLDER", "KernelEntry", "KernelTable", "kernel_jobs", "layer_tables", "read_tables", "render_module"]

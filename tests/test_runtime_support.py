@@ -1,0 +1,138 @@
+"""``opspec check --runtime onnxruntime``: the prediction from kernel tables, held against onnxruntime."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from onnx import TensorProto, helper, save
+
+from opspec.cli import main
+
+
+def _one_node(tmp_path, op, elem, inputs=2, opset=17, ir_version=8, domain="", name="m.onnx", **attributes):
+    names = [f"x{i}" for i in range(inputs)]
+    graph = helper.make_graph([helper.make_node(op, names, ["y"], domain=domain, **attributes)], "g",
+                              [helper.make_tensor_value_info(n, elem, [2, 3]) for n in names],
+                              [helper.make_tensor_value_info("y", elem, None)])
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_version
+    path = tmp_path / name
+    save(model, str(path))
+    return str(path)
+
+
+def _verdict(path, capsys, *extra):
+    status = main(["check", path, "--runtime", "onnxruntime", "--format", "json", *extra])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def _onnxruntime_loads(path):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    onnxruntime.set_default_logger_severity(3)
+    try:
+        onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001 - a refusal is the answer
+        return False
+    return True
+
+
+def test_bfloat16_add_has_no_cpu_kernel_and_the_problem_names_what_has(tmp_path, capsys):
+    path = _one_node(tmp_path, "Add", TensorProto.BFLOAT16)
+    status, document = _verdict(path, capsys)
+    assert status == 1 and document["will_run"] is False
+    (problem,) = document["problems"]
+    assert problem["code"] == "no-kernel" and problem["op_type"] == "Add" and problem["version"] == 14
+    assert problem["type_parameter"] == "T" and problem["found"] == "tensor(bfloat16)"
+    assert "tensor(float)" in problem["kernel_types"]
+    assert _onnxruntime_loads(path) is False
+
+
+def test_float16_add_runs_through_inserted_casts(tmp_path, capsys):
+    path = _one_node(tmp_path, "Add", TensorProto.FLOAT16)
+    status, document = _verdict(path, capsys)
+    assert status == 0 and document["will_run"] is True and document["problems"] == []
+    assert _onnxruntime_loads(path) is True
+
+
+def test_an_ir_version_beyond_the_runtime_is_reported(tmp_path, capsys):
+    path = _one_node(tmp_path, "Add", TensorProto.FLOAT, ir_version=14)
+    status, document = _verdict(path, capsys)
+    assert document["will_run"] is False
+    assert [problem["code"] for problem in document["problems"]] == ["runtime-version"]
+    assert _onnxruntime_loads(path) is False
+
+
+def test_an_op_with_a_function_body_and_no_kernel_is_expanded(tmp_path, capsys):
+    from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.kernels import kernels_for_since
+
+    schema = INFERENCE.get_schema("Mish", 18, "")
+    assert not kernels_for_since("Mish", schema.since_version) and schema.has_function  # the case tested
+    path = _one_node(tmp_path, "Mish", TensorProto.FLOAT, inputs=1, opset=18)
+    status, document = _verdict(path, capsys)
+    assert document["will_run"] is True
+    assert _onnxruntime_loads(path) is True
+
+
+def test_quiet_prints_nothing_for_a_model_that_runs_and_the_verdict_otherwise(tmp_path, capsys):
+    good = _one_node(tmp_path, "Add", TensorProto.FLOAT, name="good.onnx")
+    assert main(["check", good, "--runtime", "onnxruntime", "--quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    bad = _one_node(tmp_path, "Add", TensorProto.BFLOAT16, name="bad.onnx")
+    assert main(["check", bad, "--runtime", "onnxruntime", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "no kernel for Add version 14" in out and "will not load or run" in out
+
+
+def test_an_unknown_provider_is_a_usage_error(tmp_path, capsys):
+    path = _one_node(tmp_path, "Add", TensorProto.FLOAT)
+    assert main(["check", path, "--runtime", "onnxruntime:nosuch"]) == 2
+    assert "no kernel table for provider 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("op, opset, runs", [
+    ("LeakyRelu", 16, True),  # no double kernel, but a body written for opset 16: expanded
+    ("HardSigmoid", 22, False),  # its body (opset 18) calls CastLike, changed since: not expanded
+    ("Mish", 18, True),  # expanded, and so is the Softplus 1 of its body
+    ("Mish", 22, False),  # expanded, but the Softplus 22 of its body has no double kernel and is not expanded
+])
+def test_function_bodies_are_expanded_as_onnxruntime_expands_them(tmp_path, capsys, op, opset, runs):
+    path = _one_node(tmp_path, op, TensorProto.DOUBLE, inputs=1, opset=opset)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs
+    assert _onnxruntime_loads(path) is runs
+
+
+def test_an_op_onnxruntime_has_no_schema_for_stops_the_model(tmp_path, capsys):
+    graph = helper.make_graph([helper.make_node("Momentum", ["r", "t", "x", "g", "v"], ["x2", "v2"],
+                                                domain="ai.onnx.preview.training", alpha=0.9, beta=0.1,
+                                                mode="standard", norm_coefficient=0.0)], "g",
+                              [helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+                               helper.make_tensor_value_info("t", TensorProto.INT64, [])]
+                              + [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "xgv"],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x2", "v2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("ai.onnx.preview.training", 1)])
+    model.ir_version = 8
+    path = str(tmp_path / "momentum.onnx")
+    save(model, path)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is False
+    assert [problem["code"] for problem in document["problems"]] == ["unknown-to-runtime"]
+    assert _onnxruntime_loads(path) is False
+
+
+def test_a_type_no_kernel_takes_stops_even_a_node_that_needs_none(tmp_path, capsys):
+    path = _one_node(tmp_path, "Identity", TensorProto.COMPLEX64, inputs=1)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is False and document["problems"][0]["code"] == "no-kernel"
+    assert _onnxruntime_loads(path) is False
+
+
+def test_the_api_gives_the_same_verdict(tmp_path):
+    import opspec.onnxruntime
+
+    checked = opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.BFLOAT16))
+    assert checked.will_run is False and [p.code for p in checked.verdict.problems] == ["no-kernel"]
+    assert opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.FLOAT, name="f.onnx")).will_run
