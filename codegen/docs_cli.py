@@ -14,7 +14,7 @@ def cli_page(parser: argparse.ArgumentParser) -> str:
     commands = _subcommands(parser)
     lines = ["# Command line", "", parser.description or "", "",
              "```text", _usage(parser), "```", ""]
-    lines += [f"| Command | What it does |", "|---|---|"]
+    lines += ["| Command | What it does |", "|---|---|"]
     lines += [f"| [`{name}`](#{_anchor(name)}) | {_cell(help_text)} |" for name, help_text, _ in commands]
     lines += ["", *_options(parser, skip_help=True)]
     if parser.epilog:
