@@ -1,37 +1,63 @@
-"""The reference site (`make docs`): built strict with search; lists, function bodies and the
-coverage matrix as a reader sees them."""
+"""The reference site (`make docs`): built strict, once per run, with search; its generated pages
+(command line, Python API, a sidebar per domain), lists, function bodies and the coverage matrix
+as a reader sees them; and, where a Chromium is installed, the key pages looked at in a headless
+browser (no sideways scroll at a desktop and a phone width, search order, the dark theme, nothing
+loaded from another host), with screenshots left in build/screenshots for a person to look at."""
 from __future__ import annotations
 
+import argparse
+import functools
+import http.server
 import json
 import re
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 import opspec
 import opspec.onnxruntime as ort_ops
+from opspec.cli import _parser
+from opspec.codegen.docs_cli import command_names
 from opspec.codegen.docs_coverage import COLOURS
 from opspec.codegen.docs_function import function_listing
-from opspec.codegen.docs_site import SITE, stage
+from opspec.codegen.docs_site import SITE, Staged, config, mkdocs_command
 from opspec.codegen.generate import DEFAULT_OUT
+
+from browser import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = DEFAULT_OUT / "docs"
+SCREENSHOTS = REPO / "build" / "screenshots"
 _SVG = "{http://www.w3.org/2000/svg}"
+ATTENTION = "generated/onnxruntime/docs/com.microsoft/Attention.html"
+#: The pages looked at in the browser: the home page, an op page with a long signature, the
+#: coverage picture of a domain with one opset, the command-line and API references.
+KEY_PAGES = {"home": "index.html", "attention": ATTENTION,
+             "coverage": "generated/onnxruntime/docs/com.microsoft/coverage.html", "cli": "cli.html",
+             "api": "api/opspec.html"}
+#: A desktop and a phone width, in CSS pixels.
+WIDTHS = (1400, 400)
 
 
 @pytest.fixture(scope="module")
-def search_index() -> list[dict]:
-    """Build the site as `make docs` does; any MkDocs warning (a broken link, a missing
-    anchor) fails the build in strict mode."""
+def site() -> Path:
+    """Build the site as `make docs` does; any MkDocs warning (a broken link, a missing anchor)
+    fails the build in strict mode."""
     done = subprocess.run([sys.executable, "-m", "opspec.codegen.docs_site"], cwd=REPO,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WARNING" not in done.stdout + done.stderr
-    return json.loads((SITE / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    return SITE
+
+
+@pytest.fixture(scope="module")
+def search_index(site: Path) -> list[dict]:
+    return json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
 
 
 def _search(index: list[dict], word: str) -> set[str]:
@@ -39,6 +65,10 @@ def _search(index: list[dict], word: str) -> set[str]:
     pattern = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
     return {entry["location"].partition("#")[0] for entry in index
             if pattern.search(entry["title"]) or pattern.search(entry["text"])}
+
+
+def _html(site: Path, page: str) -> str:
+    return (site / page).read_text(encoding="utf-8")
 
 
 def test_site_search_finds_an_op_by_name_and_by_a_word_of_its_summary(search_index):
@@ -50,24 +80,85 @@ def test_site_search_finds_an_op_by_name_and_by_a_word_of_its_summary(search_ind
                                                                                          "GroupQueryAttention")
 
 
-def test_site_has_an_index_per_domain_opset_pages_changelog_types_rules_and_coverage(search_index):
-    pages = {entry["location"].partition("#")[0] for entry in search_index}
+def test_search_titles_an_op_page_by_op_and_domain_and_leaves_out_pages_listing_every_op(search_index):
+    titles = {entry["location"]: entry["title"] for entry in search_index}
+    assert titles["generated/docs/ai.onnx/RotaryEmbedding.html"] == "RotaryEmbedding · ai.onnx"
+    assert titles["generated/onnxruntime/docs/com.microsoft/RotaryEmbedding.html"] == \
+        "RotaryEmbedding · com.microsoft"
+    pages = {location.partition("#")[0] for location in titles}
+    assert not [page for page in pages if re.search(r"/(opset-\d+|changelog|status)\.html$", page)]
+
+
+def test_site_has_an_index_per_domain_opset_pages_changelog_types_rules_and_coverage(site):
     for folder in ("generated/docs/ai.onnx", "generated/onnxruntime/docs/com.microsoft"):
         for page in ("index", "changelog", "coverage", "status", "opset-1"):
-            assert f"{folder}/{page}.html" in pages
-    assert {"generated/docs/types.html", "generated/docs/rules.html", "opdefs/index.html"} <= pages
-    assert (SITE / "generated/docs/ai.onnx/coverage.svg").is_file()
+            assert (site / f"{folder}/{page}.html").is_file()
+    for page in ("generated/docs/types", "generated/docs/rules", "opdefs/index", "cli", "api/opspec",
+                 "api/onnxruntime"):
+        assert (site / f"{page}.html").is_file()
+    assert (site / "generated/docs/ai.onnx/coverage.svg").is_file()
+
+
+def test_the_two_op_sets_and_their_pages_have_titles_of_their_own(site):
+    def title(page: str) -> str:
+        found = re.search(r"<title>(.*?)</title>", _html(site, page))
+        assert found, page
+        return found.group(1)
+
+    pages = ["generated/docs/index.html", "generated/onnxruntime/docs/index.html",
+             "generated/docs/ai.onnx/index.html", "generated/onnxruntime/docs/com.microsoft/index.html",
+             "generated/docs/rules.html", "generated/onnxruntime/docs/rules.html", ATTENTION]
+    titles = [title(page) for page in pages]
+    assert len(set(titles)) == len(titles), titles
+    assert not [t for t in titles if t.lower().startswith(("index", "readme"))]
+
+
+def test_an_op_pages_sidebar_lists_the_other_ops_of_its_domain(site):
+    sidebar = _html(site, ATTENTION).partition("md-sidebar--secondary")[0]
+    for name in ("GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization"):
+        assert f'href="{name}.html"' in sidebar
+
+
+def test_the_command_line_page_has_every_command_and_option(site):
+    page = _html(site, "cli.html")
+    parser = _parser()
+    for name in command_names(parser):
+        assert f'id="opspec-{name}"' in page, name
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    for action in commands.choices["infer"]._actions:
+        for spelling in [] if isinstance(action, argparse._HelpAction) else action.option_strings:
+            assert f"<code>{spelling}" in page, spelling
+
+
+def test_the_api_pages_have_every_public_name_with_its_docstring(site):
+    page = _html(site, "api/opspec.html")
+    for name in opspec.__all__:
+        assert f'id="{name}"' in page or f"<code>opspec.{name}</code>" in page, name
+    assert "overridable_initializers" in page  # a keyword-only parameter of opspec.infer
+    assert 'id="get_schema"' in _html(site, "api/onnxruntime.html")
+
+
+def test_the_home_page_has_install_quick_start_and_the_ways_in(site):
+    page = _html(site, "index.html")
+    for heading in ("Install", "Quick start", "Three ways in"):
+        assert f">{heading}<" in page
+    for link in ("cli.html", "api/opspec.html", "opdefs/index.html", "generated/docs/index.html"):
+        assert f'href="{link}' in page
+
+
+def test_no_page_loads_anything_from_another_host(site):
+    external = re.compile(r'<(?:script|link|img)\b[^>]*(?:src|href)="(?:https?:)?//', re.IGNORECASE)
+    pages = ["index.html", ATTENTION, "cli.html", "generated/docs/ai.onnx/Conv.html"]
+    assert not [page for page in pages if external.search(_html(site, page))]
+    assert not list(site.rglob("*.woff2"))  # the system's fonts, none downloaded by the theme
 
 
 def test_a_broken_link_fails_the_site_build(tmp_path):
-    source = stage(REPO, tmp_path / "src")
-    (source / "generated/docs/rules.md").write_text("[gone](nowhere.md)\n", encoding="utf-8")
-    config = tmp_path / "mkdocs.yml"
-    config.write_text((REPO / "mkdocs.yml").read_text(encoding="utf-8").replace(
-        "docs_dir: build/docs-src", f"docs_dir: {source}").replace("site_dir: build/site",
-                                                                   f"site_dir: {tmp_path / 'site'}"))
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
-                          capture_output=True, text=True)
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "index.md").write_text("# Home\n\n[gone](nowhere.md)\n", encoding="utf-8")
+    settings = config(REPO, Staged(source, [{"Home": "index.md"}]), tmp_path / "site")
+    done = subprocess.run(mkdocs_command(settings), capture_output=True, text=True)
     assert done.returncode != 0 and "nowhere.md" in done.stderr
 
 
@@ -78,6 +169,12 @@ def test_nested_lists_are_indented_by_four_spaces():
                if re.match(r"^ {1,3}[-*] ", line)]
     assert not shallow
     assert re.search(r"^    - ", (DOCS / "ai.onnx/changelog.md").read_text(encoding="utf-8"), re.MULTILINE)
+
+
+def test_link_texts_are_words_not_file_names():
+    named = [f"{page.relative_to(DEFAULT_OUT)}: {text}" for page in DEFAULT_OUT.rglob("*.md")
+             for text in re.findall(r"\[([^\]]*\.(?:md|svg|yaml))\]\(", page.read_text(encoding="utf-8"))]
+    assert not named
 
 
 def _with_bodies():
@@ -126,3 +223,97 @@ def test_coverage_matrix_colours_each_version_step_and_marks_versions_without_a_
     assert len(list(root.iter(f"{_SVG}circle"))) >= len(unruled)
     fills = {rect.get("fill") for rect in _cells(DOCS / "ai.onnx/coverage.svg")}
     assert {COLOURS["new"], COLOURS["breaking"], COLOURS["compatible"], COLOURS["unchanged"]} <= fills
+
+
+def test_a_domain_with_one_opset_draws_its_ops_in_several_columns_wider_than_tall():
+    root = ElementTree.parse(DEFAULT_OUT / "onnxruntime/docs/com.microsoft/coverage.svg").getroot()
+    labels = [text for text in root.iter(f"{_SVG}text") if text.get("text-anchor") == "end"]
+    assert len({label.get("x") for label in labels}) >= 3
+    assert int(root.get("height", "0")) < len(labels) * 14 // 2
+
+
+# --- In a browser -------------------------------------------------------------------------------
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site: Path) -> Iterator[str]:
+    """The built site over HTTP on a free local port (search runs in a worker, which a page
+    opened from a file may not start)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no chromium on PATH (`apt-get install chromium`; .ci/run installs it as root)")
+    opened = Browser(executable)
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_key_pages_do_not_scroll_sideways(browser, served, width):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    wide = []
+    for name, page in KEY_PAGES.items():
+        browser.open(served + page, width)
+        scroll, client = browser.evaluate("[document.documentElement.scrollWidth, "
+                                          "document.documentElement.clientWidth]")
+        if scroll > client:
+            wide.append(f"{page}: {scroll} > {client}")
+        browser.screenshot(SCREENSHOTS / f"{name}-{width}.png")
+    assert not wide
+
+
+def test_a_long_signature_wraps_inside_its_block(browser, served):
+    browser.open(served + ATTENTION, 1400)
+    block = browser.evaluate("(() => { const code = document.querySelector('#signature ~ div pre code, "
+                             "#signature ~ .highlight pre code'); return [code.scrollWidth, code.clientWidth, "
+                             "code.textContent.length]; })()")
+    scroll, client, length = block
+    assert length > 200 and scroll <= client
+
+
+def test_search_for_the_start_of_a_name_finds_that_op_first(browser, served):
+    browser.open(served + "index.html?q=rotary", 1400)
+    browser.wait_for("document.querySelectorAll('.md-search-result__item').length > 0")
+    # Each result is a page: its link and title first, the matching sections of the page within it.
+    results = browser.evaluate("[...document.querySelectorAll('.md-search-result__item')].map(item => "
+                               "item.querySelector('a')).map(a => [a.getAttribute('href'), "
+                               "a.querySelector('h1, h2').textContent.trim()])")
+    browser.screenshot(SCREENSHOTS / "search-rotary-1400.png")
+    first_page, first_title = results[0]
+    assert re.search(r"/RotaryEmbedding\.html", first_page) and first_title.startswith("RotaryEmbedding ·")
+    titles = [title for _, title in results]
+    assert len(titles) == len(set(titles))
+    assert not {"Inputs", "Outputs", "Attributes"} & set(titles)
+
+
+def test_the_palette_toggle_switches_to_the_dark_theme(browser, served):
+    browser.open(served + ATTENTION, 1400)
+    before = browser.evaluate("getComputedStyle(document.body).backgroundColor")
+    browser.evaluate("[...document.querySelectorAll('[data-md-component=palette] label')]"
+                     ".find(label => label.offsetParent !== null).click()")
+    browser.wait_for("document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    after = browser.evaluate("getComputedStyle(document.body).backgroundColor")
+    browser.screenshot(SCREENSHOTS / "attention-dark-1400.png")
+    browser.evaluate("localStorage.clear()")
+    assert before != after
+
+
+def test_pages_load_nothing_from_another_host(browser, served):
+    browser.open(served + ATTENTION, 1400)
+    others = browser.evaluate("performance.getEntriesByType('resource').map(entry => entry.name)"
+                              ".filter(name => !name.startsWith(location.origin))")
+    assert not others
