@@ -1,9 +1,9 @@
 """``make docs``: the generated reference as a static site with search (MkDocs, strict).
 
-The site's sources are staged in ``build/docs-src`` with the repository's layout kept
+The site's sources are staged in ``.build/docs-src`` with the repository's layout kept
 (``generated/**/*.md`` and the opdefs format guide), so every relative link of the
 Markdown resolves there exactly as it does in the repository; MkDocs then builds
-``build/site`` from ``mkdocs.yml`` and fails on any warning (a broken link among them).
+``.build/site`` from ``mkdocs.yml`` and fails on any warning (a broken link among them).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-STAGE = REPO / "build" / "docs-src"
-SITE = REPO / "build" / "site"
+STAGE = REPO / ".build" / "docs-src"
+SITE = REPO / ".build" / "site"
 #: What the site is built from, relative to the repository: folders (their pages and pictures) and files.
 SOURCES = ("generated", "opdefs/README.md")
 _SUFFIXES = (".md", ".svg")

@@ -64,7 +64,7 @@ def test_a_broken_link_fails_the_site_build(tmp_path):
     (source / "generated/docs/rules.md").write_text("[gone](nowhere.md)\n", encoding="utf-8")
     config = tmp_path / "mkdocs.yml"
     config.write_text((REPO / "mkdocs.yml").read_text(encoding="utf-8").replace(
-        "docs_dir: build/docs-src", f"docs_dir: {source}").replace("site_dir: build/site",
+        "docs_dir: .build/docs-src", f"docs_dir: {source}").replace("site_dir: .build/site",
                                                                    f"site_dir: {tmp_path / 'site'}"))
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
                           capture_output=True, text=True)
