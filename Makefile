@@ -7,8 +7,11 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements/lock.txt
 # pip's own notices about this machine's configuration are not ours to print; errors still show.
 PIP     = -m pip --quiet --quiet --disable-pip-version-check
+# Scratch output (type-check tree, docs site, compat venvs, setuptools' staging): a folder whose
+# name cannot be imported, so running `python -m build` or `import build` here finds the real package.
+SCRATCH := .build
 
-.PHONY: generate test typecheck docs check bench conformance lock compat clean kernels
+.PHONY: generate test typecheck docs check bench conformance lock compat wheel clean kernels
 
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python tests/typecheck.py
 	$(BIN)/python -m pytest
 
-## Build the reference site with search (MkDocs, strict: any warning or broken link fails) into build/site.
+## Build the reference site with search (MkDocs, strict: any warning or broken link fails) into .build/site.
 docs: $(STAMP)
 	$(BIN)/python -m opspec.codegen.docs_site
 
@@ -54,21 +57,38 @@ kernels: $(STAMP)
 lock: $(STAMP)
 	$(BIN)/python requirements/lock.py
 
+## The wheel (pure Python, any platform) into dist/, built with the locked pip and setuptools.
+wheel: $(STAMP)
+	rm -f dist/opspec-*.whl
+	$(BIN)/python $(PIP) wheel --no-deps --no-build-isolation -w dist .
+	@ls dist/opspec-*.whl
+
 ## The package's dependency ranges, tested: DEPS=floors (requirements/floors.txt) or DEPS=newest.
 ## Installs the built wheel (not editable) in a venv of its own, runs the tests that need no onnx,
 ## and requires `opspec infer --format json` to answer exactly as the locked environment does
 ## on the node suite's and the test suite's models.
+## DEPS=onnx-1.17 (or onnx-1.18, onnx-1.19: requirements/onnx-*.txt) installs the wheel with that
+## onnx and protobuf 5.29 instead, and runs the tests of what uses onnx: the bridge, the importer, check_model.
 DEPS   ?= floors
-COMPAT := build/compat
+COMPAT := $(SCRATCH)/compat
 CVENV  := $(COMPAT)/venv-$(DEPS)
+ONNX_TESTS := tests/test_bridge.py tests/test_importer.py tests/test_check_model.py
 compat: $(STAMP)
 	@case "$(DEPS)" in floors) flags="-c requirements/floors.txt";; newest) flags="--upgrade";; \
-	  *) echo "DEPS is floors or newest" >&2; exit 2;; esac; \
+	  onnx-*) test -f requirements/$(DEPS).txt || { echo "no requirements/$(DEPS).txt" >&2; exit 2; }; \
+	          flags="-r requirements/$(DEPS).txt";; \
+	  *) echo "DEPS is floors, newest or onnx-X.Y (one of requirements/onnx-*.txt)" >&2; exit 2;; esac; \
 	rm -rf $(CVENV) $(COMPAT)/dist && \
 	$(BIN)/python $(PIP) wheel --no-deps --no-build-isolation -w $(COMPAT)/dist . && \
 	$(PYTHON) -m venv $(CVENV) && \
 	$(CVENV)/bin/python $(PIP) install $$flags $(COMPAT)/dist/opspec-*.whl && \
 	$(CVENV)/bin/python $(PIP) install -c $(LOCK) pytest
+ifneq ($(filter onnx-%,$(DEPS)),)
+	@$(CVENV)/bin/python -c "from importlib.metadata import version; \
+	  print('$(DEPS):', ', '.join(f'{n} {version(n)}' for n in ('onnx', 'protobuf', 'numpy')))"
+	cd $(COMPAT) && $(CURDIR)/$(CVENV)/bin/pytest -q -p no:cacheprovider --rootdir $(CURDIR) \
+	  $(addprefix $(CURDIR)/,$(ONNX_TESTS))
+else
 	@$(CVENV)/bin/python -c "import google.protobuf, yaml, jinja2, jsonschema; from importlib.metadata import version; \
 	  print('$(DEPS):', ', '.join(f'{n} {version(n)}' for n in ('protobuf', 'PyYAML', 'Jinja2', 'jsonschema')))"
 	@$(CVENV)/bin/opspec generate --check 2>$(COMPAT)/refusal.txt; test $$? = 2 && cat $(COMPAT)/refusal.txt
@@ -77,6 +97,7 @@ compat: $(STAMP)
 	$(BIN)/python tests/compat/answers.py $(COMPAT)/models --write $(COMPAT)/answers.json
 	$(CVENV)/bin/python tests/compat/answers.py $(COMPAT)/models --compare $(COMPAT)/answers.json
 	cd $(COMPAT) && $(CURDIR)/$(CVENV)/bin/pytest -q -p no:cacheprovider --rootdir $(CURDIR) $(CURDIR)/tests
+endif
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(SCRATCH) build dist *.egg-info

@@ -48,5 +48,10 @@ def _layout() -> tuple[list[str], dict[str, list[str]]]:
     return packages, data
 
 
+#: Where setuptools stages a build: under the repository's scratch folder, whose name (unlike
+#: setuptools' default ``build/``) cannot be imported, so it never hides the ``build`` package
+#: from ``python -m build`` run here.
+BUILD_BASE = ".build/setuptools"
+
 PACKAGES, DATA = _layout()
-setup(packages=PACKAGES, package_dir=ROOTS, package_data=DATA)
+setup(packages=PACKAGES, package_dir=ROOTS, package_data=DATA, options={"build": {"build_base": BUILD_BASE}})

@@ -5,7 +5,7 @@ rewrite sees it); then per model and engine a fresh process (``infer_worker.py``
 times ``infer_shapes(model, data_prop=True)`` on the ``onnx.ModelProto``: one warm-up call, then
 the median CPU time of 5 warm calls. A further process counts how many of opspec's nodes ran their rule (the
 rest were answered from the per-call memo of identical nodes, or passed their input's type on).
-The set is made on first use into ``OPSPEC_REAL_SET`` (default ``build/real_set``), which needs the
+The set is made on first use into ``OPSPEC_REAL_SET`` (default ``.build/real_set``), which needs the
 ``bench`` extra (torch, transformers, skl2onnx, onnxmltools, ...).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ REPO = HERE.parent
 PYTHON = sys.executable
 CALLS = 5
 #: Where the set is made and kept between runs.
-SET_DIR = Path(os.environ.get("OPSPEC_REAL_SET", REPO / "build" / "real_set"))
+SET_DIR = Path(os.environ.get("OPSPEC_REAL_SET", REPO / ".build" / "real_set"))
 
 #: Counts opspec's rule runs on one model: how many nodes the memo (or a pass-through) answered.
 _COUNT_RULES = """

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 REPO = Path(__file__).resolve().parent.parent
-CASES = REPO / "build" / "runtime_cases"
+CASES = REPO / ".build" / "runtime_cases"
 WORKER = Path(__file__).resolve().parent / "runtime_truth_worker.py"
 #: Worker processes computing the truth (the machine is shared).
 WORKERS = 2
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="at most N cases of each family")
     parser.add_argument("--report", default=None, help="write the misses of opspec to this JSON file")
     parser.add_argument("--reuse", action="store_true",
-                        help="reuse the cases and truth of the last run (build/runtime_cases, runtime_truth.json)")
+                        help="reuse the cases and truth of the last run (.build/runtime_cases, runtime_truth.json)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     saved = CASES.parent / "runtime_truth.json"

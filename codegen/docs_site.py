@@ -1,12 +1,12 @@
 """``make docs``: the reference as a static site with search (MkDocs, strict).
 
-The site's sources are staged in ``build/docs-src``: the site's own pages and assets (``docs/``),
+The site's sources are staged in ``.build/docs-src``: the site's own pages and assets (``docs/``),
 the generated reference (``generated/**/*.md`` and its pictures) and the opdefs format guide, with
 the repository's layout kept so every relative link of the Markdown resolves there exactly as it
 does in the repository; the command-line and Python API pages are written there from the parsers
 and docstrings they describe. The navigation (a section per domain listing its operators) is
-written into ``build/mkdocs.yml``, the repository's ``mkdocs.yml`` with the staged paths and the
-nav added; MkDocs then builds ``build/site`` and fails on any warning (a broken link among them).
+written into ``.build/mkdocs.yml``, the repository's ``mkdocs.yml`` with the staged paths and the
+nav added; MkDocs then builds ``.build/site`` and fails on any warning (a broken link among them).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from typing import Any, Union
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-STAGE = REPO / "build" / "docs-src"
-SITE = REPO / "build" / "site"
+STAGE = REPO / ".build" / "docs-src"
+SITE = REPO / ".build" / "site"
 #: What the site is built from, relative to the repository: folders (their pages and pictures) and files.
 SOURCES = ("generated", "opdefs/README.md")
 #: The site's own pages and assets, copied to the top of the staged sources.

@@ -20,6 +20,7 @@ from opspec.runtime.atomic_file import write_atomically
 from opspec.codegen.importer import Kept, RuleChooser, TypeSetMatcher, draft_op, load_type_sets
 from opspec.codegen.schema_paths import modeline
 from opspec.codegen.vocabulary import inherited_types
+from opspec.runtime.onnx_features import onnx_features
 
 #: onnx source folders whose family name in opdefs differs.
 FAMILY_NAMES = {"traditionalml": "ml", "object_detection": "detection", "controlflow": "control"}
@@ -41,6 +42,8 @@ class ImportReport:
     domain_file: Path | None = None
     #: Drafted ops with a version that no known rule fits (written ``inference: null``).
     without_rule: list[str] = field(default_factory=list)
+    #: What the installed onnx could not tell, and what the drafts say instead.
+    notes: list[str] = field(default_factory=list)
 
 
 def onnx_family(schema: Any) -> str:
@@ -96,13 +99,20 @@ def _domain_yaml(domain: str, path: Path) -> str:
 
 def import_ops(op_names: Iterable[str], domain: str, target: Path, family: str | None = None,
                force: bool = False, rules: RuleChooser | None = None) -> ImportReport:
-    """Draft ``op_names`` of onnx ``domain`` into the domain folder ``target``."""
+    """Draft ``op_names`` of onnx ``domain`` into the domain folder ``target``.
+
+    :class:`~opspec.runtime.onnx_features.OnnxUnavailable` when onnx is missing or too old.
+    """
+    features = onnx_features()
     import onnx.defs
 
     domain = ONNX_DOMAINS.get(domain, domain)
     if domain not in onnx.defs.C.schema_version_map():
         raise UnknownDomain(f"onnx.defs has no domain {domain!r}")
     report = ImportReport()
+    if not features.node_determinism:
+        report.notes.append(f"onnx {features.version} does not record whether an op is deterministic (onnx 1.20 "
+                            "and later do): drafts say `determinism: unknown`; say which where you know it")
     by_name: dict[str, list[Any]] = {}
     for schema in onnx.defs.get_all_schemas_with_history():
         if schema.domain == domain:

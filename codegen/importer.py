@@ -127,11 +127,17 @@ def _version(schema: Any) -> _Version:
         types={t.type_param_str: tuple(t.allowed_type_strs) for t in schema.type_constraints},
         deprecated=bool(schema.deprecated),
         support_level=schema.support_level.name.lower(),
-        determinism=schema.node_determinism.name.lower(),
+        determinism=_determinism(schema),
         function=_functions(schema) if schema.has_function else (),
         context_dependent=tuple(schema.context_dependent_function_opset_versions),
         allow=_allow(schema),
     )
+
+
+def _determinism(schema: Any) -> str:
+    """The op's determinism; ``unknown`` from an onnx that does not record it (before 1.20)."""
+    recorded = getattr(schema, "node_determinism", None)
+    return "unknown" if recorded is None else str(recorded.name).lower()
 
 
 class TypeSetMatcher:

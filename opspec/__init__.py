@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from opspec.runtime.ir import ModelLoadError
     from opspec.runtime.registry import SchemaError
     from opspec.runtime.schema import OpSchema
+    from opspec.validation import ValidationError, check_model
 
 #: Public name -> module that defines it.
 _EXPORTS = {
@@ -60,6 +61,8 @@ _EXPORTS = {
     "InferenceResult": "opspec.runtime.inference.api",
     "NodeError": "opspec.runtime.inference.api",
     "ModelLoadError": "opspec.runtime.ir",
+    "check_model": "opspec.validation",
+    "ValidationError": "opspec.validation",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -132,13 +132,12 @@ def _bound(count: int) -> str:
 
 def _import(args: argparse.Namespace) -> int:
     from opspec.codegen.import_batch import UnknownDomain, import_ops
+    from opspec.runtime.onnx_features import OnnxUnavailable
 
     try:
-        import onnx  # noqa: F401 - only to give a clear message when it is missing
-    except ImportError:
-        raise UserError("`opspec import` reads onnx.defs: install the onnx package first") from None
-    try:
         report = import_ops(args.ops.split(","), args.domain, Path(args.out), args.family, args.force)
+    except OnnxUnavailable as error:
+        raise UserError(f"`opspec import` reads onnx.defs: {error}") from None
     except OSError as error:
         raise UserError(f"cannot write to {error.filename or args.out}: {error.strerror or error}") from None
     except UnknownDomain as error:
@@ -151,6 +150,8 @@ def _import(args: argparse.Namespace) -> int:
         print(f"kept {path} (it exists; --force drafts it again, keeping its descriptions and bindings)")
     for name, reason in report.failed:
         print(f"opspec: {name}: {reason}", file=sys.stderr)
+    for note in report.notes:
+        print(f"opspec: note: {note}", file=sys.stderr)
     if report.without_rule:
         print(f"opspec: warning: no known inference rule for {', '.join(report.without_rule)}: drafted with "
               "`inference: null`; name a rule or write one (docs/rules.md lists them)", file=sys.stderr)

@@ -5,35 +5,56 @@ After :func:`register_with_onnx`, ``onnx.checker.check_model`` and
 runs opspec's rule for each of their nodes. :func:`deregister_from_onnx` undoes it.
 onnx is imported only by this module, and only when one of its functions is called::
 
-    opspec.register("build/example_ops")          # the op set, into opspec
+    opspec.register("my_ops")                      # the op set, into opspec
     onnx_bridge.register_with_onnx("com.example")  # and into onnx
+
+onnx 1.17 is the oldest release it works with. onnx 1.17 and 1.18 cannot run a Python
+inference function: there the schemas are registered without one, with an
+:class:`OnnxFeatureWarning` that says so (the checker knows the ops; onnx's inference
+leaves their outputs untyped).
 """
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any, Callable
 
 from opspec.runtime.defs import REGISTRY
 from opspec.runtime.inference.single_node import infer_node_outputs
+from opspec.runtime.onnx_features import OnnxFeatures, OnnxUnavailable, onnx_features
 from opspec.runtime.registry import Registry
 from opspec.runtime.schema import OpSchema
 
-__all__ = ["deregister_from_onnx", "register_with_onnx", "to_onnx_schema"]
+__all__ = ["OnnxFeatureWarning", "OnnxUnavailable", "deregister_from_onnx", "register_with_onnx",
+           "to_onnx_schema"]
 
 
-def register_with_onnx(domain: str, registry: Registry = REGISTRY) -> list[tuple[str, int, str]]:
+class OnnxFeatureWarning(UserWarning):
+    """The installed onnx lacks something the bridge would carry over; the rest still works."""
+
+
+def register_with_onnx(domain: str, registry: Registry = REGISTRY,
+                       features: OnnxFeatures | None = None) -> list[tuple[str, int, str]]:
     """Register every version of every operator of ``domain`` in onnx.
 
     Returns ``(op_type, since_version, domain)`` of each registered schema, the
-    arguments ``onnx.defs.deregister_schema`` takes.
+    arguments ``onnx.defs.deregister_schema`` takes. ``features`` defaults to what the
+    installed onnx offers; :class:`OnnxUnavailable` when onnx is missing or too old.
     """
+    features = features or onnx_features()
     defs = importlib.import_module("onnx.defs")
     node_domain = registry.canonical_domain(domain)
-    registered = []
+    registered, without_rule = [], False
     for op in registry.op_names(node_domain):
         for schema in registry.schemas_of(op, node_domain):
-            defs.register_schema(to_onnx_schema(schema))
+            defs.register_schema(to_onnx_schema(schema, features))
             registered.append((schema.name, schema.since_version, schema.domain))
+            without_rule |= schema.has_type_and_shape_inference_function and not features.python_inference
+    if without_rule:
+        warnings.warn(OnnxFeatureWarning(
+            f"onnx {features.version} cannot attach a Python inference function to a schema (onnx 1.19 and "
+            f"later can): onnx's checker knows the ops of {domain}, but onnx's shape inference leaves their "
+            "outputs untyped; opspec.infer_shapes infers them"), stacklevel=2)
     return registered
 
 
@@ -47,13 +68,18 @@ def deregister_from_onnx(domain: str, registry: Registry = REGISTRY) -> None:
                 defs.deregister_schema(schema.name, schema.since_version, schema.domain)
 
 
-def to_onnx_schema(schema: OpSchema) -> Any:
+def to_onnx_schema(schema: OpSchema, features: OnnxFeatures | None = None) -> Any:
     """An ``onnx.defs.OpSchema`` with ``schema``'s signature and its inference rule.
 
     Function bodies and the support level do not carry over: onnx's Python constructor
-    has no place for them.
+    has no place for them. Neither do the determinism and the rule where the installed
+    onnx (``features``) has no place for them either.
     """
+    features = features or onnx_features()
     defs = importlib.import_module("onnx.defs")
+    optional: dict[str, Any] = {}
+    if features.node_determinism:
+        optional["node_determinism"] = defs.OpSchema.NodeDeterminism.__members__[schema.node_determinism.name]
     built = defs.OpSchema(
         schema.name, schema.domain, schema.since_version, schema.doc,
         inputs=[_parameter(defs, p) for p in schema.inputs],
@@ -61,9 +87,9 @@ def to_onnx_schema(schema: OpSchema) -> Any:
         type_constraints=[(t.type_param_str, list(t.allowed_type_strs), t.description)
                           for t in schema.type_constraints],
         attributes=[_attribute(defs, a) for a in schema.attributes.values()],
-        node_determinism=defs.OpSchema.NodeDeterminism.__members__[schema.node_determinism.name],
+        **optional,
     )
-    if schema.has_type_and_shape_inference_function:
+    if schema.has_type_and_shape_inference_function and features.python_inference:
         built.set_type_and_shape_inference_function(_inference_function(schema))
     return built
 

@@ -1,5 +1,8 @@
 """Runs the onnx bridge on the example domain in a fresh process; prints one JSON report.
 
+With ``--without-python-inference`` the bridge is told the installed onnx cannot attach
+a Python inference function (as onnx 1.17 and 1.18 cannot), whatever onnx is installed.
+
 Used by test_bridge.py, in a child process so that a crash inside onnx shows as a
 failed test rather than taking pytest down, and so that registering the example domain
 does not leak into other tests.
@@ -8,12 +11,14 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 
 import onnx
 from onnx import TensorProto, helper
 
 import opspec
 from opspec import onnx_bridge
+from opspec.runtime.onnx_features import OnnxFeatures, onnx_features
 
 F = TensorProto.FLOAT
 
@@ -41,9 +46,18 @@ def outcome(action):
         return [type(error).__name__, str(error)]
 
 
-def main(package: str) -> None:
+def main(package: str, without_python_inference: bool = False) -> None:
     opspec.register(package)
-    report: dict[str, object] = {"registered": onnx_bridge.register_with_onnx("com.example")}
+    features = onnx_features()
+    if without_python_inference:
+        features = OnnxFeatures(features.version, features.node_determinism, python_inference=False)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        registered = onnx_bridge.register_with_onnx("com.example", features=features)
+    report: dict[str, object] = {
+        "registered": registered, "python_inference": features.python_inference,
+        "warnings": [f"{w.category.__name__}: {w.message}" for w in warned],
+    }
     add = helper.make_node("ScaledAdd", ["a", "b"], ["c"], domain="com.example", alpha=2.0)
     swish = helper.make_node("Swish", ["c"], ["y"], domain="com.example")
     good = model([add, swish], [("a", F, ["N", 3]), ("b", F, [1, 3])])
@@ -77,4 +91,4 @@ def main(package: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--without-python-inference" in sys.argv[2:])

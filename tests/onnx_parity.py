@@ -63,7 +63,8 @@ def differences(ours: Any, theirs: Any) -> list[str]:
     compare("type_constraint order", [t.type_param_str for t in ours.type_constraints],
             [t.type_param_str for t in theirs.type_constraints])
     compare("support_level", ours.support_level.name, theirs.support_level.name)
-    compare("node_determinism", ours.node_determinism.name, theirs.node_determinism.name)
+    if hasattr(theirs, "node_determinism"):  # onnx records it from 1.20 on
+        compare("node_determinism", ours.node_determinism.name, theirs.node_determinism.name)
     for field in ("has_function", "has_context_dependent_function"):
         compare(field, getattr(ours, field), getattr(theirs, field))
     compare("function_opset_versions", list(ours.function_opset_versions), list(theirs.function_opset_versions))

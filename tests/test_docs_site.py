@@ -2,7 +2,7 @@
 (command line, Python API, a sidebar per domain), lists, function bodies and the coverage matrix
 as a reader sees them; and, where a Chromium is installed, the key pages looked at in a headless
 browser (no sideways scroll at a desktop and a phone width, search order, the dark theme, nothing
-loaded from another host), with screenshots left in build/screenshots for a person to look at."""
+loaded from another host), with screenshots left in .build/screenshots for a person to look at."""
 from __future__ import annotations
 
 import argparse
@@ -32,7 +32,7 @@ from browser import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = DEFAULT_OUT / "docs"
-SCREENSHOTS = REPO / "build" / "screenshots"
+SCREENSHOTS = REPO / ".build" / "screenshots"
 _SVG = "{http://www.w3.org/2000/svg}"
 ATTENTION = "generated/onnxruntime/docs/com.microsoft/Attention.html"
 #: The pages looked at in the browser: the home page, an op page with a long signature, the

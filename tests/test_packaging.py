@@ -206,3 +206,60 @@ def test_the_readme_walkthrough_goes_from_the_wheel_to_a_tested_op_set_in_five_c
         assert (path.parent / schema).resolve().is_file()
         assert (path.parent / schema).resolve().parent == (work / "my_ops/opdefs/schema").resolve()
     assert (work / "my_ops/build/com_example/docs/com.example/MyGelu.md").is_file()
+
+
+#: Runs ``opspec`` with onnx made unimportable, as in an environment that never installed it.
+_WITHOUT_ONNX = "import sys; sys.modules['onnx'] = None; from opspec.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _small_model(path: Path) -> None:
+    """An Add model written with opspec's own IR classes: no onnx needed."""
+    from opspec.generated.opspec_ir_pb2 import ModelProto
+
+    model = ModelProto(ir_version=8)
+    model.opset_import.add(domain="", version=17)
+    graph = model.graph
+    graph.name = "g"
+    graph.node.add(op_type="Add", input=["a", "b"], output=["y"], name="add")
+    for info, name in ((graph.input.add(), "a"), (graph.input.add(), "b"), (graph.output.add(), "y")):
+        info.name = name
+        info.type.tensor_type.elem_type = 1
+        for dim in (2, 3):
+            info.type.tensor_type.shape.dim.add(dim_value=dim)
+    path.write_bytes(model.SerializeToString())
+
+
+def test_without_onnx_every_command_but_import_works(tmp_path):
+    model = tmp_path / "add.onnx"
+    _small_model(model)
+    commands = [["--version"], ["show", "Add"], ["check", str(model)], ["infer", str(model), "--quiet"],
+                ["convert", str(model), "--opset", "13", "-o", str(tmp_path / "add13.onnx")],
+                ["init", "--domain", "com.example", str(tmp_path / "tree")], ["schema-path", "op"],
+                ["generate", "--opdefs", str(REPO / "examples/custom_ops/opdefs"), "--out", str(tmp_path / "ops")]]
+    for command in commands:
+        done = subprocess.run([sys.executable, "-c", _WITHOUT_ONNX, *command], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_ONNX, "import", "--ops", "Relu", "--out",
+                           str(tmp_path / "drafts")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, "opspec: `opspec import` reads onnx.defs: this needs the onnx "
+                                                 "package: pip install 'onnx>=1.17'\n")
+
+
+def test_make_wheel_builds_it_and_no_scratch_folder_hides_the_build_package(built):
+    """`make wheel` from a fresh copy (the venv taken as made); afterwards no folder the builds
+    left in the checkout has a name Python could import, so ``python -m build`` run there finds
+    the installed package, or says it is not installed, never "'build' is a package"."""
+    wheel, _, _ = built
+    source = wheel.parent.parent
+    bin_folder = Path(sys.executable).parent
+    done = subprocess.run(["make", "-o", ".venv/.installed", "wheel", f"BIN={bin_folder}"], cwd=source,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [p.name for p in (source / "dist").glob("opspec-*.whl")] == [wheel.name]
+    left = {p.name for p in source.iterdir() if p.is_dir()} - set(_SOURCES) - {"dist"}  # dist: the wheel's home
+    assert left and not {name for name in left if name.isidentifier()}, left
+    found = subprocess.run([sys.executable, "-c", "import importlib.util as u; s = u.find_spec('build'); "
+                            "print(s and list(s.submodule_search_locations or [s.origin]))"],
+                           cwd=source, capture_output=True, text=True, check=True).stdout
+    assert str(source) not in found, found

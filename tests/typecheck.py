@@ -3,7 +3,7 @@
 On disk the package's parts are top-level folders (``codegen/``, ``runtime/``, ...) that
 setup.py installs as ``opspec.codegen``, ``opspec.runtime``, ...; a static tool reading the
 folders sees neither those names nor the imports between them. This script lays the installed
-layout out as links under ``build/typing/opspec/`` (each folder linked whole, so a new module is
+layout out as links under ``.build/typing/opspec/`` (each folder linked whole, so a new module is
 seen without a new link), runs mypy with the settings of pyproject.toml's ``[tool.mypy]`` (which
 reads that tree), and prints each finding with the path of the real file.
 
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TREE = REPO / "build" / "typing"
+TREE = REPO / ".build" / "typing"
 
 
 def package_folders() -> dict[str, str]:
