@@ -19,6 +19,10 @@ from typing import Iterator
 
 import pytest
 
+# The site is built by MkDocs and its theme, installed by the `docs` extra (not by the package alone).
+pytest.importorskip("mkdocs")
+pytest.importorskip("material")
+
 import opspec
 import opspec.onnxruntime as ort_ops
 from opspec.cli import _parser

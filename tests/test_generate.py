@@ -185,7 +185,7 @@ def test_a_damaged_or_unwritable_template_cache_only_costs_a_compilation(tmp_pat
     assert render._environment().get_template("changelog.md.j2")
 
 
-def test_a_valid_tree_compiles_without_the_full_schema_validator():
+def test_a_valid_tree_compiles_without_the_full_schema_validator(tmp_path):
     script = """
 import sys
 from opspec.codegen.compiler import compile_tree
@@ -194,7 +194,8 @@ compile_tree(DEFAULT_OPDEFS, warn=lambda warning: None)
 assert "jsonschema" not in sys.modules  # every file passes the compiled check: the full validator is not needed
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
+    # Run from a folder of its own: from the checkout's root, its source folders would hide an installed package.
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert result.stdout.strip() == "ok", result.stderr
 
 
