@@ -116,8 +116,8 @@ def test_the_input_model_is_never_changed():
     assert isinstance(opspec.convert_version(before, 13), bytes)
 
 
-@pytest.mark.parametrize("axis, rank, converts", [(-1, 3, True), (2, 3, True), (1, 3, False), (1, 2, True)])
-def test_softmax_converts_across_13_only_where_both_meanings_agree(axis, rank, converts):
+@pytest.mark.parametrize("axis, rank, converts", [(-1, 3, True), (2, 3, True), (1, 3, True), (1, 2, True)])
+def test_softmax_converts_across_13_for_every_axis(axis, rank, converts):
     shape = [2, 3, 4][:rank]
     model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
                    [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, shape)], 11)
@@ -380,3 +380,82 @@ def test_calls_in_deeply_nested_graphs_are_inlined():
             op_types.append(node.op_type)
             pending += [a.g for a in node.attribute if a.HasField("g")]
     assert "Twice" not in op_types and op_types.count("Add") == 2
+
+
+def _light_model(name):
+    """One of the small image classifiers onnx ships as test data (opset 9), weights seeded."""
+    from pathlib import Path
+
+    from convert_cases import runnable
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{name}.onnx"
+    if not path.exists():
+        pytest.skip(f"this onnx package has no {path.name}")
+    return _case(runnable(onnx.load(str(path))), name)
+
+
+@pytest.mark.parametrize("name", ["bvlc_alexnet", "squeezenet"])
+def test_onnx_light_classifiers_with_dropout_and_softmax_convert_up_as_onnx_does(name):
+    """Dropout 7's unused float mask is dropped; squeezenet's Softmax over axis 1 of a rank-4
+    value is flattened and reshaped back from 13."""
+    case = _light_model(name)
+    expected = baseline(case)
+    assert expected is not None
+    for target in (13, 17, 21):
+        assert judge(case, target, opspec_convert, expected).verdict == OK, target
+        assert judge(case, target, onnx_convert, expected).verdict == OK, target
+
+
+def _dropout_model(opset, mask_read):
+    nodes = [helper.make_node("Dropout", ["x"], ["d", "m"])]
+    outputs = [helper.make_tensor_value_info("d", F, [2, 3])]
+    if mask_read:
+        nodes.append(helper.make_node("Add", ["d", "m"] if opset < 10 else ["d", "mf"], ["y"]))
+        if opset >= 10:
+            nodes.insert(1, helper.make_node("Cast", ["m"], ["mf"], to=F))
+        outputs.append(helper.make_tensor_value_info("y", F, [2, 3]))
+    return _model(nodes, [helper.make_tensor_value_info("x", F, [2, 3])], outputs, opset)
+
+
+@pytest.mark.parametrize("mask_read", [False, True])
+def test_dropout_mask_changes_type_at_10_and_converts_both_ways(mask_read):
+    """Unused, the mask is dropped; read, across 10 it is cast to the type the model reads it as,
+    and across 12 (where its value outside training is first stated) refused."""
+    up = _dropout_model(9, mask_read)
+    for target in (10, 11) + (() if mask_read else (13, 21)):
+        assert _proven(_case(up), target).verdict == OK, target
+    converted = opspec.convert_version(up, 11)
+    dropout = next(node for node in converted.graph.node if node.op_type == "Dropout")
+    assert len(dropout.output) == (2 if mask_read else 1)
+    assert any(node.op_type == "Cast" for node in converted.graph.node) == mask_read
+    assert _proven(_case(_dropout_model(11, mask_read)), 7).verdict == OK
+    down = _dropout_model(13, mask_read)
+    for target in (11, 9, 7):
+        assert _proven(_case(down), target).verdict == (REFUSED if mask_read else OK), target
+    if mask_read:
+        assert "unstated" in convert(up, 13).refusals[0].reason
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+@pytest.mark.parametrize("opset", [9, 11])
+def test_softmax_over_a_middle_axis_is_flattened_going_up_and_transposed_going_down(op, opset):
+    shape = [2, 3, 2, 2]
+    model = _model([helper.make_node(op, ["x"], ["y"], axis=1)], [helper.make_tensor_value_info("x", F, shape)],
+                   [helper.make_tensor_value_info("y", F, shape)], opset)
+    for target in (13, 21):
+        assert _proven(_case(model), target).verdict == OK, target
+    ops = [node.op_type for node in opspec.convert_version(model, 13).graph.node]
+    assert ops == ["Shape", "Flatten", op, "Reshape"]
+    newer = _model([helper.make_node(op, ["x"], ["y"], axis=1)], [helper.make_tensor_value_info("x", F, shape)],
+                   [helper.make_tensor_value_info("y", F, shape)], 13)
+    for target in (11, 9):
+        assert _proven(_case(newer), target).verdict == OK, target
+    assert [node.op_type for node in opspec.convert_version(newer, 11).graph.node] == ["Transpose", op, "Transpose"]
+
+
+def test_softmax_of_unknown_rank_goes_up_but_not_down():
+    unknown = [helper.make_tensor_value_info("x", F, None)], [helper.make_tensor_value_info("y", F, None)]  # not run
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], *unknown, 11)
+    assert convert(model, 13).ok
+    (refusal,) = convert(_model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], *unknown, 13), 11).refusals
+    assert "rank is unknown" in refusal.reason
