@@ -459,3 +459,42 @@ def test_softmax_of_unknown_rank_goes_up_but_not_down():
     assert convert(model, 13).ok
     (refusal,) = convert(_model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], *unknown, 13), 11).refusals
     assert "rank is unknown" in refusal.reason
+
+
+@pytest.mark.parametrize("mode", [None, "bilinear", "nearest", "bicubic"])
+def test_grid_sample_modes_are_renamed_at_20_both_ways(mode):
+    modes = {"mode": mode} if mode else {}
+    model = _model([helper.make_node("GridSample", ["x", "grid"], ["y"], align_corners=1, **modes)],
+                   [helper.make_tensor_value_info("x", F, [1, 2, 4, 5]), helper.make_tensor_value_info("grid", F, [1, 3, 3, 2])],
+                   [helper.make_tensor_value_info("y", F, [1, 2, 3, 3])], 17)
+    for target in (20, 21):
+        assert _proven(_case(model), target).verdict == OK, target
+    up = opspec.convert_version(model, 21)
+    new_mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode or "bilinear", mode)
+    assert [a.s.decode() for a in up.graph.node[0].attribute if a.name == "mode"] in ([new_mode], [])
+    back = _model(list(up.graph.node), list(up.graph.input), list(up.graph.output), 21)
+    assert _proven(_case(back), 18).verdict == OK
+
+
+def test_grid_sample_of_a_volume_is_refused_below_20():
+    model = _model([helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear")],
+                   [helper.make_tensor_value_info("x", F, [1, 2, 4, 5, 6]),
+                    helper.make_tensor_value_info("grid", F, [1, 3, 3, 3, 3])],
+                   [helper.make_tensor_value_info("y", F, [1, 2, 3, 3, 3])], 21)
+    (refusal,) = convert(model, 18).refusals
+    assert "4-D inputs only" in refusal.reason
+
+
+@pytest.mark.parametrize("shape, converts", [([3, 4], True), ([3, -1], True), ([0, 12], False), (None, False)])
+def test_reshape_allowzero_is_dropped_below_14_where_the_shape_has_no_zero(shape, converts):
+    inputs = [helper.make_tensor_value_info("x", F, [2, 6])]
+    if shape is None:
+        inputs.append(helper.make_tensor_value_info("s", I64, [2]))
+    model = _model([helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)], inputs,
+                   [helper.make_tensor_value_info("y", F, ["A", "B"])], 18, [] if shape is None else [_ints("s", shape)])
+    if converts:
+        assert _proven(_case(model), 13).verdict == OK
+        assert not [a for a in opspec.convert_version(model, 13).graph.node[0].attribute if a.name == "allowzero"]
+    else:
+        (refusal,) = convert(model, 13).refusals
+        assert "allowzero" in refusal.reason

@@ -121,6 +121,40 @@ def dropout_mask(node: WorkNode, source: OpSchema, target: OpSchema, values: Gra
     return Surrounding(after=tuple(emit.nodes))
 
 
+_GRID_MODES = {"bilinear": "linear", "bicubic": "cubic"}
+
+
+def grid_modes(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """GridSample 20 renames ``bilinear`` and ``bicubic`` to ``linear`` and ``cubic`` and samples
+    any number of spatial axes: the mode is renamed, and going down only a 4-D input converts."""
+    up = target.since_version > source.since_version
+    names = _GRID_MODES if up else {new: old for old, new in _GRID_MODES.items()}
+    mode = node.value("mode")
+    if mode is None:
+        mode = source.attributes["mode"].default
+    if not up:
+        known = values.type_of(node.inputs[0])
+        if known is None or known.rank is None:
+            raise Refusal(f"GridSample {target.since_version} samples 4-D inputs only, and the input's rank is unknown")
+        if known.rank != 4:
+            raise Refusal(f"GridSample {target.since_version} samples 4-D inputs only, and the input is {known.rank}-D")
+    node.set("mode", AttrType.STRING, names.get(mode, mode))
+
+
+def shape_without_zero(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """Reshape 14 adds ``allowzero``, which changes only what a 0 in the shape means: below 14 it
+    is dropped where the shape is a constant without a 0, refused otherwise."""
+    if target.since_version > source.since_version or not node.value("allowzero"):
+        return
+    constant = values.values_of(node.inputs[1]) if len(node.inputs) > 1 else None
+    if constant is None:
+        raise Refusal("allowzero = 1, and the shape is computed at run time, so whether it holds a 0 "
+                      "(which older versions read as a copied dim) is unknown")
+    if 0 in constant[1]:
+        raise Refusal("allowzero = 1 and the shape holds a 0, which older versions read as a copied dim")
+    del node.attributes["allowzero"]
+
+
 def split_count(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
     """Split 18 adds ``num_outputs``: an equal split needs it, and it allows a smaller last chunk."""
     count = len(node.outputs)
@@ -278,4 +312,4 @@ def group_scale(node: WorkNode, source: OpSchema, target: OpSchema, values: Grap
         node.inputs[position] = values.add_constant(f"{node.outputs[0]}_{position}", elem, (len(laid),), laid)
 
 
-ADAPTERS: dict[str, Adapter] = {"dropout_mask": dropout_mask, "group_scale": group_scale, "resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
+ADAPTERS: dict[str, Adapter] = {"dropout_mask": dropout_mask, "grid_modes": grid_modes, "shape_without_zero": shape_without_zero, "group_scale": group_scale, "resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
