@@ -498,3 +498,20 @@ def test_reshape_allowzero_is_dropped_below_14_where_the_shape_has_no_zero(shape
     else:
         (refusal,) = convert(model, 13).refusals
         assert "allowzero" in refusal.reason
+
+
+def test_values_an_older_version_rejects_are_looked_for_only_going_down():
+    """Gather before 11 rejects negative indices, so indices computed at run time convert up;
+    going down they must be a constant without negatives."""
+    inputs = [helper.make_tensor_value_info("x", F, [4, 3]), helper.make_tensor_value_info("i", I64, [2])]
+    for opset in (9, 11):
+        model = _model([helper.make_node("Gather", ["x", "i"], ["y"])], inputs,
+                       [helper.make_tensor_value_info("y", F, [2, 3])], opset)
+        for target in (13, 21):
+            assert _proven(_case(model), target).verdict == OK, (opset, target)
+    (refusal,) = convert(model, 9).refusals
+    assert "must be a constant" in refusal.reason
+    negative = _model([helper.make_node("Gather", ["x", "i"], ["y"])], inputs[:1],
+                      [helper.make_tensor_value_info("y", F, [2, 3])], 13, [_ints("i", [-1, 0])])
+    (refusal,) = convert(negative, 9).refusals
+    assert "-1" in refusal.reason

@@ -71,10 +71,14 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
 
 
 def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues, up: bool) -> None:
-    """Refuse values the older version reads differently; negative axes are counted from the
-    front where the rank is known (``negative``: the first input's; ``negative_in_output``: the
-    output's, which has one axis more per entry)."""
+    """Refuse values the older version reads differently (a list of values: checked both ways).
+    Negative values (``negative``, ``negative_in_output``) are ones the older version rejects: a
+    valid older model has none, so only going down are they looked for, and there negative axes
+    are counted from the front where the rank is known (``negative``: the first input's;
+    ``negative_in_output``: the output's, which has one axis more per entry)."""
     for name, banned in newer.convert.get("new_values", {}).items():
+        if up and isinstance(banned, str):
+            continue
         found: list = []
         if name in node.attributes:
             value = node.value(name)
