@@ -515,3 +515,36 @@ def test_values_an_older_version_rejects_are_looked_for_only_going_down():
                       [helper.make_tensor_value_info("y", F, [2, 3])], 13, [_ints("i", [-1, 0])])
     (refusal,) = convert(negative, 9).refusals
     assert "-1" in refusal.reason
+
+
+def _pool(kernel, stride, pads, shape, opset):
+    return _model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[kernel] * 2, strides=[stride] * 2,
+                                    pads=pads, ceil_mode=1)],
+                  [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, list("NCHW"))], opset)
+
+
+@pytest.mark.parametrize("kernel, stride, end_pad, agree", [(3, 2, 1, True), (2, 2, 0, True), (3, 1, 2, True),
+                                                             (2, 2, 1, False), (3, 3, 1, False)])
+def test_pooling_with_ceil_mode_crosses_22_for_unknown_lengths_where_every_length_agrees(kernel, stride, end_pad, agree):
+    """The condition for unknown lengths is checked against the one for known lengths, length by length."""
+    from opspec.runtime.convert.adapters import ceil_window
+    from opspec.runtime.convert.values import GraphValues, ValueType
+    from opspec.runtime.convert.work_node import WorkNode
+    from opspec.runtime.ir import load_model
+
+    pads = [1, 1, end_pad, end_pad]
+    older, newer = opspec.get_schema("AveragePool", 19), opspec.get_schema("AveragePool", 22)
+
+    def converts(dims):
+        ours = load_model(_pool(kernel, stride, pads, [1, 1, 4, 4], 19)).model
+        values = GraphValues.of(ours.graph, {"x": ValueType(F, dims)}, None, True)
+        try:
+            ceil_window(WorkNode.of(ours.graph.node[0]), older, newer, values)
+        except Exception:  # noqa: BLE001 - a refusal
+            return False
+        return True
+
+    every_length = all(converts((1, 1, length, length)) for length in range(kernel, kernel + 3 * stride + 1))
+    assert converts((1, 1, None, None)) == every_length == agree
+    model = _pool(kernel, stride, pads, [1, 1, "H", "W"], 19)
+    assert _proven(_case(model), 22).verdict == (OK if agree else REFUSED)

@@ -209,24 +209,35 @@ def empty_roi(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphV
 
 def ceil_window(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
     """Pooling 22 drops a last window that ``ceil_mode`` would start in the end padding; older
-    versions keep it. The two agree when no such window exists, which known dims show."""
+    versions keep it. The two agree when no such window exists: for a known length, when the
+    last window starts inside; for any length, when ``end pad + stride - 1 <= dilation * (kernel - 1)``.
+
+    The last window starts at ``ceil(span / stride) * stride``, with ``span = length + pads -
+    dilation * (kernel - 1) - 1``, which is at most ``span + stride - 1`` and reaches it for some
+    length; it lies before the end padding (``< length + begin pad``) for every length exactly
+    when the condition holds.
+    """
     if not node.value("ceil_mode"):
         return
     auto_pad = node.value("auto_pad") or "NOTSET"
     known = values.type_of(node.inputs[0])
     kernel = node.value("kernel_shape")
-    if auto_pad not in ("NOTSET", "VALID") or known is None or known.dims is None or kernel is None:
+    if auto_pad not in ("NOTSET", "VALID") or kernel is None:
         raise Refusal("with ceil_mode the versions differ where a last window starts in the padding, "
-                      "and the input's dims or padding are not known")
+                      "and the padding is not known")
     count = len(kernel)
-    spatial = known.dims[2:]
+    spatial = list(known.dims[2:]) if known is not None and known.dims is not None else [None] * count
     strides = node.value("strides") or [1] * count
     dilations = node.value("dilations") or [1] * count
     pads = node.value("pads") if auto_pad == "NOTSET" and node.value("pads") else [0] * (2 * count)
     for axis, size in enumerate(spatial):
+        reach = dilations[axis] * (kernel[axis] - 1)
         if size is None:
-            raise Refusal(f"with ceil_mode the versions can differ, and spatial axis {axis} has no known length")
-        span = size + pads[axis] + pads[axis + count] - dilations[axis] * (kernel[axis] - 1) - 1
+            if pads[axis + count] + strides[axis] - 1 > reach:
+                raise Refusal(f"with ceil_mode the versions differ for some lengths of spatial axis {axis}, "
+                              f"whose length is unknown")
+            continue
+        span = size + pads[axis] + pads[axis + count] - reach - 1
         windows = -(-span // strides[axis]) + 1
         if (windows - 1) * strides[axis] >= size + pads[axis]:
             raise Refusal(f"with ceil_mode the last window along spatial axis {axis} starts in the padding, "
