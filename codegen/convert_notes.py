@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def _adapter(name: str) -> str:
     from opspec.runtime.convert.adapters import ADAPTERS
 
-    summary = (ADAPTERS[name].__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    summary = " ".join((ADAPTERS[name].__doc__ or "").strip().split("\n\n")[0].split())
     return f"rewritten by the `{name}` adapter ({summary.rstrip('.')})"
 
 

@@ -116,8 +116,8 @@ def test_the_input_model_is_never_changed():
     assert isinstance(opspec.convert_version(before, 13), bytes)
 
 
-@pytest.mark.parametrize("axis, rank, converts", [(-1, 3, True), (2, 3, True), (1, 3, False), (1, 2, True)])
-def test_softmax_converts_across_13_only_where_both_meanings_agree(axis, rank, converts):
+@pytest.mark.parametrize("axis, rank, converts", [(-1, 3, True), (2, 3, True), (1, 3, True), (1, 2, True)])
+def test_softmax_converts_across_13_for_every_axis(axis, rank, converts):
     shape = [2, 3, 4][:rank]
     model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
                    [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, shape)], 11)
@@ -380,3 +380,171 @@ def test_calls_in_deeply_nested_graphs_are_inlined():
             op_types.append(node.op_type)
             pending += [a.g for a in node.attribute if a.HasField("g")]
     assert "Twice" not in op_types and op_types.count("Add") == 2
+
+
+def _light_model(name):
+    """One of the small image classifiers onnx ships as test data (opset 9), weights seeded."""
+    from pathlib import Path
+
+    from convert_cases import runnable
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{name}.onnx"
+    if not path.exists():
+        pytest.skip(f"this onnx package has no {path.name}")
+    return _case(runnable(onnx.load(str(path))), name)
+
+
+@pytest.mark.parametrize("name", ["bvlc_alexnet", "squeezenet"])
+def test_onnx_light_classifiers_with_dropout_and_softmax_convert_up_as_onnx_does(name):
+    """Dropout 7's unused float mask is dropped; squeezenet's Softmax over axis 1 of a rank-4
+    value is flattened and reshaped back from 13."""
+    case = _light_model(name)
+    expected = baseline(case)
+    assert expected is not None
+    for target in (13, 17, 21):
+        assert judge(case, target, opspec_convert, expected).verdict == OK, target
+        assert judge(case, target, onnx_convert, expected).verdict == OK, target
+
+
+def _dropout_model(opset, mask_read):
+    nodes = [helper.make_node("Dropout", ["x"], ["d", "m"])]
+    outputs = [helper.make_tensor_value_info("d", F, [2, 3])]
+    if mask_read:
+        nodes.append(helper.make_node("Add", ["d", "m"] if opset < 10 else ["d", "mf"], ["y"]))
+        if opset >= 10:
+            nodes.insert(1, helper.make_node("Cast", ["m"], ["mf"], to=F))
+        outputs.append(helper.make_tensor_value_info("y", F, [2, 3]))
+    return _model(nodes, [helper.make_tensor_value_info("x", F, [2, 3])], outputs, opset)
+
+
+@pytest.mark.parametrize("mask_read", [False, True])
+def test_dropout_mask_changes_type_at_10_and_converts_both_ways(mask_read):
+    """Unused, the mask is dropped; read, across 10 it is cast to the type the model reads it as,
+    and across 12 (where its value outside training is first stated) refused."""
+    up = _dropout_model(9, mask_read)
+    for target in (10, 11) + (() if mask_read else (13, 21)):
+        assert _proven(_case(up), target).verdict == OK, target
+    converted = opspec.convert_version(up, 11)
+    dropout = next(node for node in converted.graph.node if node.op_type == "Dropout")
+    assert len(dropout.output) == (2 if mask_read else 1)
+    assert any(node.op_type == "Cast" for node in converted.graph.node) == mask_read
+    assert _proven(_case(_dropout_model(11, mask_read)), 7).verdict == OK
+    down = _dropout_model(13, mask_read)
+    for target in (11, 9, 7):
+        assert _proven(_case(down), target).verdict == (REFUSED if mask_read else OK), target
+    if mask_read:
+        assert "unstated" in convert(up, 13).refusals[0].reason
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+@pytest.mark.parametrize("opset", [9, 11])
+def test_softmax_over_a_middle_axis_is_flattened_going_up_and_transposed_going_down(op, opset):
+    shape = [2, 3, 2, 2]
+    model = _model([helper.make_node(op, ["x"], ["y"], axis=1)], [helper.make_tensor_value_info("x", F, shape)],
+                   [helper.make_tensor_value_info("y", F, shape)], opset)
+    for target in (13, 21):
+        assert _proven(_case(model), target).verdict == OK, target
+    ops = [node.op_type for node in opspec.convert_version(model, 13).graph.node]
+    assert ops == ["Shape", "Flatten", op, "Reshape"]
+    newer = _model([helper.make_node(op, ["x"], ["y"], axis=1)], [helper.make_tensor_value_info("x", F, shape)],
+                   [helper.make_tensor_value_info("y", F, shape)], 13)
+    for target in (11, 9):
+        assert _proven(_case(newer), target).verdict == OK, target
+    assert [node.op_type for node in opspec.convert_version(newer, 11).graph.node] == ["Transpose", op, "Transpose"]
+
+
+def test_softmax_of_unknown_rank_goes_up_but_not_down():
+    unknown = [helper.make_tensor_value_info("x", F, None)], [helper.make_tensor_value_info("y", F, None)]  # not run
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], *unknown, 11)
+    assert convert(model, 13).ok
+    (refusal,) = convert(_model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], *unknown, 13), 11).refusals
+    assert "rank is unknown" in refusal.reason
+
+
+@pytest.mark.parametrize("mode", [None, "bilinear", "nearest", "bicubic"])
+def test_grid_sample_modes_are_renamed_at_20_both_ways(mode):
+    modes = {"mode": mode} if mode else {}
+    model = _model([helper.make_node("GridSample", ["x", "grid"], ["y"], align_corners=1, **modes)],
+                   [helper.make_tensor_value_info("x", F, [1, 2, 4, 5]), helper.make_tensor_value_info("grid", F, [1, 3, 3, 2])],
+                   [helper.make_tensor_value_info("y", F, [1, 2, 3, 3])], 17)
+    for target in (20, 21):
+        assert _proven(_case(model), target).verdict == OK, target
+    up = opspec.convert_version(model, 21)
+    new_mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode or "bilinear", mode)
+    assert [a.s.decode() for a in up.graph.node[0].attribute if a.name == "mode"] in ([new_mode], [])
+    back = _model(list(up.graph.node), list(up.graph.input), list(up.graph.output), 21)
+    assert _proven(_case(back), 18).verdict == OK
+
+
+def test_grid_sample_of_a_volume_is_refused_below_20():
+    model = _model([helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear")],
+                   [helper.make_tensor_value_info("x", F, [1, 2, 4, 5, 6]),
+                    helper.make_tensor_value_info("grid", F, [1, 3, 3, 3, 3])],
+                   [helper.make_tensor_value_info("y", F, [1, 2, 3, 3, 3])], 21)
+    (refusal,) = convert(model, 18).refusals
+    assert "4-D inputs only" in refusal.reason
+
+
+@pytest.mark.parametrize("shape, converts", [([3, 4], True), ([3, -1], True), ([0, 12], False), (None, False)])
+def test_reshape_allowzero_is_dropped_below_14_where_the_shape_has_no_zero(shape, converts):
+    inputs = [helper.make_tensor_value_info("x", F, [2, 6])]
+    if shape is None:
+        inputs.append(helper.make_tensor_value_info("s", I64, [2]))
+    model = _model([helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)], inputs,
+                   [helper.make_tensor_value_info("y", F, ["A", "B"])], 18, [] if shape is None else [_ints("s", shape)])
+    if converts:
+        assert _proven(_case(model), 13).verdict == OK
+        assert not [a for a in opspec.convert_version(model, 13).graph.node[0].attribute if a.name == "allowzero"]
+    else:
+        (refusal,) = convert(model, 13).refusals
+        assert "allowzero" in refusal.reason
+
+
+def test_values_an_older_version_rejects_are_looked_for_only_going_down():
+    """Gather before 11 rejects negative indices, so indices computed at run time convert up;
+    going down they must be a constant without negatives."""
+    inputs = [helper.make_tensor_value_info("x", F, [4, 3]), helper.make_tensor_value_info("i", I64, [2])]
+    for opset in (9, 11):
+        model = _model([helper.make_node("Gather", ["x", "i"], ["y"])], inputs,
+                       [helper.make_tensor_value_info("y", F, [2, 3])], opset)
+        for target in (13, 21):
+            assert _proven(_case(model), target).verdict == OK, (opset, target)
+    (refusal,) = convert(model, 9).refusals
+    assert "must be a constant" in refusal.reason
+    negative = _model([helper.make_node("Gather", ["x", "i"], ["y"])], inputs[:1],
+                      [helper.make_tensor_value_info("y", F, [2, 3])], 13, [_ints("i", [-1, 0])])
+    (refusal,) = convert(negative, 9).refusals
+    assert "-1" in refusal.reason
+
+
+def _pool(kernel, stride, pads, shape, opset):
+    return _model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[kernel] * 2, strides=[stride] * 2,
+                                    pads=pads, ceil_mode=1)],
+                  [helper.make_tensor_value_info("x", F, shape)], [helper.make_tensor_value_info("y", F, list("NCHW"))], opset)
+
+
+@pytest.mark.parametrize("kernel, stride, end_pad, agree", [(3, 2, 1, True), (2, 2, 0, True), (3, 1, 2, True),
+                                                             (2, 2, 1, False), (3, 3, 1, False)])
+def test_pooling_with_ceil_mode_crosses_22_for_unknown_lengths_where_every_length_agrees(kernel, stride, end_pad, agree):
+    """The condition for unknown lengths is checked against the one for known lengths, length by length."""
+    from opspec.runtime.convert.adapters import ceil_window
+    from opspec.runtime.convert.values import GraphValues, ValueType
+    from opspec.runtime.convert.work_node import WorkNode
+    from opspec.runtime.ir import load_model
+
+    pads = [1, 1, end_pad, end_pad]
+    older, newer = opspec.get_schema("AveragePool", 19), opspec.get_schema("AveragePool", 22)
+
+    def converts(dims):
+        ours = load_model(_pool(kernel, stride, pads, [1, 1, 4, 4], 19)).model
+        values = GraphValues.of(ours.graph, {"x": ValueType(F, dims)}, None, True)
+        try:
+            ceil_window(WorkNode.of(ours.graph.node[0]), older, newer, values)
+        except Exception:  # noqa: BLE001 - a refusal
+            return False
+        return True
+
+    every_length = all(converts((1, 1, length, length)) for length in range(kernel, kernel + 3 * stride + 1))
+    assert converts((1, 1, None, None)) == every_length == agree
+    model = _pool(kernel, stride, pads, [1, 1, "H", "W"], 19)
+    assert _proven(_case(model), 22).verdict == (OK if agree else REFUSED)

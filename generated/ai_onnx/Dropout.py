@@ -240,6 +240,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
         line=30,
+        convert=MappingProxyType({
+            'by': 'dropout_mask',
+        }),
     ),
     OpSchema(
         name='Dropout',
@@ -292,9 +295,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='breaking',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=38,
+        line=39,
         convert=MappingProxyType({
-            'by': 'signature',
+            'by': 'dropout_mask',
         }),
     ),
     OpSchema(
@@ -353,7 +356,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=53,
+        line=54,
     ),
     OpSchema(
         name='Dropout',
@@ -415,6 +418,6 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=63,
+        line=64,
     ),
 )

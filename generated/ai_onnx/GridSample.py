@@ -153,6 +153,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/GridSample.yaml',
         line=24,
+        convert=MappingProxyType({
+            'by': 'grid_modes',
+        }),
     ),
     OpSchema(
         name='GridSample',
@@ -211,6 +214,6 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/GridSample.yaml',
-        line=27,
+        line=28,
     ),
 )

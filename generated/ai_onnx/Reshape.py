@@ -218,6 +218,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
         line=40,
+        convert=MappingProxyType({
+            'by': 'shape_without_zero',
+        }),
     ),
     OpSchema(
         name='Reshape',
@@ -263,7 +266,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
-        line=43,
+        line=44,
     ),
     OpSchema(
         name='Reshape',
@@ -309,7 +312,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
-        line=46,
+        line=47,
     ),
     OpSchema(
         name='Reshape',
@@ -355,7 +358,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
-        line=49,
+        line=50,
     ),
     OpSchema(
         name='Reshape',
@@ -401,7 +404,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
-        line=52,
+        line=53,
     ),
     OpSchema(
         name='Reshape',
@@ -447,6 +450,6 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Reshape.yaml',
-        line=55,
+        line=56,
     ),
 )

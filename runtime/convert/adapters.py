@@ -1,34 +1,158 @@
 """Version steps that data cannot describe, by the name a version's ``convert: by`` gives.
 
 Each adapter brings the node to a form the computed signature step then finishes, or
-raises :class:`Refusal`; one that returns True has done the whole step itself. It
+raises :class:`Refusal`; one that returns True has done the whole step itself, one that
+returns a :class:`Surrounding` has written nodes around the node (the step still finishes it). It
 receives the node, the schema it leaves and the adjacent schema it goes to.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from opspec.runtime.convert.values import CONSTANT_FORMS, GraphValues, Refusal, make_tensor
-from opspec.runtime.convert.work_node import WorkNode, make_attribute
+from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.convert.emitter import Emitter
+from opspec.runtime.convert.values import CONSTANT_FORMS, GraphValues, Refusal, ValueType, make_tensor
+from opspec.runtime.convert.work_node import Surrounding, WorkNode, make_attribute
 from opspec.runtime.schema import AttrType, OpSchema
 
-Adapter = Callable[[WorkNode, OpSchema, OpSchema, GraphValues], "bool | None"]
+Adapter = Callable[[WorkNode, OpSchema, OpSchema, GraphValues], "bool | Surrounding | None"]
 
 
-def last_axis(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+def last_axis(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> Surrounding | None:
     """Softmax, LogSoftmax, Hardmax: before version 13 ``axis`` splits a 2-D view, from 13 it
-    names the one axis normalized. The two agree when ``axis`` is the last axis."""
+    names the one axis normalized; where it is not the last axis, the node works on the input
+    flattened at ``axis`` going up, and with the axis moved last going down (refused where the
+    rank is unknown).
+
+    The two meanings agree when ``axis`` is the last axis, and then only the attribute changes.
+    Flatten, normalize, Reshape to the input's shape is the older meaning in the newer opset;
+    Transpose the axis last, normalize it, Transpose back is the newer meaning in the older one.
+    """
+    up = target.since_version > source.since_version
     known = values.type_of(node.inputs[0])
-    if known is None or known.rank is None:
-        raise Refusal("the input's rank is unknown, so whether 'axis' is the last axis is unknown")
     axis = node.value("axis")
     if axis is None:
         axis = source.attributes["axis"].default
-    rank = known.rank
-    if not -rank <= axis < max(rank, 1) or axis % max(rank, 1) != max(rank, 1) - 1:
-        raise Refusal(f"axis {axis} is not the last axis of a rank-{rank} input, where versions "
-                      f"{source.since_version} and {target.since_version} differ")
-    node.set("axis", AttrType.INT, -1 if target.since_version >= 11 else rank - 1)
+    if known is None or known.rank is None:
+        if up:
+            return _flattened(node, axis, values)
+        raise Refusal("the input's rank is unknown, so the axis cannot be moved last for the older version")
+    rank = max(known.rank, 1)
+    if not -rank <= axis < rank:
+        raise Refusal(f"axis {axis} is outside a rank-{known.rank} input")
+    if axis % rank == rank - 1:
+        node.set("axis", AttrType.INT, -1 if target.since_version >= 11 else rank - 1)
+        return None
+    if up:
+        return _flattened(node, axis, values)
+    return _moved_last(node, axis % rank, rank, values)
+
+
+def _renamed_output(node: WorkNode, values: GraphValues, index: int = 0) -> tuple[str, str]:
+    """Give the node's output ``index`` a fresh name: ``(the model's name, the fresh one)``."""
+    given = node.outputs[index]
+    fresh = values.fresh(f"{given}_inner")
+    node.outputs[index] = fresh
+    return given, fresh
+
+
+def _typed(values: GraphValues, name: str, elem: int | None, rank: int | None) -> None:
+    if elem is not None:
+        values.types[name] = ValueType(elem, None if rank is None else (None,) * rank)
+
+
+def _flattened(node: WorkNode, axis: int, values: GraphValues) -> Surrounding:
+    known = values.type_of(node.inputs[0])
+    elem = known.elem if known is not None else None
+    emit = Emitter(node, values)
+    shape = emit("Shape", node.inputs[0])
+    flat = emit("Flatten", node.inputs[0], axis=axis)
+    before = tuple(emit.nodes)
+    given, fresh = _renamed_output(node, values)
+    node.inputs[0] = flat
+    node.set("axis", AttrType.INT, 1)
+    _typed(values, flat, elem, 2)
+    _typed(values, fresh, elem, 2)
+    emit("Reshape", fresh, shape, out=given)
+    return Surrounding(before, tuple(emit.nodes[len(before):]))
+
+
+def _moved_last(node: WorkNode, axis: int, rank: int, values: GraphValues) -> Surrounding:
+    known = values.type_of(node.inputs[0])
+    order = [index for index in range(rank) if index != axis] + [axis]
+    back = [order.index(index) for index in range(rank)]
+    emit = Emitter(node, values)
+    moved = emit("Transpose", node.inputs[0], perm=order)
+    before = tuple(emit.nodes)
+    given, fresh = _renamed_output(node, values)
+    node.inputs[0] = moved
+    node.set("axis", AttrType.INT, rank - 1)
+    _typed(values, moved, known.elem if known is not None else None, rank)
+    _typed(values, fresh, known.elem if known is not None else None, rank)
+    emit("Transpose", fresh, out=given, perm=back)
+    return Surrounding(before, tuple(emit.nodes[len(before):]))
+
+
+def dropout_mask(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> Surrounding | None:
+    """Dropout's ``mask``: one nothing reads is dropped; across version 10 (a boolean mask where
+    7 has the data's type) one that is read is cast to the type the model reads; across 12 one
+    that is read is refused.
+
+    Version 12 states that the mask is all true when nothing is dropped; older versions leave
+    its value outside training unstated (onnxruntime gives all false), so a read mask would
+    change meaning there.
+    """
+    if len(node.outputs) < 2 or not node.outputs[1]:
+        return None
+    if not values.is_used(node.outputs[1]):
+        del node.outputs[1:]
+        return None
+    if max(source.since_version, target.since_version) >= 12:
+        raise Refusal("the mask output is read, and versions before 12 leave its value outside training unstated")
+    known = values.type_of(node.inputs[0])
+    if known is None:
+        raise Refusal("the mask output is read, and the data's element type, which the older mask has, is unknown")
+    up = target.since_version > source.since_version
+    shape = values.type_of(node.outputs[1])
+    given, fresh = _renamed_output(node, values, 1)
+    _typed(values, fresh, ELEMENT_TYPES["bool"] if up else known.elem, shape.rank if shape is not None else None)
+    emit = Emitter(node, values)
+    emit("Cast", fresh, out=given, to=known.elem if up else ELEMENT_TYPES["bool"])
+    return Surrounding(after=tuple(emit.nodes))
+
+
+_GRID_MODES = {"bilinear": "linear", "bicubic": "cubic"}
+
+
+def grid_modes(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """GridSample 20 renames ``bilinear`` and ``bicubic`` to ``linear`` and ``cubic`` and samples
+    any number of spatial axes: the mode is renamed, and going down only a 4-D input converts."""
+    up = target.since_version > source.since_version
+    names = _GRID_MODES if up else {new: old for old, new in _GRID_MODES.items()}
+    mode = node.value("mode")
+    if mode is None:
+        mode = source.attributes["mode"].default
+    if not up:
+        known = values.type_of(node.inputs[0])
+        if known is None or known.rank is None:
+            raise Refusal(f"GridSample {target.since_version} samples 4-D inputs only, and the input's rank is unknown")
+        if known.rank != 4:
+            raise Refusal(f"GridSample {target.since_version} samples 4-D inputs only, and the input is {known.rank}-D")
+    node.set("mode", AttrType.STRING, names.get(mode, mode))
+
+
+def shape_without_zero(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
+    """Reshape 14 adds ``allowzero``, which changes only what a 0 in the shape means: below 14 it
+    is dropped where the shape is a constant without a 0, refused otherwise."""
+    if target.since_version > source.since_version or not node.value("allowzero"):
+        return
+    constant = values.values_of(node.inputs[1]) if len(node.inputs) > 1 else None
+    if constant is None:
+        raise Refusal("allowzero = 1, and the shape is computed at run time, so whether it holds a 0 "
+                      "(which older versions read as a copied dim) is unknown")
+    if 0 in constant[1]:
+        raise Refusal("allowzero = 1 and the shape holds a 0, which older versions read as a copied dim")
+    del node.attributes["allowzero"]
 
 
 def split_count(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
@@ -85,24 +209,35 @@ def empty_roi(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphV
 
 def ceil_window(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
     """Pooling 22 drops a last window that ``ceil_mode`` would start in the end padding; older
-    versions keep it. The two agree when no such window exists, which known dims show."""
+    versions keep it. The two agree when no such window exists: for a known length, when the
+    last window starts inside; for any length, when ``end pad + stride - 1 <= dilation * (kernel - 1)``.
+
+    The last window starts at ``ceil(span / stride) * stride``, with ``span = length + pads -
+    dilation * (kernel - 1) - 1``, which is at most ``span + stride - 1`` and reaches it for some
+    length; it lies before the end padding (``< length + begin pad``) for every length exactly
+    when the condition holds.
+    """
     if not node.value("ceil_mode"):
         return
     auto_pad = node.value("auto_pad") or "NOTSET"
     known = values.type_of(node.inputs[0])
     kernel = node.value("kernel_shape")
-    if auto_pad not in ("NOTSET", "VALID") or known is None or known.dims is None or kernel is None:
+    if auto_pad not in ("NOTSET", "VALID") or kernel is None:
         raise Refusal("with ceil_mode the versions differ where a last window starts in the padding, "
-                      "and the input's dims or padding are not known")
+                      "and the padding is not known")
     count = len(kernel)
-    spatial = known.dims[2:]
+    spatial = list(known.dims[2:]) if known is not None and known.dims is not None else [None] * count
     strides = node.value("strides") or [1] * count
     dilations = node.value("dilations") or [1] * count
     pads = node.value("pads") if auto_pad == "NOTSET" and node.value("pads") else [0] * (2 * count)
     for axis, size in enumerate(spatial):
+        reach = dilations[axis] * (kernel[axis] - 1)
         if size is None:
-            raise Refusal(f"with ceil_mode the versions can differ, and spatial axis {axis} has no known length")
-        span = size + pads[axis] + pads[axis + count] - dilations[axis] * (kernel[axis] - 1) - 1
+            if pads[axis + count] + strides[axis] - 1 > reach:
+                raise Refusal(f"with ceil_mode the versions differ for some lengths of spatial axis {axis}, "
+                              f"whose length is unknown")
+            continue
+        span = size + pads[axis] + pads[axis + count] - reach - 1
         windows = -(-span // strides[axis]) + 1
         if (windows - 1) * strides[axis] >= size + pads[axis]:
             raise Refusal(f"with ceil_mode the last window along spatial axis {axis} starts in the padding, "
@@ -188,4 +323,4 @@ def group_scale(node: WorkNode, source: OpSchema, target: OpSchema, values: Grap
         node.inputs[position] = values.add_constant(f"{node.outputs[0]}_{position}", elem, (len(laid),), laid)
 
 
-ADAPTERS: dict[str, Adapter] = {"group_scale": group_scale, "resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
+ADAPTERS: dict[str, Adapter] = {"dropout_mask": dropout_mask, "grid_modes": grid_modes, "shape_without_zero": shape_without_zero, "group_scale": group_scale, "resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}

@@ -23,6 +23,7 @@ class Emitter:
 
     def __call__(self, op: str, *inputs: str, out: str | None = None, **attributes) -> str:
         result = out or self.values.fresh(f"{self.node.outputs[0]}_{op.lower()}")
+        self.values.read.update(inputs)
         work = WorkNode(op, "", f"{self.node.name}_{len(self.nodes)}" if self.node.name else "",
                         list(inputs), [result])
         for name, value in attributes.items():

@@ -46,16 +46,22 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
     successor = next((index for index, version in enumerate(chain) if index and version.deprecated), None)
     if target_opset > source_opset and successor is not None and "replaced_by" in chain[successor].convert:
         replaced_at = chain[successor].since_version
-        before = convert_node(node, source_opset, replaced_at - 1, values, depth)
+        prior = convert_node(node, source_opset, replaced_at - 1, values, depth)
+        place = next(index for index, written in enumerate(prior) if written is node)
         node.op_type = chain[successor].convert["replaced_by"]
-        return before[:-1] + convert_node(node, replaced_at, target_opset, values, depth)
+        return prior[:place] + convert_node(node, replaced_at, target_opset, values, depth) + prior[place + 1:]
     first_problem: Refusal | None = None
     if chain:
         saved = (list(node.inputs), list(node.outputs), dict(node.attributes), len(values.added))
         try:
+            before: list[WorkNode] = []
+            after: list[WorkNode] = []
             for older, newer in zip(chain, chain[1:]):
-                run_step(node, older, newer, values)
-            return [node]
+                around = run_step(node, older, newer, values)
+                opset = newer.since_version
+                before += _written_at(around.before, opset, target_opset, values, depth)
+                after[:0] = _written_at(around.after, opset, target_opset, values, depth)
+            return [*before, node, *after]
         except Refusal as problem:
             first_problem = problem
             node.inputs, node.outputs, node.attributes = list(saved[0]), list(saved[1]), dict(saved[2])
@@ -64,16 +70,25 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
         raise first_problem or Refusal(f"opset {target_opset} has no operator {node.op_type}")
     try:
         body_opset, body = expand(node, schema, target_opset, values)
-        converted: list[WorkNode] = []
-        for inner in body:
-            inner_schema = _schema(inner.op_type, body_opset)
-            if inner_schema is not None:
-                check_types(inner, inner_schema, values)
-                values.learn(inner.message(), inner_schema)
-            converted += convert_node(inner, body_opset, target_opset, values, depth + 1)
+        converted = _written_at(body, body_opset, target_opset, values, depth)
     except Refusal as problem:
         if first_problem is not None:
             raise first_problem from None
         raise Refusal(f"opset {target_opset} has no {node.op_type}, and its body cannot be expanded there: "
                       f"{problem}") from None
+    return converted
+
+
+def _written_at(nodes: tuple[WorkNode, ...] | list[WorkNode], opset: int, target_opset: int, values: GraphValues,
+                depth: int) -> list[WorkNode]:
+    """``nodes``, written for ``opset``, converted to ``target_opset`` in order."""
+    if nodes and depth >= _MAX_DEPTH:
+        raise Refusal("conversion writes nodes nested too deep")
+    converted: list[WorkNode] = []
+    for inner in nodes:
+        inner_schema = _schema(inner.op_type, opset)
+        if inner_schema is not None:
+            check_types(inner, inner_schema, values)
+            values.learn(inner.message(), inner_schema)
+        converted += convert_node(inner, opset, target_opset, values, depth + 1)
     return converted

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from opspec.runtime.convert.values import GraphValues, Refusal, ValueType
-from opspec.runtime.convert.work_node import WorkNode, bind_formals
+from opspec.runtime.convert.work_node import Surrounding, WorkNode, bind_formals
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.schema import Attribute, AttrType, FormalParameter, FormalParameterOption, OpSchema
 from opspec.runtime.types import formal_type_string, is_type_string
@@ -40,8 +40,9 @@ def moved_attributes(older: OpSchema, newer: OpSchema) -> dict[str, tuple[str, t
     return moved
 
 
-def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
-    """Rewrite ``node`` from ``source`` to the adjacent version ``target``, or raise :class:`Refusal`."""
+def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> Surrounding:
+    """Rewrite ``node`` from ``source`` to the adjacent version ``target``, or raise :class:`Refusal`;
+    returns the nodes an adapter wrote around it (for opset ``target.since_version``)."""
     up = target.since_version > source.since_version
     older, newer = (source, target) if up else (target, source)
     how = newer.convert.get("by")
@@ -51,24 +52,33 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
     if how is None and newer.change_class == "breaking":
         raise Refusal(f"{newer.name} changes meaning between versions {older.since_version} and "
                       f"{newer.since_version} in a way no conversion is declared for")
-    _check_new_values(node, newer, values)
+    _check_new_values(node, newer, values, up)
     if not up:
         if how is None and newer.change_class == "semantic" and "new_values" not in newer.convert:
             raise Refusal(f"{newer.name} {newer.since_version} means something version {older.since_version} "
                           f"does not, and no conversion down is declared ({where})")
+    around = Surrounding()
     if how not in (None, "signature"):
         from opspec.runtime.convert.adapters import ADAPTERS
 
-        if ADAPTERS[how](node, source, target, values):
-            return
+        done = ADAPTERS[how](node, source, target, values)
+        if done is True:
+            return around
+        if isinstance(done, Surrounding):
+            around = done
     _signature(node, source, target, values, moved_attributes(older, newer), up)
+    return around
 
 
-def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues) -> None:
-    """Refuse values the older version reads differently; negative axes are counted from the
-    front where the rank is known (``negative``: the first input's; ``negative_in_output``: the
-    output's, which has one axis more per entry)."""
+def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues, up: bool) -> None:
+    """Refuse values the older version reads differently (a list of values: checked both ways).
+    Negative values (``negative``, ``negative_in_output``) are ones the older version rejects: a
+    valid older model has none, so only going down are they looked for, and there negative axes
+    are counted from the front where the rank is known (``negative``: the first input's;
+    ``negative_in_output``: the output's, which has one axis more per entry)."""
     for name, banned in newer.convert.get("new_values", {}).items():
+        if up and isinstance(banned, str):
+            continue
         found: list = []
         if name in node.attributes:
             value = node.value(name)

@@ -105,6 +105,7 @@ class GraphValues:
     constants: dict[str, Any]
     taken: set[str]
     added: list[Any] = field(default_factory=list)
+    read: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool) -> GraphValues:
@@ -120,7 +121,7 @@ class GraphValues:
                     constants[node.output[0]] = tensor
         taken = set(outer.taken) if outer is not None else set()
         taken |= value_names(graph)
-        return cls(graph, types, constants, taken)
+        return cls(graph, types, constants, taken, read=read_names(graph))
 
     def type_of(self, name: str) -> ValueType | None:
         known = self.types.get(name)
@@ -135,6 +136,10 @@ class GraphValues:
             name = f"{base}{count}"
         self.taken.add(name)
         return name
+
+    def is_used(self, name: str) -> bool:
+        """Whether a node of the graph (or of a graph inside it) reads ``name``, or the graph gives it."""
+        return bool(name) and name in self.read
 
     def values_of(self, name: str) -> tuple[tuple[int, ...], tuple] | None:
         """``(dims, values)`` of a constant input (None when it is not a readable constant)."""
@@ -183,6 +188,17 @@ def value_names(graph: Any) -> set[str]:
         for attribute in node.attribute:
             for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs:
                 names |= value_names(sub)
+    return names
+
+
+def read_names(graph: Any) -> set[str]:
+    """Every value name a node of ``graph`` or of its subgraphs reads, and the graph's outputs."""
+    names = {value.name for value in graph.output}
+    for node in graph.node:
+        names.update(node.input)
+        for attribute in node.attribute:
+            for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs:
+                names |= read_names(sub)
     return names
 
 

@@ -59,6 +59,16 @@ class WorkNode:
         return node
 
 
+@dataclass(frozen=True)
+class Surrounding:
+    """Nodes an adapter writes around the node it converts, for the opset of the version the
+    node steps to: ``before`` computes inputs the node now reads, ``after`` turns what it now
+    gives into the outputs the model uses."""
+
+    before: tuple[WorkNode, ...] = ()
+    after: tuple[WorkNode, ...] = ()
+
+
 def make_attribute(name: str, kind: AttrType, value: Any) -> Any:
     attribute = ir.AttributeProto(name=name, type=int(kind))
     if kind == AttrType.INT:
