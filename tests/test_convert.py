@@ -303,7 +303,8 @@ _OP = OP + """  2:
 """
 
 
-def test_a_convert_block_naming_what_does_not_exist_is_reported_at_its_place(tmp_path, capsys):
+def test_a_convert_block_naming_what_does_not_exist_is_reported_at_its_place(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the tree lies in the folder the command runs in: its paths print relative to it
     opdefs = _tree(tmp_path, {"opdefs/x.test/domain.yaml": DOMAIN, FILE: _OP})
     code, errors = _run(opdefs, tmp_path / "out", capsys)
     assert code == 1
