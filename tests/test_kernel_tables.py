@@ -134,3 +134,22 @@ def test_refusals_and_built_bodies_are_queryable():
     calls = kernel_api.built_body_calls("CastLike", 25)
     assert calls is not None and [call.op for call in calls] == ["Cast"]
     assert kernel_api.built_body_calls("Add", 14) is None
+
+
+def test_the_coverage_picture_marks_versions_without_a_cpu_kernel_and_the_index_links_the_provider_page():
+    import re
+
+    from opspec.codegen.docs_coverage import NO_KERNEL
+
+    generated = Path(__file__).resolve().parent.parent / "generated"
+    picture = (generated / "docs" / "ai.onnx" / "coverage.svg").read_text(encoding="utf-8")
+
+    def cell(op: str, opset: int) -> str:
+        (found,) = re.findall(rf"<rect [^>]*><title>{op} version \d+ at opset {opset}: [^<]*</title></rect>[^\n]*", picture)
+        return found
+
+    assert "no CPU kernel" in cell("Mish", 18) and NO_KERNEL in cell("Mish", 18)  # expanded, never a kernel
+    assert "no CPU kernel" not in cell("Add", 14) and NO_KERNEL not in cell("Add", 14)
+    assert "no CPU kernel</text>" in picture  # the key names the mark
+    index = (generated / "onnxruntime" / "docs" / "README.md").read_text(encoding="utf-8")
+    assert "[cpu](kernels-cpu.md)" in index and (generated / "onnxruntime" / "docs" / "kernels-cpu.md").is_file()
