@@ -226,3 +226,16 @@ def test_bodies_built_per_node_are_followed_at_the_nodes_types(tmp_path, capsys,
     _, document = _verdict(path, capsys)
     assert document["will_run"] is runs, document["problems"]
     assert _onnxruntime_runs(path) is runs
+
+
+def test_a_known_domain_without_an_opset_import_is_imported_by_the_runtime(tmp_path, capsys):
+    graph = helper.make_graph([helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])  # no com.microsoft import
+    model.ir_version = 10
+    path = str(tmp_path / "m.onnx")
+    save(model, path)
+    status, document = _verdict(path, capsys)
+    assert document["will_run"] is True and any(p["code"] == "opset-import" for p in document["problems"])
+    assert _onnxruntime_runs(path) is True

@@ -32,6 +32,7 @@ followed.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -154,10 +155,25 @@ def blocks_loading(problem: Any) -> bool:
     code = node_code(problem) if hasattr(problem, "op_type") else getattr(problem, "code", "")
     if hasattr(problem, "op_type") and problem.message.startswith(_IN_SUBGRAPH):
         return False  # subgraphs are not followed (a branch may never run, onnxruntime checks them less)
+    if code == "opset-import" and _imported_by_runtime(problem.message):
+        return False
     if code == "declared-conflict":  # a Constant becomes an initializer first: its declared type stands
         return (problem.domain or "ai.onnx", problem.op_type) not in REPLACED_AT_LOAD and \
             any(mark in problem.message for mark in _TYPE_CONFLICT)
     return code in LOAD_BLOCKING
+
+
+_MISSING_IMPORT = re.compile(r"domain '([^']*)' has no opset import")
+
+
+def _imported_by_runtime(message: str) -> bool:
+    """Whether a missing opset import is of a domain onnxruntime knows, whose newest opset it then
+    imports itself (measured: Relu without an import of the default domain, FastGelu without
+    com.microsoft, both run)."""
+    from opspec.runtime.kernels import limits
+
+    found = _MISSING_IMPORT.fullmatch(message)
+    return found is not None and found.group(1) in limits(DEFAULT_PROVIDER)[1]
 
 
 #: Ops onnxruntime replaces by initializers when it loads a graph (no kernel is ever needed).
@@ -167,10 +183,12 @@ REPLACED_AT_LOAD = frozenset({("ai.onnx", "Constant")})
 def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[RuntimeProblem]:
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.inference.resolve import normalize_opsets
-    from opspec.runtime.kernels import known_versions
+    from opspec.runtime.kernels import known_versions, limits
     from opspec.runtime.registry import SchemaError
 
     opsets = normalize_opsets(model.opset_import)
+    for domain, newest in limits(target.provider)[1].items():  # a known domain not imported: the runtime's newest
+        opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
     local = {(function.domain, function.name) for function in model.functions}
     for index, node in enumerate(model.graph.node):
         where = f"node '{node.name}'" if node.name else f"node #{index}"
