@@ -20,6 +20,7 @@ its CPU provider, so does the prediction:
   to float32, when a float32 kernel exists and the op's schema allows float32 there;
   bfloat16 gets no such casts;
 - a model-local function is expanded where it is called;
+- a domain onnxruntime knows but the model does not import is imported at its newest opset;
 - Constant nodes become initializers, and a Shape node whose input shape is fully known is
   folded into one, before kernels are chosen.
 
