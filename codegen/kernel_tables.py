@@ -55,6 +55,8 @@ class CallEntry:
     op: str
     types: tuple[tuple[str, tuple[str, ...]], ...]
     when: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    #: The called op's domain (empty: the node's).
+    domain: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTab
                                   _lists(item.get("attributes")), str(item["why"]))
                      for item in document.get("refusals") or ())
     bodies = tuple(BuiltBodyEntry(str(item["domain"]), str(item["op"]), *_range(item, problems),
-                                  tuple(CallEntry(str(call["op"]), _lists(call["types"]), _lists(call.get("when")))
+                                  tuple(CallEntry(str(call["op"]), _lists(call["types"]), _lists(call.get("when")), str(call.get("domain") or ""))
                                         for call in item["calls"]))
                    for item in document.get("built_bodies") or ())
     return KernelTable(str(document["provider"]), str(document["source"]), display, tuple(entries),
@@ -202,11 +204,11 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
         lines += [f"        {(r.domain, r.op, r.since, r.until, r.types, r.attributes, r.why)!r}," for r in table.refusals]
         lines.append("    ),")
     lines += ["}", "", "#: Per provider, the ops the bodies onnx builds per node call: (domain, op, since, until or None,",
-              "#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...)), ...)).",
+              "#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...), domain or ''), ...)).",
               "BUILT_BODIES = {"]
     for table in tables:
         lines.append(f"    {table.provider!r}: (")
-        lines += [f"        {(b.domain, b.op, b.since, b.until, tuple((c.op, c.types, c.when) for c in b.calls))!r},"
+        lines += [f"        {(b.domain, b.op, b.since, b.until, tuple((c.op, c.types, c.when, c.domain) for c in b.calls))!r},"
                   for b in table.built_bodies]
         lines.append("    ),")
     lines += ["}", "", "KERNELS = {"]

@@ -77,6 +77,8 @@ class Call:
     op: str
     sources: tuple[tuple[str, tuple[str, ...]], ...]
     when: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    #: The called op's domain (empty: the calling node's).
+    domain: str = ""
 
 
 def _in_range(since: int, until: int | None, since_version: int) -> bool:
@@ -173,7 +175,7 @@ def built_body_calls(op: str, since_version: int, domain: str = "", provider: st
     name = _domain_name(domain)
     for body_domain, body_op, since, until, calls in _tables().BUILT_BODIES.get(_provider(provider), ()):
         if (body_domain, body_op) == (name, op) and _in_range(since, until, since_version):
-            return tuple(Call(called, sources, when) for called, sources, when in calls)
+            return tuple(Call(called, sources, when, called_domain) for called, sources, when, called_domain in calls)
     return None
 
 

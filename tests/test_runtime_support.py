@@ -239,3 +239,20 @@ def test_a_known_domain_without_an_opset_import_is_imported_by_the_runtime(tmp_p
     status, document = _verdict(path, capsys)
     assert document["will_run"] is True and any(p["code"] == "opset-import" for p in document["problems"])
     assert _onnxruntime_runs(path) is True
+
+
+@pytest.mark.parametrize("op, elem, runs", [
+    ("FastGelu", TensorProto.DOUBLE, True),  # a float kernel only; its body's Mul, Add and Tanh take double
+    ("QuickGelu", TensorProto.DOUBLE, True),
+    ("FastGelu", TensorProto.BFLOAT16, False),  # the body's Mul has no bfloat16 kernel
+])
+def test_onnxruntimes_own_built_bodies_call_default_domain_ops(tmp_path, capsys, op, elem, runs):
+    graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], domain="com.microsoft")], "g",
+                              [helper.make_tensor_value_info("x", elem, [2])], [helper.make_tensor_value_info("y", elem, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 10
+    path = str(tmp_path / "m.onnx")
+    save(model, path)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs
+    assert _onnxruntime_loads(path) is runs

@@ -231,7 +231,7 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
             continue
         bound = _bound_types(schema, node, type_of)
         attribute_value = _attribute_reader(schema, node)
-        missing = _missing(schema, bound, target.provider, opsets.get(domain), EXPANSION_DEPTH, attribute_value)
+        missing = _missing(schema, bound, target.provider, opsets.get(domain), EXPANSION_DEPTH, attribute_value, opsets)
         if missing is None:
             refused = _refusal(schema, bound, attribute_value, target.provider)
             if refused is not None:
@@ -345,9 +345,10 @@ EXPANSION_DEPTH = 3
 
 
 def _missing(schema: Any, bound: dict[str, str], provider: str, opset: int | None, depth: int,
-             attribute_value: Any) -> NoKernel | None:
+             attribute_value: Any, model_opsets: dict[str, int] | None = None) -> NoKernel | None:
     """As :func:`missing_kernel`; ``attribute_value(name)`` reads the node's attributes (None: unknown,
-    as for a node inside a body)."""
+    as for a node inside a body); ``model_opsets`` the model's opset of each domain ("" the default),
+    at which a built body's calls into another domain are resolved (None: such calls are not followed)."""
     from opspec.runtime.kernels import built_body_calls, kernels_for_since
 
     domain = schema.domain
@@ -356,9 +357,9 @@ def _missing(schema: Any, bound: dict[str, str], provider: str, opset: int | Non
         return None
     if depth > 0 and _usable_body(schema, opset) is not None:  # expanded at load: its nodes need kernels
         return _body_missing(schema, bound, provider, opset, depth)
-    calls = built_body_calls(schema.name, schema.since_version, domain, provider) if schema.has_context_dependent_function else None
+    calls = built_body_calls(schema.name, schema.since_version, domain, provider)
     if depth > 0 and calls is not None:  # expanded into the body built for the node: what it calls needs kernels
-        return _built_body_missing(schema, bound, calls, provider, opset, depth, attribute_value)
+        return _built_body_missing(schema, bound, calls, provider, opset, depth, attribute_value, model_opsets)
     if schema.has_context_dependent_function and (BUILT_BODY_RUNS_WITH_KERNELS or not candidates):
         return None  # expanded into a body built per node, which is not followed
     if candidates and provider == DEFAULT_PROVIDER and _casts_to_float(schema, bound, candidates):
@@ -453,7 +454,7 @@ def _body_missing(schema: Any, bound: dict[str, str], provider: str, opset: int 
 
 
 def _built_body_missing(schema: Any, bound: dict[str, str], calls: Iterable[Any], provider: str, opset: int | None,
-                        depth: int, attribute_value: Any) -> NoKernel | None:
+                        depth: int, attribute_value: Any, model_opsets: dict[str, int] | None) -> NoKernel | None:
     """Why an op the body built for the node calls would find no kernel (None: every call finds one,
     as far as the types known say): each call's type parameters take the node's types or the
     table's, two that differ clash (onnxruntime's type check of the expanded graph fails), and the
@@ -465,8 +466,14 @@ def _built_body_missing(schema: Any, bound: dict[str, str], calls: Iterable[Any]
         if call.when and (attribute_value is None or
                           any(attribute_value(name) not in values for name, values in call.when)):
             continue
+        called_domain, called_opset = schema.domain, opset
+        if call.domain and call.domain != schema.domain:
+            called_domain = call.domain
+            called_opset = (model_opsets or {}).get("" if called_domain == "ai.onnx" else called_domain)
+            if called_opset is None:
+                continue
         try:
-            inner = INFERENCE.get_schema(call.op, opset, schema.domain)
+            inner = INFERENCE.get_schema(call.op, called_opset, "" if called_domain == "ai.onnx" else called_domain)
         except SchemaError:
             continue
         where = f"{call.op} {inner.since_version}"
@@ -480,7 +487,7 @@ def _built_body_missing(schema: Any, bound: dict[str, str], calls: Iterable[Any]
                 call_bound[param] = known[0]
         if not call_bound:
             continue
-        missing = _missing(inner, call_bound, provider, opset, depth - 1, None)
+        missing = _missing(inner, call_bound, provider, called_opset, depth - 1, None, model_opsets)
         if missing is not None:
             return missing if missing.inside else replace(missing, inside=where)
     return None
