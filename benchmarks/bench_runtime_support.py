@@ -2,7 +2,10 @@
 
 Cases: every case of onnx's node suite as shipped; the first case of each default-domain op
 re-typed to every other tensor type its schema allows for each type parameter (float16,
-bfloat16, double, the integer types, ...); IR version and opset edges. Truth: onnxruntime's
+bfloat16, double, the integer types, ...); IR version and opset edges; onnxruntime's own
+com.microsoft ops at their types, the models of onnxruntime's tools (``tests/ort_models.py``)
+as they are, and float16 and bfloat16 conversions of them and of the exporter models
+(``runtime_cases_wide``). Truth: onnxruntime's
 default ``InferenceSession`` on CPU plus one run with the case's inputs, in worker processes
 (at most ``WORKERS``; a crash counts as a failure and the worker is restarted). "Positive"
 means "will fail". Baselines: ``onnx.checker.check_model(full_check=True)``, and a plain
@@ -67,6 +70,7 @@ def cases(limit: int | None) -> list[Case]:
     found = [Case(case.name, "node suite", case.model, _inputs(case.model, case.data_sets[0][0])) for case in suite]
     found += _retyped(suite)
     found += _version_edges()
+    found += _wide()
     if limit is None:
         return found
     kept: Counter[str] = Counter()
@@ -136,6 +140,13 @@ def _retyped(suite: list[Any]) -> list[Case]:
     return found
 
 
+def _wide() -> list[Case]:
+    from runtime_cases_wide import contrib_ops, converted_and_tool_models
+
+    return [Case(name, family, model, inputs) for name, family, model, inputs in (*contrib_ops(),
+                                                                                 *converted_and_tool_models())]
+
+
 def _bound_names(schema: Any, node: Any, param: str) -> set[str]:
     names: set[str] = set()
     for formals, actual in ((schema.inputs, node.input), (schema.outputs, node.output)):
@@ -191,6 +202,27 @@ def write_cases(found: list[Case]) -> list[Path]:
             (folder / "inputs.pkl").write_bytes(pickle.dumps(case.inputs))
         folders.append(folder)
     return folders
+
+
+def digest(folder: Path) -> str:
+    """What a case's truth depends on: its model's and inputs' bytes."""
+    import hashlib
+
+    found = hashlib.sha256((folder / "model.onnx").read_bytes())
+    if (folder / "inputs.pkl").is_file():
+        found.update((folder / "inputs.pkl").read_bytes())
+    return found.hexdigest()
+
+
+def known_truths(saved: Path) -> dict[str, tuple[bool, str]]:
+    """The truths of the last run by digest (from a run that did not record digests, computed from
+    its case folders, which must be read before they are rewritten)."""
+    if not saved.is_file():
+        return {}
+    stored = json.loads(saved.read_text(encoding="utf-8"))
+    answers = {name: tuple(answer) for name, answer in stored["answers"].items()}
+    digests = stored.get("digests") or {name: digest(CASES / name) for name in answers if (CASES / name).is_dir()}
+    return {digests[name]: answer for name, answer in answers.items() if name in digests}
 
 
 def truths(folders: list[Path]) -> dict[str, tuple[bool, str]]:
@@ -320,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", default=None, help="write the misses of opspec to this JSON file")
     parser.add_argument("--reuse", action="store_true",
                         help="reuse the cases and truth of the last run (.build/runtime_cases, runtime_truth.json)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="compute every truth again (by default a case whose model and inputs are unchanged "
+                             "since the last run keeps its truth)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     saved = CASES.parent / "runtime_truth.json"
@@ -331,9 +366,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         found = cases(args.limit)
         families = {case.name: case.family for case in found}
+        known = {} if args.fresh else known_truths(saved)
         folders = write_cases(found)
-        answers = truths(folders)
-        saved.write_text(json.dumps({"families": families, "answers": answers}), encoding="utf-8")
+        digests = {folder.name: digest(folder) for folder in folders}
+        answers = {name: known[value] for name, value in digests.items() if value in known}
+        answers.update(truths([folder for folder in folders if folder.name not in answers]))
+        saved.write_text(json.dumps({"families": families, "answers": answers, "digests": digests}), encoding="utf-8")
     truth_seconds = time.perf_counter() - started
     truth = {name: not ok for name, (ok, _) in answers.items()}
     print(f"{len(found)} cases ({dict(Counter(families.values()))}); {sum(truth.values())} fail in onnxruntime; "
@@ -365,4 +403,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main())

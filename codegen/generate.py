@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from opspec.codegen.compiler import CompiledDomain, Outcome, compile_trees, print_warning
 from opspec.codegen.parallel import collector_paused
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
-from opspec.codegen.kernel_pages import KernelIndex, provider_pages
+from opspec.codegen.kernel_pages import PROVIDER_PAGE, KernelIndex, provider_pages
 from opspec.codegen.kernel_tables import kernel_jobs, layer_tables
 from opspec.codegen.load import LAYER_FILE, layered_trees
 from opspec.codegen.shown_paths import Namer
@@ -117,7 +117,8 @@ def _planned(opdefs: Path, out: Path, meanwhile: Callable[[], None] | None = Non
     index = KernelIndex(tuple(table for found in tables.values() for table in found)) if any(tables.values()) else None
     jobs = _render_jobs(opdefs, domains, out, _suite(opdefs), tuple(layers), kernels=index)
     for name, layer_domains in layers.items():  # the tree's files and its layers' are rendered in one pass
-        jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/", kernels=index)
+        jobs += _render_jobs(opdefs / name, layer_domains, out / name, None, (), f"{name}/", kernels=index,
+                             provider_pages=tuple(PROVIDER_PAGE.format(provider=table.provider) for table in tables[name]))
         pages = partial(provider_pages, KernelIndex(tables[name]), (*domains, *layer_domains))
         jobs += kernel_jobs(tables[name], _shown(opdefs / name), f"{name}/", pages)
     return domains, layers, jobs
@@ -133,14 +134,15 @@ def _protos(wanted: bool) -> dict[str, bytes]:
 
 
 def _render_jobs(opdefs: Path, domains: tuple[CompiledDomain, ...], out: Path, suite: dict[str, str] | None,
-                 layers: tuple[str, ...], prefix: str = "", kernels: KernelIndex | None = None) -> list[Job]:
+                 layers: tuple[str, ...], prefix: str = "", kernels: KernelIndex | None = None,
+                 provider_pages: tuple[str, ...] = ()) -> list[Job]:
     """The jobs rendering the package of ``opdefs`` into ``out`` (paths preceded by ``prefix``)."""
     folders = (opdefs, opdefs.parent) if (opdefs / LAYER_FILE).is_file() else (opdefs,)  # a layer: its base's guide
     guide = next((folder / "README.md" for folder in folders if (folder / "README.md").is_file()), None)
     link = Path(os.path.relpath(guide.resolve(), (out / "docs").resolve())).as_posix() if guide else None
     from opspec.codegen.render import package_jobs
 
-    return package_jobs(domains, f"{_shown(opdefs)}/", link, suite, layers, prefix, kernels)
+    return package_jobs(domains, f"{_shown(opdefs)}/", link, suite, layers, prefix, kernels, provider_pages)
 
 
 def _layer_name_problem(folder: Path) -> CompileError | None:

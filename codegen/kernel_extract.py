@@ -170,6 +170,20 @@ def _flow_scalar(text: str) -> str:
     return json.dumps(text) if "," in text else text
 
 
+#: The line after which a table holds what the registry does not say (refusals, built bodies), kept as
+#: written when the table is extracted again.
+KEPT_MARKER = "# Not in the registry: measured on the same release, kept when the table is extracted again."
+
+
+def kept_sections(path: Path) -> str:
+    """The part of an existing table from :data:`KEPT_MARKER` on (empty: none)."""
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    at = text.find(KEPT_MARKER)
+    return text[at:] if at >= 0 else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="write onnxruntime's CPU kernel table from the installed wheel")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "opdefs" / "onnxruntime"
@@ -182,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     for provider, registrations in sorted(providers.items()):
         text = table_text(provider, f"onnxruntime {version} wheel, get_all_opkernel_def()", registrations, limits,
                           known_schemas())
+        text += kept_sections(out / f"{provider}.yaml")
         (out / f"{provider}.yaml").write_text(text, encoding="utf-8")
         print(f"wrote {out / f'{provider}.yaml'}: {len(merged(registrations))} kernels")
     return 0

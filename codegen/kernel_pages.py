@@ -3,7 +3,7 @@ listing the op versions and types it has no kernel for."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from opspec.codegen.compiler import CompiledDomain
 from opspec.codegen.kernel_tables import KernelEntry, KernelTable
@@ -28,6 +28,18 @@ class KernelIndex:
 
     def of(self, provider: str, domain: str, op: str) -> tuple[KernelEntry, ...]:
         return self._by_op.get((provider, _domain(domain), op), ())
+
+
+def kernel_versions(index: KernelIndex | None, provider: str, domain: str) -> Any:
+    """``has(op, since_version)``: whether ``provider`` has a kernel serving that op version of
+    ``domain`` (None: no table for ``provider``, nothing to say)."""
+    if index is None or provider not in {table.provider for table in index.tables}:
+        return None
+
+    def has(op: str, since_version: int) -> bool:
+        return any(_serves(entry, since_version) for entry in index.of(provider, domain, op))
+
+    return has
 
 
 def _domain(name: str) -> str:
@@ -106,4 +118,4 @@ def provider_pages(index: KernelIndex, domains: tuple[CompiledDomain, ...]) -> d
             for table in index.tables}
 
 
-__all__ = ["KernelIndex", "PROVIDER_PAGE", "op_kernels_text", "provider_page", "provider_pages"]
+__all__ = ["KernelIndex", "PROVIDER_PAGE", "kernel_versions", "op_kernels_text", "provider_page", "provider_pages"]

@@ -34,6 +34,43 @@ class KernelEntry:
 
 
 @dataclass(frozen=True)
+class RefusalEntry:
+    """A kernel that is registered for a node yet refuses it: the op's versions (``until`` None: no
+    end), the types and attribute values that make it refuse (each named one must match), and why."""
+
+    domain: str
+    op: str
+    since: int
+    until: int | None
+    types: tuple[tuple[str, tuple[str, ...]], ...]
+    attributes: tuple[tuple[str, tuple[Any, ...]], ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class CallEntry:
+    """One op a built body calls: per type parameter of the called op, the node's type parameters or
+    the types its values come from; ``when``: the node's attribute values under which it is called."""
+
+    op: str
+    types: tuple[tuple[str, tuple[str, ...]], ...]
+    when: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    #: The called op's domain (empty: the node's).
+    domain: str = ""
+
+
+@dataclass(frozen=True)
+class BuiltBodyEntry:
+    """The ops the body onnx builds per node for an op's versions calls."""
+
+    domain: str
+    op: str
+    since: int
+    until: int | None
+    calls: tuple[CallEntry, ...]
+
+
+@dataclass(frozen=True)
 class KernelTable:
     """The kernels of one execution provider, and where they were read from."""
 
@@ -47,6 +84,10 @@ class KernelTable:
     opsets: tuple[tuple[str, int], ...] = ()
     #: The schema versions the runtime knows, as ((domain, op, (versions...)), ...) (empty: not stated).
     schemas: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
+    #: Kernels that refuse some nodes they are registered for.
+    refusals: tuple[RefusalEntry, ...] = ()
+    #: What the bodies onnx builds per node call.
+    built_bodies: tuple[BuiltBodyEntry, ...] = ()
 
 
 def read_tables(folder: Path, shown: str) -> tuple[KernelTable, ...]:
@@ -101,8 +142,33 @@ def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTab
     schemas = tuple((str(domain), str(op), tuple(sorted(int(v) for v in versions)))
                     for domain, ops in sorted((document.get("schemas") or {}).items())
                     for op, versions in sorted(ops.items()))
+    refusals = tuple(RefusalEntry(str(item["domain"]), str(item["op"]), *_range(item, problems), _lists(item.get("types")),
+                                  _lists(item.get("attributes")), str(item["why"]))
+                     for item in document.get("refusals") or ())
+    bodies = tuple(BuiltBodyEntry(str(item["domain"]), str(item["op"]), *_range(item, problems),
+                                  tuple(CallEntry(str(call["op"]), _lists(call["types"]), _lists(call.get("when")), str(call.get("domain") or ""))
+                                        for call in item["calls"]))
+                   for item in document.get("built_bodies") or ())
     return KernelTable(str(document["provider"]), str(document["source"]), display, tuple(entries),
-                       None if ir_version is None else int(ir_version), opsets, schemas)
+                       None if ir_version is None else int(ir_version), opsets, schemas, refusals, bodies)
+
+
+def _range(item: Any, problems: list[Diagnostic]) -> tuple[int, int | None]:
+    """The version range of a refusal or built body (an inverted or open-start one is reported)."""
+    since, until = item["versions"]
+    if since is None or (until is not None and until < since):
+        problems.append(Diagnostic(item.value_at("versions"), "expected a first version and a last one not below it"))
+        return 1, 0
+    return int(since), None if until is None else int(until)
+
+
+def _lists(mapping: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """A mapping of names to lists, as sorted tuples of plain values."""
+    return tuple(sorted((str(name), tuple(_plain(value) for value in values)) for name, values in (mapping or {}).items()))
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
 def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
@@ -130,6 +196,21 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
         lines.append(f"    {table.provider!r}: {{")
         lines += [f"        ({domain!r}, {op!r}): {versions!r}," for domain, op, versions in table.schemas]
         lines.append("    },")
+    lines += ["}", "", "#: Per provider, kernels that refuse nodes they are registered for:",
+              "#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why).",
+              "REFUSALS = {"]
+    for table in tables:
+        lines.append(f"    {table.provider!r}: (")
+        lines += [f"        {(r.domain, r.op, r.since, r.until, r.types, r.attributes, r.why)!r}," for r in table.refusals]
+        lines.append("    ),")
+    lines += ["}", "", "#: Per provider, the ops the bodies onnx builds per node call: (domain, op, since, until or None,",
+              "#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...), domain or ''), ...)).",
+              "BUILT_BODIES = {"]
+    for table in tables:
+        lines.append(f"    {table.provider!r}: (")
+        lines += [f"        {(b.domain, b.op, b.since, b.until, tuple((c.op, c.types, c.when, c.domain) for c in b.calls))!r},"
+                  for b in table.built_bodies]
+        lines.append("    ),")
     lines += ["}", "", "KERNELS = {"]
     for table in tables:
         lines.append(f"    {table.provider!r}: (")
@@ -166,4 +247,4 @@ def _prefixed_pages(prefix: str, pages: Any) -> dict[str, str]:
     return {prefix + path: text for path, text in pages().items()}
 
 
-__all__ = ["KERNELS_FOLDER", "KernelEntry", "KernelTable", "kernel_jobs", "layer_tables", "read_tables", "render_module"]
+__all__ = ["BuiltBodyEntry", "CallEntry", "KERNELS_FOLDER", "KernelEntry", "RefusalEntry", "KernelTable", "kernel_jobs", "layer_tables", "read_tables", "render_module"]

@@ -119,10 +119,11 @@ def render_package(domains: tuple[CompiledDomain, ...], source: str, format_link
 
 def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: str | None = None,
                  suite: dict[str, str] | None = None, layers: tuple[str, ...] = (), prefix: str = "",
-                 kernels: Any = None) -> list[Job]:
+                 kernels: Any = None, provider_pages: tuple[str, ...] = ()) -> list[Job]:
     """The jobs that render the files of :func:`render_package`, each path preceded by ``prefix``
     (the jobs of several packages can run together, see :func:`run_jobs`); ``kernels`` a
-    :class:`~opspec.codegen.kernel_pages.KernelIndex` whose kernels the op pages list (None: none)."""
+    :class:`~opspec.codegen.kernel_pages.KernelIndex` whose kernels the op pages list (None: none);
+    ``provider_pages`` the pages of this package's kernel tables, which the docs index links."""
     env = _environment()
     for name in env.list_templates(extensions=("j2",)):  # compiled here, once, not in each forked process
         env.get_template(name)
@@ -142,7 +143,7 @@ def package_jobs(domains: tuple[CompiledDomain, ...], source: str, format_link: 
                         domains=domains, modules=modules, source=source,
                         rule_modules=tuple(path[:-3].replace("/", ".") for path in sorted(rule_modules)
                                            if path != "rules/__init__.py")))
-    jobs += _docs_jobs(domains, source, env, format_link, suite, layers, kernels)
+    jobs += _docs_jobs(domains, source, env, format_link, suite, layers, kernels, provider_pages)
     return [partial(_prefixed, prefix, job) for job in jobs] if prefix else jobs
 
 
@@ -203,7 +204,7 @@ def render_docs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.En
 
 def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Environment,
                format_link: str | None, suite: dict[str, str] | None, layers: tuple[str, ...],
-               kernels: Any = None) -> list[Job]:
+               kernels: Any = None, provider_pages: tuple[str, ...] = ()) -> list[Job]:
     """The jobs that render the docs (see :func:`render_docs`)."""
     jobs: list[Job] = []
     examples = worked_examples(domains)  # each op page computes its own, where it is rendered
@@ -211,7 +212,8 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
         jobs += _domain_docs_jobs(domain, env, suite, examples, kernels)
     type_sets = dict(item for domain in domains for item in domain.type_sets)
     jobs.append(partial(_template_file, env, "docs/README.md", "docs_index.md.j2", domains=domains, source=source,
-                        format_link=format_link, type_sets=bool(type_sets), layers=layers))
+                        format_link=format_link, type_sets=bool(type_sets), layers=layers,
+                        provider_pages=provider_pages))
     if type_sets:
         jobs.append(partial(_template_file, env, "docs/types.md", "types.md.j2",
                             type_sets=sorted(type_sets.items()), source=source))
@@ -222,7 +224,10 @@ def _docs_jobs(domains: tuple[CompiledDomain, ...], source: str, env: jinja2.Env
 def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: dict[str, str] | None,
                       examples: WorkedExamples, kernels: Any = None) -> list[Job]:
     """The jobs that render one domain's pages."""
+    from opspec.codegen.kernel_pages import kernel_versions
+
     folder = f"docs/{docs_folder(domain)}"
+    cpu_kernels = kernel_versions(kernels, "cpu", domain.decl.name)
     histories = Histories(TypeSetNames(domain.type_sets, "../types.md"))
 
     def page(name: str, template: str, **context: Any) -> Job:
@@ -239,8 +244,8 @@ def _domain_docs_jobs(domain: CompiledDomain, env: jinja2.Environment, suite: di
     jobs += [
         lambda: _template_file(env, f"{folder}/status.md", "status.md.j2", domain=domain,
                                table=status_table(domain, suite), suite=bool(suite)),
-        lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain)},
-        lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain)},
+        lambda: {f"{folder}/{COVERAGE_PAGE}": coverage_page(domain, cpu_kernels)},
+        lambda: {f"{folder}/{COVERAGE_PICTURE}": coverage_svg(domain, cpu_kernels)},
     ]
     jobs += [partial(_op_page, env, f"{folder}/{op.decl.name}.md", domain, op, histories, examples, kernels)
              for op in domain.ops]

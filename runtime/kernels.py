@@ -48,6 +48,43 @@ class Kernel:
         return all((allowed := self.accepted(param)) is None or found in allowed for param, found in bound.items())
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A kernel registered for a node that still refuses it: for the op versions in range, a node whose
+    types bind each named type parameter to one of ``types`` and whose attributes (the schema's
+    default when unset) take one of ``attributes``' values is refused, for the reason ``why``."""
+
+    domain: str
+    op: str
+    since: int
+    until: int | None
+    types: tuple[tuple[str, frozenset[str]], ...]
+    attributes: tuple[tuple[str, tuple[Any, ...]], ...]
+    why: str
+
+    def applies(self, bound: Mapping[str, str], attribute_value: Any) -> bool:
+        """Whether the node with types ``bound`` and ``attribute_value(name)`` (None: unknown) is refused;
+        a type or attribute the node does not make known never matches."""
+        return all(bound.get(param) in allowed for param, allowed in self.types) and \
+            all(attribute_value(name) in values for name, values in self.attributes)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One op a built body calls: per type parameter of that op, where its values' types come from
+    (type parameters of the calling node, or types); ``when``: the node's attribute values it needs."""
+
+    op: str
+    sources: tuple[tuple[str, tuple[str, ...]], ...]
+    when: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    #: The called op's domain (empty: the calling node's).
+    domain: str = ""
+
+
+def _in_range(since: int, until: int | None, since_version: int) -> bool:
+    return since <= since_version and (until is None or since_version <= until)
+
+
 def _domain_name(domain: str) -> str:
     return DEFAULT_DOMAIN if domain in ("", "ai.onnx") else domain
 
@@ -119,6 +156,29 @@ def kernels_for_since(op: str, since_version: int, domain: str = "", provider: s
     return tuple(kernel for kernel in all_kernels(op, domain, provider) if kernel.serves(since_version))
 
 
+@lru_cache(maxsize=None)
+def _refusals(provider: str) -> tuple[Refusal, ...]:
+    return tuple(Refusal(domain, op, since, until, tuple((name, frozenset(types)) for name, types in kinds), attributes, why)
+                 for domain, op, since, until, kinds, attributes, why in _tables().REFUSALS.get(provider, ()))
+
+
+def refusals(op: str, since_version: int, domain: str = "", provider: str = "cpu") -> tuple[Refusal, ...]:
+    """The refusals of ``provider``'s kernels for the version of ``op`` starting at ``since_version``."""
+    name = _domain_name(domain)
+    return tuple(refusal for refusal in _refusals(_provider(provider))
+                 if (refusal.domain, refusal.op) == (name, op) and _in_range(refusal.since, refusal.until, since_version))
+
+
+def built_body_calls(op: str, since_version: int, domain: str = "", provider: str = "cpu") -> tuple[Call, ...] | None:
+    """The ops the body onnx builds per node for this version of ``op`` calls, as ``provider``'s table
+    states them (None: the table does not say)."""
+    name = _domain_name(domain)
+    for body_domain, body_op, since, until, calls in _tables().BUILT_BODIES.get(_provider(provider), ()):
+        if (body_domain, body_op) == (name, op) and _in_range(since, until, since_version):
+            return tuple(Call(called, sources, when, called_domain) for called, sources, when, called_domain in calls)
+    return None
+
+
 def kernels(op: str, version: int | None = None, domain: str = "", provider: str = "cpu") -> tuple[Kernel, ...]:
     """The kernels ``provider`` has for ``op`` in opset ``version`` of ``domain`` (None: the newest),
     resolved through onnxruntime's op set as a model importing that opset would be."""
@@ -128,4 +188,4 @@ def kernels(op: str, version: int | None = None, domain: str = "", provider: str
     return kernels_for_since(op, schema.since_version, domain, provider)
 
 
-__all__ = ["Kernel", "all_kernels", "kernels", "kernels_for_since", "known_versions", "limits", "taken_types", "providers", "source"]
+__all__ = ["Call", "Kernel", "Refusal", "built_body_calls", "refusals", "all_kernels", "kernels", "kernels_for_since", "known_versions", "limits", "taken_types", "providers", "source"]

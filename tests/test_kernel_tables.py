@@ -109,3 +109,47 @@ def test_the_docs_show_each_ops_kernels_and_what_each_provider_lacks():
     assert "| Add | 14 | T: float16, bfloat16 |" in lacks
     assert "| PagedAttention | 1 | no kernel |" in lacks
     assert "### Kernels in onnxruntime" in (generated / "docs" / "ai.onnx" / "Add.md").read_text(encoding="utf-8")
+
+
+def test_what_the_registry_does_not_say_is_kept_when_the_table_is_extracted_again(tmp_path):
+    from opspec.codegen.kernel_extract import KEPT_MARKER, kept_sections
+
+    written = f"provider: cpu\nsource: here\nkernels: []\n{KEPT_MARKER}\nrefusals:\n" \
+              "- {domain: ai.onnx, op: RNN, versions: [14, null], attributes: {layout: [1]}, why: batch-first}\n"
+    (tmp_path / "cpu.yaml").write_text(written, encoding="utf-8")
+    assert kept_sections(tmp_path / "cpu.yaml").startswith(KEPT_MARKER + "\nrefusals:")
+    (table,) = read_tables(tmp_path, "kernels")
+    (refusal,) = table.refusals
+    assert (refusal.op, refusal.since, refusal.until, refusal.attributes) == ("RNN", 14, None, (("layout", (1,)),))
+    (tmp_path / "cpu.yaml").write_text(written.replace("[14, null]", "[14, 13]"), encoding="utf-8")
+    with pytest.raises(CompileError) as raised:
+        read_tables(tmp_path, "kernels")
+    (inverted,) = [str(d) for d in raised.value.diagnostics]
+    assert inverted.startswith("kernels/cpu.yaml:6:")
+
+
+def test_refusals_and_built_bodies_are_queryable():
+    (refusal,) = kernel_api.refusals("RNN", 22)
+    assert refusal.applies({}, lambda name: 1) and not refusal.applies({}, lambda name: 0)
+    calls = kernel_api.built_body_calls("CastLike", 25)
+    assert calls is not None and [call.op for call in calls] == ["Cast"]
+    assert kernel_api.built_body_calls("Add", 14) is None
+
+
+def test_the_coverage_picture_marks_versions_without_a_cpu_kernel_and_the_index_links_the_provider_page():
+    import re
+
+    from opspec.codegen.docs_coverage import NO_KERNEL
+
+    generated = Path(__file__).resolve().parent.parent / "generated"
+    picture = (generated / "docs" / "ai.onnx" / "coverage.svg").read_text(encoding="utf-8")
+
+    def cell(op: str, opset: int) -> str:
+        (found,) = re.findall(rf"<rect [^>]*><title>{op} version \d+ at opset {opset}: [^<]*</title></rect>[^\n]*", picture)
+        return found
+
+    assert "no CPU kernel" in cell("Mish", 18) and NO_KERNEL in cell("Mish", 18)  # expanded, never a kernel
+    assert "no CPU kernel" not in cell("Add", 14) and NO_KERNEL not in cell("Add", 14)
+    assert "no CPU kernel</text>" in picture  # the key names the mark
+    index = (generated / "onnxruntime" / "docs" / "README.md").read_text(encoding="utf-8")
+    assert "[cpu](kernels-cpu.md)" in index and (generated / "onnxruntime" / "docs" / "kernels-cpu.md").is_file()

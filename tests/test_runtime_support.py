@@ -136,3 +136,123 @@ def test_the_api_gives_the_same_verdict(tmp_path):
     checked = opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.BFLOAT16))
     assert checked.will_run is False and [p.code for p in checked.verdict.problems] == ["no-kernel"]
     assert opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.FLOAT, name="f.onnx")).will_run
+
+
+def _save(tmp_path, nodes, inputs, outputs, opset, name="m.onnx"):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, e, s) for n, e, s in inputs],
+                              [helper.make_tensor_value_info(n, e, None) for n, e in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    path = str(tmp_path / name)
+    save(model, path)
+    return path
+
+
+def _onnxruntime_runs(path):
+    """Whether onnxruntime's CPU provider loads the model and runs it once on zeros."""
+    import numpy
+    from onnx import helper as onnx_helper, load
+
+    onnxruntime = pytest.importorskip("onnxruntime")
+    onnxruntime.set_default_logger_severity(4)
+    feeds = {}
+    for value in load(path).graph.input:
+        tensor = value.type.tensor_type
+        dtype = onnx_helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        feeds[value.name] = numpy.zeros([dim.dim_value for dim in tensor.shape.dim], dtype)
+    try:
+        onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception:  # noqa: BLE001 - a refusal is the answer
+        return False
+    return True
+
+
+def _recurrent(tmp_path, op, elem, layout):
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    shape = [2, 1, 3] if layout else [1, 2, 3]
+    node = helper.make_node(op, ["x", "w", "r"], ["", "h"], hidden_size=4, layout=layout)
+    return _save(tmp_path, [node], [("x", elem, shape), ("w", elem, [1, 4 * gates, 3]), ("r", elem, [1, 4 * gates, 4])],
+                 [("h", elem)], 22, f"{op}_{elem}_{layout}.onnx")
+
+
+@pytest.mark.parametrize("op, elem, layout, runs", [
+    ("RNN", TensorProto.FLOAT, 0, True),
+    ("RNN", TensorProto.FLOAT, 1, False),  # batch-first: the kernel refuses when it is created
+    ("GRU", TensorProto.FLOAT, 1, False),
+    ("LSTM", TensorProto.FLOAT, 1, False),
+    ("GRU", TensorProto.DOUBLE, 0, False),  # a double kernel is registered, and refuses to run
+    ("LSTM", TensorProto.DOUBLE, 0, False),
+    ("LSTM", TensorProto.FLOAT, 0, True),
+])
+def test_kernels_that_refuse_nodes_they_are_registered_for(tmp_path, capsys, op, elem, layout, runs):
+    path = _recurrent(tmp_path, op, elem, layout)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs
+    assert runs or [problem["code"] for problem in document["problems"]] == ["kernel-refuses"]
+    assert _onnxruntime_runs(path) is runs
+
+
+def _unary(tmp_path, op, elem, opset, out_elem=None, **attributes):
+    return _save(tmp_path, [helper.make_node(op, ["x"], ["y"], **attributes)], [("x", elem, [2, 3])],
+                 [("y", out_elem or elem)], opset)
+
+
+@pytest.mark.parametrize("case, runs", [
+    # Gelu 20 has a float kernel only; its body built for tanh calls Tanh, Pow, Sum and Mul, all with double kernels
+    (lambda tmp: _unary(tmp, "Gelu", TensorProto.DOUBLE, 20, approximate="tanh"), True),
+    # the default form's body calls Erf, which has no double kernel
+    (lambda tmp: _unary(tmp, "Gelu", TensorProto.DOUBLE, 20), False),
+    # Bernoulli 22 has no kernel: its body calls RandomUniformLike 22, which has none either
+    (lambda tmp: _unary(tmp, "Bernoulli", TensorProto.FLOAT, 22), False),
+    (lambda tmp: _unary(tmp, "Bernoulli", TensorProto.FLOAT, 15), True),
+    # CastLike to float4e2m1: no CastLike kernel takes it, and the body's Cast 25 has none for it
+    (lambda tmp: _save(tmp, [helper.make_node("CastLike", ["x", "t"], ["y"])],
+                       [("x", TensorProto.FLOAT, [2]), ("t", TensorProto.FLOAT4E2M1, [2])],
+                       [("y", TensorProto.FLOAT4E2M1)], 25), False),
+    # RMSNormalization in float16 with a float scale: the body's Mul gets both (a type clash)
+    (lambda tmp: _save(tmp, [helper.make_node("RMSNormalization", ["x", "s"], ["y"])],
+                       [("x", TensorProto.FLOAT16, [2, 3]), ("s", TensorProto.FLOAT, [3])],
+                       [("y", TensorProto.FLOAT16)], 23), False),
+    (lambda tmp: _save(tmp, [helper.make_node("RMSNormalization", ["x", "s"], ["y"])],
+                       [("x", TensorProto.FLOAT16, [2, 3]), ("s", TensorProto.FLOAT16, [3])],
+                       [("y", TensorProto.FLOAT16)], 23), True),
+    # CenterCropPad's body takes the Max of the input's int64 shape and an int32 target shape: a clash
+    (lambda tmp: _save(tmp, [helper.make_node("CenterCropPad", ["x", "s"], ["y"])],
+                       [("x", TensorProto.FLOAT, [4, 4]), ("s", TensorProto.INT32, [2])],
+                       [("y", TensorProto.FLOAT)], 18), False),
+])
+def test_bodies_built_per_node_are_followed_at_the_nodes_types(tmp_path, capsys, case, runs):
+    path = case(tmp_path)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs, document["problems"]
+    assert _onnxruntime_runs(path) is runs
+
+
+def test_a_known_domain_without_an_opset_import_is_imported_by_the_runtime(tmp_path, capsys):
+    graph = helper.make_graph([helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])  # no com.microsoft import
+    model.ir_version = 10
+    path = str(tmp_path / "m.onnx")
+    save(model, path)
+    status, document = _verdict(path, capsys)
+    assert document["will_run"] is True and any(p["code"] == "opset-import" for p in document["problems"])
+    assert _onnxruntime_runs(path) is True
+
+
+@pytest.mark.parametrize("op, elem, runs", [
+    ("FastGelu", TensorProto.DOUBLE, True),  # a float kernel only; its body's Mul, Add and Tanh take double
+    ("QuickGelu", TensorProto.DOUBLE, True),
+    ("FastGelu", TensorProto.BFLOAT16, False),  # the body's Mul has no bfloat16 kernel
+])
+def test_onnxruntimes_own_built_bodies_call_default_domain_ops(tmp_path, capsys, op, elem, runs):
+    graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], domain="com.microsoft")], "g",
+                              [helper.make_tensor_value_info("x", elem, [2])], [helper.make_tensor_value_info("y", elem, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 10
+    path = str(tmp_path / "m.onnx")
+    save(model, path)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs
+    assert _onnxruntime_loads(path) is runs

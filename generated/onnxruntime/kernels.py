@@ -518,6 +518,36 @@ SCHEMAS = {
     },
 }
 
+#: Per provider, kernels that refuse nodes they are registered for:
+#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why).
+REFUSALS = {
+    'cpu': (
+        ('ai.onnx', 'RNN', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)'),
+        ('ai.onnx', 'GRU', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)'),
+        ('ai.onnx', 'LSTM', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)'),
+        ('ai.onnx', 'GRU', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it'),
+        ('ai.onnx', 'LSTM', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it'),
+    ),
+}
+
+#: Per provider, the ops the bodies onnx builds per node call: (domain, op, since, until or None,
+#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...), domain or ''), ...)).
+BUILT_BODIES = {
+    'cpu': (
+        ('ai.onnx', 'Bernoulli', 15, None, (('RandomUniformLike', (('T1', ('T1',)),), (), ''), ('Greater', (('T', ('T1',)),), (), ''))),
+        ('ai.onnx', 'CastLike', 15, None, (('Cast', (('T1', ('T1',)), ('T2', ('T2',))), (), ''),)),
+        ('ai.onnx', 'CenterCropPad', 18, None, (('Max', (('T', ('tensor(int64)', 'Tind')),), (), ''), ('Pad', (('T', ('T',)),), (), ''))),
+        ('ai.onnx', 'GroupNormalization', 21, None, (('Mul', (('T', ('T',)),), (), ''), ('Add', (('T', ('T',)),), (), ''))),
+        ('ai.onnx', 'NegativeLogLikelihoodLoss', 13, None, (('GatherElements', (('T', ('T',)), ('Tind', ('Tind',))), (), ''), ('Neg', (('T', ('T',)),), (), ''))),
+        ('ai.onnx', 'SoftmaxCrossEntropyLoss', 13, None, (('LogSoftmax', (('T', ('T',)),), (), ''), ('NegativeLogLikelihoodLoss', (('T', ('T',)), ('Tind', ('Tind',))), (), ''))),
+        ('ai.onnx', 'Gelu', 20, None, (('Mul', (('T', ('T',)),), (), ''), ('Sum', (('T', ('T',)),), (), ''), ('Erf', (('T', ('T',)),), (('approximate', ('none',)),), ''), ('Tanh', (('T', ('T',)),), (('approximate', ('tanh',)),), ''), ('Pow', (('T', ('T',)), ('T1', ('T',))), (('approximate', ('tanh',)),), ''))),
+        ('ai.onnx', 'RMSNormalization', 23, None, (('Mul', (('T', ('T', 'V')),), (), ''),)),
+        ('ai.onnx', 'Attention', 23, None, (('MatMul', (('T', ('T1', 'T2')),), (), ''),)),
+        ('com.microsoft', 'FastGelu', 1, None, (('Mul', (('T', ('T',)),), (), 'ai.onnx'), ('Add', (('T', ('T',)),), (), 'ai.onnx'), ('Tanh', (('T', ('T',)),), (), 'ai.onnx'))),
+        ('com.microsoft', 'QuickGelu', 1, None, (('Mul', (('T', ('T',)),), (), 'ai.onnx'), ('Sigmoid', (('T', ('T',)),), (), 'ai.onnx'))),
+    ),
+}
+
 KERNELS = {
     'cpu': (
         ('ai.onnx', 'Abs', 6, 12, (('T', 0),)),

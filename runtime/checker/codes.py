@@ -44,6 +44,8 @@ CODES: dict[str, str] = {
     # with --runtime (see runtime_support)
     "no-kernel": "the execution provider has no kernel for the node's op version and the types bound to its "
                  "type parameters, and the runtime has no fallback for it",
+    "kernel-refuses": "the execution provider has a kernel for the node, and the kernel refuses the node's types or "
+                      "attributes when it is created or run",
     "runtime-version": "the model's IR version or an opset import is newer than the runtime loads",
     "unknown-domain": "a node's domain is neither one the runtime knows nor a model-local function's",
     "unknown-to-runtime": "the runtime knows no schema for the node's op at the version the model's opset gives",

@@ -9,12 +9,18 @@ its CPU provider, so does the prediction:
   (as onnx picks bodies: none when an op the body calls changed since the body's opset) is
   expanded at load time; the body's nodes need kernels in turn, with the types that flow into
   them from the node's (a clash of two types on one type parameter fails too);
-- an op version with no kernel at all whose body onnx builds per node is taken to run (that
-  body is not followed); with kernels, none for the node's types, it is taken to fail;
+- a node no kernel accepts whose op version has a body onnx builds per node is expanded into it
+  as well: the kernel table states the ops such a body calls and the types it calls them with
+  (``built_bodies``), which are followed like a written body's; where the table says nothing, an
+  op version with no kernel at all is taken to run, one with kernels (none for the node's types)
+  to fail;
+- a kernel that accepts the node's types may still refuse the node when it is created or run
+  (the table's ``refusals``: RNNs with ``layout`` 1, GRU and LSTM in double);
 - float16 values of an op with no float16 kernel on CPU run through casts onnxruntime inserts
   to float32, when a float32 kernel exists and the op's schema allows float32 there;
   bfloat16 gets no such casts;
 - a model-local function is expanded where it is called;
+- a domain onnxruntime knows but the model does not import is imported at its newest opset;
 - Constant nodes become initializers, and a Shape node whose input shape is fully known is
   folded into one, before kernels are chosen.
 
@@ -27,6 +33,7 @@ followed.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -149,10 +156,25 @@ def blocks_loading(problem: Any) -> bool:
     code = node_code(problem) if hasattr(problem, "op_type") else getattr(problem, "code", "")
     if hasattr(problem, "op_type") and problem.message.startswith(_IN_SUBGRAPH):
         return False  # subgraphs are not followed (a branch may never run, onnxruntime checks them less)
+    if code == "opset-import" and _imported_by_runtime(problem.message):
+        return False
     if code == "declared-conflict":  # a Constant becomes an initializer first: its declared type stands
         return (problem.domain or "ai.onnx", problem.op_type) not in REPLACED_AT_LOAD and \
             any(mark in problem.message for mark in _TYPE_CONFLICT)
     return code in LOAD_BLOCKING
+
+
+_MISSING_IMPORT = re.compile(r"domain '([^']*)' has no opset import")
+
+
+def _imported_by_runtime(message: str) -> bool:
+    """Whether a missing opset import is of a domain onnxruntime knows, whose newest opset it then
+    imports itself (measured: Relu without an import of the default domain, FastGelu without
+    com.microsoft, both run)."""
+    from opspec.runtime.kernels import limits
+
+    found = _MISSING_IMPORT.fullmatch(message)
+    return found is not None and found.group(1) in limits(DEFAULT_PROVIDER)[1]
 
 
 #: Ops onnxruntime replaces by initializers when it loads a graph (no kernel is ever needed).
@@ -162,10 +184,12 @@ REPLACED_AT_LOAD = frozenset({("ai.onnx", "Constant")})
 def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[RuntimeProblem]:
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.inference.resolve import normalize_opsets
-    from opspec.runtime.kernels import known_versions
+    from opspec.runtime.kernels import known_versions, limits
     from opspec.runtime.registry import SchemaError
 
     opsets = normalize_opsets(model.opset_import)
+    for domain, newest in limits(target.provider)[1].items():  # a known domain not imported: the runtime's newest
+        opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
     local = {(function.domain, function.name) for function in model.functions}
     for index, node in enumerate(model.graph.node):
         where = f"node '{node.name}'" if node.name else f"node #{index}"
@@ -205,8 +229,15 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
                                         f"not version {schema.since_version}", "unknown-to-runtime",
                                  index, node.op_type, name, schema.since_version)
             continue
-        missing = missing_kernel(schema, _bound_types(schema, node, type_of), target.provider, opsets.get(domain))
+        bound = _bound_types(schema, node, type_of)
+        attribute_value = _attribute_reader(schema, node)
+        missing = _missing(schema, bound, target.provider, opsets.get(domain), EXPANSION_DEPTH, attribute_value, opsets)
         if missing is None:
+            refused = _refusal(schema, bound, attribute_value, target.provider)
+            if refused is not None:
+                yield RuntimeProblem(where, f"{target} has a kernel for {node.op_type} version {schema.since_version} "
+                                            f"that refuses this node: {refused}", "kernel-refuses",
+                                     index, node.op_type, name, schema.since_version)
             continue
         what = f"{node.op_type} version {schema.since_version}"
         if missing.inside:
@@ -217,6 +248,35 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
             message = (f"{target} has no kernel for {what} with {missing.param} = {missing.found}; its kernels "
                        f"take {missing.param} in {', '.join(missing.accepted) or 'nothing'}")
         yield RuntimeProblem(where, message, "no-kernel", index, node.op_type, name, schema.since_version, missing)
+
+
+def _attribute_reader(schema: Any, node: Any) -> Any:
+    """``value(name)``: the node's value of attribute ``name`` (an int, float or string), the schema's
+    default when the node sets none, None when neither says."""
+    from opspec.runtime.schema import AttrType
+
+    fields = {AttrType.INT: "i", AttrType.FLOAT: "f", AttrType.STRING: "s"}
+
+    def value(name: str) -> Any:
+        declared = schema.attributes.get(name)
+        for attribute in node.attribute:
+            if attribute.name == name:
+                field = fields.get(declared.type) if declared is not None else None
+                found = getattr(attribute, field) if field else None
+                return found.decode("utf-8", "replace") if isinstance(found, bytes) else found
+        return declared.default if declared is not None and isinstance(declared.default, (int, float, str)) else None
+
+    return value
+
+
+def _refusal(schema: Any, bound: dict[str, str], attribute_value: Any, provider: str) -> str | None:
+    """Why the kernel serving the node refuses it (None: it does not, as far as the table says)."""
+    from opspec.runtime.kernels import refusals
+
+    for refusal in refusals(schema.name, schema.since_version, schema.domain, provider):
+        if refusal.applies(bound, attribute_value):
+            return refusal.why
+    return None
 
 
 def _foreign_type(node: Any, type_of: Any, provider: str) -> str | None:
@@ -272,19 +332,24 @@ def missing_kernel(schema: Any, bound: dict[str, str], provider: str, opset: int
     """Why no kernel of ``provider`` serves ``schema`` with the types ``bound`` (None: one does, or
     the runtime falls back to something that runs); ``opset`` is the model's opset of the
     schema's domain (None: the newest), which picks the function body an expansion uses."""
-    return _missing(schema, bound, provider, opset, EXPANSION_DEPTH)
+    return _missing(schema, bound, provider, opset, EXPANSION_DEPTH, None)
 
 
-#: Whether an op version with kernels, none for the node's types, and a body built per node is taken to
-#: run (measured on the node suite's ops re-typed: more of them fail than run, Gelu 20 in double runs).
+#: Whether an op version with kernels, none for the node's types, and a body built per node that the
+#: kernel table does not describe is taken to run (measured on the node suite's ops re-typed: more of
+#: them fail than run).
 BUILT_BODY_RUNS_WITH_KERNELS = False
 #: How deep function bodies are followed: a node of an expanded body is expanded in turn (measured:
 #: Mish 18 in double runs, its body's Softplus 1 expanded; Mish 22 fails, its Softplus 22 is not).
 EXPANSION_DEPTH = 3
 
 
-def _missing(schema: Any, bound: dict[str, str], provider: str, opset: int | None, depth: int) -> NoKernel | None:
-    from opspec.runtime.kernels import kernels_for_since
+def _missing(schema: Any, bound: dict[str, str], provider: str, opset: int | None, depth: int,
+             attribute_value: Any, model_opsets: dict[str, int] | None = None) -> NoKernel | None:
+    """As :func:`missing_kernel`; ``attribute_value(name)`` reads the node's attributes (None: unknown,
+    as for a node inside a body); ``model_opsets`` the model's opset of each domain ("" the default),
+    at which a built body's calls into another domain are resolved (None: such calls are not followed)."""
+    from opspec.runtime.kernels import built_body_calls, kernels_for_since
 
     domain = schema.domain
     candidates = kernels_for_since(schema.name, schema.since_version, domain, provider)
@@ -292,6 +357,9 @@ def _missing(schema: Any, bound: dict[str, str], provider: str, opset: int | Non
         return None
     if depth > 0 and _usable_body(schema, opset) is not None:  # expanded at load: its nodes need kernels
         return _body_missing(schema, bound, provider, opset, depth)
+    calls = built_body_calls(schema.name, schema.since_version, domain, provider)
+    if depth > 0 and calls is not None:  # expanded into the body built for the node: what it calls needs kernels
+        return _built_body_missing(schema, bound, calls, provider, opset, depth, attribute_value, model_opsets)
     if schema.has_context_dependent_function and (BUILT_BODY_RUNS_WITH_KERNELS or not candidates):
         return None  # expanded into a body built per node, which is not followed
     if candidates and provider == DEFAULT_PROVIDER and _casts_to_float(schema, bound, candidates):
@@ -374,7 +442,7 @@ def _body_missing(schema: Any, bound: dict[str, str], provider: str, opset: int 
         params = {constraint.type_param_str for constraint in inner_schema.type_constraints}
         inner_bound = {param: found for param, found in inner_bound.items() if param in params}
         if inner_bound:
-            missing = _missing(inner_schema, inner_bound, provider, imports.get(inner.domain), depth - 1)
+            missing = _missing(inner_schema, inner_bound, provider, imports.get(inner.domain), depth - 1, None)
             if missing is not None:
                 return missing if missing.inside else replace(missing, inside=f"{inner.op_type} {inner_schema.since_version}")
         for position, name in enumerate(inner.output):
@@ -382,6 +450,46 @@ def _body_missing(schema: Any, bound: dict[str, str], provider: str, opset: int 
                 formal = inner_schema.outputs[min(position, len(inner_schema.outputs) - 1)]
                 if formal.type_str in inner_bound:
                     known[name] = inner_bound[formal.type_str]
+    return None
+
+
+def _built_body_missing(schema: Any, bound: dict[str, str], calls: Iterable[Any], provider: str, opset: int | None,
+                        depth: int, attribute_value: Any, model_opsets: dict[str, int] | None) -> NoKernel | None:
+    """Why an op the body built for the node calls would find no kernel (None: every call finds one,
+    as far as the types known say): each call's type parameters take the node's types or the
+    table's, two that differ clash (onnxruntime's type check of the expanded graph fails), and the
+    called op is resolved at the model's opset."""
+    from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.registry import SchemaError
+
+    for call in calls:
+        if call.when and (attribute_value is None or
+                          any(attribute_value(name) not in values for name, values in call.when)):
+            continue
+        called_domain, called_opset = schema.domain, opset
+        if call.domain and call.domain != schema.domain:
+            called_domain = call.domain
+            called_opset = (model_opsets or {}).get("" if called_domain == "ai.onnx" else called_domain)
+            if called_opset is None:
+                continue
+        try:
+            inner = INFERENCE.get_schema(call.op, called_opset, "" if called_domain == "ai.onnx" else called_domain)
+        except SchemaError:
+            continue
+        where = f"{call.op} {inner.since_version}"
+        call_bound: dict[str, str] = {}
+        for param, sources in call.sources:
+            found = [source if source.startswith("tensor(") else bound.get(source) for source in sources]
+            known = [text for text in found if text is not None]
+            if len(set(known)) > 1:
+                return NoKernel(param, known[-1], (known[0],), where)
+            if known:
+                call_bound[param] = known[0]
+        if not call_bound:
+            continue
+        missing = _missing(inner, call_bound, provider, called_opset, depth - 1, None, model_opsets)
+        if missing is not None:
+            return missing if missing.inside else replace(missing, inside=where)
     return None
 
 
