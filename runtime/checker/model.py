@@ -7,15 +7,17 @@ Problems are collected, never raised; each names where it is.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from opspec.runtime.checker.problems import ModelProblem
-from opspec.runtime.checker.tensors import check_sparse, check_tensor
+from opspec.runtime.checker.tensors import DATA_TYPES, check_sparse, check_tensor
 from opspec.runtime.inference.graph_checks import node_label
 
 #: The IR versions opspec reads (its IR module holds version 14's messages); models of IR
 #: version 1 and 2 predate opset imports.
 MIN_IR_VERSION, MAX_IR_VERSION = 3, 14
+#: The IR version that brought model-local functions (older models cannot hold them).
+FUNCTIONS_SINCE_IR = 8
 
 # AttributeProto.AttributeType -> the field that holds its value.
 _ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
@@ -67,6 +69,10 @@ def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProbl
         _check_graph(model.graph, found, main=True)
     for function in model.functions:
         where = f"function '{function.name}' (domain '{function.domain}')"
+        if model.ir_version >= FUNCTIONS_SINCE_IR and not function.name:
+            found.at(where)("a model-local function has no name", "function-form")
+        if model.ir_version >= FUNCTIONS_SINCE_IR and not function.HasField("domain"):
+            found.at(where)("a model-local function has no domain", "function-form")
         _check_opsets(function.opset_import, found.at(where))
         _check_nodes(function.node, "", found)
     return found.problems
@@ -76,13 +82,16 @@ def _check_opsets(imports: Any, report: Callable[[str, str], None]) -> None:
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.registry import SchemaError
 
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for entry in imports:
         domain = entry.domain or "ai.onnx"
         canonical = "" if entry.domain in ("", "ai.onnx") else entry.domain
-        if canonical in seen:
-            report(f"domain '{domain}' is imported more than once", "opset-import")
-        seen.add(canonical)
+        if canonical in seen:  # the same import again says nothing new; another version contradicts it
+            if seen[canonical] != entry.version:
+                report(f"domain '{domain}' is imported at two versions ({seen[canonical]} and {entry.version})",
+                       "opset-import")
+            continue
+        seen[canonical] = entry.version
         if entry.version < 1:
             report(f"opset version {entry.version} of domain '{domain}' is not a version (versions start at 1)",
                    "opset-version")
@@ -104,10 +113,14 @@ def _check_graph(graph: Any, found: _Collector, main: bool) -> None:
     for kind, group in (("input", graph.input), ("output", graph.output)):
         for value_info in group:
             _check_value_info(value_info, kind, main, report)
+    if any(not value.name for value in graph.value_info):
+        report("a value_info entry has no name", "value-info")
     for tensor in graph.initializer:
         check_tensor(tensor, report, found.location_problem)
     for sparse in graph.sparse_initializer:
         check_sparse(sparse, report, found.location_problem)
+    if graph.input and graph.initializer:
+        _check_initializer_types(graph, report)
     _check_nodes(graph.node, "" if main else graph.name, found)
 
 
@@ -120,13 +133,63 @@ def _check_value_info(value_info: Any, kind: str, main: bool, report: Callable[[
     if not value_info.HasField("type"):
         report(f"{kind} '{name}' has no type", "value-info")
         return
-    case = value_info.type.WhichOneof("value")
+    for problem in _type_problems(value_info.type, kind == "input"):
+        report(f"{kind} '{name}' {problem}", "value-info")
+
+
+def _check_initializer_types(graph: Any, report: Callable[[str, str], None]) -> None:
+    """An initializer that gives a graph input its default value holds what the input declares:
+    its element type, its rank, and every dim the input states as a number."""
+    declared = {value.name: value.type.tensor_type for value in graph.input
+                if value.type.WhichOneof("value") == "tensor_type"}
+    for tensor in graph.initializer:
+        tensor_type = declared.get(tensor.name)
+        if tensor_type is None:
+            continue
+        if tensor_type.elem_type and tensor.data_type and tensor_type.elem_type != tensor.data_type:
+            report(f"initializer '{tensor.name}' has data type {tensor.data_type}, but its graph input declares "
+                   f"element type {tensor_type.elem_type}", "declared-conflict")
+        if not tensor_type.HasField("shape"):
+            continue
+        dims = tensor_type.shape.dim
+        stated = [dim.dim_value if dim.WhichOneof("value") == "dim_value" else None for dim in dims]
+        if len(stated) != len(tensor.dims) or any(d is not None and d >= 0 and d != actual
+                                                   for d, actual in zip(stated, tensor.dims)):
+            report(f"initializer '{tensor.name}' has dims {list(tensor.dims)}, but its graph input declares "
+                   f"{['?' if d is None else d for d in stated]}", "declared-conflict")
+
+
+def _type_problems(proto: Any, read: bool) -> Iterator[str]:
+    """What a graph input's (``read``) or output's type lacks: every kind names what it
+    holds (an element type, key and value types, an opaque type's name), and an element
+    type is one ONNX defines (UNDEFINED only on an output, whose type inference may fill)."""
+    case = proto.WhichOneof("value")
     if case is None:
-        report(f"{kind} '{name}' has a type with no kind (tensor, sequence, map, optional...)", "value-info")
+        yield "has a type with no kind (tensor, sequence, map, optional...)"
     elif case in _TENSOR_TYPE_CASES:
-        tensor_type = getattr(value_info.type, case)
+        tensor_type = getattr(proto, case)
         if not tensor_type.HasField("elem_type"):
-            report(f"{kind} '{name}' has a tensor type with no element type", "value-info")
+            yield "has a tensor type with no element type"
+        elif tensor_type.elem_type not in DATA_TYPES and (read or tensor_type.elem_type != 0):
+            yield f"has element type {tensor_type.elem_type}, which is not an ONNX data type"
+    elif case == "map_type":
+        if not proto.map_type.HasField("key_type"):
+            yield "has a map type with no key type"
+        elif proto.map_type.key_type not in DATA_TYPES:
+            yield f"has a map key type {proto.map_type.key_type}, which is not an ONNX data type"
+        if not proto.map_type.HasField("value_type"):
+            yield "has a map type with no value type"
+        else:
+            yield from _type_problems(proto.map_type.value_type, read)
+    elif case == "opaque_type":
+        if not proto.opaque_type.name:
+            yield "has an opaque type with no name"
+    else:  # sequence_type, optional_type
+        holder = getattr(proto, case)
+        if not holder.HasField("elem_type"):
+            yield f"has a {case.split('_')[0]} type with no element type"
+        else:
+            yield from _type_problems(holder.elem_type, read)
 
 
 def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:

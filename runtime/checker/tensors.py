@@ -30,6 +30,9 @@ _LAYOUT: dict[int, tuple[str, float | None, float | None]] = {
     27: ("int32_data", None, None), 28: ("int32_data", None, None),
 }
 
+#: The element types ONNX defines (TensorProto.DataType without UNDEFINED).
+DATA_TYPES = frozenset(_LAYOUT)
+
 Report = Callable[[str, str], None]  # (message, code)
 
 
