@@ -195,7 +195,12 @@ def _overstrict_models():
                            helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])]),
         opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
-    return [no_shape, simplified]
+    normalized = helper.make_model(
+        helper.make_graph([helper.make_node("MeanVarianceNormalization", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 5])]),
+        opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    return [no_shape, simplified, normalized]
 
 
 @pytest.mark.parametrize("index", range(len(ONNX_OVERSTRICT)))
@@ -290,6 +295,18 @@ def _opaque_value_info():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def _loop_with_opaque_body_input():
+    body = helper.make_graph([helper.make_node("Identity", ["c"], ["c_out"]), helper.make_node("Relu", ["v"], ["v_out"])],
+                             "body", [_value("i", TensorProto.INT64, []), _value("c", TensorProto.BOOL, []),
+                                      _value("v", TensorProto.FLOAT, [2])],
+                             [_value("c_out", TensorProto.BOOL, []), _value("v_out", TensorProto.FLOAT, [2])])
+    body.input[2].type.Clear()
+    body.input[2].type.opaque_type.SetInParent()
+    return _one_node_model(helper.make_node("Loop", ["n", "", "x"], ["y"], body=body),
+                           [_value("n", TensorProto.INT64, []), _value("x", TensorProto.FLOAT, [2])],
+                           [_value("y", TensorProto.FLOAT, [2])])
+
+
 def _nameless_function():
     model = _identity()
     model.functions.add()
@@ -358,6 +375,14 @@ ONNX_REJECTS_FOUND = {
         helper.make_node("Resize", ["x", "", "", "s"], ["y"]),
         [_value("x", TensorProto.FLOAT, [1, 1, 2, 2]), _value("s", TensorProto.INT64, [4, 1])],
         [_value("y", TensorProto.FLOAT, [None] * 4)]), "inference"),
+    "ConstantOfShape value of rank 0": (lambda: _one_node_model(
+        helper.make_node("ConstantOfShape", ["s"], ["y"], value=helper.make_tensor("v", TensorProto.FLOAT, [], [1.0])),
+        [_value("s", TensorProto.INT64, [2])], [_value("y", TensorProto.FLOAT, [None, None])]), "inference"),
+    "Resize by a negative scale": (lambda: _one_node_model(
+        helper.make_node("Resize", ["x", "", "s"], ["y"]), [_value("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [_value("y", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor("s", TensorProto.FLOAT, [4], [1.0, 1.0, -2.0, 2.0])]), "inference"),
+    "a loop body input of an empty opaque type": (_loop_with_opaque_body_input, "value-info"),
     "MaxUnpool indices of rank 0": (lambda: _one_node_model(
         helper.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2]),
         [_value("x", TensorProto.FLOAT, [1, 1, 2, 2]), _value("i", TensorProto.INT64, [])],

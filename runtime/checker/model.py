@@ -128,8 +128,11 @@ def _check_value_info(value_info: Any, kind: str, main: bool, report: Callable[[
     name = value_info.name
     if not name:
         report(f"a graph {kind} has no name", "value-info")
-    if not main:
-        return  # a subgraph's inputs and outputs may leave their types to inference
+    if not main:  # a subgraph's values may leave their types, or their tensors' element types, to inference
+        if value_info.type.WhichOneof("value") is not None:
+            for problem in _type_problems(value_info.type, kind == "input", tensors=False):
+                report(f"{kind} '{name}' {problem}", "value-info")
+        return
     if not value_info.HasField("type"):
         report(f"{kind} '{name}' has no type", "value-info")
         return
@@ -159,15 +162,18 @@ def _check_initializer_types(graph: Any, report: Callable[[str, str], None]) -> 
                    f"{['?' if d is None else d for d in stated]}", "declared-conflict")
 
 
-def _type_problems(proto: Any, read: bool) -> Iterator[str]:
+def _type_problems(proto: Any, read: bool, tensors: bool = True) -> Iterator[str]:
     """What a graph input's (``read``) or output's type lacks: every kind names what it
     holds (an element type, key and value types, an opaque type's name), and an element
-    type is one ONNX defines (UNDEFINED only on an output, whose type inference may fill)."""
+    type is one ONNX defines (UNDEFINED only on an output, whose type inference may fill);
+    without ``tensors``, a tensor's element type is not looked at."""
     case = proto.WhichOneof("value")
     if case is None:
         yield "has a type with no kind (tensor, sequence, map, optional...)"
     elif case in _TENSOR_TYPE_CASES:
         tensor_type = getattr(proto, case)
+        if not tensors:
+            return
         if not tensor_type.HasField("elem_type"):
             yield "has a tensor type with no element type"
         elif tensor_type.elem_type not in DATA_TYPES and (read or tensor_type.elem_type != 0):
@@ -180,7 +186,7 @@ def _type_problems(proto: Any, read: bool) -> Iterator[str]:
         if not proto.map_type.HasField("value_type"):
             yield "has a map type with no value type"
         else:
-            yield from _type_problems(proto.map_type.value_type, read)
+            yield from _type_problems(proto.map_type.value_type, read, tensors)
     elif case == "opaque_type":
         if not proto.opaque_type.name:
             yield "has an opaque type with no name"
@@ -189,7 +195,7 @@ def _type_problems(proto: Any, read: bool) -> Iterator[str]:
         if not holder.HasField("elem_type"):
             yield f"has a {case.split('_')[0]} type with no element type"
         else:
-            yield from _type_problems(holder.elem_type, read)
+            yield from _type_problems(holder.elem_type, read, tensors)
 
 
 def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:

@@ -145,6 +145,8 @@ def resize(ctx: InferenceContext) -> None:
             values = chosen.values if policy == "stretch" else _aspect_sizes(x, axes, chosen.values, policy)
             values = tuple(v if type(v) is int or type(v) is Sym else None for v in values)
         else:
+            if any((type(scale) is float or type(scale) is int) and scale < 0 for scale in chosen.values):
+                ctx.fail(f"scales {list(chosen.values)} has a negative scale")
             values = tuple(_scaled(x[axis], scale) for axis, scale in zip(axes, chosen.values))
         for axis, value in zip(axes, values):
             out[axis] = value
