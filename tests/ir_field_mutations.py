@@ -3,9 +3,11 @@
 It knows nothing of what a field means: it walks ``ModelProto.DESCRIPTOR`` and every
 message reachable from it, picks one field (each field name of each message equally
 likely, whatever how many instances a model holds), one instance of it in the model, and
-one change its protobuf type allows: absent, zero, negative, huge, a wrong value (an
-unknown name, an undefined enum value, bytes that are no data), an element duplicated, or
-swapped with a sibling (another element, or another field of the same type).
+one change its protobuf type allows: absent, zero, negative, huge (for an enum, both are
+values the IR does not define, written as a file would hold them), a wrong value (an
+unknown name or another value's name, another enum or type code, bytes that are no
+data, NaN), an element duplicated, or swapped with a sibling (another element, or another
+field of the same type).
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, checker, helper  # noqa: E402
+from onnx import AttributeProto, TensorProto, checker, helper  # noqa: E402
 
 from malformed_models import malformed_models  # noqa: E402
 from opspec.cli import main  # noqa: E402
@@ -307,6 +307,35 @@ def _loop_with_opaque_body_input():
                            [_value("y", TensorProto.FLOAT, [2])])
 
 
+def _empty_raw_data_beside_values():
+    model = _one_node_model(helper.make_node("Resize", ["x", "", "s"], ["y"]),
+                            [_value("x", TensorProto.FLOAT, [1, 1, 2, 2])], [_value("y", TensorProto.FLOAT, [1, 1, 4, 4])],
+                            [helper.make_tensor("s", TensorProto.FLOAT, [4], [1.0, 1.0, 2.0, 2.0])])
+    model.graph.initializer[0].raw_data = b""  # set, but empty: onnx reads it, and finds no data
+    return model
+
+
+def _constant_of_shape_value_typed_floats():
+    node = helper.make_node("ConstantOfShape", ["s"], ["y"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+    node.attribute[0].type = AttributeProto.FLOATS
+    return _one_node_model(node, [_value("s", TensorProto.INT64, [2])], [_value("y", TensorProto.FLOAT, [None, None])])
+
+
+def _metadata_key_twice():
+    model = _identity()
+    helper.set_model_props(model, {"author": "a"})
+    model.metadata_props.add(key="author", value="b")
+    return model
+
+
+def _model_without_graph():
+    model = _identity()  # a library of functions reads as a model; one that also lacks its graph is none
+    model.functions.append(helper.make_function("local", "f", ["x"], ["y"], [helper.make_node("Relu", ["x"], ["y"])],
+                                                [helper.make_opsetid("", 17)]))
+    model.ClearField("graph")
+    return model
+
+
 def _nameless_function():
     model = _identity()
     model.functions.add()
@@ -367,6 +396,14 @@ ONNX_REJECTS_FOUND = {
     "a negative input dim landing on a declared length": (lambda: _one_node_model(
         helper.make_node("Floor", ["x"], ["y"]), [_value("x", TensorProto.FLOAT, [3, -2**31])],
         [_value("y", TensorProto.FLOAT, [3, 4])]), "declared-conflict"),
+    "a negative input dim meeting another input's length": (lambda: _one_node_model(
+        helper.make_node("Gemm", ["a", "b"], ["y"]),
+        [_value("a", TensorProto.FLOAT, [2, 3]), _value("b", TensorProto.FLOAT, [-2**31, 4])],
+        [_value("y", TensorProto.FLOAT, [2, 4])]), "declared-conflict"),
+    "an empty raw_data beside the values": (_empty_raw_data_beside_values, "tensor-data-field"),
+    "ConstantOfShape value attribute typed as floats": (_constant_of_shape_value_typed_floats, "attribute-type"),
+    "a metadata key given twice": (_metadata_key_twice, "metadata"),
+    "a model without a graph": (_model_without_graph, "graph-structure"),
     "NegativeLogLikelihoodLoss weight of rank 2": (lambda: _one_node_model(
         helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["y"]),
         [_value("x", TensorProto.FLOAT, [2, 3]), _value("t", TensorProto.INT64, [2]),
@@ -398,6 +435,7 @@ def test_models_onnx_rejects_found_by_another_generator_are_refused(case):
     problems = check_model(load_model(model.SerializeToString()).model).problems
     codes = [problem.code if hasattr(problem, "code") else node_code(problem) for problem in problems]
     assert code in codes, problems
+    assert not [problem for problem in problems if "inference failed (" in str(problem)]  # no rule broke on it
 
 
 @pytest.mark.parametrize("version", [2, 3, 4])

@@ -37,64 +37,6 @@ def declared_conflicts(graph: Any, type_of: Callable[[str], Any]) -> Iterator[Gr
                     yield GraphProblem(where, f"value '{value.name}' {problem}", "declared-conflict")
 
 
-#: The prefix of the symbols standing for graph inputs' negative dims while they are followed.
-_NEGATIVE = "negative_dim__"
-
-
-def negative_input_dims(model: Any) -> tuple[Any, dict[str, tuple[str, int, int]]] | None:
-    """A copy of ``model`` whose main graph inputs' negative dims are symbols of their own
-    and whose outputs and ``value_info`` declare no shapes, with what each symbol stands for
-    (input, axis, dim); None when no input has a negative dim.
-
-    onnx takes a negative dim as a number that flows through the graph; inference reads it as
-    unknown. Inferring the copy shows where each one lands, to be held against the shapes
-    declared there (:func:`negative_dims_landing`).
-    """
-    copy = None
-    placeholders: dict[str, tuple[str, int, int]] = {}
-    for position, value in enumerate(model.graph.input):
-        if value.type.WhichOneof("value") != "tensor_type":
-            continue
-        for axis, dim in enumerate(value.type.tensor_type.shape.dim):
-            if dim.WhichOneof("value") == "dim_value" and dim.dim_value < 0:
-                if copy is None:
-                    copy = type(model)()
-                    copy.CopyFrom(model)
-                name = f"{_NEGATIVE}{len(placeholders)}"
-                placeholders[name] = (value.name, axis, dim.dim_value)
-                copy.graph.input[position].type.tensor_type.shape.dim[axis].dim_param = name
-    if copy is None:
-        return None
-    copy.graph.ClearField("value_info")
-    for value in copy.graph.output:
-        if value.type.WhichOneof("value") == "tensor_type":
-            value.type.tensor_type.ClearField("shape")
-    return copy, placeholders
-
-
-def negative_dims_landing(graph: Any, type_of: Callable[[str], Any],
-                          placeholders: dict[str, tuple[str, int, int]]) -> Iterator[GraphProblem]:
-    """The graph outputs and ``value_info`` entries that state a length where a graph input's
-    negative dim lands (``type_of`` answers for the copy of :func:`negative_input_dims`)."""
-    where = f"graph '{graph.name}'"
-    for group in (graph.output, graph.value_info):
-        for value in group:
-            if value.type.WhichOneof("value") != "tensor_type" or not value.type.tensor_type.HasField("shape"):
-                continue
-            inferred = type_of(value.name)
-            if type(inferred) is not TensorType or inferred.shape is None:
-                continue
-            dims = value.type.tensor_type.shape.dim
-            if len(dims) != len(inferred.shape):
-                continue
-            for axis, (dim, landed) in enumerate(zip(dims, inferred.shape)):
-                source = placeholders.get(getattr(landed, "name", None) or "")
-                if source is not None and dim.WhichOneof("value") == "dim_value" and dim.dim_value >= 0:
-                    yield GraphProblem(where, f"value '{value.name}' is declared with dim {dim.dim_value} at axis "
-                                       f"{axis}, where input '{source[0]}' brings its dim {source[2]} (axis "
-                                       f"{source[1]})", "declared-conflict")
-
-
 def _tensor_conflicts(declared: Any, inferred: TensorType, fed: bool) -> Iterator[str]:
     """How a declared tensor type contradicts the inferred one: a negative dim where a length
     is proven, and for a value fed from outside (``fed``) also its element type and rank and
@@ -115,4 +57,4 @@ def _tensor_conflicts(declared: Any, inferred: TensorType, fed: bool) -> Iterato
             yield f"is declared with dim {dim.dim_value} at axis {axis}, but inference gives {proven}"
 
 
-__all__ = ["declared_conflicts", "negative_dims_landing", "negative_input_dims"]
+__all__ = ["declared_conflicts"]

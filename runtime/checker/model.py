@@ -65,8 +65,13 @@ def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProbl
         report(f"IR version {model.ir_version} is outside the versions opspec reads "
                f"({MIN_IR_VERSION} to {MAX_IR_VERSION})", "ir-version")
     _check_opsets(model.opset_import, report)
+    keys = [entry.key for entry in model.metadata_props]
+    for key in sorted({key for key in keys if keys.count(key) > 1}):
+        report(f"metadata_props gives key '{key}' more than once", "metadata")
     if model.HasField("graph"):
         _check_graph(model.graph, found, main=True)
+    else:
+        report("the model has no graph", "graph-structure")
     for function in model.functions:
         where = f"function '{function.name}' (domain '{function.domain}')"
         if model.ir_version >= FUNCTIONS_SINCE_IR and not function.name:
