@@ -336,6 +336,20 @@ def _model_without_graph():
     return model
 
 
+def _constant_without_its_tensor():
+    node = helper.make_node("Constant", [], ["y"], value=helper.make_tensor("v", TensorProto.FLOAT, [2], [1.0, 2.0]))
+    node.attribute[0].ClearField("t")
+    return _one_node_model(node, [], [_value("y", TensorProto.FLOAT, [2])])
+
+
+def _function_twice():
+    model = _identity()
+    function = helper.make_function("local", "f", ["x"], ["y"], [helper.make_node("Relu", ["x"], ["y"])],
+                                    [helper.make_opsetid("", 17)])
+    model.functions.extend([function, function])
+    return model
+
+
 def _nameless_function():
     model = _identity()
     model.functions.add()
@@ -403,6 +417,16 @@ ONNX_REJECTS_FOUND = {
     "an empty raw_data beside the values": (_empty_raw_data_beside_values, "tensor-data-field"),
     "ConstantOfShape value attribute typed as floats": (_constant_of_shape_value_typed_floats, "attribute-type"),
     "a metadata key given twice": (_metadata_key_twice, "metadata"),
+    "a node naming one output twice": (lambda: _one_node_model(
+        helper.make_node("TopK", ["x", "k"], ["v", "v"]), [_value("x", TensorProto.FLOAT, [4])],
+        [_value("v", TensorProto.FLOAT, [2])], [helper.make_tensor("k", TensorProto.INT64, [1], [2])]),
+        "duplicate-name"),
+    "a tensor attribute holding no tensor": (_constant_without_its_tensor, "attribute-form"),
+    "a function defined twice": (_function_twice, "function-form"),
+    "SoftmaxCrossEntropyLoss labels against the scores' batch": (lambda: _one_node_model(
+        helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y"], reduction="none"),
+        [_value("x", TensorProto.FLOAT, [3, 5]), _value("t", TensorProto.INT64, [0])],
+        [_value("y", TensorProto.FLOAT, [3])]), "inference"),
     "a model without a graph": (_model_without_graph, "graph-structure"),
     "NegativeLogLikelihoodLoss weight of rank 2": (lambda: _one_node_model(
         helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["y"]),

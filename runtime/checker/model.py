@@ -23,6 +23,8 @@ FUNCTIONS_SINCE_IR = 8
 _ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
                      8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
 _VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
+# Attribute types of one value, which must be present (an empty list is a list).
+_SINGULAR_TYPES = frozenset({1, 2, 3, 4, 5, 11, 13})
 _HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})  # fields holding messages
 _TENSOR_TYPE_CASES = ("tensor_type", "sparse_tensor_type")
 
@@ -72,8 +74,13 @@ def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProbl
         _check_graph(model.graph, found, main=True)
     else:
         report("the model has no graph", "graph-structure")
+    seen_functions: set[tuple[str, str, str]] = set()
     for function in model.functions:
         where = f"function '{function.name}' (domain '{function.domain}')"
+        key = (function.domain, function.name, function.overload)
+        if key in seen_functions:
+            found.at(where)("the model defines this function more than once", "function-form")
+        seen_functions.add(key)
         if model.ir_version >= FUNCTIONS_SINCE_IR and not function.name:
             found.at(where)("a model-local function has no name", "function-form")
         if model.ir_version >= FUNCTIONS_SINCE_IR and not function.HasField("domain"):
@@ -206,9 +213,13 @@ def _type_problems(proto: Any, read: bool, tensors: bool = True) -> Iterator[str
 def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:
     for index, node in enumerate(nodes):
         well_formed = node.op_type and (node.input or node.output)
-        if well_formed and not node.attribute:
+        outputs = [name for name in node.output if name]
+        if well_formed and not node.attribute and len(set(outputs)) == len(outputs):
             continue
         report = found.at_node(node, index, graph)
+        if len(set(outputs)) != len(outputs):
+            twice = sorted({name for name in outputs if outputs.count(name) > 1})
+            report(f"the node names output {', '.join(repr(name) for name in twice)} more than once", "duplicate-name")
         if not node.op_type:
             report("the node has no op_type", "node-form")
         if not node.input and not node.output:
@@ -232,6 +243,8 @@ def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: 
     if len(filled) == 1 and _ATTRIBUTE_FIELDS.get(kind) == filled[0] and filled[0] not in _HOLDERS:
         return  # the common case: one plain value in the field its type names
     name = attribute.name
+    if not filled and kind in _SINGULAR_TYPES and not attribute.ref_attr_name:
+        report(f"attribute '{name}' of type {_ATTRIBUTE_FIELDS[kind]!r} holds no value", "attribute-form")
     if len(filled) > 1:
         report(f"attribute '{name}' fills more than one value field ({', '.join(filled)})", "attribute-form")
     if not kind:

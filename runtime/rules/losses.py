@@ -3,7 +3,7 @@ SoftmaxCrossEntropyLoss, Det and GridSample."""
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.shape import ShapeError, format_shape, merge_dim
+from opspec.runtime.shape import ShapeError, format_shape, merge_dim, merge_shapes
 
 _REDUCTIONS = ("none", "sum", "mean")
 
@@ -18,6 +18,11 @@ def loss(ctx: InferenceContext) -> None:
     target = ctx.input_shape(1)
     if scores is not None and target is not None and len(target) != len(scores) - 1:
         ctx.fail(f"target {format_shape(target)} must have one axis less than the input {format_shape(scores)}")
+    if scores is not None and target is not None:
+        try:
+            merge_shapes(target, (scores[0], *scores[2:]))
+        except ShapeError:
+            ctx.fail(f"target {format_shape(target)} must be the input {format_shape(scores)} without its class axis")
     weight = ctx.input_shape(2) if ctx.has_input(2) else None  # one weight per class
     if weight is not None and len(weight) != 1:
         ctx.fail(f"{ctx.input_name(2)} {format_shape(weight)} must have rank 1 (one weight per class)")
