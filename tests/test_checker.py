@@ -410,6 +410,9 @@ ONNX_REJECTS_FOUND = {
     "a negative input dim landing on a declared length": (lambda: _one_node_model(
         helper.make_node("Floor", ["x"], ["y"]), [_value("x", TensorProto.FLOAT, [3, -2**31])],
         [_value("y", TensorProto.FLOAT, [3, 4])]), "declared-conflict"),
+    "a length computed from a negative input dim against a declared one": (lambda: _one_node_model(
+        helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=3), [_value("x", TensorProto.FLOAT, [-2**31])],
+        [_value(name, TensorProto.FLOAT, [2]) for name in "abc"], opsets=(("", 18),)), "declared-conflict"),
     "a negative input dim meeting another input's length": (lambda: _one_node_model(
         helper.make_node("Gemm", ["a", "b"], ["y"]),
         [_value("a", TensorProto.FLOAT, [2, 3]), _value("b", TensorProto.FLOAT, [-2**31, 4])],
@@ -474,6 +477,14 @@ def test_a_negative_input_dim_passes_where_it_lands_on_the_same_dim_or_a_symbol(
         model = _one_node_model(helper.make_node("Floor", ["x"], ["y"]), [_value("x", TensorProto.FLOAT, [3, -2**31])],
                                 [_value("y", TensorProto.FLOAT, declared)])
         assert check_model(load_model(model.SerializeToString()).model).problems == [], declared
+
+
+def test_a_number_attribute_left_at_its_default_passes():
+    node = helper.make_node("Concat", ["x", "x"], ["y"], axis=0)
+    node.attribute[0].ClearField("i")  # written by a serializer that omits zero values
+    model = _one_node_model(node, [_value("x", TensorProto.FLOAT, [2])], [_value("y", TensorProto.FLOAT, [4])])
+    assert _onnx_verdict(model) == ""
+    assert check_model(load_model(model.SerializeToString()).model).problems == []
 
 
 def test_split_lengths_that_add_up_pass():

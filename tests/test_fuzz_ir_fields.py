@@ -28,7 +28,7 @@ from opspec.runtime.checker.onnx_differences import excused, lax_kind  # noqa: E
 from opspec.runtime.ir import ModelLoadError, load_model  # noqa: E402
 
 SEED = int(os.environ.get("OPSPEC_FUZZ_SEED", "32032"))
-CASES = int(os.environ.get("OPSPEC_FUZZ_IR_CASES", "150"))
+CASES = int(os.environ.get("OPSPEC_FUZZ_IR_CASES", "600"))
 
 
 @lru_cache(maxsize=1)

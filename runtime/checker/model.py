@@ -23,8 +23,9 @@ FUNCTIONS_SINCE_IR = 8
 _ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
                      8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
 _VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
-# Attribute types of one value, which must be present (an empty list is a list).
-_SINGULAR_TYPES = frozenset({1, 2, 3, 4, 5, 11, 13})
+# Attribute types of one message (tensor, graph, sparse tensor, type), which must be present;
+# a number or text left out reads as zero or empty, as a writer that omits defaults leaves it.
+_MESSAGE_TYPES = frozenset({4, 5, 11, 13})
 _HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})  # fields holding messages
 _TENSOR_TYPE_CASES = ("tensor_type", "sparse_tensor_type")
 
@@ -243,7 +244,7 @@ def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: 
     if len(filled) == 1 and _ATTRIBUTE_FIELDS.get(kind) == filled[0] and filled[0] not in _HOLDERS:
         return  # the common case: one plain value in the field its type names
     name = attribute.name
-    if not filled and kind in _SINGULAR_TYPES and not attribute.ref_attr_name:
+    if not filled and kind in _MESSAGE_TYPES and not attribute.ref_attr_name:
         report(f"attribute '{name}' of type {_ATTRIBUTE_FIELDS[kind]!r} holds no value", "attribute-form")
     if len(filled) > 1:
         report(f"attribute '{name}' fills more than one value field ({', '.join(filled)})", "attribute-form")

@@ -17,6 +17,8 @@ from opspec.runtime.inference.graph_checks import GraphProblem
 #: Stand-ins are this base plus the negative dim's magnitude modulo ``_SPREAD``: far from any
 #: real length, and products of two of them still fit an int64.
 _BASE, _SPREAD = 999_983_000_000, 1_000_000
+#: Lengths computed from a stand-in (a third of it, twice it) stay above this; no real model's are.
+_DERIVED = 10**9
 
 
 def with_stand_ins(model: Any) -> tuple[Any, dict[int, tuple[str, int, int]]] | None:
@@ -49,7 +51,8 @@ def negative_dim_problems(graph: Any, stand_ins: dict[int, tuple[str, int, int]]
                           errors: list[Any], known: set[str]) -> Iterator[GraphProblem]:
     """The problems the stand-ins bring: node errors of the copy (``errors``) that name one and
     that the model itself does not have (``known``: its node errors' text), and graph outputs
-    and ``value_info`` entries stating a length where one lands (``type_of`` answers for the copy)."""
+    and ``value_info`` entries stating a length where one lands, or a length computed from one
+    (``type_of`` answers for the copy: a length of ``_DERIVED`` or more can only come from a stand-in)."""
     where = f"graph '{graph.name}'"
     for error in errors:
         hit = next((number for number in stand_ins if str(number) in error.message), None)
@@ -70,11 +73,17 @@ def negative_dim_problems(graph: Any, stand_ins: dict[int, tuple[str, int, int]]
             if len(dims) != len(inferred.shape):
                 continue
             for position, (declared, landed) in enumerate(zip(dims, inferred.shape)):
-                source = stand_ins.get(landed) if type(landed) is int else None
-                if source is not None and declared.WhichOneof("value") == "dim_value" and declared.dim_value >= 0:
+                if type(landed) is not int or declared.WhichOneof("value") != "dim_value" or declared.dim_value < 0:
+                    continue
+                source = stand_ins.get(landed)
+                if source is not None:
                     yield GraphProblem(where, f"value '{value.name}' is declared with dim {declared.dim_value} at "
                                        f"axis {position}, where input '{source[0]}' brings its dim {source[2]} "
                                        f"(axis {source[1]})", "declared-conflict")
+                elif landed >= _DERIVED and landed != declared.dim_value:
+                    yield GraphProblem(where, f"value '{value.name}' is declared with dim {declared.dim_value} at "
+                                       f"axis {position}, which inference computes from a graph input's negative "
+                                       "dim", "declared-conflict")
 
 
 __all__ = ["negative_dim_problems", "with_stand_ins"]
