@@ -116,6 +116,8 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
         tensor = spec.type is AttrType.TENSOR
         if not tensor and not _fits(spec.type, value):
             continue
+        if tensor and not hasattr(value, "shape"):
+            continue  # a node giving another kind of value is refused for its type, not held to the limit
         found = constraint.violations(value)
         if constraint.axis_of is not None or constraint.length_of is not None:
             found += _rank_violations(constraint, value, schema, inputs)

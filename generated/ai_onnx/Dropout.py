@@ -130,7 +130,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/nn/Dropout.yaml',
@@ -161,7 +161,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
@@ -192,7 +192,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
@@ -234,7 +234,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
@@ -290,7 +290,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='breaking',
@@ -351,7 +351,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
@@ -413,7 +413,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         doc=DOC,
         summary='Randomly zeroes elements during training and rescales the survivors, passing data through unchanged otherwise.',
         inference=RuleRef(
-            name='elementwise',
+            name='dropout',
         ),
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',

@@ -7,20 +7,25 @@ Problems are collected, never raised; each names where it is.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from opspec.runtime.checker.problems import ModelProblem
-from opspec.runtime.checker.tensors import check_sparse, check_tensor
+from opspec.runtime.checker.tensors import DATA_TYPES, check_sparse, check_tensor
 from opspec.runtime.inference.graph_checks import node_label
 
 #: The IR versions opspec reads (its IR module holds version 14's messages); models of IR
 #: version 1 and 2 predate opset imports.
 MIN_IR_VERSION, MAX_IR_VERSION = 3, 14
+#: The IR version that brought model-local functions (older models cannot hold them).
+FUNCTIONS_SINCE_IR = 8
 
 # AttributeProto.AttributeType -> the field that holds its value.
 _ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
                      8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
 _VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
+# Attribute types of one message (tensor, graph, sparse tensor, type), which must be present;
+# a number or text left out reads as zero or empty, as a writer that omits defaults leaves it.
+_MESSAGE_TYPES = frozenset({4, 5, 11, 13})
 _HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})  # fields holding messages
 _TENSOR_TYPE_CASES = ("tensor_type", "sparse_tensor_type")
 
@@ -63,10 +68,24 @@ def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProbl
         report(f"IR version {model.ir_version} is outside the versions opspec reads "
                f"({MIN_IR_VERSION} to {MAX_IR_VERSION})", "ir-version")
     _check_opsets(model.opset_import, report)
+    keys = [entry.key for entry in model.metadata_props]
+    for key in sorted({key for key in keys if keys.count(key) > 1}):
+        report(f"metadata_props gives key '{key}' more than once", "metadata")
     if model.HasField("graph"):
         _check_graph(model.graph, found, main=True)
+    else:
+        report("the model has no graph", "graph-structure")
+    seen_functions: set[tuple[str, str, str]] = set()
     for function in model.functions:
         where = f"function '{function.name}' (domain '{function.domain}')"
+        key = (function.domain, function.name, function.overload)
+        if key in seen_functions:
+            found.at(where)("the model defines this function more than once", "function-form")
+        seen_functions.add(key)
+        if model.ir_version >= FUNCTIONS_SINCE_IR and not function.name:
+            found.at(where)("a model-local function has no name", "function-form")
+        if model.ir_version >= FUNCTIONS_SINCE_IR and not function.HasField("domain"):
+            found.at(where)("a model-local function has no domain", "function-form")
         _check_opsets(function.opset_import, found.at(where))
         _check_nodes(function.node, "", found)
     return found.problems
@@ -76,13 +95,16 @@ def _check_opsets(imports: Any, report: Callable[[str, str], None]) -> None:
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.registry import SchemaError
 
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for entry in imports:
         domain = entry.domain or "ai.onnx"
         canonical = "" if entry.domain in ("", "ai.onnx") else entry.domain
-        if canonical in seen:
-            report(f"domain '{domain}' is imported more than once", "opset-import")
-        seen.add(canonical)
+        if canonical in seen:  # the same import again says nothing new; another version contradicts it
+            if seen[canonical] != entry.version:
+                report(f"domain '{domain}' is imported at two versions ({seen[canonical]} and {entry.version})",
+                       "opset-import")
+            continue
+        seen[canonical] = entry.version
         if entry.version < 1:
             report(f"opset version {entry.version} of domain '{domain}' is not a version (versions start at 1)",
                    "opset-version")
@@ -104,10 +126,14 @@ def _check_graph(graph: Any, found: _Collector, main: bool) -> None:
     for kind, group in (("input", graph.input), ("output", graph.output)):
         for value_info in group:
             _check_value_info(value_info, kind, main, report)
+    if any(not value.name for value in graph.value_info):
+        report("a value_info entry has no name", "value-info")
     for tensor in graph.initializer:
         check_tensor(tensor, report, found.location_problem)
     for sparse in graph.sparse_initializer:
         check_sparse(sparse, report, found.location_problem)
+    if graph.input and graph.initializer:
+        _check_initializer_types(graph, report)
     _check_nodes(graph.node, "" if main else graph.name, found)
 
 
@@ -115,26 +141,86 @@ def _check_value_info(value_info: Any, kind: str, main: bool, report: Callable[[
     name = value_info.name
     if not name:
         report(f"a graph {kind} has no name", "value-info")
-    if not main:
-        return  # a subgraph's inputs and outputs may leave their types to inference
+    if not main:  # a subgraph's values may leave their types, or their tensors' element types, to inference
+        if value_info.type.WhichOneof("value") is not None:
+            for problem in _type_problems(value_info.type, kind == "input", tensors=False):
+                report(f"{kind} '{name}' {problem}", "value-info")
+        return
     if not value_info.HasField("type"):
         report(f"{kind} '{name}' has no type", "value-info")
         return
-    case = value_info.type.WhichOneof("value")
+    for problem in _type_problems(value_info.type, kind == "input"):
+        report(f"{kind} '{name}' {problem}", "value-info")
+
+
+def _check_initializer_types(graph: Any, report: Callable[[str, str], None]) -> None:
+    """An initializer that gives a graph input its default value holds what the input declares:
+    its element type, its rank, and every dim the input states as a number."""
+    declared = {value.name: value.type.tensor_type for value in graph.input
+                if value.type.WhichOneof("value") == "tensor_type"}
+    for tensor in graph.initializer:
+        tensor_type = declared.get(tensor.name)
+        if tensor_type is None:
+            continue
+        if tensor_type.elem_type and tensor.data_type and tensor_type.elem_type != tensor.data_type:
+            report(f"initializer '{tensor.name}' has data type {tensor.data_type}, but its graph input declares "
+                   f"element type {tensor_type.elem_type}", "declared-conflict")
+        if not tensor_type.HasField("shape"):
+            continue
+        dims = tensor_type.shape.dim
+        stated = [dim.dim_value if dim.WhichOneof("value") == "dim_value" else None for dim in dims]
+        if len(stated) != len(tensor.dims) or any(d is not None and d >= 0 and d != actual
+                                                   for d, actual in zip(stated, tensor.dims)):
+            report(f"initializer '{tensor.name}' has dims {list(tensor.dims)}, but its graph input declares "
+                   f"{['?' if d is None else d for d in stated]}", "declared-conflict")
+
+
+def _type_problems(proto: Any, read: bool, tensors: bool = True) -> Iterator[str]:
+    """What a graph input's (``read``) or output's type lacks: every kind names what it
+    holds (an element type, key and value types, an opaque type's name), and an element
+    type is one ONNX defines (UNDEFINED only on an output, whose type inference may fill);
+    without ``tensors``, a tensor's element type is not looked at."""
+    case = proto.WhichOneof("value")
     if case is None:
-        report(f"{kind} '{name}' has a type with no kind (tensor, sequence, map, optional...)", "value-info")
+        yield "has a type with no kind (tensor, sequence, map, optional...)"
     elif case in _TENSOR_TYPE_CASES:
-        tensor_type = getattr(value_info.type, case)
+        tensor_type = getattr(proto, case)
+        if not tensors:
+            return
         if not tensor_type.HasField("elem_type"):
-            report(f"{kind} '{name}' has a tensor type with no element type", "value-info")
+            yield "has a tensor type with no element type"
+        elif tensor_type.elem_type not in DATA_TYPES and (read or tensor_type.elem_type != 0):
+            yield f"has element type {tensor_type.elem_type}, which is not an ONNX data type"
+    elif case == "map_type":
+        if not proto.map_type.HasField("key_type"):
+            yield "has a map type with no key type"
+        elif proto.map_type.key_type not in DATA_TYPES:
+            yield f"has a map key type {proto.map_type.key_type}, which is not an ONNX data type"
+        if not proto.map_type.HasField("value_type"):
+            yield "has a map type with no value type"
+        else:
+            yield from _type_problems(proto.map_type.value_type, read, tensors)
+    elif case == "opaque_type":
+        if not proto.opaque_type.name:
+            yield "has an opaque type with no name"
+    else:  # sequence_type, optional_type
+        holder = getattr(proto, case)
+        if not holder.HasField("elem_type"):
+            yield f"has a {case.split('_')[0]} type with no element type"
+        else:
+            yield from _type_problems(holder.elem_type, read, tensors)
 
 
 def _check_nodes(nodes: Any, graph: str, found: _Collector) -> None:
     for index, node in enumerate(nodes):
         well_formed = node.op_type and (node.input or node.output)
-        if well_formed and not node.attribute:
+        outputs = [name for name in node.output if name]
+        if well_formed and not node.attribute and len(set(outputs)) == len(outputs):
             continue
         report = found.at_node(node, index, graph)
+        if len(set(outputs)) != len(outputs):
+            twice = sorted({name for name in outputs if outputs.count(name) > 1})
+            report(f"the node names output {', '.join(repr(name) for name in twice)} more than once", "duplicate-name")
         if not node.op_type:
             report("the node has no op_type", "node-form")
         if not node.input and not node.output:
@@ -158,6 +244,8 @@ def _check_attribute(attribute: Any, report: Callable[[str, str], None], found: 
     if len(filled) == 1 and _ATTRIBUTE_FIELDS.get(kind) == filled[0] and filled[0] not in _HOLDERS:
         return  # the common case: one plain value in the field its type names
     name = attribute.name
+    if not filled and kind in _MESSAGE_TYPES and not attribute.ref_attr_name:
+        report(f"attribute '{name}' of type {_ATTRIBUTE_FIELDS[kind]!r} holds no value", "attribute-form")
     if len(filled) > 1:
         report(f"attribute '{name}' fills more than one value field ({', '.join(filled)})", "attribute-form")
     if not kind:

@@ -30,6 +30,9 @@ _LAYOUT: dict[int, tuple[str, float | None, float | None]] = {
     27: ("int32_data", None, None), 28: ("int32_data", None, None),
 }
 
+#: The element types ONNX defines (TensorProto.DataType without UNDEFINED).
+DATA_TYPES = frozenset(_LAYOUT)
+
 Report = Callable[[str, str], None]  # (message, code)
 
 
@@ -42,12 +45,14 @@ def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, s
     external location may not be used (None when it may)."""
     if _fine_raw(tensor):
         return
-    data_type, dims, external, filled = 0, (), False, []
+    data_type, dims, external, filled, empty_raw = 0, (), False, [], False
     for field, value in tensor.ListFields():  # one pass over the fields that are set: models hold many tensors
         name = field.name
         if name in _FIELDS:
             if len(value):
                 filled.append((name, len(value)))
+            elif name == "raw_data":
+                empty_raw = True  # set but empty: readers that look at raw_data first find nothing
         elif name == "dims":
             dims = value
         elif name == "data_type":
@@ -64,6 +69,8 @@ def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, s
         _check_external(tensor, [name for name, _ in filled], report, location_problem)
         return
     count = math.prod(dims)
+    if empty_raw and count:
+        filled.append(("raw_data", 0))
     if len(filled) == 1 and count and layout is not None:
         field, size = filled[0]
         expected_field, per_item, per_byte = layout

@@ -5,6 +5,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from opspec.runtime.checker.declared import declared_conflicts
+from opspec.runtime.checker.negative_dims import negative_dim_problems, with_stand_ins
 from opspec.runtime.checker.model import check_model_fields
 from opspec.runtime.inference.node_errors import NodeError
 
@@ -49,6 +51,14 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
     structure = [*fields, *check_graphs(model)]
     result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True, report=False,
                             write_back=False)
+    if model.HasField("graph"):
+        structure += declared_conflicts(model.graph, result.type_of)
+        negative = with_stand_ins(model)
+        if negative is not None:
+            followed = infer_in_place(negative[0], path, check_type=False, strict_mode=False, data_prop=True,
+                                      report=False, write_back=False)
+            structure += negative_dim_problems(model.graph, negative[1], followed.type_of, followed.errors,
+                                               {str(error) for error in result.errors})
     reported = {problem.message for problem in fields}
     structure += [GraphProblem(f"graph '{model.graph.name}'", refusal, "external-data")
                   for refusal in result.external_refusals if refusal not in reported]

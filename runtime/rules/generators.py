@@ -95,8 +95,8 @@ def constant_of_shape(ctx: InferenceContext) -> None:
         except TypeError as e:
             ctx.fail(f"attribute {value_name!r}: {e}")
         count = _count(value_shape) if values is None else len(values)
-        if count is not None and count != 1:
-            ctx.fail(f"'{value_name}' must hold exactly one element, got shape {format_shape(value_shape)}")
+        if (count is not None and count != 1) or (value_shape is not None and len(value_shape) != 1):
+            ctx.fail(f"'{value_name}' must be a 1-D tensor of one element, got shape {format_shape(value_shape)}")
         fill = values[0] if values else None
     index = ctx.input_arg("input")
     if index is None:

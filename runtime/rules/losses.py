@@ -3,7 +3,7 @@ SoftmaxCrossEntropyLoss, Det and GridSample."""
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.shape import format_shape
+from opspec.runtime.shape import ShapeError, format_shape, merge_dim, merge_shapes
 
 _REDUCTIONS = ("none", "sum", "mean")
 
@@ -18,6 +18,20 @@ def loss(ctx: InferenceContext) -> None:
     target = ctx.input_shape(1)
     if scores is not None and target is not None and len(target) != len(scores) - 1:
         ctx.fail(f"target {format_shape(target)} must have one axis less than the input {format_shape(scores)}")
+    if scores is not None and target is not None:
+        try:
+            merge_shapes(target, (scores[0], *scores[2:]))
+        except ShapeError:
+            ctx.fail(f"target {format_shape(target)} must be the input {format_shape(scores)} without its class axis")
+    weight = ctx.input_shape(2) if ctx.has_input(2) else None  # one weight per class
+    if weight is not None and len(weight) != 1:
+        ctx.fail(f"{ctx.input_name(2)} {format_shape(weight)} must have rank 1 (one weight per class)")
+    if weight is not None and scores is not None:
+        try:
+            merge_dim(weight[0], scores[1])
+        except ShapeError:
+            ctx.fail(f"{ctx.input_name(2)} {format_shape(weight)} must hold one weight per class of the input "
+                     f"{format_shape(scores)}")
     if reduction == "none":
         per_element = (scores[0],) + tuple(scores[2:]) if scores is not None else target
         ctx.set_output_shape(0, per_element)

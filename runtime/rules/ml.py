@@ -82,7 +82,15 @@ def regressor(ctx: InferenceContext) -> None:
     ctx.set_output_shape(0, (_batch(ctx), targets))
 
 
-@rule("label_encoder", "Input shape; the element type of whichever values attribute is set.",
+#: LabelEncoder's families of exclusive attributes: from version 2 a node sets exactly one of each
+#: (of those its version declares).
+_LABEL_ENCODER_FAMILIES = (("keys_strings", "keys_int64s", "keys_floats", "keys_tensor"),
+                           ("values_strings", "values_int64s", "values_floats", "values_tensor"))
+
+
+@rule("label_encoder", "Input shape; the element type of whichever values attribute is set (exactly one keys "
+      "and one values attribute from version 2).",
+      keys_strings=attribute(), keys_int64s=attribute(), keys_floats=attribute(), keys_tensor=attribute(),
       values_strings=attribute(), values_int64s=attribute(), values_floats=attribute(), values_tensor=attribute())
 def label_encoder(ctx: InferenceContext) -> None:
     x = ctx.input_shape(0)
@@ -91,6 +99,12 @@ def label_encoder(ctx: InferenceContext) -> None:
         name = ctx.named(key)
         return name is not None and ctx.has_attribute(name)
 
+    for family in _LABEL_ENCODER_FAMILIES:
+        declared = [key for key in family if ctx.declares(key)]
+        chosen = [key for key in declared if given(key)]
+        if declared and len(chosen) != 1:
+            ctx.fail(f"exactly one of {', '.join(declared)} must be set, "
+                     f"got {', '.join(chosen) if chosen else 'none'}")
     if given("values_tensor"):
         tensor = ctx.attr("values_tensor")
         if tensor is None:

@@ -235,3 +235,18 @@ def conv_transpose(ctx: InferenceContext) -> None:
             lengths.append(transposed_length(size, strides[i], extent + padding[i], begin + end))
         spatial = tuple(lengths)
     ctx.set_output_shape(0, (x[0], channels) + spatial)
+
+
+@rule("dropout", "The data's shape and type, and a mask of that shape; ratio and training_mode must be scalars.",
+      ratio=input(), training_mode=input())
+def dropout(ctx: InferenceContext) -> None:
+    for key in ("ratio", "training_mode"):
+        index = ctx.input_arg(key)
+        if index is None:
+            continue
+        shape = ctx.input_shape(index)
+        if shape is not None and shape != ():
+            ctx.fail(f"{ctx.input_name(index)} must be a scalar, got shape {format_shape(shape)}")
+    shape = ctx.input_shape(0)
+    for index in range(ctx.output_count):
+        ctx.set_output_shape(index, shape)

@@ -13,7 +13,7 @@ import struct
 from typing import NamedTuple
 
 from opspec.runtime.contract import InferenceContext, attribute, input, input_or_attribute, rule
-from opspec.runtime.shape import Sym, mul_dim
+from opspec.runtime.shape import Sym, format_shape, mul_dim
 
 _POLICIES = ("stretch", "not_larger", "not_smaller")
 #: The largest power-of-two denominator of a factor that scales a symbolic dim: with at most
@@ -57,7 +57,9 @@ def _read(ctx: InferenceContext, key: str) -> _Factors:
             values = tuple(data.values)
             return _Factors(bool(values), values or None, len(values))
         shape = ctx.input_shape(index)
-        length = shape[0] if shape is not None and len(shape) == 1 and type(shape[0]) is int else None
+        if shape is not None and len(shape) != 1:
+            ctx.fail(f"'{ctx.named(key)}' must be 1-D, got shape {format_shape(shape)}")
+        length = shape[0] if shape is not None and type(shape[0]) is int else None
         return _Factors(length != 0, None, length)
     value = ctx.attr(key)
     if value is None:
@@ -143,6 +145,8 @@ def resize(ctx: InferenceContext) -> None:
             values = chosen.values if policy == "stretch" else _aspect_sizes(x, axes, chosen.values, policy)
             values = tuple(v if type(v) is int or type(v) is Sym else None for v in values)
         else:
+            if any((type(scale) is float or type(scale) is int) and scale < 0 for scale in chosen.values):
+                ctx.fail(f"scales {list(chosen.values)} has a negative scale")
             values = tuple(_scaled(x[axis], scale) for axis, scale in zip(axes, chosen.values))
         for axis, value in zip(axes, values):
             out[axis] = value

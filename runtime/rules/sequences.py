@@ -18,6 +18,7 @@ from opspec.runtime.contract import (
     rule,
 )
 from opspec.runtime.rules._relax import relax_types
+from opspec.runtime.shape import format_shape
 
 
 def _element(ctx: InferenceContext, index: int):
@@ -90,6 +91,11 @@ def split_to_sequence(ctx: InferenceContext) -> None:
         return
     values, data = ctx.input_values(index), ctx.input_data(index)
     length = None
+    split_shape = ctx.input_shape(index)
+    if (values is not None and all(type(v) is int for v in values) and split_shape is not None
+            and len(split_shape) == 1 and type(x[axis]) is int and sum(values) != x[axis]):
+        ctx.fail(f"the split lengths {list(values)} add up to {sum(values)}, not to the {x[axis]} elements "
+                 f"of axis {axis} of {format_shape(x)}")
     if values is not None and values and all(type(v) is int for v in values):
         if len(set(values)) == 1 and (len(values) > 1 or ctx.input_shape(index) != ()):
             length = values[0]  # a list of equal lengths

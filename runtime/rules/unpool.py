@@ -11,6 +11,7 @@ from opspec.runtime.shape import format_shape
       output_shape=input())
 def max_unpool(ctx: InferenceContext) -> None:
     x = ctx.input_with_rank_at_least(0, 3)
+    ctx.input_with_rank_at_least(1, 2)  # the indices: one per element of X, so of X's shape
     kernel = ctx.ints_attr("kernel_shape") or ()
     count = len(kernel)
     if x is not None and len(x) - 2 != count:

@@ -216,8 +216,11 @@ def test_constant_of_shape_failures():
     with pytest.raises(InferenceError, match="must be 1-D"):
         run_generator("ConstantOfShape", 9, [TensorType(INT64, (1, 2))])
     two = numpy_helper.from_array(np.array([1.0, 2.0], dtype=np.float32))
-    with pytest.raises(InferenceError, match="exactly one element"):
+    with pytest.raises(InferenceError, match="a 1-D tensor of one element"):
         run_generator("ConstantOfShape", 9, [TensorType(INT64, (1,))], {"value": given(two)})
+    scalar = numpy_helper.from_array(np.array(1.0, dtype=np.float32))  # one element, but not 1-D
+    with pytest.raises(InferenceError, match="a 1-D tensor of one element"):
+        run_generator("ConstantOfShape", 9, [TensorType(INT64, (1,))], {"value": given(scalar)})
 
 
 # ------------------------------------------------------------------------------ range
