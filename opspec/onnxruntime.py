@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
         value = kernels
     elif name == "will_it_run":
-        from opspec.runtime.checker.runtime_support import check_for_runtime
+        from opspec.runtime.checker.runtime_check import check_for_runtime
 
         value = check_for_runtime
     elif name in _FUNCTIONS:

@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from opspec.codegen.kernel_tables import KERNELS_FOLDER
 from opspec.codegen.schema_check import UnsupportedSchema, compile_check
 from opspec.codegen.source import SourceError, parse_yaml
 from opspec.codegen.validate import _plain, _quick_check, _validator
@@ -22,7 +23,8 @@ def _kind(path: Path) -> str:
 
 
 def test_every_built_in_file_passes_the_quick_check():
-    files = [path for path in OPDEFS.rglob("*.yaml")]
+    # Kernel tables have a schema of their own, held by tests/test_kernel_tables.py.
+    files = [path for path in OPDEFS.rglob("*.yaml") if path.parent.name != KERNELS_FOLDER]
     assert len(files) > 100
     for path in files:
         document = _plain(parse_yaml(path.read_text(encoding="utf-8"), path.name))

@@ -104,20 +104,6 @@ class Verdict:
         return not self.problems
 
 
-def check_for_runtime(model: Any, provider: str = DEFAULT_PROVIDER) -> Any:
-    """``opspec check --runtime onnxruntime:PROVIDER`` from the API: ``model`` is a path, bytes, an
-    ``onnx.ModelProto`` or ours; the :class:`~.whole.CheckResult` says ``will_run`` and lists every
-    problem, the prediction's among them. Raises ValueError for a provider without a table."""
-    import os
-
-    from opspec.runtime.checker.whole import check_model
-    from opspec.runtime.ir import load_model
-
-    target = parse_target(f"{RUNTIME}:{provider}")
-    path = model if isinstance(model, (str, os.PathLike)) else None
-    return check_model(load_model(model).model, path, target)
-
-
 def predict(model: Any, type_of: Any, target: Target = Target()) -> Verdict:
     """The verdict for ``model`` (a ``ModelProto``), whose values' inferred types ``type_of(name)``
     gives (None when unknown)."""
@@ -515,5 +501,5 @@ def _casts_to_float(schema: Any, bound: dict[str, str], candidates: Iterable[Any
     return any(kernel.accepts(widened) for kernel in candidates)
 
 
-__all__ = ["LOAD_BLOCKING", "blocks_loading", "check_for_runtime", "DEFAULT_PROVIDER", "RUNTIME", "NoKernel", "RuntimeProblem", "Target", "Verdict",
+__all__ = ["LOAD_BLOCKING", "blocks_loading", "DEFAULT_PROVIDER", "RUNTIME", "NoKernel", "RuntimeProblem", "Target", "Verdict",
            "missing_kernel", "parse_target", "predict"]
