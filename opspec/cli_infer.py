@@ -169,7 +169,7 @@ def ops_without_rule(opset_import: Any, op_types: Iterable[tuple[str, str]]) -> 
 
 
 def _check(args: argparse.Namespace) -> int:
-    from opspec.runtime.checker.whole import check_model
+    from opspec.runtime.checker.whole import check_model, note_line
 
     target = runtime_target(args)
     with Progress(f"checking {shown_name(args.model)}", enabled=args.format == "text" and not args.quiet):
@@ -188,7 +188,7 @@ def _check(args: argparse.Namespace) -> int:
         print(problem)
     if not args.quiet:
         for note in checked.notes:
-            print(f"note: {note} (a graph that may not run; not an error of the model)")
+            print(note_line(note))
     if target is not None and (problems or not args.quiet):
         print(verdict_line(checked))
     if problems:

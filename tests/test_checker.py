@@ -503,8 +503,23 @@ def test_the_same_opset_import_twice_passes_check_and_inference(imports):
     model = _one_node_model(helper.make_node("Relu", ["x"], ["y"]), [_value("x", TensorProto.FLOAT, [2])],
                             [_value("y", TensorProto.FLOAT, [2])], opsets=imports)
     assert _onnx_verdict(model) == ""
-    assert check_model(load_model(model.SerializeToString()).model).problems == []
+    checked = check_model(load_model(model.SerializeToString()).model)
+    assert checked.problems == []
+    assert [(note.code, note.message) for note in checked.notes] == [
+        ("opset-import-repeated", "domain 'ai.onnx' is imported 2 times at version 17, which reads as one import")]
     assert opspec.infer(model).errors == []
+
+
+def test_the_command_line_says_an_import_written_twice_in_a_note(tmp_path, capsys):
+    model = _one_node_model(helper.make_node("Relu", ["x"], ["y"]), [_value("x", TensorProto.FLOAT, [2])],
+                            [_value("y", TensorProto.FLOAT, [2])], opsets=(("", 17), ("", 17)))
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    assert main(["check", str(path)]) == 0
+    assert "note: model: domain 'ai.onnx' is imported 2 times at version 17" in capsys.readouterr().out
+    assert main(["check", str(path), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and [note["code"] for note in report["notes"]] == ["opset-import-repeated"]
 
 
 def test_one_domain_imported_at_two_versions_is_refused_and_listed():

@@ -15,6 +15,7 @@ CODES: dict[str, str] = {
     "ir-version": "the model's IR version is outside the versions opspec reads",
     "opset-version": "an opset import's version is below 1 or beyond the newest the op set knows",
     "opset-import": "a domain is used without an opset import, or imported at two versions",
+    "opset-import-repeated": "(a note, not a problem) a domain is imported more than once at the same version",
     "metadata": "the model's metadata_props give a key more than once",
     "graph-name": "a graph has no name",
     "value-info": ("a graph input or output has no name, no type, a type with no kind, or a type missing what it "

@@ -91,6 +91,18 @@ def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProbl
     return found.problems
 
 
+def repeated_imports(model: Any) -> list[ModelProblem]:
+    """The model's opset imports written more than once at one version (skl2onnx writes the default
+    domain twice): not problems, since the repeat says nothing new, but worth a note."""
+    counts: dict[tuple[str, int], int] = {}
+    for entry in model.opset_import:
+        key = ("" if entry.domain in ("", "ai.onnx") else entry.domain, entry.version)
+        counts[key] = counts.get(key, 0) + 1
+    return [ModelProblem("model", f"domain '{domain or 'ai.onnx'}' is imported {count} times at version {version}, "
+                                  "which reads as one import", "opset-import-repeated")
+            for (domain, version), count in counts.items() if count > 1]
+
+
 def _check_opsets(imports: Any, report: Callable[[str, str], None]) -> None:
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.registry import SchemaError

@@ -7,7 +7,7 @@ from typing import Any
 
 from opspec.runtime.checker.declared import declared_conflicts
 from opspec.runtime.checker.negative_dims import negative_dim_problems, with_stand_ins
-from opspec.runtime.checker.model import check_model_fields
+from opspec.runtime.checker.model import check_model_fields, repeated_imports
 from opspec.runtime.inference.node_errors import NodeError
 
 
@@ -15,8 +15,9 @@ from opspec.runtime.inference.node_errors import NodeError
 class CheckResult:
     """The problems of the model's fields and graph structure, those of its nodes (schema,
     attribute constraints, inference, declared-vs-inferred conflicts; one per broken
-    constraint), and its node count; ``notes`` are problems in graphs that may not run (an
-    If's branch), which make the model fail only if such a graph runs: not problems of it."""
+    constraint), and its node count; ``notes`` are what is worth saying but no problem of the model:
+    problems in graphs that may not run (an If's branch), which make the model fail only if such a
+    graph runs, and opset imports written more than once at one version."""
 
     structure: list[Any]
     nodes: list[Any]
@@ -71,7 +72,7 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
         from opspec.runtime.checker.runtime_support import predict
 
         verdict = predict(model, result.type_of, runtime)
-    return CheckResult(structure, nodes, result.node_count, result.notes, verdict)
+    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict)
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:
@@ -83,4 +84,11 @@ def _one_per_violation(error: NodeError) -> list[NodeError]:
             for violation in error.violations]
 
 
-__all__ = ["CheckResult", "check_model"]
+def note_line(note: Any) -> str:
+    """How ``opspec check`` prints one of :attr:`CheckResult.notes`."""
+    if isinstance(note, NodeError):
+        return f"note: {note} (a graph that may not run; not an error of the model)"
+    return f"note: {note}"
+
+
+__all__ = ["CheckResult", "check_model", "note_line"]
