@@ -44,9 +44,9 @@ ARCHITECTURES: dict[str, tuple[str, dict[str, Any], str]] = {
     "llama": ("LlamaForCausalLM", DECODER, "tokens"),
     "phi3": ("Phi3ForCausalLM", {**DECODER, "pad_token_id": 0}, "tokens"),
     "mixtral": ("MixtralForCausalLM", {**DECODER, "num_local_experts": 4, "num_experts_per_tok": 2}, "tokens"),
-    "whisper-encoder": ("WhisperEncoderWrapper", {"d_model": 128, "encoder_ffn_dim": 512,
-                                                  "encoder_attention_heads": 4, "num_mel_bins": 80,
-                                                  "max_source_positions": 64}, "mel"),
+    "whisper-encoder": ("WhisperEncoderWrapper", {"d_model": 128, "encoder_ffn_dim": 512, "decoder_ffn_dim": 512,
+                                                  "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+                                                  "num_mel_bins": 80, "max_source_positions": 64}, "mel"),
     "wav2vec2": ("Wav2Vec2Model", {**ENCODER, "conv_dim": [32, 32], "conv_kernel": [10, 3],
                                    "conv_stride": [5, 2], "num_feat_extract_layers": 2,
                                    "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 4}, "audio"),
@@ -104,9 +104,9 @@ def _config(arch: str, layers: int | None) -> Any:
     key = LAYER_KEYS.get(arch, "num_hidden_layers")
     if layers is not None and key is not None:
         setattr(config, key, layers)
-    if arch == "swin" and layers is not None and layers > 2:
-        config.depths = [2, 2, layers - 4 if layers > 4 else 2, 2]
-        config.num_heads = [2, 4, 8, 8]
+    if arch == "swin" and layers is not None and layers > 2:  # three stages: a 64-pixel image has room for no more
+        config.depths = [2, 2, max(layers - 4, 2)]
+        config.num_heads = [2, 4, 8]
         config.num_layers = len(config.depths)
     if arch == "convnext" and layers is not None and layers > 2:
         config.depths = [2, 2, layers - 4 if layers > 4 else 2, 2]
