@@ -43,10 +43,12 @@ conformance: $(STAMP)
 	$(BIN)/python tests/conformance/harness.py --update
 	$(BIN)/opspec generate
 
-## Measure import time, lookup latency, generation and inference speed.
+## Measure import time, lookup latency, generation and inference speed (synthetic and real exported models),
+## then print how well check --runtime predicts onnxruntime (its matrix is kept in benchmarks/results.md).
 bench: $(STAMP)
 	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/bench_runtime_support.py
 
 ## Re-extract onnxruntime's CPU kernel table from the pinned wheel (when the pin moves), then regenerate.
 kernels: $(STAMP)

@@ -335,7 +335,7 @@ def _versions() -> dict[str, str]:
 
     found = {}
     for name in ("torch", "transformers", "onnx", "onnxruntime", "onnxscript", "onnxslim", "scikit-learn", "skl2onnx",
-                 "onnxmltools", "lightgbm", "xgboost"):
+                 "onnxmltools", "lightgbm", "xgboost-cpu"):
         try:
             found[name] = version(name)
         except PackageNotFoundError:

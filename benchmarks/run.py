@@ -150,12 +150,14 @@ BENCHMARKS = {
 
 
 def _extra_benchmarks() -> None:
-    """Benchmarks defined beside this file (``bench_*.py`` with a ``BENCHMARK`` entry)."""
+    """Benchmarks defined beside this file (``bench_*.py`` with a ``BENCHMARK`` entry; one without
+    it, such as ``bench_runtime_support.py``, is a program of its own that ``make bench`` runs apart)."""
     sys.path.insert(0, str(HERE))
     for path in sorted(HERE.glob("bench_*.py")):
         module = __import__(path.stem)
-        name, title, function = module.BENCHMARK
-        BENCHMARKS[name] = (title, function)
+        if hasattr(module, "BENCHMARK"):
+            name, title, function = module.BENCHMARK
+            BENCHMARKS[name] = (title, function)
 
 
 def main() -> None:
