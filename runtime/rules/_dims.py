@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext
 from opspec.runtime.contract.arguments import element
-from opspec.runtime.shape import Dim, ShapeError, div_dim, merge_dim
+from opspec.runtime.shape import Dim, Shape, ShapeError, div_dim, format_shape, merge_dim, merge_shapes
 
 
 def merged(ctx: InferenceContext, what: str, *dims: Dim) -> Dim:
@@ -15,6 +15,23 @@ def merged(ctx: InferenceContext, what: str, *dims: Dim) -> Dim:
         except ShapeError:
             ctx.fail(f"{what} disagree: {', '.join(str(d) for d in dims if d is not None)}")
     return result
+
+
+def alike_shapes(ctx: InferenceContext, first: str, first_shape: Shape | None, second: str,
+                 second_shape: Shape | None) -> Shape | None:
+    """The shape of two operands the op needs alike: their merge, or the one that is known; a node
+    error naming both where they differ, or where both are scalars (the op needs an axis)."""
+    shape = first_shape
+    if first_shape is not None and second_shape is not None:
+        try:
+            shape = merge_shapes(first_shape, second_shape)
+        except ShapeError:
+            ctx.fail(f"{second} {format_shape(second_shape)} must have the shape of {first} {format_shape(first_shape)}")
+    elif second_shape is not None:
+        shape = second_shape
+    if shape is not None and len(shape) == 0:
+        ctx.fail(f"{first} and {second} are scalars; they need at least one axis")
+    return shape
 
 
 def one_value(ctx: InferenceContext, index: int) -> Dim:

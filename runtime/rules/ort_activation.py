@@ -6,6 +6,7 @@ shape and use ``elementwise``; GemmFastGelu uses ``matmul``.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, input, rule
+from opspec.runtime.rules._dims import alike_shapes
 from opspec.runtime.shape import ShapeError, div_dim, format_shape, merge_dim, merge_shapes
 
 
@@ -43,17 +44,8 @@ def scaled_silu(ctx: InferenceContext) -> None:
 @rule("gated_add", "output takes X's shape (..., C); Y has X's shape and gate (..., 1) the same leading dims.")
 def gated_add(ctx: InferenceContext) -> None:
     """X + Y * gate with one gate value per row: the kernels broadcast nothing else."""
-    x, y, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
-    shape = x
-    if x is not None and y is not None:
-        try:
-            shape = merge_shapes(x, y)
-        except ShapeError:
-            ctx.fail(f"Y {format_shape(y)} must have the shape of X {format_shape(x)}")
-    elif y is not None:
-        shape = y
-    if shape is not None and len(shape) == 0:
-        ctx.fail("X and Y are scalars; they need at least one axis")
+    gate = ctx.input_shape(2)
+    shape = alike_shapes(ctx, "X", ctx.input_shape(0), "Y", ctx.input_shape(1))
     if gate is not None and shape is not None:
         rows = tuple(shape[:-1]) + (1,)
         try:

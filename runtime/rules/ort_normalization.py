@@ -9,7 +9,8 @@ from every operand that must share a dim with it.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, rule
-from opspec.runtime.shape import ShapeError, format_dim, format_shape, merge_dim, merge_shapes
+from opspec.runtime.rules._dims import alike_shapes
+from opspec.runtime.shape import ShapeError, format_dim, format_shape, merge_dim
 
 
 def _operand(ctx: InferenceContext, key: str) -> tuple[str, tuple | None] | None:
@@ -148,17 +149,8 @@ def embed_layer_norm(ctx: InferenceContext) -> None:
 @rule("gated_rms_norm", "Y takes X's shape (..., H * C); gate has X's shape, and scale's size C divides X's last axis.")
 def gated_rms_norm(ctx: InferenceContext) -> None:
     """Each group of C = scale's element count along X's last axis is normalized on its own."""
-    x, scale, gate = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
-    shape = x
-    if x is not None and gate is not None:
-        try:
-            shape = merge_shapes(x, gate)
-        except ShapeError:
-            ctx.fail(f"gate {format_shape(gate)} must have the shape of X {format_shape(x)}")
-    elif gate is not None:
-        shape = gate
-    if shape is not None and len(shape) == 0:
-        ctx.fail("X and gate are scalars; they need at least one axis")
+    scale = ctx.input_shape(1)
+    shape = alike_shapes(ctx, "X", ctx.input_shape(0), "gate", ctx.input_shape(2))
     sizes = [dim for dim in scale if type(dim) is int] if scale is not None else []
     if scale is not None and len(sizes) == len(scale):
         size = 1
