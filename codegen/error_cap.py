@@ -31,7 +31,7 @@ class Capped:
         """The line that counts what was left out (None when nothing was)."""
         if not self.omitted:
             return None
-        return (f"... {self.omitted} more error{'s' if self.omitted != 1 else ''} not shown "
+        return (f"... {self.omitted:,} more error{'s' if self.omitted != 1 else ''} not shown "
                 "(--max-errors and --max-errors-per-file show more)")
 
 

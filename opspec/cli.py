@@ -91,7 +91,7 @@ def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Names
         print(diagnostic, file=sys.stderr)
     if rest := capped.rest_line():
         print(rest, file=sys.stderr)
-    print(f"opspec: {capped.count} error{'s' if capped.count != 1 else ''} in {opdefs}", file=sys.stderr)
+    print(f"opspec: {plural(capped.count, 'error')} in {opdefs}", file=sys.stderr)
 
 
 def _show(args: argparse.Namespace) -> int:

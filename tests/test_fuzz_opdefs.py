@@ -249,8 +249,8 @@ def test_a_huge_attribute_count_with_a_small_error_budget(tmp_path, capsys):
     clip.write_text(text.replace("    attributes:\n", "    attributes:\n" + bad, 1), encoding="utf-8")
     code = main(["generate", "--opdefs", str(opdefs), "--out", str(tmp_path / "out"), "--max-errors", "20"])
     err = capsys.readouterr().err.splitlines()
-    assert code == 1 and len(err) == 22 and err[-1] == f"opspec: 100000 errors in {opdefs}"
-    assert err[-2].startswith("... 99980 more errors not shown")
+    assert code == 1 and len(err) == 22 and err[-1] == f"opspec: 100,000 errors in {opdefs}"
+    assert err[-2].startswith("... 99,980 more errors not shown")
 
 
 def _oversized(opdefs: Path, out: Path) -> None:

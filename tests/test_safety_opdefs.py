@@ -132,7 +132,7 @@ def test_two_broken_files_sort_and_twenty_thousand_errors_are_fast(tmp_path, cap
     assert time.perf_counter() - started < 10
     assert len(lines) == 2 + 50 + 1  # A, B, then the first 50 of the op file and one line for the rest
     assert lines[0].startswith("opdefs/x.test/f/A.yaml:1:1: error: expected a mapping")
-    assert lines[-1].startswith("... 19950 more errors not shown")
+    assert lines[-1].startswith("... 19,950 more errors not shown")
 
 
 def test_errors_are_capped_per_file_and_in_all_and_counted(tmp_path, capsys):
@@ -141,9 +141,9 @@ def test_errors_are_capped_per_file_and_in_all_and_counted(tmp_path, capsys):
     base = ["generate", "--opdefs", str(opdefs), "--out", str(tmp_path / "out")]
     code, lines = _run(base, capsys)
     assert code == 1 and len(lines) == 1 + 50 + 2 and sum(map(len, lines)) < 1_000_000
-    assert lines[-1] == f"opspec: 100001 errors in {opdefs}"
+    assert lines[-1] == f"opspec: 100,001 errors in {opdefs}"
     code, lines = _run([*base, "--max-errors", "3", "--max-errors-per-file", "0"], capsys)
-    assert len(lines) == 3 + 2 and lines[-2].startswith("... 99998 more errors not shown")
+    assert len(lines) == 3 + 2 and lines[-2].startswith("... 99,998 more errors not shown")
     code, lines = _run([*base, "--max-errors", "0", "--max-errors-per-file", "0"], capsys)
     assert len(lines) == 100_001 + 1
     assert main([*base, "--format", "json", "--max-errors", "10"]) == 1
