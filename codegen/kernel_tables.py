@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from opspec.codegen.diagnostics import CompileError, Diagnostic
 from opspec.codegen.source import Location, Map, SourceError, load_yaml
@@ -190,36 +190,36 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
     lines += ["}", "", "#: Per provider, the newest IR version (or None) and the newest opset of each domain it loads.",
               "LIMITS = {"]
     lines += [f"    {table.provider!r}: ({table.ir_version!r}, {dict(table.opsets)!r})," for table in tables]
-    lines += ["}", "", "#: Per provider, the schema versions the runtime knows: {(domain, op): (versions...)}.",
-              "SCHEMAS = {"]
-    for table in tables:
-        lines.append(f"    {table.provider!r}: {{")
-        lines += [f"        ({domain!r}, {op!r}): {versions!r}," for domain, op, versions in table.schemas]
-        lines.append("    },")
-    lines += ["}", "", "#: Per provider, kernels that refuse nodes they are registered for:",
-              "#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why).",
-              "REFUSALS = {"]
-    for table in tables:
-        lines.append(f"    {table.provider!r}: (")
-        lines += [f"        {(r.domain, r.op, r.since, r.until, r.types, r.attributes, r.why)!r}," for r in table.refusals]
-        lines.append("    ),")
-    lines += ["}", "", "#: Per provider, the ops the bodies onnx builds per node call: (domain, op, since, until or None,",
-              "#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...), domain or ''), ...)).",
-              "BUILT_BODIES = {"]
-    for table in tables:
-        lines.append(f"    {table.provider!r}: (")
-        lines += [f"        {(b.domain, b.op, b.since, b.until, tuple((c.op, c.types, c.when, c.domain) for c in b.calls))!r},"
-                  for b in table.built_bodies]
-        lines.append("    ),")
-    lines += ["}", "", "KERNELS = {"]
-    for table in tables:
-        lines.append(f"    {table.provider!r}: (")
-        for entry in table.kernels:
-            types = tuple((name, lists[allowed]) for name, allowed in entry.types)
-            lines.append(f"        ({entry.domain!r}, {entry.op!r}, {entry.since}, {entry.until}, {types!r}),")
-        lines.append("    ),")
-    lines.append("}")
+    lines += ["}", "", "#: Per provider, the schema versions the runtime knows: {(domain, op): (versions...)}."]
+    lines += _per_provider(tables, "SCHEMAS", lambda table: [f"({domain!r}, {op!r}): {versions!r}"
+                                                             for domain, op, versions in table.schemas], "{}")
+    lines += ["", "#: Per provider, kernels that refuse nodes they are registered for:",
+              "#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why)."]
+    lines += _per_provider(tables, "REFUSALS", lambda table: [
+        repr((r.domain, r.op, r.since, r.until, r.types, r.attributes, r.why)) for r in table.refusals])
+    lines += ["", "#: Per provider, the ops the bodies onnx builds per node call: (domain, op, since, until or None,",
+              "#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...), domain or ''), ...))."]
+    lines += _per_provider(tables, "BUILT_BODIES", lambda table: [
+        repr((b.domain, b.op, b.since, b.until, tuple((c.op, c.types, c.when, c.domain) for c in b.calls)))
+        for b in table.built_bodies])
+    lines += [""]
+    lines += _per_provider(tables, "KERNELS", lambda table: [
+        f"({entry.domain!r}, {entry.op!r}, {entry.since}, {entry.until}, "
+        f"{tuple((name, lists[allowed]) for name, allowed in entry.types)!r})" for entry in table.kernels])
     return "\n".join(lines) + "\n"
+
+
+def _per_provider(tables: tuple[KernelTable, ...], name: str, rows: Callable[[KernelTable], list[str]],
+                  brackets: str = "()") -> list[str]:
+    """The lines of a module constant ``name`` mapping each table's provider to its ``rows`` (Python
+    literals, one per line) in ``brackets``."""
+    lines = [f"{name} = {{"]
+    for table in tables:
+        lines.append(f"    {table.provider!r}: {brackets[0]}")
+        lines += [f"        {row}," for row in rows(table)]
+        lines.append(f"    {brackets[1]},")
+    lines.append("}")
+    return lines
 
 
 def layer_tables(layer: Path, shown: str) -> tuple[KernelTable, ...]:
