@@ -338,3 +338,35 @@ def test_gated_rms_norm_groups_and_gate():
     assert_refused_by_both(gated_rms_norm((6,)), "X's last axis (8) is not a multiple", ort_match="multiple of")
     for gate in ((8,), (1, 3, 8), (2, 3, 4)):
         assert_refused_by_both(gated_rms_norm((8,), gate), "must have the shape of X", ort_match="gate must have")
+
+
+# --------------------------------------------------------------------- unknown or symbolic operands: no error
+
+def _unknown_operand_cases():
+    """Nodes each check above would refuse if the decisive dim were a number that breaks it; here that
+    dim is a symbol, or the operand's shape is unknown, so some valid input fits and no check may fire."""
+    from opspec.runtime.shape import Sym
+    from opspec.runtime.testing import t
+
+    B, S, L, Q, K, C, X = (Sym(name) for name in ("B", "S", "L", "Q", "K", "C", "X"))
+    i32 = 6
+    return [
+        ("ReorderInput", "com.microsoft.nchwc", [t(B, C, S, L)], {}),
+        ("Unique", MS, [t(None)], {}),
+        ("FusedMatMul", MS, [t(None), t(None)], {"transBatchA": 1}),
+        ("GatedAdd", MS, [t(None), t(B, C), t(B, 1)], {}),
+        ("MultiHeadAttention", MS, [t(B, S, Q), t(B, L, Q), t(B, L, Q)], {"num_heads": 3}),
+        ("MultiHeadAttention", MS, [t(B, S, 12), t(None), t(B, L, 12)], {"num_heads": 3}),
+        ("Attention", MS, [t(B, S, X), t(X, Q)], {"num_heads": 5}),
+        ("GroupQueryAttention", MS, [t(B, S, Q), t(B, S, K), t(B, S, K), None, None, t(B, elem=i32), t(elem=i32)],
+         {"num_heads": 3, "kv_num_heads": 1}),
+        ("RotaryEmbedding", MS, [t(None), t(B, S, elem=7), t(L, 8), t(L, 8)], {}),
+        ("MatMulNBits", MS, [t(B, 64), t(None, elem=2), t(None)], {"K": 64, "N": 8, "bits": 4, "block_size": 32}),
+    ]
+
+
+def test_no_check_fires_where_the_decisive_dim_is_a_symbol_or_unknown():
+    from opspec.runtime.testing import run_rule
+
+    for op, domain, inputs, attributes in _unknown_operand_cases():
+        run_rule(op, None, inputs, attributes, domain=domain)  # an InferenceError here is a false error
