@@ -25,6 +25,8 @@ class CheckResult:
     notes: list[Any] = field(default_factory=list)
     #: The prediction for a runtime, when one was asked for (see :mod:`.runtime_support`).
     verdict: Any = None
+    #: Each node's ``(domain, op_type)``, as inference saw them.
+    op_types: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def problems(self) -> list[Any]:
@@ -72,7 +74,8 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
         from opspec.runtime.checker.runtime_support import predict
 
         verdict = predict(model, result.type_of, runtime)
-    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict)
+    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict,
+                       list(result.op_types))
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:
