@@ -146,10 +146,11 @@ def predict(model: Any, type_of: Any, target: Target = Target()) -> Verdict:
 
 
 #: Codes of the check's own problems that onnxruntime refuses a model for as well (its own
-#: type and shape inference runs strictly when it loads a model).
+#: type and shape inference runs strictly when it loads a model; an attribute constraint, a
+#: relation to a dim included, declares only what onnxruntime refuses too).
 LOAD_BLOCKING = frozenset({"unknown-op", "input-type", "node-arity", "attribute-missing", "attribute-type",
-                           "opset-import", "undefined-value", "topological-order", "duplicate-name",
-                           "graph-output", "node-form", "inference", "output-type"})
+                           "attribute-value", "opset-import", "undefined-value", "topological-order",
+                           "duplicate-name", "graph-output", "node-form", "inference", "output-type"})
 _IN_SUBGRAPH = ("in subgraph ", "in a subgraph")
 #: A declared type contradicting the inferred one stops onnxruntime when the kinds or element
 #: types differ (a shape that differs is only warned about).
