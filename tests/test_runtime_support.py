@@ -297,3 +297,16 @@ def test_the_attention_lstm_kernel_needs_hidden_size(tmp_path, capsys, hidden_si
     _, document = _verdict(path, capsys)
     assert document["will_run"] is runs, document["problems"]
     assert _onnxruntime_loads(path) is runs
+
+
+def test_a_node_breaking_a_relation_its_attributes_declare_will_not_run(tmp_path, capsys):
+    def mha(hidden):
+        node = helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["y"], domain="com.microsoft", num_heads=4)
+        return _save(tmp_path, [node], [(name, TensorProto.FLOAT, [2, 3, hidden]) for name in ("q", "k")]
+                     + [("v", TensorProto.FLOAT, [2, 3, 64])],
+                     [("y", TensorProto.FLOAT)], 17, f"mha_{hidden}.onnx", {"com.microsoft": 1})
+    _, document = _verdict(mha(66), capsys)  # num_heads 4 does not divide 66
+    assert document["will_run"] is False and [problem["code"] for problem in document["problems"]] == ["attribute-value"]
+    assert _onnxruntime_runs(mha(66)) is False
+    _, document = _verdict(mha(64), capsys)
+    assert document["will_run"] is True and _onnxruntime_runs(mha(64)) is True
