@@ -128,7 +128,6 @@ def test_generate_locates_relation_errors(tmp_path, capsys, monkeypatch):
 
 
 def test_the_long_form_reads_as_the_short_one(tmp_path, capsys, monkeypatch):
-    from opspec.codegen.op_reader import _read_relation  # noqa: F401 - the reader the long form goes through
 
     monkeypatch.chdir(tmp_path)
     code, _ = _generate(tmp_path, "{type: int, relations: [{relation: equals, input: X, axis: 0, unless: -1, "
