@@ -70,6 +70,9 @@ def _relation_problems(relation: DimRelation, inputs: set[str], attributes: Mapp
     if relation.input not in inputs:
         known = ", ".join(sorted(inputs)) or "none"
         problems.append(f"{shown}: {relation.input!r} names no input of this version (inputs: {known})")
+    if relation.present is not None and relation.present not in inputs:
+        known = ", ".join(sorted(inputs)) or "none"
+        problems.append(f"{shown}: present({relation.present}) names no input of this version (inputs: {known})")
     if relation.rank is not None and not -relation.rank <= relation.axis < relation.rank:
         problems.append(f"{shown}: axis {relation.axis} is not an axis of a rank-{relation.rank} input")
     if relation.size is not None:

@@ -28,6 +28,7 @@ Attributes::
     int dim(B, 1) == ceil(K / block_size) the dim is a size over the node's int attributes
                                           (:mod:`opspec.runtime.size_expression`)
     ... if rank(query) == 3               a relation only for an input of that rank
+    ... if present(key)                   a relation only for a node that gives input ``key``
     ... as "query's hidden size"          how messages name the dim
 
 Each parser raises :class:`NotationError` with the character offset of the problem.
@@ -307,7 +308,8 @@ def _size_text(cursor: _Cursor) -> str:
 
 
 def _relation(cursor: _Cursor, kind: DimRelationKind) -> DimRelation:
-    """A dim relation after its opening word, with its optional ``or N``, ``if rank(X) == R``, ``as "name"``."""
+    """A dim relation after its opening word, with its optional ``or N``, ``if rank(X) == R``,
+    ``if present(Y)`` and ``as "name"``."""
     size = None
     if kind is DimRelationKind.SIZE:
         cursor.index -= 1  # the clause opens with the dim itself
@@ -323,6 +325,9 @@ def _relation(cursor: _Cursor, kind: DimRelationKind) -> DimRelation:
             if value.kind != "number" or not re.fullmatch(r"[-+]?\d+", value.text):
                 raise NotationError(f"expected a whole number after 'or', found {value.text!r}", value.offset)
             found["unless"] = int(value.text)
+        elif token.text == "if" and cursor.peek() is not None and cursor.peek().text == "present":  # type: ignore[union-attr]
+            cursor.take()
+            found["present"] = _parenthesized_name(cursor, "an input name")
         elif token.text == "if":
             ranked = _rank_of(cursor)
             if ranked != name:

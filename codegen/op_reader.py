@@ -158,7 +158,7 @@ def _read_relation(item: Map, where: Location, diagnostics: Diagnostics) -> DimR
     if (kind is DimRelationKind.SIZE) != (size is not None):
         diagnostics.error(where, "a size relation, and only a size relation, gives 'size'")
     return DimRelation(kind, item["input"], item["axis"], item.get("rank"), size, item.get("named"),
-                       item.get("unless"))
+                       item.get("unless"), item.get("present"))
 
 
 def _read_type_param(name: str, value: Any, key_at: Location, value_at: Location) -> TypeParamDecl | None:

@@ -85,6 +85,14 @@ def _shape(schema: Any, inputs: Sequence[Any], formal: str) -> tuple | None:
     return None
 
 
+def _known(schema: Any, inputs: Sequence[Any], formal: str) -> bool:
+    """Whether the node gives formal input ``formal`` a value of known type."""
+    for position, param in enumerate(schema.inputs):
+        if param.name == formal:
+            return position < len(inputs) and inputs[position] is not None
+    return False
+
+
 def _relation_violations(name: str, value: int, relations: Sequence[DimRelation], schema: Any,
                          inputs: Sequence[Any], attributes: Mapping[str, Any]) -> list[str]:
     """How attribute ``name`` = ``value`` breaks its relations to the dims the node's inputs make known."""
@@ -92,6 +100,8 @@ def _relation_violations(name: str, value: int, relations: Sequence[DimRelation]
     for relation in relations:
         if relation.unless is not None and value == relation.unless:
             continue
+        if relation.present is not None and not _known(schema, inputs, relation.present):
+            continue  # an input left out, or one whose type is unknown (it may be absent): no relation
         shape = _shape(schema, inputs, relation.input)
         if shape is None or (relation.rank is not None and len(shape) != relation.rank):
             continue

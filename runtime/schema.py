@@ -137,7 +137,8 @@ class DimRelation(Record):
     """One relation between an integer attribute and dim ``axis`` of input ``input``.
 
     ``rank``, when set, limits the relation to nodes whose input has that rank (a 3-D query,
-    not its packed 5-D form). ``size`` is the expression a ``SIZE`` relation holds the dim to
+    not its packed 5-D form); ``present``, to nodes that give that other input (a key beside
+    the query, which is otherwise packed with it). ``size`` is the expression a ``SIZE`` relation holds the dim to
     (see :mod:`opspec.runtime.size_expression`); ``named`` is how messages name the dim, and
     ``unless`` a value of the attribute that says "not set" and opts out.
     """
@@ -149,6 +150,7 @@ class DimRelation(Record):
     size: str | None = None
     named: str | None = None
     unless: int | None = None
+    present: str | None = None
 
     def dim_text(self) -> str:
         """The dim in the YAML's notation: ``dim(query, -1)``."""
@@ -172,6 +174,8 @@ class DimRelation(Record):
             text += f" or {self.unless}"
         if self.rank is not None:
             text += f" if rank({self.input}) == {self.rank}"
+        if self.present is not None:
+            text += f" if present({self.present})"
         if self.named is not None:
             text += f' as "{self.named}"'
         return text

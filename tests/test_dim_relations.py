@@ -22,6 +22,7 @@ SHORT_FORMS = [
     "int == dim(W, 0) or -1",
     "int >= 16 dim(B, 1) == ceil(K / block_size) dim(B, 2) == block_size * bits // 8 if rank(B) == 3",
     "int divides dim(X, -1) divides dim(Y, -1)",
+    'int divides dim(query, 2) if present(key) as "hidden size"',
 ]
 
 
@@ -191,3 +192,45 @@ def test_the_constraint_shows_on_the_op_page():
     page = (root / "WordConvEmbedding.md").read_text(encoding="utf-8")
     assert '| `embedding_size` | `int` |  | == dim(W, 0) or -1 as "W\'s filter count" |' in page
     assert ValueConstraint(relations=(DimRelation(DimRelationKind.DIVIDES, "X", -1),)).describe() == "divides dim(X, -1)"
+
+
+def test_a_relation_may_hold_only_beside_another_input():
+    beside = _schema("divides dim(X, -1) if present(B)")
+    assert _problems(beside, {"heads": 4}, (2, 66), (2, 66)) == ["X's last axis (heads 4) 66 is not divisible by 4"]
+    assert _problems(beside, {"heads": 4}, (2, 66), None) == []  # B left out, or of unknown type: it may be absent
+    assert _problems(beside, {"heads": 4}, (2, 66)) == []
+    constraint = parse_attribute("int divides dim(X, -1) if present(Z)").constraint
+    assert constraint is not None and constraint.relations[0].present == "Z"
+    assert constraint_problems(AttrType.INT, constraint, ["X"], {}) == [
+        "divides dim(X, -1) if present(Z): present(Z) names no input of this version (inputs: X)"]
+
+
+def test_group_query_attention_holds_the_query_split_only_beside_a_key():
+    from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.testing import run_rule, t
+
+    attributes = {"num_heads": 3, "kv_num_heads": 1}
+    packed = [t(1, 3, 80), None, None, None, None, t(1, elem=6), t(elem=6)]  # (3 + 2 * 1) heads of 16
+    unpacked = [t(1, 3, 80), t(1, 3, 16), t(1, 3, 16), *packed[3:]]
+    schema = INFERENCE.get_schema("GroupQueryAttention", None, "com.microsoft")
+    assert attribute_violations(schema, attributes, packed) == []
+    assert run_rule("GroupQueryAttention", None, packed, attributes, domain="com.microsoft").output_type(0) == t(1, 3, 48)
+    assert [violation.problem for violation in attribute_violations(schema, attributes, unpacked)] == [
+        "the query's hidden size (num_heads 3) 80 is not divisible by 3"]
+
+
+@pytest.mark.parametrize("op, attributes, shapes", [
+    ("MultiHeadAttention", {"num_heads": 3}, [("B", "S", "Q"), ("B", "L", "Q"), ("B", "L", "V")]),
+    ("MultiHeadAttention", {"num_heads": 3}, [("B", "S", 3, 3, 5), None, None]),  # packed: another rank
+    ("RotaryEmbedding", {"num_heads": 4}, [("B", "S", "H")]),
+    ("GroupQueryAttention", {"num_heads": 3, "kv_num_heads": 2}, [("B", "S", "Q"), ("B", "S", "K"), ("B", "S", "K")]),
+    ("WordConvEmbedding", {"embedding_size": 5, "conv_window_size": 3, "char_embedding_size": 2},
+     [("W", "C"), ("F", 1, "K", "E"), ("F",), ("N", "E")]),
+])
+def test_the_declared_relations_of_onnxruntime_ops_stay_silent_on_symbols(op, attributes, shapes):
+    from opspec.runtime.defs import INFERENCE
+
+    schema = INFERENCE.get_schema(op, None, "com.microsoft")
+    inputs = [None if shape is None else TensorType(1, tuple(Sym(d) if isinstance(d, str) else d for d in shape))
+              for shape in shapes]
+    assert attribute_violations(schema, attributes, inputs) == []

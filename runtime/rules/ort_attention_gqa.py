@@ -37,13 +37,16 @@ def known_max(a, b):
 
 def _head_size(ctx: InferenceContext, hidden, heads: int | None, packed: bool, kv_heads: int | None):
     """The head size: the query's last axis split evenly among its heads (Q, K and V's heads when
-    packed); the kernel also needs it a multiple of 8."""
+    packed, checked here; the YAML declares the unpacked split); the kernel also needs it a
+    multiple of 8."""
     if heads is None or (packed and kv_heads is None):
         return None
     parts = heads + 2 * kv_heads if packed and kv_heads is not None else heads
-    what = (f"the packed query's hidden size (num_heads {heads} + 2 * kv_num_heads {kv_heads} heads)" if packed
-            else f"the query's hidden size (num_heads {heads})")
-    size = split_evenly(ctx, what, hidden, parts)
+    if packed:
+        what = f"the packed query's hidden size (num_heads {heads} + 2 * kv_num_heads {kv_heads} heads)"
+        size = split_evenly(ctx, what, hidden, parts)
+    else:  # that num_heads divides it is declared in the YAML
+        size = divide_or_none(hidden, parts)
     if type(size) is int and size % 8:
         ctx.fail(f"head size {size} (query hidden size {hidden} over {parts} heads) must be a multiple of 8")
     return size

@@ -220,6 +220,17 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Number of query heads.',
                 required=True,
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='query',
+                            axis=2,
+                            named="the query's hidden size",
+                            present='key',
+                        ),
+                    ),
+                ),
             ),
             'qk_norm_epsilon': Attribute(
                 name='qk_norm_epsilon',
