@@ -310,3 +310,22 @@ def test_a_node_breaking_a_relation_its_attributes_declare_will_not_run(tmp_path
     assert _onnxruntime_runs(mha(66)) is False
     _, document = _verdict(mha(64), capsys)
     assert document["will_run"] is True and _onnxruntime_runs(mha(64)) is True
+
+
+@pytest.mark.parametrize("k, block, bits, runs", [
+    (64, 16, 4, True), (512, 256, 4, True), (1024, 512, 4, False), (64, 32, 8, True), (64, 32, 2, True),
+    (64, 32, 3, False), (64, 32, 5, False),
+])
+def test_the_matmul_nbits_cpu_kernel_takes_some_block_sizes_and_bit_widths(tmp_path, capsys, k, block, bits, runs):
+    blocks = -(-k // block)
+    node = helper.make_node("MatMulNBits", ["a", "b", "s"], ["y"], domain="com.microsoft", K=k, N=8, bits=bits,
+                            block_size=block)
+    path = _save(tmp_path, [node], [("a", TensorProto.FLOAT, [2, k]), ("b", TensorProto.UINT8, [8, blocks, block * bits // 8]),
+                                    ("s", TensorProto.FLOAT, [8 * blocks])],
+                 [("y", TensorProto.FLOAT)], 17, f"nbits_{block}_{bits}.onnx", {"com.microsoft": 1})
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs, document["problems"]
+    assert runs or [problem["code"] for problem in document["problems"]] == ["kernel-refuses"]
+    assert _onnxruntime_runs(path) is runs
+    assert main(["check", path]) == 0  # other providers take them: no problem of the op itself
+    capsys.readouterr()

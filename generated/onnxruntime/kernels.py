@@ -528,6 +528,8 @@ REFUSALS = {
         ('ai.onnx', 'LSTM', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)', ()),
         ('ai.onnx', 'GRU', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it', ()),
         ('ai.onnx', 'LSTM', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it', ()),
+        ('com.microsoft', 'MatMulNBits', 1, None, (), (), 'the kernel takes block sizes 16, 32, 64, 128 and 256 only', (('block_size', (16, 32, 64, 128, 256)),)),
+        ('com.microsoft', 'MatMulNBits', 1, None, (), (), 'the kernel takes 2, 4 and 8 bits only', (('bits', (2, 4, 8)),)),
         ('com.microsoft', 'AttnLSTM', 1, None, (), (('hidden_size', (None,)),), 'the kernel needs hidden_size', ()),
         ('com.microsoft', 'FusedGemm', 1, None, (), (), 'the kernel knows no such activation (unknown kernel type)', (('activation', ('Relu', 'Tanh', 'Sigmoid', 'Softplus', 'Softsign', 'LeakyRelu', 'HardSigmoid', 'Elu', 'ThresholdedRelu', 'ScaledTanh', 'Selu', 'ParametricSoftplus')),)),
         ('com.microsoft', 'FusedGemm', 1, None, (), (('activation', ('LeakyRelu', 'HardSigmoid', 'Elu', 'ThresholdedRelu', 'ScaledTanh', 'Selu', 'ParametricSoftplus')), ('activation_alpha', (None,))), 'the activation needs activation_alpha', ()),
