@@ -55,9 +55,9 @@ def cuda_table(monkeypatch):
         function.cache_clear()
 
 
-def _model(tmp_path, nodes, inputs, outputs, name="m.onnx", initializers=()):
+def _model(tmp_path, nodes, inputs, outputs, name="m.onnx", initializers=(), opset=17):
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     path = tmp_path / name
     save(model, str(path))
@@ -134,6 +134,25 @@ def test_constants_and_initializers_are_not_copied(tmp_path, cuda_table):
     assert [(node.name, node.how) for node in placement.nodes] == [
         ("const", Placed.INITIALIZER), ("mm", Placed.PROVIDER), ("add", Placed.PROVIDER)]
     assert sorted((copy.value, copy.target) for copy in placement.copies) == [("x", "cuda"), ("y", "cpu")]
+
+
+def test_float16_runs_on_the_cpu_through_casts_and_a_function_body_is_expanded(tmp_path, cuda_table):
+    half = TensorProto.FLOAT16
+    nodes = [helper.make_node("Neg", ["x"], ["a"], name="neg"),  # no float16 kernel on either: casts on the CPU
+             helper.make_node("Mish", ["x2"], ["b"], name="mish")]  # no kernel at all: its body
+    path = _model(tmp_path, nodes, [helper.make_tensor_value_info("x", half, [2]),
+                                    helper.make_tensor_value_info("x2", TensorProto.FLOAT, [2])],
+                  [helper.make_tensor_value_info("a", half, None), helper.make_tensor_value_info("b", TensorProto.FLOAT, None)],
+                  opset=18)
+    checked = opspec.onnxruntime.will_it_run(path, provider="cuda")
+    assert checked.problems == [] and checked.will_run
+    placement = checked.placement
+    assert [(node.name, node.provider, node.how) for node in placement.nodes] == [
+        ("neg", "cpu", Placed.FALLBACK), ("mish", None, Placed.EXPANDED)]
+    assert placement.copies == ()  # the expanded node's values are not followed
+    at_17 = _model(tmp_path, nodes[1:], [helper.make_tensor_value_info("x2", TensorProto.FLOAT, [2])],
+                   [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)], name="17.onnx")
+    assert [node.how for node in opspec.onnxruntime.placement(at_17).nodes] == [Placed.NOT_PLACED]  # no Mish before 18
 
 
 def test_placement_needs_a_provider_other_than_the_cpu(tmp_path):

@@ -36,8 +36,10 @@ class Placed(enum.Enum):
     NO_KERNEL = "no-kernel"
     #: It becomes an initializer when the graph is loaded (a Constant, a Shape of a known shape).
     INITIALIZER = "initializer"
-    #: Not placed by this prediction: a model-local function (expanded, its nodes placed one by one)
-    #: or an op opspec does not know.
+    #: No kernel takes it and it runs through its function body (or a model-local function's),
+    #: whose nodes onnxruntime places one by one when it loads the graph; not followed here.
+    EXPANDED = "expanded"
+    #: Not placed by this prediction: an op opspec has no schema for at the model's opset.
     NOT_PLACED = "not-placed"
 
 
@@ -92,7 +94,7 @@ class Placement:
         summary = (f"placement on onnxruntime:{self.provider}: {self.count(Placed.PROVIDER)} on {self.provider}, "
                    f"{self.count(Placed.FALLBACK)} on {HOST}")
         for how, what in ((Placed.NO_KERNEL, "with no kernel"), (Placed.INITIALIZER, "made initializers"),
-                          (Placed.NOT_PLACED, "not placed")):
+                          (Placed.EXPANDED, "expanded"), (Placed.NOT_PLACED, "not placed")):
             if self.count(how):
                 summary += f", {self.count(how)} {what}"
         summary += f"; {len(self.copies)} cop{'y' if len(self.copies) == 1 else 'ies'} between devices"
@@ -131,8 +133,10 @@ def place(model: Any, type_of: Any, provider: str, cpu_problems: Iterable[Any]) 
     from opspec.runtime.registry import SchemaError
 
     taken = taken_by(model, type_of, provider)
+    on_cpu = taken_by(model, type_of, HOST)
     failing = {problem.index for problem in cpu_problems if problem.code in KERNEL_CODES}
     local = {(function.domain, function.name) for function in model.functions}
+    known = _resolver(model)
     nodes = []
     for index, node in enumerate(model.graph.node):
         try:
@@ -141,27 +145,43 @@ def place(model: Any, type_of: Any, provider: str, cpu_problems: Iterable[Any]) 
             domain = node.domain or "ai.onnx"
         if index in taken:
             where, how = provider, Placed.PROVIDER
-        elif (node.domain, node.op_type) in local or not _known(node):
+        elif (node.domain, node.op_type) in local:
+            where, how = None, Placed.EXPANDED
+        elif not known(node):
             where, how = None, Placed.NOT_PLACED
         elif needs_no_kernel(node, domain, type_of):
             where, how = None, Placed.INITIALIZER
         elif index in failing:
             where, how = None, Placed.NO_KERNEL
-        else:
+        elif index in on_cpu:
             where, how = HOST, Placed.FALLBACK
+        else:
+            where, how = None, Placed.EXPANDED
         nodes.append(NodePlacement(index, node.name, node.op_type, domain, where, how))
     return Placement(provider, tuple(nodes), _copies(model, nodes, type_of))
 
 
-def _known(node: Any) -> bool:
-    """Whether opspec knows the node's op in some version (else it is not placed)."""
+def _resolver(model: Any) -> Any:
+    """``known(node)``: whether opspec has a schema for the node at the model's opset of its domain
+    (a domain onnxruntime knows and the model does not import: the runtime's newest)."""
     from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.inference.resolve import normalize_opsets
+    from opspec.runtime.kernels import limits
     from opspec.runtime.registry import SchemaError
 
-    try:
-        return INFERENCE.has_schema(node.op_type, INFERENCE.canonical_domain(node.domain))
-    except SchemaError:
-        return False
+    opsets = normalize_opsets(model.opset_import)
+    for domain, newest in limits(HOST)[1].items():
+        opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
+
+    def known(node: Any) -> bool:
+        try:
+            domain = INFERENCE.canonical_domain(node.domain)
+            INFERENCE.get_schema(node.op_type, opsets.get(domain), domain)
+        except SchemaError:
+            return False
+        return True
+
+    return known
 
 
 def _copies(model: Any, nodes: list[NodePlacement], type_of: Any) -> tuple[Copy, ...]:

@@ -252,8 +252,9 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
 def taken_by(model: Any, type_of: Any, provider: str) -> frozenset[int]:
     """The positions of the main graph's nodes that a kernel of ``provider`` takes: one serves the
     node's op version with the types bound to its type parameters (a type inference could not find
-    is not held against a kernel), and the table lists no refusal of the node. Nodes that need no
-    kernel (Constant, a folded Shape), model-local functions and ops of unknown domains are not taken."""
+    is not held against a kernel; on the CPU, float16 through inserted casts counts), and the table
+    lists no refusal of the node. Nodes that need no kernel (Constant, a folded Shape), nodes run
+    through a function body, model-local functions and ops of unknown domains are not taken."""
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.inference.resolve import normalize_opsets
     from opspec.runtime.kernels import kernels_for_since, limits
@@ -276,8 +277,10 @@ def taken_by(model: Any, type_of: Any, provider: str) -> frozenset[int]:
         if (name, node.op_type) in REPLACED_AT_LOAD or _folded_shape(node, name, type_of):
             continue
         bound = _bound_types(schema, node, type_of)
-        if any(kernel.accepts(bound) for kernel in kernels_for_since(node.op_type, schema.since_version, name, provider)) \
-                and _refusal(schema, bound, _attribute_reader(schema, node), provider) is None:
+        candidates = kernels_for_since(node.op_type, schema.since_version, name, provider)
+        direct = any(kernel.accepts(bound) for kernel in candidates) or \
+            (provider == DEFAULT_PROVIDER and bool(candidates) and _casts_to_float(schema, bound, candidates))
+        if direct and _refusal(schema, bound, _attribute_reader(schema, node), provider) is None:
             taken.add(index)
     return frozenset(taken)
 
