@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+import yaml
+
 from opspec.codegen.kernel_extract import PROVIDERS, Registration, table_text
+from opspec.runtime.atomic_file import write_atomically
 
 #: A provider section's heading.
 _HEADING = re.compile(r"^## Operators implemented by (\w+)\s*$")
@@ -203,8 +206,6 @@ def cross_check(document: Mapping[tuple[str, str, int, int | None], Mapping[str,
 
 def table_rows(path: Path) -> dict[tuple[str, str, int, int | None], dict[str, frozenset[str]]]:
     """The kernels of a kernel table file, collapsed as the document shows them."""
-    import yaml
-
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     return collapsed((item["domain"], item["op"], item["versions"][0], item["versions"][1], item["types"].items())
                      for item in document["kernels"])
@@ -233,7 +234,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.document}: no CPUExecutionProvider section to check the document by", file=sys.stderr)
         return 2
     tables = Path(args.tables)
-    check = cross_check(document_rows(sections["cpu"]), table_rows(tables / "cpu.yaml"))
+    try:
+        cpu = table_rows(tables / "cpu.yaml")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError, IndexError) as error:
+        reason = " ".join(str(error).split())
+        print(f"{tables / 'cpu.yaml'}: not a readable kernel table ({type(error).__name__}: {reason})", file=sys.stderr)
+        return 2
+    check = cross_check(document_rows(sections["cpu"]), cpu)
     print(f"{args.document}: sections {', '.join(f'{name} ({len(rows)} rows)' for name, rows in sections.items())}")
     print("CPU section against cpu.yaml:")
     print("\n".join(check.lines()))
@@ -249,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         source = (f"onnxruntime {args.release} docs/OperatorKernels.md{at}; its CPU section agrees row for row "
                   f"with the {args.release} wheel's CPU table ({check.agreeing} rows)")
-        (tables / f"{provider}.yaml").write_text(table_text(provider, source, registrations(rows)), encoding="utf-8")
+        write_atomically(tables / f"{provider}.yaml", table_text(provider, source, registrations(rows)).encode("utf-8"))
         print(f"wrote {tables / f'{provider}.yaml'}: {len(rows)} rows")
     return 0
 

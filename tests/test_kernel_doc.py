@@ -118,6 +118,18 @@ def test_a_provider_table_is_written_only_when_the_cpu_section_agrees(tmp_path, 
             "types": {"T": ["tensor(float)", "tensor(float16)"]}} in written["kernels"]
 
 
+def test_unreadable_input_is_one_clear_error(tmp_path, capsys):
+    document = tmp_path / "OperatorKernels.md"
+    document.write_bytes(b"\xff\xfe not text")
+    assert main([str(document), "--tables", str(tmp_path)]) == 2
+    document.write_text(EXCERPT)
+    assert main([str(document), "--tables", str(tmp_path / "missing")]) == 2  # no cpu.yaml
+    (tmp_path / "cpu.yaml").write_text("kernels: [oops")
+    assert main([str(document), "--tables", str(tmp_path)]) == 2
+    errors = capsys.readouterr().err
+    assert errors.count("\n") == 3 and "Traceback" not in errors
+
+
 def test_a_document_without_a_cpu_section_is_refused(tmp_path, capsys):
     document = tmp_path / "OperatorKernels.md"
     document.write_text(EXCERPT[EXCERPT.index('<a name="cudaexecutionprovider"/>'):])
