@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from opspec.codegen.kernel_tables import read_tables
+from opspec.codegen.kernel_tables import read_tables, render_module
 
 from opspec.codegen.kernel_doc import (DocumentError, collapsed, cross_check, document_rows, main, parse_document,
                                        table_rows)
@@ -112,6 +112,8 @@ def test_a_provider_table_is_written_only_when_the_cpu_section_agrees(tmp_path, 
     assert main([str(document), "--tables", str(tmp_path), "--write", "--commit", "abc123"]) == 0
     tables = {table.provider: table for table in read_tables(tmp_path, "kernels")}  # valid by the schema
     assert {entry.op for entry in tables["cuda"].kernels} == {"Add", "FastGelu"}
+    module = render_module(tuple(tables.values()), "kernels/")  # compiled beside the CPU table
+    assert "'cuda': (" in module and "('com.microsoft', 'FastGelu', 1, None" in module
     written = yaml.safe_load((tmp_path / "cuda.yaml").read_text())
     assert written["provider"] == "cuda" and "abc123" in written["source"] and "agrees row for row" in written["source"]
     assert {"domain": "com.microsoft", "op": "FastGelu", "versions": [1, None],
