@@ -182,6 +182,8 @@ def _check(args: argparse.Namespace) -> int:
                     "notes": [problem_json(note) for note in checked.notes]}
         if target is not None:
             document.update(runtime=str(target), will_run=checked.will_run)
+        if checked.placement is not None:
+            document.update(checked.placement.json())
         write_json(document, sys.stdout)
         return EXIT_FAILED if problems else EXIT_OK
     for problem in problems:
@@ -191,6 +193,8 @@ def _check(args: argparse.Namespace) -> int:
             print(note_line(note))
     if target is not None and (problems or not args.quiet):
         print(verdict_line(checked))
+    if checked.placement is not None and not args.quiet:
+        print("\n".join(checked.placement.lines()))
     if problems:
         in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {checked.node_count})"
         if structure:
