@@ -106,9 +106,12 @@ class GraphValues:
     taken: set[str]
     added: list[Any] = field(default_factory=list)
     read: set[str] = field(default_factory=set)
+    #: The opset each domain is converted to ("" for the standard domain).
+    target_opsets: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool) -> GraphValues:
+    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool,
+           target_opsets: dict[str, int] | None = None) -> GraphValues:
         graph_inputs = {value.name for value in graph.input}
         constants = dict(outer.constants) if outer is not None else {}
         for tensor in graph.initializer:
@@ -121,7 +124,8 @@ class GraphValues:
                     constants[node.output[0]] = tensor
         taken = set(outer.taken) if outer is not None else set()
         taken |= value_names(graph)
-        return cls(graph, types, constants, taken, read=read_names(graph))
+        targets = dict(target_opsets if target_opsets is not None else outer.target_opsets if outer is not None else {})
+        return cls(graph, types, constants, taken, read=read_names(graph), target_opsets=targets)
 
     def type_of(self, name: str) -> ValueType | None:
         known = self.types.get(name)

@@ -1,0 +1,208 @@
+"""``opspec convert`` of ai.onnx.ml versions, and of operators that took over from deprecated ones
+(Upsample and Resize, Scatter and ScatterElements, the tree ensembles and TreeEnsemble).
+
+Every conversion is judged by ``convert_cases.judge``: at the target opset, accepted by the
+full checker, equal outputs in onnxruntime, and opspec's inference agreeing with the run.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from convert_cases import OK, REFUSED, Case, baseline, judge, opspec_convert, seeded_inputs
+from onnx import TensorProto, helper, numpy_helper
+
+import opspec
+from opspec.runtime.convert import convert
+
+F, I64, S = TensorProto.FLOAT, TensorProto.INT64, TensorProto.STRING
+ML = "ai.onnx.ml"
+
+
+def _ml_model(node, x_type, y_type, ml, x_shape=(4,), y_shape=(4,)):
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", x_type, list(x_shape))],
+                              [helper.make_tensor_value_info("y", y_type, list(y_shape))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, ml)])
+    model.ir_version = 8
+    return model
+
+
+def _to_ml(version):
+    return lambda model, _target: opspec.convert_version(model, 17, {ML: version})
+
+
+def _expected(case):
+    expected = baseline(case)
+    assert expected is not None, "the original must pass the checker and run"
+    return expected
+
+
+def _proven(case, ml):
+    return judge(case, 17, _to_ml(ml), _expected(case))
+
+
+def _ml_opset(model):
+    return next(entry.version for entry in model.opset_import if entry.domain == ML)
+
+
+_WORDS = np.array(["b", "z", "a", "c"], dtype=object)
+_CODES = np.array([2, 0, 7, 1], dtype=np.int64)
+
+
+@pytest.mark.parametrize("x_type, y_type, x", [(S, I64, _WORDS), (I64, S, _CODES)])
+def test_label_encoder_1_converts_up_to_every_ml_opset_and_back(x_type, y_type, x):
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain=ML, classes_strings=["a", "b", "c"], default_int64=-5)
+    case = Case("label", _ml_model(node, x_type, y_type, 1), {"x": x})
+    for target in (2, 3, 4, 5):
+        assert _proven(case, target).verdict == OK, target
+    up = opspec.convert_version(case.model, 17, {ML: 4})
+    assert _ml_opset(up) == 4 and not [a for a in up.graph.node[0].attribute if a.name == "classes_strings"]
+    expected = _expected(case)
+    assert judge(Case("back", up, {"x": x}), 17, _to_ml(1), expected).verdict == OK
+
+
+def test_label_encoder_tables_other_than_positions_stay_above_1():
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain=ML, keys_strings=["a", "b"], values_int64s=[5, 6])
+    (refusal,) = convert(_ml_model(node, S, I64, 2), 17, {ML: 1}).refusals
+    assert "positions" in refusal.reason
+
+
+def test_label_encoder_4_tensors_become_lists_of_their_type_going_down():
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain=ML,
+                            keys_tensor=helper.make_tensor("k", I64, [3], [7, 1, 2]),
+                            values_tensor=helper.make_tensor("v", F, [3], [0.5, 1.5, 2.5]),
+                            default_tensor=helper.make_tensor("d", F, [1], [9.0]))
+    case = Case("tensors", _ml_model(node, I64, F, 4), {"x": _CODES})
+    for target in (3, 2):
+        assert _proven(case, target).verdict == OK, target
+    down = opspec.convert_version(case.model, 17, {ML: 2})
+    assert {a.name for a in down.graph.node[0].attribute} == {"keys_int64s", "values_floats", "default_float"}
+    assert _proven(case, 1).verdict == REFUSED
+    int16 = helper.make_node("LabelEncoder", ["x"], ["y"], domain=ML,
+                             keys_tensor=helper.make_tensor("k", I64, [2], [7, 1]),
+                             values_tensor=helper.make_tensor("v", TensorProto.INT16, [2], [5, 1]))
+    assert not convert(_ml_model(int16, I64, TensorProto.INT16, 4), 17, {ML: 2}).ok
+
+
+def _regressor(ml, aggregate="SUM", base=(0.5, -1.0), transform="NONE", splits=None):
+    """Two trees over two features and two targets; tree 0's leaves weigh both targets, tree 1 is one leaf."""
+    attributes = dict(
+        n_targets=2, aggregate_function=aggregate, post_transform=transform,
+        nodes_treeids=[0, 0, 0, 0, 0, 1], nodes_nodeids=[0, 1, 2, 3, 4, 0], nodes_featureids=[0, 1, 0, 0, 0, 0],
+        nodes_modes=["BRANCH_LEQ", "BRANCH_GT", "LEAF", "LEAF", "LEAF", "LEAF"],
+        nodes_truenodeids=[1, 2, 0, 0, 0, 0], nodes_falsenodeids=[4, 3, 0, 0, 0, 0],
+        nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0],
+        target_treeids=[0, 0, 0, 0, 0, 1], target_nodeids=[2, 2, 3, 4, 4, 0], target_ids=[0, 1, 0, 1, 0, 1],
+        target_weights=[1.0, 2.0, 3.0, 4.0, 5.0, 0.25])
+    values = [0.5, -0.25, 0.0, 0.0, 0.0, 0.0]
+    if splits is None:
+        attributes["nodes_values"] = values
+    else:
+        attributes["nodes_values_as_tensor"] = helper.make_tensor("v", splits, [6], values)
+    if base:
+        attributes["base_values"] = list(base)
+    node = helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], domain=ML, **attributes)
+    return _ml_model(node, F, F, ml, ("N", 2), ("N", 2))
+
+
+_FEATURES = np.array([[0.2, 0.1], [0.2, -1], [1, 0], [np.nan, 3], [0.5, -0.25]], np.float32)
+
+
+@pytest.mark.parametrize("aggregate, base", [("SUM", (0.5, -1.0)), ("AVERAGE", ())])
+def test_tree_ensemble_regressor_becomes_tree_ensemble_at_ml_5_and_back(aggregate, base):
+    case = Case("trees", _regressor(1, aggregate, base), {"x": _FEATURES})
+    for target in (3, 4, 5):
+        assert _proven(case, target).verdict == OK, target
+    up = opspec.convert_version(case.model, 17, {ML: 5})
+    assert [node.op_type for node in up.graph.node] == ["TreeEnsemble"]
+    expected = _expected(case)
+    for target in (4, 3, 1):
+        assert judge(Case("back", up, {"x": _FEATURES}), 17, _to_ml(target), expected).verdict == OK, target
+
+
+def test_tree_tensor_forms_become_float_lists_below_ml_3():
+    case = Case("tensors", _regressor(3, splits=F), {"x": _FEATURES})
+    for target in (1, 2, 5):
+        assert _proven(case, target).verdict == OK, target
+    down = opspec.convert_version(case.model, 17, {ML: 1})
+    assert "nodes_values" in {a.name for a in down.graph.node[0].attribute}
+
+
+@pytest.mark.parametrize("aggregate, base, transform, reason", [
+    ("MAX", (), "NONE", "several targets"), ("AVERAGE", (1.0, 2.0), "NONE", "base values"),
+    ("SUM", (), "LOGISTIC", "the other way round")])
+def test_tree_ensembles_without_a_faithful_tree_ensemble_form_are_refused(aggregate, base, transform, reason):
+    """onnxruntime runs TreeEnsemble's post_transform 1 as LOGISTIC and 2 as SOFTMAX, where the
+    standard numbers them the other way: a conversion would run another transform there."""
+    model = _regressor(1, aggregate, base, transform)
+    assert _proven(Case("trees", model, {"x": _FEATURES}), 3).verdict == OK
+    (refusal,) = convert(model, 17, {ML: 5}).refusals
+    assert reason in refusal.reason
+
+
+def test_a_domain_opspec_does_not_hold_or_a_target_outside_it_is_an_error():
+    model = _regressor(1)
+    with pytest.raises(opspec.ConversionError):
+        convert(model, 17, {ML: 9})
+    with pytest.raises(opspec.ConversionError):
+        convert(model, 17, {"com.example": 1})
+
+
+def _std_model(nodes, inputs, outputs, opset, initializers=()):
+    from opspec.runtime.convert.api import IR_FOR_OPSET
+
+    model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(initializers)),
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = IR_FOR_OPSET[opset]
+    return model
+
+
+def _resize(scales, mode):
+    extra = {"nearest_mode": "floor"} if mode == "nearest" else {}
+    return _std_model([helper.make_node("Resize", ["x", "", "s"], ["y"], coordinate_transformation_mode="asymmetric",
+                                        mode=mode, **extra)],
+                      [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+                      [helper.make_tensor_value_info("y", F, list("NCHW"))], 13,
+                      [numpy_helper.from_array(np.array(scales, np.float32), "s")])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_becomes_upsample_below_10_where_its_scales_enlarge(mode):
+    case = Case("resize", _resize([1, 1, 2, 1.5], mode), {})
+    case = Case("resize", case.model, seeded_inputs(case.model))
+    for target in (9, 8, 7):
+        assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target
+    assert [node.op_type for node in opspec.convert_version(case.model, 9).graph.node] == ["Upsample"]
+    (refusal,) = convert(_resize([1, 1, 0.5, 2], "linear"), 9).refusals
+    assert "at least 1" in refusal.reason
+
+
+def _scatter(indices):
+    return _std_model([helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1)],
+                      [helper.make_tensor_value_info("x", F, [2, 5]), helper.make_tensor_value_info("u", F, [2, 2])],
+                      [helper.make_tensor_value_info("y", F, [2, 5])], 18,
+                      [numpy_helper.from_array(np.array(indices, np.int64), "i")])
+
+
+def test_scatter_elements_becomes_scatter_below_11_where_no_index_is_negative():
+    model = _scatter([[1, 3], [0, 4]])
+    case = Case("scatter", model, seeded_inputs(model))
+    for target in (10, 9):
+        assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target
+    assert [node.op_type for node in opspec.convert_version(model, 9).graph.node] == ["Scatter"]
+    (refusal,) = convert(_scatter([[1, -1], [0, 4]]), 10).refusals
+    assert "-1" in refusal.reason
+    assert "no Scatter" in convert(model, 8).refusals[0].reason
+
+
+def test_the_command_line_converts_another_domain_and_says_so(tmp_path, capsys):
+    import onnx
+
+    from opspec.cli import main
+
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain=ML, classes_strings=["a", "b", "c"])
+    source, written = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    onnx.save(_ml_model(node, S, I64, 1), source)
+    assert main(["convert", str(source), "-o", str(written), "--domain-opset", f"{ML}=4"]) == 0
+    assert "ai.onnx.ml 1 to 4" in capsys.readouterr().out
+    assert _ml_opset(onnx.load(written)) == 4
+    assert main(["convert", str(source), "-o", str(written), "--domain-opset", f"{ML}=four"]) == 2
