@@ -206,3 +206,49 @@ def test_the_command_line_converts_another_domain_and_says_so(tmp_path, capsys):
     assert "ai.onnx.ml 1 to 4" in capsys.readouterr().out
     assert _ml_opset(onnx.load(written)) == 4
     assert main(["convert", str(source), "-o", str(written), "--domain-opset", f"{ML}=four"]) == 2
+
+
+def _classifier(labels, transform="NONE", every_leaf=True):
+    """One tree over two features whose three leaves weigh every class (or, not ``every_leaf``, leave
+    class 2 to one leaf), with base values."""
+    count = len(labels)
+    leaves = [2, 3, 4]
+    weights = [[0.5, 0.25, 0.25], [0.1, 0.7, 0.2], [0.2, 0.2, 0.6]]
+    entries = [(leaf, class_id, weight[class_id]) for leaf, weight in zip(leaves, weights) for class_id in range(count)
+               if every_leaf or class_id < 2 or leaf == 4]
+    label_attribute = {"classlabels_int64s": labels} if isinstance(labels[0], int) else {"classlabels_strings": labels}
+    node = helper.make_node(
+        "TreeEnsembleClassifier", ["x"], ["y", "z"], domain=ML, post_transform=transform, base_values=[0.0, 0.125, 0.0],
+        nodes_treeids=[0] * 5, nodes_nodeids=[0, 1, 2, 3, 4], nodes_featureids=[0, 1, 0, 0, 0],
+        nodes_modes=["BRANCH_LEQ", "BRANCH_GT", "LEAF", "LEAF", "LEAF"], nodes_values=[0.5, -0.25, 0, 0, 0],
+        nodes_truenodeids=[1, 2, 0, 0, 0], nodes_falsenodeids=[4, 3, 0, 0, 0],
+        class_treeids=[0] * len(entries), class_nodeids=[e[0] for e in entries], class_ids=[e[1] for e in entries],
+        class_weights=[e[2] for e in entries], **label_attribute)
+    y_type = I64 if isinstance(labels[0], int) else S
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", F, ["N", 2])],
+                              [helper.make_tensor_value_info("y", y_type, ["N"]),
+                               helper.make_tensor_value_info("z", F, ["N", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 1)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("labels", [[4, 7, 9], ["cat", "dog", "eel"]])
+def test_tree_ensemble_classifier_of_three_classes_becomes_tree_ensemble_argmax_and_gather(labels):
+    case = Case("classes", _classifier(labels), {"x": _FEATURES})
+    for target in (3, 5):
+        assert _proven(case, target).verdict == OK, target
+    up = opspec.convert_version(case.model, 17, {ML: 5})
+    assert [node.op_type for node in up.graph.node] == ["TreeEnsemble", "ArgMax", "Gather"]
+    back = opspec.convert_version(up, 17, {ML: 3})  # the scores alone are a regressor's
+    assert [node.op_type for node in back.graph.node] == ["TreeEnsembleRegressor", "ArgMax", "Gather"]
+    assert judge(Case("back", up, {"x": _FEATURES}), 17, _to_ml(3), _expected(case)).verdict == OK
+
+
+@pytest.mark.parametrize("labels, transform, every_leaf, reason", [
+    ([4, 7], "NONE", True, "two classes"), ([4, 7, 9], "PROBIT", True, "post_transform"),
+    ([4, 7, 9], "NONE", False, "unscored")])
+def test_tree_ensemble_classifiers_onnxruntime_labels_by_rules_of_its_own_are_refused(labels, transform, every_leaf,
+                                                                                      reason):
+    (refusal,) = convert(_classifier(labels, transform, every_leaf), 17, {ML: 5}).refusals
+    assert reason in refusal.reason

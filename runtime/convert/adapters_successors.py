@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.convert.adapters_ml import float32_exact as _float32_exact
 from opspec.runtime.convert.adapters_ml import tensor_attribute, tensor_items
-from opspec.runtime.convert.values import GraphValues, Refusal
-from opspec.runtime.convert.work_node import WorkNode
+from opspec.runtime.convert.emitter import Emitter
+from opspec.runtime.convert.values import GraphValues, Refusal, ValueType
+from opspec.runtime.convert.work_node import Surrounding, WorkNode
 from opspec.runtime.schema import AttrType, OpSchema
 
-_FLOAT, _DOUBLE, _UINT8 = ELEMENT_TYPES["float"], ELEMENT_TYPES["double"], ELEMENT_TYPES["uint8"]
+_FLOAT, _UINT8 = ELEMENT_TYPES["float"], ELEMENT_TYPES["uint8"]
+_INT64, _STRING = ELEMENT_TYPES["int64"], ELEMENT_TYPES["string"]
 
 
 def upsample_scales(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
@@ -55,18 +57,17 @@ def _floats(node: WorkNode, name: str) -> list[float] | None:
     return None if found is None else [float(item) for item in found]
 
 
-def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
-    """TreeEnsembleRegressor 3 becomes TreeEnsemble 5 and back: trees and leaves are listed apart,
-    modes, aggregation and transform become numbers, and the thresholds and weights tensors of the
-    input's float type. A leaf with weights for several targets becomes one tree per target;
-    base values become a tree of one leaf (summed trees only). Refused for integer or double
-    inputs (TreeEnsemble gives the input's type where the regressor gives float) and for
-    membership tests going down, and for the SOFTMAX and LOGISTIC transforms, whose numbers
-    onnxruntime reads swapped. TreeEnsembleClassifier is refused: its labels are not a
-    TreeEnsemble output."""
-    if source.name == "TreeEnsembleClassifier" or target.name == "TreeEnsembleClassifier":
-        raise Refusal("TreeEnsemble gives class scores only; the labels TreeEnsembleClassifier gives are not "
-                      "converted")
+def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> Surrounding | None:
+    """TreeEnsembleRegressor 3 becomes TreeEnsemble 5 and back, and TreeEnsembleClassifier 3 of more
+    than two classes becomes TreeEnsemble 5 of its scores, ArgMax and a Gather of its labels: trees
+    and leaves are listed apart, modes, aggregation and transform become numbers, thresholds and
+    weights float tensors. A leaf with weights for several targets becomes one tree per target;
+    base values become a tree of one leaf (summed trees only). Refused for inputs other than
+    float matrices (TreeEnsemble gives the input's type), for membership tests going down, for
+    the SOFTMAX and LOGISTIC transforms, whose numbers onnxruntime reads swapped, and for a
+    classifier some row of which may leave a class unscored."""
+    if target.name == "TreeEnsembleClassifier":
+        raise Refusal("TreeEnsemble gives scores only, which a TreeEnsembleClassifier does not state alone")
     transform = node.value("post_transform")
     if transform in (1, 2, b"SOFTMAX", b"LOGISTIC", "SOFTMAX", "LOGISTIC"):
         # The standard numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.31 runs 1 as LOGISTIC and 2 as
@@ -74,24 +75,71 @@ def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: Gr
         raise Refusal("post_transform SOFTMAX or LOGISTIC: onnxruntime reads TreeEnsemble's numbers for the two "
                       "the other way round from the standard")
     known = values.type_of(node.inputs[0])
-    if known is None or known.elem != _FLOAT:
-        raise Refusal("only a float input converts, where TreeEnsemble and TreeEnsembleRegressor give the same type")
-    if target.name == "TreeEnsemble":
-        _to_tree_ensemble(node)
-    else:
+    if known is None or known.elem != _FLOAT or known.rank != 2:
+        raise Refusal("only a float input of rank 2 converts, which TreeEnsemble reads as the older operators do "
+                      "and answers in the same type")
+    if target.name != "TreeEnsemble":
         _from_tree_ensemble(node)
+        return None
+    if source.name == "TreeEnsembleClassifier":
+        return _classifier_to_tree_ensemble(node, values)
+    _to_tree_ensemble(node, "target", node.value("n_targets") or 1)
+    return None
 
 
-def _to_tree_ensemble(node: WorkNode) -> None:
+def _text(value: object, default: str) -> str:
+    if value is None:
+        return default
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues) -> Surrounding:
+    """The classifier's scores from TreeEnsemble; its labels as the label of the first best score.
+
+    onnxruntime labels a row by the best score among the classes some leaf of the row weighs,
+    and gives two classes rules of their own: only more than two classes, each weighed by every
+    leaf of some tree (so scored in every row), and no transform convert."""
+    integers = node.value("classlabels_int64s")
+    labels = list(integers) if integers else [_text(label, "") for label in node.value("classlabels_strings") or []]
+    if len(labels) < 3:
+        raise Refusal("two classes are scored and labelled by rules of their own, which TreeEnsemble and ArgMax "
+                      "do not follow")
+    if _text(node.value("post_transform"), "NONE") != "NONE":
+        raise Refusal("a classifier's post_transform changes which scores its label is chosen among")
+    tree_ids, node_ids = node.value("nodes_treeids") or [], node.value("nodes_nodeids") or []
+    modes = [_text(mode, "") for mode in node.value("nodes_modes") or []]
+    weighed = {(tree, nid, class_id) for tree, nid, class_id in zip(node.value("class_treeids") or [],
+                                                                    node.value("class_nodeids") or [],
+                                                                    node.value("class_ids") or [])}
+    leaves: dict[int, list[int]] = {}
+    for tree, nid, mode in zip(tree_ids, node_ids, modes):
+        if mode == "LEAF":
+            leaves.setdefault(tree, []).append(nid)
+    for class_id in range(len(labels)):
+        if not any(all((tree, nid, class_id) in weighed for nid in found) for tree, found in leaves.items()):
+            raise Refusal(f"class {class_id} is weighed in no tree by every leaf, so some row may leave it "
+                          f"unscored, which onnxruntime labels otherwise")
+    _to_tree_ensemble(node, "class", len(labels))
+    label = node.outputs[0]
+    scores = node.outputs[1] if len(node.outputs) > 1 and node.outputs[1] else values.fresh(f"{label}_scores")
+    node.outputs = [scores]
+    values.types[scores] = ValueType(_FLOAT, (None, len(labels)))
+    emit = Emitter(node, values)
+    best = emit("ArgMax", scores, axis=1, keepdims=0)
+    table = values.add_constant(f"{label}_labels", _INT64 if integers else _STRING, (len(labels),), labels)
+    emit("Gather", table, best, out=label, axis=0)
+    return Surrounding(after=tuple(emit.nodes))
+
+
+def _to_tree_ensemble(node: WorkNode, prefix: str, count: int) -> None:
     tree_ids, node_ids = node.value("nodes_treeids") or [], node.value("nodes_nodeids") or []
     modes = [mode.decode() if isinstance(mode, bytes) else mode for mode in node.value("nodes_modes") or []]
     features, splits = node.value("nodes_featureids") or [], _floats(node, "nodes_values") or []
     trues, falses = node.value("nodes_truenodeids") or [], node.value("nodes_falsenodeids") or []
     missing = node.value("nodes_missing_value_tracks_true") or [0] * len(node_ids)
-    weights = _floats(node, "target_weights") or []
-    targets = list(zip(node.value("target_treeids") or [], node.value("target_nodeids") or [],
-                       node.value("target_ids") or [], weights))
-    count = node.value("n_targets") or 1
+    weights = _floats(node, f"{prefix}_weights") or []
+    targets = list(zip(node.value(f"{prefix}_treeids") or [], node.value(f"{prefix}_nodeids") or [],
+                       node.value(f"{prefix}_ids") or [], weights))
     aggregate = (node.value("aggregate_function") or b"SUM")
     aggregate = aggregate.decode() if isinstance(aggregate, bytes) else aggregate
     transform = node.value("post_transform") or b"NONE"
@@ -155,9 +203,7 @@ def _to_tree_ensemble(node: WorkNode) -> None:
         if value:
             leaves.append((target_id, value))
             _root(branches, roots, (True, len(leaves) - 1))
-    for name in list(node.attributes):
-        if name != "n_targets":
-            del node.attributes[name]
+    node.attributes.clear()
     node.set("n_targets", AttrType.INT, count)
     node.set("aggregate_function", AttrType.INT, _AGGREGATES.index(aggregate))
     node.set("post_transform", AttrType.INT, _TRANSFORMS.index(transform))
