@@ -252,3 +252,69 @@ def test_tree_ensemble_classifiers_onnxruntime_labels_by_rules_of_its_own_are_re
                                                                                       reason):
     (refusal,) = convert(_classifier(labels, transform, every_leaf), 17, {ML: 5}).refusals
     assert reason in refusal.reason
+
+
+_SIZES = {"b": 2, "h": 3, "i": 4, "j": 5, "k": 6, "q": 2, "d": 3}
+
+
+def _einsum(equation, symbolic=False):
+    left, arrow, right = equation.partition("->")
+    terms = left.split(",")
+    if not arrow:
+        right = "".join(sorted(letter for letter in set(left) - {","} if left.count(letter) == 1))
+    shape = (lambda term: [letter if symbolic else _SIZES[letter] for letter in term])
+    return _std_model([helper.make_node("Einsum", [f"x{n}" for n in range(len(terms))], ["y"], equation=equation)],
+                      [helper.make_tensor_value_info(f"x{n}", F, shape(term)) for n, term in enumerate(terms)],
+                      [helper.make_tensor_value_info("y", F, shape(right))], 13)
+
+
+@pytest.mark.parametrize("equation, ops", [
+    ("ij,jk->ik", {"MatMul"}), ("bhqd,bhkd->bhqk", {"MatMul"}), ("ij,kj", {"MatMul"}), ("i,i->", {"MatMul"}),
+    ("ik,k->i", {"MatMul"}), ("ij->ji", {"Transpose"}), ("ij->i", {"ReduceSum"}), ("ij,ij->ij", {"Mul"}),
+    ("ij,jk,kq->iq", {"Mul", "ReduceSum"}), ("bij,jk->bik", {"MatMul"}), ("bij,hjk->hbik", {"MatMul"}),
+    ("ijk,jk->i", {"Mul", "ReduceSum"})])
+def test_einsum_is_written_in_older_operators_below_12(equation, ops):
+    rng = np.random.default_rng(0)
+    terms = equation.partition("->")[0].split(",")
+    inputs = {f"x{n}": rng.standard_normal([_SIZES[letter] for letter in term]).astype(np.float32)
+              for n, term in enumerate(terms)}
+    for symbolic in (False, True):  # dims known, or named only
+        model = _einsum(equation, symbolic)
+        case = Case(equation, model, inputs)
+        for target in (11, 9, 7):
+            assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, (target, symbolic)
+    assert ops <= {node.op_type for node in opspec.convert_version(model, 11).graph.node}
+
+
+def test_einsum_taking_a_diagonal_is_refused_below_12():
+    model = _std_model([helper.make_node("Einsum", ["x"], ["y"], equation="ii->i")],
+                       [helper.make_tensor_value_info("x", F, [3, 3])], [helper.make_tensor_value_info("y", F, [3])], 13)
+    (refusal,) = convert(model, 11).refusals
+    assert "diagonal" in refusal.reason
+
+
+def _range(start, limit, delta, elem, constant=True):
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    bounds = [numpy_helper.from_array(np.array(value, dtype), name) for name, value in zip("sld", (start, limit, delta))]
+    inputs = [] if constant else [helper.make_tensor_value_info("l", elem, [])]
+    return _std_model([helper.make_node("Range", ["s", "l", "d"], ["y"])], inputs,
+                      [helper.make_tensor_value_info("y", elem, ["n"])], 13,
+                      bounds if constant else [bounds[0], bounds[2]])
+
+
+@pytest.mark.parametrize("start, limit, delta, elem", [(0, 10, 3, I64), (1.0, 2.0, 0.1, F), (5, 1, -2, TensorProto.INT32),
+                                                      (0.0, -1.0, 0.5, TensorProto.DOUBLE), (3, 3, 1, I64)])
+def test_range_of_constants_is_folded_below_11(start, limit, delta, elem):
+    case = Case("range", _range(start, limit, delta, elem), {})
+    for target in (10, 9):
+        assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target
+
+
+def test_range_computed_at_run_time_and_grid_sample_are_refused_below_their_opsets():
+    (refusal,) = convert(_range(0, 10, 1, I64, constant=False), 10).refusals
+    assert "constant" in refusal.reason
+    grid = _std_model([helper.make_node("GridSample", ["x", "g"], ["y"])],
+                      [helper.make_tensor_value_info("x", F, [1, 1, 3, 3]), helper.make_tensor_value_info("g", F, [1, 2, 2, 2])],
+                      [helper.make_tensor_value_info("y", F, [1, 1, 2, 2])], 16)
+    (refusal,) = convert(grid, 15).refusals
+    assert "no GridSample" in refusal.reason
