@@ -208,17 +208,19 @@ def test_the_command_line_converts_another_domain_and_says_so(tmp_path, capsys):
     assert main(["convert", str(source), "-o", str(written), "--domain-opset", f"{ML}=four"]) == 2
 
 
-def _classifier(labels, transform="NONE", every_leaf=True):
+def _classifier(labels, transform="NONE", every_leaf=True, base=True):
     """One tree over two features whose three leaves weigh every class (or, not ``every_leaf``, leave
-    class 2 to one leaf), with base values."""
+    class 2 to one leaf), with base values or without."""
     count = len(labels)
     leaves = [2, 3, 4]
     weights = [[0.5, 0.25, 0.25], [0.1, 0.7, 0.2], [0.2, 0.2, 0.6]]
     entries = [(leaf, class_id, weight[class_id]) for leaf, weight in zip(leaves, weights) for class_id in range(count)
                if every_leaf or class_id < 2 or leaf == 4]
-    label_attribute = {"classlabels_int64s": labels} if isinstance(labels[0], int) else {"classlabels_strings": labels}
+    label_attribute: dict = {"classlabels_int64s": labels} if isinstance(labels[0], int) else {"classlabels_strings": labels}
+    if base:
+        label_attribute["base_values"] = [0.0, 0.125, 0.0]
     node = helper.make_node(
-        "TreeEnsembleClassifier", ["x"], ["y", "z"], domain=ML, post_transform=transform, base_values=[0.0, 0.125, 0.0],
+        "TreeEnsembleClassifier", ["x"], ["y", "z"], domain=ML, post_transform=transform,
         nodes_treeids=[0] * 5, nodes_nodeids=[0, 1, 2, 3, 4], nodes_featureids=[0, 1, 0, 0, 0],
         nodes_modes=["BRANCH_LEQ", "BRANCH_GT", "LEAF", "LEAF", "LEAF"], nodes_values=[0.5, -0.25, 0, 0, 0],
         nodes_truenodeids=[1, 2, 0, 0, 0], nodes_falsenodeids=[4, 3, 0, 0, 0],
@@ -235,6 +237,11 @@ def _classifier(labels, transform="NONE", every_leaf=True):
 
 @pytest.mark.parametrize("labels", [[4, 7, 9], ["cat", "dog", "eel"]])
 def test_tree_ensemble_classifier_of_three_classes_becomes_tree_ensemble_argmax_and_gather(labels):
+    """onnxruntime labels a row among the classes it scored: every class is, by a base value or by
+    every leaf of a tree weighing it."""
+    for every_leaf, base in ((True, False), (False, True)):
+        classes = Case("classes", _classifier(labels, every_leaf=every_leaf, base=base), {"x": _FEATURES})
+        assert _proven(classes, 5).verdict == OK, (every_leaf, base)
     case = Case("classes", _classifier(labels), {"x": _FEATURES})
     for target in (3, 5):
         assert _proven(case, target).verdict == OK, target
@@ -250,7 +257,7 @@ def test_tree_ensemble_classifier_of_three_classes_becomes_tree_ensemble_argmax_
     ([4, 7, 9], "NONE", False, "unscored")])
 def test_tree_ensemble_classifiers_onnxruntime_labels_by_rules_of_its_own_are_refused(labels, transform, every_leaf,
                                                                                       reason):
-    (refusal,) = convert(_classifier(labels, transform, every_leaf), 17, {ML: 5}).refusals
+    (refusal,) = convert(_classifier(labels, transform, every_leaf, base=False), 17, {ML: 5}).refusals
     assert reason in refusal.reason
 
 

@@ -97,8 +97,8 @@ def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues) -> Surroun
     """The classifier's scores from TreeEnsemble; its labels as the label of the first best score.
 
     onnxruntime labels a row by the best score among the classes some leaf of the row weighs,
-    and gives two classes rules of their own: only more than two classes, each weighed by every
-    leaf of some tree (so scored in every row), and no transform convert."""
+    and gives two classes rules of their own: only more than two classes, each scored in every row
+    (given a base value, or weighed by every leaf of some tree), and no transform convert."""
     integers = node.value("classlabels_int64s")
     labels = list(integers) if integers else [_text(label, "") for label in node.value("classlabels_strings") or []]
     if len(labels) < 3:
@@ -115,7 +115,8 @@ def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues) -> Surroun
     for tree, nid, mode in zip(tree_ids, node_ids, modes):
         if mode == "LEAF":
             leaves.setdefault(tree, []).append(nid)
-    for class_id in range(len(labels)):
+    scored_by_base = len(_floats(node, "base_values") or []) == len(labels)  # onnxruntime then scores every class
+    for class_id in range(0 if scored_by_base else len(labels)):
         if not any(all((tree, nid, class_id) in weighed for nid in found) for tree, found in leaves.items()):
             raise Refusal(f"class {class_id} is weighed in no tree by every leaf, so some row may leave it "
                           f"unscored, which onnxruntime labels otherwise")
