@@ -128,15 +128,30 @@ def test_tree_tensor_forms_become_float_lists_below_ml_3():
 
 
 @pytest.mark.parametrize("aggregate, base, transform, reason", [
-    ("MAX", (), "NONE", "several targets"), ("AVERAGE", (1.0, 2.0), "NONE", "base values"),
-    ("SUM", (), "LOGISTIC", "the other way round")])
+    ("MAX", (), "NONE", "several targets"), ("AVERAGE", (1.0, 2.0), "NONE", "base values")])
 def test_tree_ensembles_without_a_faithful_tree_ensemble_form_are_refused(aggregate, base, transform, reason):
-    """onnxruntime runs TreeEnsemble's post_transform 1 as LOGISTIC and 2 as SOFTMAX, where the
-    standard numbers them the other way: a conversion would run another transform there."""
     model = _regressor(1, aggregate, base, transform)
     assert _proven(Case("trees", model, {"x": _FEATURES}), 3).verdict == OK
     (refusal,) = convert(model, 17, {ML: 5}).refusals
     assert reason in refusal.reason
+
+
+@pytest.mark.parametrize("transform, op", [("SOFTMAX", "Softmax"), ("LOGISTIC", "Sigmoid")])
+def test_softmax_and_logistic_are_written_after_tree_ensemble(transform, op):
+    """onnxruntime runs TreeEnsemble's post_transform 1 as LOGISTIC and 2 as SOFTMAX, where the
+    standard numbers them the other way round: the transform is written as its own operator, and a
+    TreeEnsemble holding either number is refused going down."""
+    case = Case("trees", _regressor(1, transform=transform), {"x": _FEATURES})
+    assert _proven(case, 5).verdict == OK
+    up = opspec.convert_version(case.model, 17, {ML: 5})
+    assert [node.op_type for node in up.graph.node] == ["TreeEnsemble", op]
+    classes = Case("classes", _classifier([4, 7, 9], transform), {"x": _FEATURES})
+    assert _proven(classes, 5).verdict == OK
+    for number in (1, 2):
+        swapped = opspec.convert_version(_regressor(1), 17, {ML: 5})
+        next(a for a in swapped.graph.node[0].attribute if a.name == "post_transform").i = number
+        (refusal,) = convert(swapped, 17, {ML: 4}).refusals
+        assert "the other way round" in refusal.reason
 
 
 def test_a_domain_opspec_does_not_hold_or_a_target_outside_it_is_an_error():
@@ -325,3 +340,23 @@ def test_range_computed_at_run_time_and_grid_sample_are_refused_below_their_opse
                       [helper.make_tensor_value_info("y", F, [1, 1, 2, 2])], 16)
     (refusal,) = convert(grid, 15).refusals
     assert "no GridSample" in refusal.reason
+
+
+def test_a_classifier_in_a_model_importing_only_ai_onnx_ml_gets_the_standard_domain_it_now_uses():
+    model = _classifier([4, 7, 9], "SOFTMAX")
+    del model.opset_import[0]
+    case = Case("classes", model, {"x": _FEATURES})
+    assert judge(case, 1, lambda m, _t: opspec.convert_version(m, 1, {ML: 5}), _expected(case)).verdict == OK
+    converted = opspec.convert_version(model, 1, {ML: 5})
+    assert {(entry.domain, entry.version) for entry in converted.opset_import} == {("", 1), (ML, 5)}
+
+
+def test_indices_argmax_gives_are_known_not_negative_below_11():
+    """Gather before 11 rejects negative indices; ArgMax gives none, so its indices convert down."""
+    model = _std_model([helper.make_node("ArgMax", ["x"], ["i"], axis=1, keepdims=0),
+                        helper.make_node("Gather", ["t", "i"], ["y"], axis=0)],
+                       [helper.make_tensor_value_info("x", F, [4, 3])], [helper.make_tensor_value_info("y", F, [4])],
+                       13, [numpy_helper.from_array(np.array([0.5, 1.5, 2.5], np.float32), "t")])
+    case = Case("argmax", model, seeded_inputs(model))
+    for target in (10, 9, 7):
+        assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target

@@ -60,31 +60,50 @@ def _floats(node: WorkNode, name: str) -> list[float] | None:
 def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> Surrounding | None:
     """TreeEnsembleRegressor 3 becomes TreeEnsemble 5 and back, and TreeEnsembleClassifier 3 of more
     than two classes becomes TreeEnsemble 5 of its scores, ArgMax and a Gather of its labels: trees
-    and leaves are listed apart, modes, aggregation and transform become numbers, thresholds and
-    weights float tensors. A leaf with weights for several targets becomes one tree per target;
-    base values become a tree of one leaf (summed trees only). Refused for inputs other than
-    float matrices (TreeEnsemble gives the input's type), for membership tests going down, for
-    the SOFTMAX and LOGISTIC transforms, whose numbers onnxruntime reads swapped, and for a
-    classifier some row of which may leave a class unscored."""
+    and leaves are listed apart, modes and aggregation become numbers, thresholds and weights float
+    tensors. A leaf with weights for several targets becomes one tree per target; base values
+    become a tree of one leaf (summed trees only); a SOFTMAX or LOGISTIC transform of several
+    scores becomes Softmax or Sigmoid after TreeEnsemble. Refused for inputs other than float
+    matrices (TreeEnsemble gives the input's type), for membership tests going down, for SOFTMAX
+    or LOGISTIC going down or over one score, and for a classifier some row of which may leave a
+    class unscored."""
     if target.name == "TreeEnsembleClassifier":
         raise Refusal("TreeEnsemble gives scores only, which a TreeEnsembleClassifier does not state alone")
-    transform = node.value("post_transform")
-    if transform in (1, 2, b"SOFTMAX", b"LOGISTIC", "SOFTMAX", "LOGISTIC"):
-        # The standard numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.31 runs 1 as LOGISTIC and 2 as
-        # SOFTMAX (measured), so either conversion would run another transform there.
-        raise Refusal("post_transform SOFTMAX or LOGISTIC: onnxruntime reads TreeEnsemble's numbers for the two "
-                      "the other way round from the standard")
     known = values.type_of(node.inputs[0])
     if known is None or known.elem != _FLOAT or known.rank != 2:
         raise Refusal("only a float input of rank 2 converts, which TreeEnsemble reads as the older operators do "
                       "and answers in the same type")
     if target.name != "TreeEnsemble":
+        if node.value("post_transform") in (1, 2):
+            # The standard numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.31 runs 1 as LOGISTIC and 2
+            # as SOFTMAX (measured): what the model means is not known.
+            raise Refusal("post_transform 1 or 2, which onnxruntime reads the other way round from the standard "
+                          "(SOFTMAX, LOGISTIC)")
         _from_tree_ensemble(node)
         return None
+    transform = _text(node.value("post_transform"), "NONE")
+    if transform in _OUTSIDE:
+        del node.attributes["post_transform"]  # written after TreeEnsemble instead
     if source.name == "TreeEnsembleClassifier":
-        return _classifier_to_tree_ensemble(node, values)
-    _to_tree_ensemble(node, "target", node.value("n_targets") or 1)
-    return None
+        return _classifier_to_tree_ensemble(node, values, transform)
+    count = node.value("n_targets") or 1
+    if transform in _OUTSIDE and count < 2:
+        raise Refusal(f"onnxruntime applies no {transform} to a single target, where the standard does")
+    _to_tree_ensemble(node, "target", count)
+    if transform not in _OUTSIDE:
+        return None
+    given = node.outputs[0]
+    raw = values.fresh(f"{given}_raw")
+    node.outputs = [raw]
+    values.types[raw] = ValueType(_FLOAT, (None, count))
+    emit = Emitter(node, values)
+    emit(_OUTSIDE[transform], raw, out=given)
+    return Surrounding(after=tuple(emit.nodes))
+
+
+#: Transforms of several scores written after TreeEnsemble (whose numbers for them onnxruntime
+#: reads swapped): the standard operator computing each.
+_OUTSIDE = {"SOFTMAX": "Softmax", "LOGISTIC": "Sigmoid"}
 
 
 def _text(value: object, default: str) -> str:
@@ -93,19 +112,20 @@ def _text(value: object, default: str) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues) -> Surrounding:
+def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues, transform: str) -> Surrounding:
     """The classifier's scores from TreeEnsemble; its labels as the label of the first best score.
 
     onnxruntime labels a row by the best score among the classes some leaf of the row weighs,
     and gives two classes rules of their own: only more than two classes, each scored in every row
-    (given a base value, or weighed by every leaf of some tree), and no transform convert."""
+    (given a base value, or weighed by every leaf of some tree), and no transform or SOFTMAX or
+    LOGISTIC convert; the label is chosen among the scores before the transform."""
     integers = node.value("classlabels_int64s")
     labels = list(integers) if integers else [_text(label, "") for label in node.value("classlabels_strings") or []]
     if len(labels) < 3:
         raise Refusal("two classes are scored and labelled by rules of their own, which TreeEnsemble and ArgMax "
                       "do not follow")
-    if _text(node.value("post_transform"), "NONE") != "NONE":
-        raise Refusal("a classifier's post_transform changes which scores its label is chosen among")
+    if transform != "NONE" and transform not in _OUTSIDE:
+        raise Refusal(f"post_transform {transform}, which onnxruntime applies by rules of its own")
     tree_ids, node_ids = node.value("nodes_treeids") or [], node.value("nodes_nodeids") or []
     modes = [_text(mode, "") for mode in node.value("nodes_modes") or []]
     weighed = {(tree, nid, class_id) for tree, nid, class_id in zip(node.value("class_treeids") or [],
@@ -122,10 +142,13 @@ def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues) -> Surroun
                           f"unscored, which onnxruntime labels otherwise")
     _to_tree_ensemble(node, "class", len(labels))
     label = node.outputs[0]
-    scores = node.outputs[1] if len(node.outputs) > 1 and node.outputs[1] else values.fresh(f"{label}_scores")
+    given = node.outputs[1] if len(node.outputs) > 1 and node.outputs[1] else ""
+    scores = given if given and transform == "NONE" else values.fresh(f"{label}_scores")
     node.outputs = [scores]
     values.types[scores] = ValueType(_FLOAT, (None, len(labels)))
     emit = Emitter(node, values)
+    if given and transform != "NONE":
+        emit(_OUTSIDE[transform], scores, out=given)
     best = emit("ArgMax", scores, axis=1, keepdims=0)
     table = values.add_constant(f"{label}_labels", _INT64 if integers else _STRING, (len(labels),), labels)
     emit("Gather", table, best, out=label, axis=0)

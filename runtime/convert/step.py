@@ -102,6 +102,8 @@ def check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues, up: b
         else:
             actuals = bind_formals(newer.inputs, node.inputs).get(name, [])
             actual = actuals[0] if actuals else ""
+            if actual and isinstance(banned, str) and actual in values.non_negative:
+                continue
             if actual:
                 constant = values.values_of(actual)
                 if constant is None:
