@@ -332,14 +332,55 @@ def test_range_of_constants_is_folded_below_11(start, limit, delta, elem):
         assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target
 
 
-def test_range_computed_at_run_time_and_grid_sample_are_refused_below_their_opsets():
+def test_range_computed_at_run_time_is_refused_below_11():
     (refusal,) = convert(_range(0, 10, 1, I64, constant=False), 10).refusals
     assert "constant" in refusal.reason
-    grid = _std_model([helper.make_node("GridSample", ["x", "g"], ["y"])],
-                      [helper.make_tensor_value_info("x", F, [1, 1, 3, 3]), helper.make_tensor_value_info("g", F, [1, 2, 2, 2])],
-                      [helper.make_tensor_value_info("y", F, [1, 1, 2, 2])], 16)
-    (refusal,) = convert(grid, 15).refusals
-    assert "no GridSample" in refusal.reason
+
+
+def _grid_sample(opset, rank=4, symbolic=False, **attributes):
+    x_shape: list = [2, 3, 4, 5]
+    grid_shape: list = [2, 6, 7, 2]
+    y_shape: list = [2, 3, 6, 7]
+    if rank == 5:
+        x_shape, grid_shape, y_shape = [2, 3, 4, 5, 2], [2, 6, 7, 2, 3], [2, 3, 6, 7, 2]
+    if symbolic:
+        x_shape, grid_shape, y_shape = ["N", 3, "H", "W"], ["N", "h", "w", 2], ["N", 3, "h", "w"]
+    return _std_model([helper.make_node("GridSample", ["x", "g"], ["y"], **attributes)],
+                      [helper.make_tensor_value_info("x", F, x_shape), helper.make_tensor_value_info("g", F, grid_shape)],
+                      [helper.make_tensor_value_info("y", F, y_shape)], opset)
+
+
+def _grid_inputs():
+    rng = np.random.default_rng(1)
+    grid = rng.uniform(-1.3, 1.3, (2, 6, 7, 2)).astype(np.float32)
+    grid[0, 0, :4] = np.array([[1, -1], [-0.75, 0.25], [-1, 1], [0.5, -0.5]])  # edges, halfway between pixels
+    return {"x": rng.standard_normal((2, 3, 4, 5)).astype(np.float32), "g": grid}
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample_is_written_in_older_operators_down_to_11(mode, padding_mode, align_corners):
+    attributes = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
+    for symbolic in (False, True):
+        case = Case("grid", _grid_sample(16, symbolic=symbolic, **attributes), _grid_inputs())
+        for target in (15, 11):
+            assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, (target, symbolic)
+    renamed = {"bilinear": "linear"}.get(mode, mode)
+    newer = Case("grid", _grid_sample(20, mode=renamed, padding_mode=padding_mode, align_corners=align_corners),
+                 _grid_inputs())
+    assert judge(newer, 13, opspec_convert, _expected(newer)).verdict == OK
+
+
+@pytest.mark.parametrize("attributes, target, reason", [
+    ({"mode": "bicubic"}, 15, "mode"), ({"padding_mode": "reflection"}, 15, "padding"),
+    ({}, 10, "run time"), ({"rank": 5, "mode": "linear"}, 15, "rank 4")])
+def test_grid_sample_below_16_is_refused_where_no_body_is_written(attributes, target, reason):
+    """Bicubic and reflecting samples have no body; below 11 the body's Clip bounds, computed from the
+    input's shape, cannot be attributes; a volume is sampled only from 20."""
+    rank = attributes.pop("rank", 4)
+    (refusal,) = convert(_grid_sample(20 if rank == 5 else 16, rank, **attributes), target).refusals
+    assert "no GridSample" in refusal.reason and reason in refusal.reason
 
 
 def test_a_classifier_in_a_model_importing_only_ai_onnx_ml_gets_the_standard_domain_it_now_uses():

@@ -1,6 +1,6 @@
 """Bodies in older operators for operators an older opset lacks and onnx gives no usable function
 body for: Range of constant inputs (a constant), Einsum (Transpose, Unsqueeze, MatMul or Mul,
-ReduceSum).
+ReduceSum), GridSample (GatherElements of the pixels around each position, weighed).
 """
 from __future__ import annotations
 
@@ -125,4 +125,92 @@ def _matrix_product(emit: Emitter, node: WorkNode, terms: list[str], output: str
         product = emit("Squeeze", product, axes=added)
         letters = "".join(letter for letter in letters if letter not in "12")
     emit("Transpose", product, out=node.outputs[0], perm=[letters.index(letter) for letter in output])
+    return emit.nodes
+
+
+_INT64 = ELEMENT_TYPES["int64"]
+
+
+def _text(value: object, default: str) -> str:
+    if value is None:
+        return default
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def grid_sample(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
+    """GridSample of a 4-D input, nearest or (bi)linear, with zeros or border padding: the grid's
+    coordinates are scaled to pixel positions, and the pixels at the neighbouring whole positions are
+    gathered from the input flattened per channel (GatherElements) and weighed. Nearest rounds half
+    to even, as Round does; a pixel outside the input counts as 0 (zeros) or is the nearest edge
+    pixel, the position first held inside the input (border)."""
+    mode = _text(node.value("mode"), str(schema.attributes["mode"].default))
+    padding = _text(node.value("padding_mode"), "zeros")
+    align = bool(node.value("align_corners"))
+    if mode not in ("bilinear", "linear", "nearest"):
+        raise Refusal(f"mode {mode!r} is not written in older operators")
+    if padding not in ("zeros", "border"):
+        raise Refusal(f"padding_mode {padding!r} is not written in older operators")
+    known = values.type_of(node.inputs[0])
+    if known is None or known.rank != 4 or known.elem not in (_FLOAT, _DOUBLE):
+        raise Refusal("only a float or double input of rank 4 is written in older operators")
+    elem = known.elem
+    emit = Emitter(node, values)
+    x, grid = node.inputs[0], node.inputs[1]
+    shape = emit("Shape", x)
+    height = emit("Gather", shape, emit.scalar("at", _INT64, 2), axis=0)
+    width = emit("Gather", shape, emit.scalar("at", _INT64, 3), axis=0)
+    one, half = emit.scalar("one", elem, 1.0), emit.scalar("half", elem, 0.5)
+
+    extents = {size: emit("Cast", size, to=elem) for size in (height, width)}
+    zero = emit.scalar("zero", elem, 0.0)
+
+    def position(coordinate: str, size: str) -> str:
+        extent = extents[size]
+        if align:  # -1 and 1 are the centres of the edge pixels
+            scaled = emit("Mul", emit("Mul", emit("Add", coordinate, one), half), emit("Sub", extent, one))
+        else:  # -1 and 1 are the outer edges of the edge pixels
+            scaled = emit("Mul", emit("Sub", emit("Mul", emit("Add", coordinate, one), extent), one), half)
+        if padding == "border":
+            scaled = emit("Clip", scaled, zero, emit("Sub", extent, one))
+        return scaled
+
+    across = emit("Squeeze", emit.last(grid, 3, 0, 1), emit.ints("axis", [3]))
+    down = emit("Squeeze", emit.last(grid, 3, 1, 2), emit.ints("axis", [3]))
+    column, row = position(across, width), position(down, height)
+    flat = emit("Reshape", x, emit.ints("per_channel", [0, 0, -1]))
+    batch_channels = emit("Slice", shape, emit.ints("start", [0]), emit.ints("end", [2]), emit.ints("axis", [0]))
+    spread = emit("Concat", batch_channels, emit.ints("one", [1]), axis=0)
+    out_shape = emit("Concat", batch_channels, emit("Slice", emit("Shape", across), emit.ints("start", [1]),
+                                                    emit.ints("end", [3]), emit.ints("axis", [0])), axis=0)
+
+    def pixels(columns: str, rows: str) -> str:
+        """The input's pixels at whole positions ``columns``, ``rows`` (of the input's float type,
+        [N, Ho, Wo]), as [N, C, Ho, Wo]."""
+        held = [emit("Cast", emit("Clip", place, zero, emit("Sub", extents[size], one)), to=_INT64)
+                for place, size in ((columns, width), (rows, height))]
+        index = emit("Add", emit("Mul", held[1], width), held[0])
+        index = emit("Expand", emit("Reshape", index, emit.ints("flat", [0, 1, -1])), spread)
+        found = emit("Reshape", emit("GatherElements", flat, index, axis=2), out_shape)
+        if padding == "border":
+            return found
+        inside = emit("And", emit("And", emit("Not", emit("Less", columns, zero)), emit("Less", columns, extents[width])),
+                      emit("And", emit("Not", emit("Less", rows, zero)), emit("Less", rows, extents[height])))
+        inside = emit("Unsqueeze", inside, emit.ints("channel", [1]))
+        return emit("Where", inside, found, zero)
+
+    if mode == "nearest":
+        emit("Identity", pixels(emit("Round", column), emit("Round", row)), out=node.outputs[0])
+        return emit.nodes
+    left, top = emit("Floor", column), emit("Floor", row)
+    right, bottom = emit("Add", left, one), emit("Add", top, one)
+    right_weight, bottom_weight = emit("Sub", column, left), emit("Sub", row, top)
+    left_weight, top_weight = emit("Sub", one, right_weight), emit("Sub", one, bottom_weight)
+    total = ""
+    for columns, rows, weights in ((left, top, (left_weight, top_weight)), (right, top, (right_weight, top_weight)),
+                                   (left, bottom, (left_weight, bottom_weight)),
+                                   (right, bottom, (right_weight, bottom_weight))):
+        weight = emit("Unsqueeze", emit("Mul", *weights), emit.ints("channel", [1]))
+        term = emit("Mul", pixels(columns, rows), weight)
+        total = emit("Add", total, term) if total else term
+    emit("Identity", total, out=node.outputs[0])
     return emit.nodes
