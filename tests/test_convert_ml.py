@@ -401,3 +401,23 @@ def test_indices_argmax_gives_are_known_not_negative_below_11():
     case = Case("argmax", model, seeded_inputs(model))
     for target in (10, 9, 7):
         assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_upsample_and_scatter_become_resize_and_scatter_elements_going_up(mode):
+    """The way back up: onnx's converter gives linear Upsample another sampling from 11 (measured)."""
+    upsample = _std_model([helper.make_node("Upsample", ["x", "s"], ["y"], mode=mode)],
+                          [helper.make_tensor_value_info("x", F, [1, 2, 3, 4])],
+                          [helper.make_tensor_value_info("y", F, [1, 2, 6, 6])], 9,
+                          [numpy_helper.from_array(np.array([1, 1, 2, 1.5], np.float32), "s")])
+    scatter = _std_model([helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=1)],
+                         [helper.make_tensor_value_info("x", F, [2, 5]), helper.make_tensor_value_info("u", F, [2, 2])],
+                         [helper.make_tensor_value_info("y", F, [2, 5])], 9, [_indices([[1, 3], [0, 4]])])
+    for model in (upsample, scatter):
+        case = Case("up", model, seeded_inputs(model))
+        for target in (10, 11, 13, 19):
+            assert judge(case, target, opspec_convert, _expected(case)).verdict == OK, target
+
+
+def _indices(values):
+    return numpy_helper.from_array(np.array(values, np.int64), "i")
