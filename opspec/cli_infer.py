@@ -194,6 +194,8 @@ def _check(args: argparse.Namespace) -> int:
                                             "domain": node.domain, "version": node.version,
                                             "type_parameters": list(node.params)} for node in unbound])
             counts["unbound_nodes"] = len(unbound)
+        if checked.placement is not None:
+            document.update(checked.placement.json())
         write_json(document, sys.stdout)
         return EXIT_FAILED if problems or unknown else EXIT_OK
     for problem in problems:
@@ -209,6 +211,8 @@ def _check(args: argparse.Namespace) -> int:
             print(note_line(note))
     if target is not None and (problems or unknown or not args.quiet):
         print(verdict_line(checked))
+    if checked.placement is not None and not args.quiet:
+        print("\n".join(checked.placement.lines()))
     unknowns = ", ".join(_unknown_counts(without_rule, unbound))
     if problems:
         in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {checked.node_count})"

@@ -124,11 +124,25 @@ class Verdict:
         return not self.problems
 
 
+#: Problem codes of one node's kernel, which another provider taking the node makes moot.
+KERNEL_CODES = frozenset({"no-kernel", "kernel-refuses"})
+
+
 def predict(model: Any, type_of: Any, target: Target = Target()) -> Verdict:
     """The verdict for ``model`` (a ``ModelProto``), whose values' inferred types ``type_of(name)``
-    gives (None when unknown)."""
+    gives (None when unknown). A provider other than the CPU takes the nodes it has a kernel for and
+    leaves the rest to the CPU provider, as onnxruntime partitions a graph: a node fails only when
+    neither has a kernel for it."""
     from opspec.runtime.kernels import limits
 
+    if target.provider != DEFAULT_PROVIDER:
+        on_cpu = predict(model, type_of, replace(target, provider=DEFAULT_PROVIDER))
+        taken = taken_by(model, type_of, target.provider)
+        return Verdict(target, tuple(
+            replace(problem, message=f"no {target} kernel takes the node, nor does the CPU fallback: {problem.message}")
+            if problem.code in KERNEL_CODES else problem
+            for problem in on_cpu.problems if not (problem.index in taken and problem.code in KERNEL_CODES)),
+            on_cpu.unbound)
     ir_limit, opset_limits = limits(target.provider)
     problems: list[RuntimeProblem] = []
     if ir_limit is not None and model.ir_version > ir_limit:
@@ -288,6 +302,48 @@ def _deciding_unknowns(schema: Any, node: Any, bound: dict[str, str], provider: 
         lacking = {param for param in lacking
                    if not all(allowed[param] <= (kernel.accepted(param) or allowed[param]) for kernel in candidates)}
     return tuple(sorted(lacking))
+
+
+def taken_by(model: Any, type_of: Any, provider: str) -> frozenset[int]:
+    """The positions of the main graph's nodes that a kernel of ``provider`` takes: one serves the
+    node's op version with the types bound to its type parameters (a type inference could not find
+    is not held against a kernel; on the CPU, float16 through inserted casts counts), and the table
+    lists no refusal of the node. Nodes that need no kernel (Constant, a folded Shape), nodes run
+    through a function body, model-local functions and ops of unknown domains are not taken."""
+    from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.inference.resolve import normalize_opsets
+    from opspec.runtime.kernels import kernels_for_since, limits
+    from opspec.runtime.registry import SchemaError
+
+    opsets = normalize_opsets(model.opset_import)
+    for domain, newest in limits(DEFAULT_PROVIDER)[1].items():
+        opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
+    local = {(function.domain, function.name) for function in model.functions}
+    taken: set[int] = set()
+    for index, node in enumerate(model.graph.node):
+        if (node.domain, node.op_type) in local:
+            continue
+        try:
+            domain = INFERENCE.canonical_domain(node.domain)
+            schema = INFERENCE.get_schema(node.op_type, opsets.get(domain), domain)
+        except SchemaError:
+            continue
+        name = INFERENCE.domain(schema.domain).name
+        if (name, node.op_type) in REPLACED_AT_LOAD or _folded_shape(node, name, type_of):
+            continue
+        bound = _bound_types(schema, node, type_of)
+        candidates = kernels_for_since(node.op_type, schema.since_version, name, provider)
+        direct = any(kernel.accepts(bound) for kernel in candidates) or \
+            (provider == DEFAULT_PROVIDER and bool(candidates) and _casts_to_float(schema, bound, candidates))
+        if direct and _refusal(schema, bound, _attribute_reader(schema, node), provider) is None:
+            taken.add(index)
+    return frozenset(taken)
+
+
+def needs_no_kernel(node: Any, domain: str, type_of: Any) -> bool:
+    """Whether onnxruntime turns ``node`` (of canonical ``domain``) into an initializer when it loads
+    the graph (a Constant, a Shape of a fully known shape), so that no kernel runs it."""
+    return (domain, node.op_type) in REPLACED_AT_LOAD or _folded_shape(node, domain, type_of)
 
 
 def _attribute_reader(schema: Any, node: Any) -> Any:

@@ -25,6 +25,8 @@ class CheckResult:
     notes: list[Any] = field(default_factory=list)
     #: The prediction for a runtime, when one was asked for (see :mod:`.runtime_support`).
     verdict: Any = None
+    #: Where each node runs, for a provider that falls back to the CPU (see :mod:`.placement`).
+    placement: Any = None
     #: Each node's ``(domain, op_type)``, as inference saw them.
     op_types: list[tuple[str, str]] = field(default_factory=list)
 
@@ -69,13 +71,17 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
                for node in result.unknown_nodes]
     errors = [single for error in result.errors for single in _one_per_violation(error)]
     nodes = sorted([*errors, *unknown], key=lambda error: error.index)
-    verdict = None
+    verdict = placement = None
     if runtime is not None:
-        from opspec.runtime.checker.runtime_support import predict
+        from opspec.runtime.checker.runtime_support import DEFAULT_PROVIDER, predict
 
         verdict = predict(model, result.type_of, runtime)
+        if runtime.provider != DEFAULT_PROVIDER and model.HasField("graph"):
+            from opspec.runtime.checker.placement import place
+
+            placement = place(model, result.type_of, runtime.provider, verdict.problems)
     return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict,
-                       list(result.op_types))
+                       placement, list(result.op_types))
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:
