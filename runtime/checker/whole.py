@@ -27,6 +27,8 @@ class CheckResult:
     verdict: Any = None
     #: Where each node runs, for a provider that falls back to the CPU (see :mod:`.placement`).
     placement: Any = None
+    #: Each node's ``(domain, op_type)``, as inference saw them.
+    op_types: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def problems(self) -> list[Any]:
@@ -79,7 +81,7 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
 
             placement = place(model, result.type_of, runtime.provider, verdict.problems)
     return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict,
-                       placement)
+                       placement, list(result.op_types))
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:
