@@ -127,6 +127,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='LabelEncoder',
@@ -182,7 +185,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='LabelEncoder',
@@ -253,6 +259,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=34,
+        line=35,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

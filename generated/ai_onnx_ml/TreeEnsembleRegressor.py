@@ -200,6 +200,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
     OpSchema(
         name='TreeEnsembleRegressor',
@@ -251,7 +254,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=34,
+        line=35,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
     OpSchema(
         name='TreeEnsembleRegressor',
@@ -304,6 +310,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=40,
+        line=41,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
 )

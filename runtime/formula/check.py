@@ -10,6 +10,7 @@ from .syntax import Call, Formula, FormulaSyntaxError, Name, Number, Operation, 
 __all__ = ["FormulaNames", "formula_problems"]
 
 _LIST_KINDS = frozenset({"ints"})
+_ANY_LIST_KINDS = frozenset({"ints", "floats", "strings"})
 _VALUE_KINDS = frozenset({"int"})
 
 
@@ -39,9 +40,10 @@ def _problems(node: Formula, kind: ArgKind, names: FormulaNames) -> Iterator[tup
     if kind is ArgKind.TENSOR:
         yield from _tensor_problems(node, names)
         return
-    if kind is ArgKind.LIST:
-        if not isinstance(node, Name) or names.attributes.get(node.name) not in _LIST_KINDS:
-            yield f"{node} is not a list attribute (ints) of the operator", node.offset
+    if kind in (ArgKind.LIST, ArgKind.ANY_LIST):
+        allowed = _LIST_KINDS if kind is ArgKind.LIST else _ANY_LIST_KINDS
+        if not isinstance(node, Name) or names.attributes.get(node.name) not in allowed:
+            yield f"{node} is not a list attribute ({', '.join(sorted(allowed))}) of the operator", node.offset
         return
     if kind is ArgKind.RATIO:
         if not isinstance(node, Ratio):

@@ -196,7 +196,11 @@ def _prod(node: Call, env: FormulaEnv) -> Value:
 
 
 def _len(node: Call, env: FormulaEnv) -> Value:
-    return len(_ints(node, env))
+    name = node.args[0]
+    value = env.attribute(name.name) if isinstance(name, Name) else None
+    if not isinstance(value, (list, tuple)):
+        raise _Unknown
+    return len(value)
 
 
 def _min_max(node: Call, env: FormulaEnv) -> Value:

@@ -13,7 +13,8 @@ class ArgKind(enum.Enum):
 
     VALUE = "value"          # any formula; a bare name there is an integer attribute
     TENSOR = "tensor"        # an input or output name, or input(i) / output(i)
-    LIST = "list"            # the name of a list attribute (ints)
+    LIST = "list"            # the name of a list attribute of ints
+    ANY_LIST = "any_list"    # the name of a list attribute of any kind
     RATIO = "ratio"          # a / b
     INDEX = "index"          # a literal position
 
@@ -45,6 +46,7 @@ class Function:
 
 
 _V, _T, _L, _R, _I = ArgKind.VALUE, ArgKind.TENSOR, ArgKind.LIST, ArgKind.RATIO, ArgKind.INDEX
+_AL = ArgKind.ANY_LIST
 
 FUNCTIONS = MappingProxyType({function.name: function for function in (
     Function("dim", (_T, _V), doc="a dim of a tensor; a negative axis counts from the end"),
@@ -57,7 +59,7 @@ FUNCTIONS = MappingProxyType({function.name: function for function in (
     Function("inputs", (), doc="how many inputs the node supplies"),
     Function("outputs", (), doc="how many outputs the node has"),
     Function("prod", (_L,), doc="the product of a list attribute's values"),
-    Function("len", (_L,), doc="the length of a list attribute"),
+    Function("len", (_AL,), doc="the length of a list attribute"),
     Function("min", (_V, _V), repeats=True, doc="the least of its arguments"),
     Function("max", (_V, _V), repeats=True, doc="the greatest of its arguments"),
     Function("ceil", (_R,), doc="`ceil(a / b)`"),
