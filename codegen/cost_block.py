@@ -62,3 +62,29 @@ def cost_block(declared: CostDecl | None, schema: OpSchema, diagnostics: Diagnos
             for message, offset in formula_problems(block[measure], names):
                 diagnostics.error(at(measure, offset), f"cost {measure}: {message}")
     return MappingProxyType(dict(block))
+
+
+_MEASURE_NAMES = {"macs": "multiply-accumulates", "flops": "other arithmetic", "transcendental": "transcendental",
+                  "bytes_read": "bytes read", "bytes_written": "bytes written"}
+_DEFAULTS = {"bytes_read": "every input the node supplies", "bytes_written": "every output"}
+
+
+def cost_text(block: Mapping[str, str]) -> str:
+    """The op page's cost section: the formulas of a version's block, a kind's spelled out (empty
+    when the version declares no cost, so the page has no such section)."""
+    if not block:
+        return ""
+    if "unknown" in block:
+        return f"Not stated: {block['unknown']}."
+    if "code" in block:
+        return f"Computed in code (`{block['code']}`): {CODE_COSTS.get(block['code'], '')}."
+    kind = block.get("kind")
+    formulas = {**COST_KINDS.get(kind or "", {}), **{k: v for k, v in block.items() if k != "kind"}}
+    rows = ["| Measure | Formula |", "|---|---|"]
+    for measure in _MEASURES:
+        text = formulas.get(measure)
+        shown = f"`{text}`" if text is not None else (_DEFAULTS.get(measure) or "0")
+        rows.append(f"| {_MEASURE_NAMES[measure]} | {shown} |")
+    lead = f"Kind `{kind}`" + (", with formulas of its own" if len(formulas) > len(COST_KINDS.get(kind, {})) else "") \
+        + ".\n\n" if kind else ""
+    return lead + "\n".join(rows) + "\n\nA report counts each multiply-accumulate as 2 FLOPs."

@@ -45,7 +45,7 @@ COST_KINDS: MappingProxyType[str, MappingProxyType[str, str]] = MappingProxyType
 #: Costs computed in code, by name, with what each does (runtime/cost/code.py implements them).
 CODE_COSTS: MappingProxyType[str, str] = MappingProxyType({
     "if": "the larger cost of the two branches (each measure apart)",
-    "loop": "the body's cost times the trip count (a constant input, else unknown)",
+    "loop": "the body's cost times the trip count input when it is a constant, else times a symbol `trips_<node>`",
     "scan": "the body's cost times the scanned axis' length",
     "einsum": "one multiply-accumulate per point of the product space of every index the equation names",
 })

@@ -180,6 +180,13 @@ def _live_totals(graph: Any, sizes: Mapping[str, Size], inputs: list[str]) -> It
                 live = live - size
 
 
+def _magnitude(value: Size) -> int:
+    """A number to order op types by: the value itself, a formula at every symbol 1, 0 when unknown."""
+    if type(value) is Sym:
+        return value.evaluate({name: 1 for name in value.names()})
+    return value if type(value) is int else 0
+
+
 def _symbols(values: Iterator[Size]) -> tuple[str, ...]:
     names: set[str] = set()
     for value in values:
@@ -233,7 +240,7 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostR
         summed, unknown = _sum_known([n.cost for n in members])
         op_types.append(OpTypeCost(op_type, domain, len(members), summed,
                                    sum(1 for n in members if any(v is None for v in _costs(n.cost)))))
-    op_types.sort(key=lambda o: (-(o.cost.macs if type(o.cost.macs) is int else 0), o.op_type))
+    op_types.sort(key=lambda o: (-_magnitude(o.cost.macs), -_magnitude(o.cost.total_flops), o.op_type))
 
     parameters = weight_bytes = external_bytes = 0
     for tensor in _initializers(graph):
