@@ -209,6 +209,54 @@ def test_command_line_json_and_text(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["cost", str(tmp_path / "missing.onnx")]) == 2
 
 
-def test_every_standard_op_declares_a_cost_or_why_not() -> None:
-    missing = [f"{s.name}-{s.since_version}" for s in opspec.get_all_schemas_with_history() if not s.cost]
+def test_every_op_declares_a_cost_or_why_not_onnxruntimes_too() -> None:
+    from opspec.runtime.defs import INFERENCE
+
+    missing = [f"{s.domain}:{s.name}-{s.since_version}" for s in INFERENCE.get_all_schemas_with_history() if not s.cost]
     assert missing == []
+    reasons = {s.cost["unknown"] for s in INFERENCE.get_all_schemas_with_history() if "unknown" in s.cost}
+    assert all(reason.strip() and not reason.lower().startswith("todo") for reason in reasons)
+
+
+def test_onnxruntime_ops_cost_as_declared() -> None:
+    """MatMulNBits reads K from its attribute; GroupQueryAttention attends over the present cache."""
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, ["B", "S", 64])
+    q = helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 3, 64])
+    kv = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 3, 32]) for n in ("k", "v")]
+    past = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 5, 16]) for n in ("pk", "pv")]
+    extra = [helper.make_tensor_value_info("seqlens", TensorProto.INT32, [1])]
+    nodes = [helper.make_node("MatMulNBits", ["a", "wq", "scales"], ["y"], name="nbits", domain="com.microsoft",
+                              K=64, N=96, bits=4, block_size=32),
+             helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens", "total"],
+                              ["o", "present_k", "present_v"], name="gqa", domain="com.microsoft",
+                              num_heads=4, kv_num_heads=2)]
+    packed = numpy_helper.from_array(np.zeros((96, 2, 16), np.uint8), "wq")
+    model = helper.make_model(helper.make_graph(nodes, "g", [a, q, *kv, *past, *extra],
+                                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                                                 helper.make_tensor_value_info("o", TensorProto.FLOAT, None)],
+                                                [packed, _weight("scales", 96, 2),
+                                                 numpy_helper.from_array(np.array(8, np.int32), "total")]),
+                              opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    costs = _by_name(opspec.cost(model))
+    assert costs["nbits"].macs == 96 * 64 * B * S
+    # each of the 3*64 outputs: a product over the 8 cached positions for the weights, one for V
+    assert costs["gqa"].macs == 2 * 3 * 64 * 8
+
+
+def test_nested_branches_cost_their_larger_side_at_every_level() -> None:
+    inner = helper.make_graph([helper.make_node("Neg", ["x"], ["o0"])], "g0", [],
+                              [helper.make_tensor_value_info("o0", TensorProto.FLOAT, [2])])
+    for level in range(1, 25):
+        chain = [helper.make_node("Identity", ["x"], [f"e{level}"])] if level % 3 == 0 else \
+            [helper.make_node("Neg", ["x"], [f"e{level}"])] if level % 3 == 1 else \
+            [helper.make_node("Neg", ["x"], [f"t{level}"]), helper.make_node("Neg", [f"t{level}"], [f"e{level}"])]
+        other = helper.make_graph(chain, f"e{level}", [],
+                                  [helper.make_tensor_value_info(f"e{level}", TensorProto.FLOAT, [2])])
+        inner = helper.make_graph([helper.make_node("If", ["c"], [f"o{level}"], then_branch=inner, else_branch=other)],
+                                  f"g{level}", [], [helper.make_tensor_value_info(f"o{level}", TensorProto.FLOAT, [2])])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    model = helper.make_model(inner, opset_imports=[helper.make_opsetid("", 21)])
+    model.graph.input.extend([x, c])
+    report = opspec.cost(model)
+    assert report.nodes[0].cost.flops == 4  # two Negs of 2 elements: the largest branch anywhere

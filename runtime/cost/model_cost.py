@@ -22,6 +22,8 @@ from .sizes import Size, element_count, tensor_bytes, value_bytes
 __all__ = ["cost"]
 
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+#: Subgraphs nested deeper than inference follows are not costed (their cost is unknown).
+MAX_NESTING = 64
 #: Above this many candidates a symbolic peak is left unknown (it needs the symbols set).
 _PEAK_CANDIDATES = 32
 
@@ -57,7 +59,7 @@ class _Walk:
             return None
         return data.values[0]
 
-    def node(self, node: Any, type_of: Callable[[str], Any]) -> tuple[Cost, str]:
+    def node(self, node: Any, type_of: Callable[[str], Any], depth: int = 0) -> tuple[Cost, str]:
         entry = self.entry(node.domain, node.op_type)
         inputs, outputs = list(node.input), list(node.output)
         attributes = attribute_values(node.attribute)
@@ -65,7 +67,7 @@ class _Walk:
 
         def context() -> CodeContext:
             return CodeContext(node.name, inputs, outputs, attributes, type_of,
-                               lambda graph: self.graph(graph, type_of), self.constant)
+                               lambda graph: self.graph(graph, type_of, depth + 1), self.constant)
 
         cost, note = node_cost(schema, inputs, outputs, attributes, type_of, context)
         if schema is None:
@@ -73,8 +75,10 @@ class _Walk:
                 if entry.kind is EntryKind.FUNCTION else (entry.reason or note)
         return cost, note
 
-    def graph(self, graph: Any, outer: Callable[[str], Any]) -> Cost:
+    def graph(self, graph: Any, outer: Callable[[str], Any], depth: int) -> Cost:
         """One run of a subgraph, its values' types read from what inference wrote into it."""
+        if depth > MAX_NESTING:
+            return Cost(None, None, None, None, None)
         reader = DimReader()
         types: dict[str, Any] = {t.name: tensor_type(t) for t in graph.initializer}
         for info in (*graph.input, *graph.output, *graph.value_info):
@@ -87,7 +91,7 @@ class _Walk:
 
         total = ZERO
         for node in graph.node:
-            total = total + self.node(node, type_of)[0]
+            total = total + self.node(node, type_of, depth)[0]
         return total
 
 
@@ -98,21 +102,23 @@ def _subgraphs(node: Any) -> Iterator[Any]:
         yield from attribute.graphs
 
 
-def _graph_reads(graph: Any) -> Iterator[str]:
+def _graph_reads(graph: Any, depth: int = 0) -> Iterator[str]:
     """Every name the nodes of ``graph`` and of the graphs inside it read (outer values among them)."""
     for node in graph.node:
         yield from node.input
-        for inner in _subgraphs(node):
-            yield from _graph_reads(inner)
+        if depth < MAX_NESTING:
+            for inner in _subgraphs(node):
+                yield from _graph_reads(inner, depth + 1)
 
 
-def _initializers(graph: Any) -> Iterator[Any]:
+def _initializers(graph: Any, depth: int = 0) -> Iterator[Any]:
     yield from graph.initializer
     for sparse in graph.sparse_initializer:
         yield sparse.values
-    for node in graph.node:
-        for inner in _subgraphs(node):
-            yield from _initializers(inner)
+    if depth < MAX_NESTING:
+        for node in graph.node:
+            for inner in _subgraphs(node):
+                yield from _initializers(inner, depth + 1)
 
 
 def _at_least(a: Size, b: Size) -> bool | None:
