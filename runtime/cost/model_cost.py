@@ -24,8 +24,9 @@ __all__ = ["cost"]
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 #: Subgraphs nested deeper than inference follows are not costed (their cost is unknown).
 MAX_NESTING = 64
-#: Above this many candidates a symbolic peak is left unknown (it needs the symbols set).
-_PEAK_CANDIDATES = 32
+#: Above this many candidates a symbolic peak is left unknown (it needs the symbols set): a max of
+#: more formulas than that reads as noise.
+_PEAK_CANDIDATES = 4
 
 
 class _Walk:
@@ -129,21 +130,22 @@ def _at_least(a: Size, b: Size) -> bool | None:
     return True if difference.never_negative else None
 
 
-def _peak(steps: Iterator[Size]) -> Size:
-    """The largest of the live totals at each step; None when one is unknown or the symbolic
-    totals do not reduce to a few candidates."""
+def _peak(steps: Iterator[Size]) -> tuple[Size, str]:
+    """The largest of the live totals at each step, or None and why: a live value's size is
+    unknown, or the symbolic totals do not reduce to a few candidates."""
     candidates: list[Any] = []
     for total in steps:
         if total is None:
-            return None
+            return None, "the peak of live activations is unknown: a value alive at some node has no known size"
         if any(_at_least(c, total) for c in candidates):
             continue
         candidates = [c for c in candidates if not _at_least(total, c)] + [total]
         if len(candidates) > _PEAK_CANDIDATES:
-            return None
+            return None, ("the peak of live activations depends on which symbols are larger: "
+                          "give them values with --set (bindings) to get it")
     if not candidates:
-        return 0
-    return candidates[0] if len(candidates) == 1 else Sym.max(*candidates)
+        return 0, ""
+    return (candidates[0] if len(candidates) == 1 else Sym.max(*candidates)), ""
 
 
 def _live_totals(graph: Any, sizes: Mapping[str, Size], inputs: list[str]) -> Iterator[Size]:
@@ -263,7 +265,7 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostR
     sizes = {name: bind(value_bytes(type_of(name)), bound) for name in activation_names}
     activations = tuple(ValueSize(name, sizes[name]) for name in activation_names)
     activation_total, unknown_sizes = _sum_known([Cost(bytes_read=v.bytes) for v in activations])
-    peak = _peak(_live_totals(graph, sizes, inputs))
+    peak, peak_note = _peak(_live_totals(graph, sizes, inputs))
 
     past = tuple(name for name in inputs if "past" in name.lower())
     present = tuple(o.name for o in graph.output if "present" in o.name.lower())
@@ -273,7 +275,7 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostR
                  past_total.bytes_read if all(sizes.get(n) is not None for n in past) else None,
                  present_total.bytes_read if all(sizes.get(n) is not None for n in present) else None)
 
-    notes = []
+    notes = [peak_note] if peak_note else []
     if result.errors:
         notes.append(f"inference reported {len(result.errors)} node error(s); costs of those nodes may be unknown")
     symbols = _symbols(iter([*(v for n in nodes for v in _costs(n.cost)), *sizes.values(), peak]))
