@@ -88,7 +88,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx/logical/Where.yaml',
         line=9,
         cost=MappingProxyType({
-            'kind': 'elementwise',
+            'flops': 'numel(output(0))',
         }),
     ),
     OpSchema(
@@ -146,7 +146,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx/logical/Where.yaml',
         line=21,
         cost=MappingProxyType({
-            'kind': 'elementwise',
+            'flops': 'numel(output(0))',
         }),
     ),
 )

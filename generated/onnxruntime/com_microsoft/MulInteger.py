@@ -85,7 +85,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/quantization/MulInteger.yaml',
         line=9,
         cost=MappingProxyType({
-            'kind': 'elementwise',
+            'flops': 'numel(output(0))',
         }),
     ),
 )

@@ -95,7 +95,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearLeakyRelu.yaml',
         line=8,
         cost=MappingProxyType({
-            'kind': 'elementwise',
+            'flops': 'numel(output(0))',
         }),
     ),
 )

@@ -105,7 +105,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearMul.yaml',
         line=11,
         cost=MappingProxyType({
-            'kind': 'elementwise',
+            'flops': 'numel(output(0))',
         }),
     ),
 )

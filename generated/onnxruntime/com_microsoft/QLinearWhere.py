@@ -122,7 +122,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearWhere.yaml',
         line=10,
         cost=MappingProxyType({
-            'kind': 'elementwise',
+            'flops': 'numel(output(0))',
         }),
     ),
 )
