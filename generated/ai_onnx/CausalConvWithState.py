@@ -107,7 +107,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx/nn/CausalConvWithState.yaml',
         line=11,
         cost=MappingProxyType({
-            'unknown': 'not yet declared: the op fuses several steps whose sizes its signature does not all show',
+            'unknown': 'no formula is declared for this op yet',
         }),
     ),
 )

@@ -95,7 +95,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx.preview/preview/FlexAttention.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'not yet declared: the op fuses several steps whose sizes its signature does not all show',
+            'unknown': 'no formula is declared for this op yet',
         }),
     ),
 )

@@ -94,7 +94,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'not yet declared: the op fuses several steps whose sizes its signature does not all show',
+            'unknown': 'no formula is declared for this op yet',
         }),
     ),
     OpSchema(
@@ -131,7 +131,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
         line=23,
         cost=MappingProxyType({
-            'unknown': 'not yet declared: the op fuses several steps whose sizes its signature does not all show',
+            'unknown': 'no formula is declared for this op yet',
         }),
     ),
 )

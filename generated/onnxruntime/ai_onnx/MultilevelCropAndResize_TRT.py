@@ -103,7 +103,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/tensorrt/MultilevelCropAndResize_TRT.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'not yet declared: the op fuses several steps whose sizes its signature does not all show',
+            'unknown': 'no formula is declared for this op yet',
         }),
     ),
 )

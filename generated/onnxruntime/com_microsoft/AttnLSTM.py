@@ -205,7 +205,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/AttnLSTM.yaml',
         line=10,
         cost=MappingProxyType({
-            'unknown': 'not yet declared: the op fuses several steps whose sizes its signature does not all show',
+            'unknown': 'no formula is declared for this op yet',
         }),
     ),
 )
