@@ -260,3 +260,9 @@ def test_nested_branches_cost_their_larger_side_at_every_level() -> None:
     model.graph.input.extend([x, c])
     report = opspec.cost(model)
     assert report.nodes[0].cost.flops == 4  # two Negs of 2 elements: the largest branch anywhere
+
+
+def test_a_symbol_set_that_the_model_does_not_name_is_noted() -> None:
+    report = opspec.cost(_loop_model(None), {"trips_loop": 2, "S": 3})
+    assert report.total.macs == 512
+    assert report.notes == ("no count names S (the model's symbols: trips_loop)",)

@@ -234,8 +234,10 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostR
     type_of = result.type_of
 
     nodes = []
+    named: set[str] = set()  # the symbols the counts name before any is bound
     for index, node in enumerate(graph.node):
         node_cost_, note = walk.node(node, type_of)
+        named.update(_symbols(_costs(node_cost_)))
         nodes.append(NodeCost(node.name or f"{node.op_type}_{index}", node.op_type, node.domain,
                               node_cost_.bound(bound), note))
     total, unknown_nodes = _sum_known([n.cost for n in nodes])
@@ -262,7 +264,9 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostR
     initializer_names = {t.name for t in graph.initializer}
     inputs = [i.name for i in graph.input if i.name not in initializer_names]
     activation_names = inputs + [name for node in graph.node for name in node.output if name]
-    sizes = {name: bind(value_bytes(type_of(name)), bound) for name in activation_names}
+    unbound = {name: value_bytes(type_of(name)) for name in activation_names}
+    named.update(_symbols(iter(unbound.values())))
+    sizes = {name: bind(size, bound) for name, size in unbound.items()}
     activations = tuple(ValueSize(name, sizes[name]) for name in activation_names)
     activation_total, unknown_sizes = _sum_known([Cost(bytes_read=v.bytes) for v in activations])
     peak, peak_note = _peak(_live_totals(graph, sizes, inputs))
@@ -276,6 +280,9 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostR
                  present_total.bytes_read if all(sizes.get(n) is not None for n in present) else None)
 
     notes = [peak_note] if peak_note else []
+    unused = sorted(set(bound) - named)
+    if unused:
+        notes.append(f"no count names {', '.join(unused)} (the model's symbols: {', '.join(sorted(named)) or 'none'})")
     if result.errors:
         notes.append(f"inference reported {len(result.errors)} node error(s); costs of those nodes may be unknown")
     symbols = _symbols(iter([*(v for n in nodes for v in _costs(n.cost)), *sizes.values(), peak]))
