@@ -4,7 +4,7 @@ Only facts are imported: names, versions, types, options, differentiability, att
 types and defaults, support level, determinism and function bodies. Descriptions are
 left as ``TODO`` for a person to write; nothing of onnx's own documentation is copied.
 When a file is redrafted, what a person wrote in it (summary, doc, descriptions,
-inference bindings, notes) is kept. ``onnx`` is imported only when this runs.
+inference bindings, cost blocks, notes) is kept. ``onnx`` is imported only when this runs.
 """
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ class Kept:
     docs: dict[str, str] = field(default_factory=dict)
     inference: dict[int, Any] = field(default_factory=dict)
     notes: dict[int, str] = field(default_factory=dict)
+    cost: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> "Kept":
@@ -64,6 +65,7 @@ class Kept:
             docs=dict(document.get("docs") or {}),
             inference={int(k): v["inference"] for k, v in versions.items() if isinstance(v, dict) and "inference" in v},
             notes={int(k): v["notes"] for k, v in versions.items() if isinstance(v, dict) and "notes" in v},
+            cost={int(k): v["cost"] for k, v in versions.items() if isinstance(v, dict) and "cost" in v},
         )
 
 
@@ -198,6 +200,8 @@ def draft_op(schemas: list[Any], matcher: TypeSetMatcher, rules: RuleChooser | N
         if rule != previous_rule:
             body.append(f"  inference: {_rule_text(rule)}" + (NO_RULE_NOTE if rule is None else ""))
             previous_rule = rule
+        if version.since in kept.cost:
+            body.append(f"  cost: {_cost_text(kept.cost[version.since])}")
         body += _changed_flags(previous, version)
         if version.allow:
             body.append(f"  allow: [{', '.join(version.allow)}]")
@@ -266,6 +270,15 @@ def _chosen_rule(kept: Kept, rules: RuleChooser | None, name: str, since: int, p
     if kept.inference:
         return kept.inference.get(since, previous)
     return rules(name, since) if rules else None
+
+
+def _cost_text(block: Any) -> str:
+    """A kept ``cost`` block on one line: a kind's name, null, or a flow mapping of quoted texts."""
+    if block is None:
+        return "null"
+    if isinstance(block, dict):
+        return "{" + ", ".join(f"{key}: {json.dumps(str(value))}" for key, value in block.items()) + "}"
+    return _scalar(str(block))
 
 
 def _rule_text(rule: Any) -> str:

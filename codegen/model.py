@@ -75,6 +75,17 @@ class FunctionDecl:
     location: Location
 
 
+@dataclass(frozen=True)
+class CostDecl:
+    """A version's ``cost`` block as written: a kind name, formulas by measure, a code cost's
+    name or why the cost is unknown (all text), with where each value starts."""
+
+    block: dict[str, str]
+    location: Location
+    #: Where each value's text starts, for errors located inside a formula.
+    value_locations: dict[str, Location] = field(default_factory=dict)
+
+
 @dataclass
 class VersionDecl:
     """One version of an operator: the full first version, or a change to the previous one.
@@ -93,6 +104,9 @@ class VersionDecl:
     type_locations: dict[str, Location] = field(default_factory=dict)
     inference: RuleDecl | None = None
     inference_set: bool = False
+    #: The ``cost`` block (None with ``cost_set``: the version has no cost).
+    cost: CostDecl | None = None
+    cost_set: bool = False
     deprecated: bool | None = None
     notes: str = ""
     examples: tuple[ExampleDecl, ...] = ()

@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable, Sequence
 from opspec.codegen.changelog import HistoryEntry, history_section
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.docs_function import function_listing
+from opspec.codegen.cost_block import cost_text
 from opspec.codegen.docs_pages import md_cell, version_anchor
 from opspec.codegen.examples import Example
 from opspec.codegen.history import SPELLINGS, constraint_text, format_value, signature
@@ -76,7 +77,8 @@ def page_parts(op: CompiledOp, domain: CompiledDomain, history: list[HistoryEntr
         "inputs": param_rows(latest.inputs), "outputs": param_rows(latest.outputs),
         "attributes": attribute_rows(latest.attributes.values()),
         "type_constraints": type_rows(latest.type_constraints, type_list),
-        "inference": _inference(latest.inference, domain), "functions": _functions(latest),
+        "inference": _inference(latest.inference, domain), "cost": cost_text(latest.cost),
+        "functions": _functions(latest),
         "built_per_node": ", ".join(map(str, latest.context_dependent_function_opset_versions)),
         "examples": "\n".join([_example(example) for example in examples]),
         "history": history_section(history, latest), "kernels": kernels,

@@ -6,6 +6,7 @@ from typing import Any, Callable, TypeVar
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
     AttrDecl,
+    CostDecl,
     DomainDecl,
     ExampleDecl,
     OpDecl,
@@ -74,6 +75,9 @@ def _read_version(since: int, body: Map, location: Location, diagnostics: Diagno
     if "inference" in body:
         version.inference_set = True
         version.inference = _read_rule(body["inference"], body.value_at("inference"))
+    if "cost" in body:
+        version.cost_set = True
+        version.cost = _read_cost(body, body.value_at("cost"))
     if "convert" in body:
         version.convert = _plain_value(body["convert"])
         version.convert_location = body.value_at("convert")
@@ -183,6 +187,17 @@ def _read_rule(value: Any, where: Location) -> RuleDecl | None:
     return RuleDecl(
         value["rule"], args, value.value_at("rule"), {key: value.value_at(key) for key in args}
     )
+
+
+def _read_cost(body: Map, location: Location) -> CostDecl | None:
+    """A ``cost`` block: a kind's name alone, or a mapping of kind, formulas, code or unknown."""
+    value = body["cost"]
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return CostDecl({"kind": value}, location, {"kind": body.inside_value("cost", 0)})
+    return CostDecl({str(key): str(item) for key, item in value.items()}, location,
+                    {str(key): value.inside_value(key, 0) for key in value})
 
 
 def _plain_value(value: Any) -> Any:

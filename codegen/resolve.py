@@ -15,9 +15,11 @@ from typing import Any, Mapping, TypeVar
 
 from opspec.codegen.constraints import constraint_problems
 from opspec.codegen.convert_block import check_convert, frozen
+from opspec.codegen.cost_block import cost_block
 from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.model import (
     AttrDecl,
+    CostDecl,
     DomainDecl,
     FunctionDecl,
     OpDecl,
@@ -58,6 +60,7 @@ class _State:
     attributes: dict[str, AttrDecl] = field(default_factory=dict)
     types: dict[str, TypeParamDecl] = field(default_factory=dict)
     inference: RuleDecl | None = None
+    cost: CostDecl | None = None
     deprecated: bool = False
     support_level: str = "common"
     determinism: str = "deterministic"
@@ -133,7 +136,7 @@ def _same_contract(before: OpSchema, after: OpSchema) -> bool:
     def contract(schema: OpSchema) -> tuple[Any, ...]:
         return (schema.inputs, schema.outputs, dict(schema.attributes), schema.type_constraints,
                 schema.deprecated, schema.inference, schema.support_level, schema.node_determinism,
-                schema.functions, schema.context_dependent_function_opset_versions)
+                schema.functions, schema.context_dependent_function_opset_versions, dict(schema.cost))
 
     return contract(before) == contract(after)
 
@@ -159,6 +162,8 @@ def _apply(version: VersionDecl, state: _State, diagnostics: Diagnostics) -> Non
     _apply_changes(state.types, version.types, version.type_locations, "type parameter", diagnostics)
     if version.inference_set:
         state.inference = version.inference
+    if version.cost_set:
+        state.cost = version.cost
     if version.deprecated is not None:
         state.deprecated = version.deprecated
     if version.type_order is not None:
@@ -231,6 +236,8 @@ def _build(op: OpDecl, domain: DomainDecl, version: VersionDecl, state: _State, 
     if state.inference is not None:
         rule = _rule(state.inference, schema, diagnostics, rules)
         schema = schema._replace(inference=rule)
+    if state.cost is not None:
+        schema = schema._replace(cost=cost_block(state.cost, schema, diagnostics))
     return schema
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers
         onnx_ml_opset_version, onnx_opset_version, register, schema_version_map,
     )
     from opspec.runtime.convert.api import ConversionError, convert_version
+    from opspec.runtime.cost import CostReport, cost
     from opspec.runtime.inference.api import (
         InferenceError, InferenceResult, NodeError, infer, infer_shapes, infer_shapes_path,
     )
@@ -52,6 +53,8 @@ _EXPORTS = {
     "schema_version_map": "opspec.runtime.defs",
     "OpSchema": "opspec.runtime.schema",
     "convert_version": "opspec.runtime.convert.api",
+    "cost": "opspec.runtime.cost",
+    "CostReport": "opspec.runtime.cost",
     "ConversionError": "opspec.runtime.convert.api",
     "infer_shapes": "opspec.runtime.inference.api",
     "infer_shapes_path": "opspec.runtime.inference.api",

@@ -203,9 +203,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
-    from opspec import cli_convert, cli_infer, cli_scaffold
+    from opspec import cli_convert, cli_cost, cli_infer, cli_scaffold
 
     cli_infer.register(commands)
+    cli_cost.register(commands)
     cli_scaffold.register(commands)
     cli_convert.register(commands)
     for command in commands.choices.values():
@@ -217,7 +218,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 #: Commands that look operators up, and so accept --registry for a user's own op sets.
-_USES_REGISTRY = {"show", "infer", "check"}
+_USES_REGISTRY = {"show", "infer", "check", "cost"}
 
 
 def _add_registries(folders: list[str]) -> None:

@@ -375,6 +375,7 @@ class _OpSchemaFields(Record):
     file: str = ""
     line: int = 0
     convert: Mapping[str, Any] = _EMPTY
+    cost: Mapping[str, Any] = _EMPTY
 
 
 class OpSchema(_OpSchemaFields):
@@ -389,7 +390,9 @@ class OpSchema(_OpSchemaFields):
     ``file`` and ``line`` say where the version is declared (a YAML path relative to the
     folder that holds the opdefs tree). ``convert`` says how a model converts between this
     version and the one before where the signature cannot say it (the YAML's ``convert``
-    block; see opdefs/README.md).
+    block; see opdefs/README.md). ``cost`` is the version's cost block (a kind, formulas by
+    measure, a cost computed in code, or why it is unknown; see opdefs/README.md), inherited
+    by later versions until one changes it; empty when the version declares none.
     """
 
     __slots__ = ()

@@ -95,7 +95,8 @@ def test_existing_files_are_kept_and_a_forced_draft_keeps_what_a_person_wrote(tm
     written = path.read_text().replace("summary: TODO", "summary: Smooth exponential unit.").replace(
         "  X: TODO", "  X: The input.")
     assert "    inference: elementwise\n" in written  # the built-in set's rule for Elu
-    written = written.replace("    inference: elementwise\n", "", 1).replace("  6:\n", "  6:\n    inference: elementwise\n", 1)
+    written = written.replace("    inference: elementwise\n", "", 1).replace(
+        "  6:\n", '  6:\n    inference: elementwise\n    cost: {kind: transcendental, flops: "2 * numel(X)"}\n', 1)
     path.write_text(written)
     assert main(["import", "--ops", "Elu", "--out", str(tree / "ai.onnx")]) == 0
     assert "kept" in capsys.readouterr().out and path.read_text() == written
@@ -105,6 +106,7 @@ def test_existing_files_are_kept_and_a_forced_draft_keeps_what_a_person_wrote(tm
     assert again["summary"] == "Smoothed exponential unit."
     assert again["docs"]["X"] == "The input."
     assert again["versions"][6]["inference"] == "elementwise"
+    assert again["versions"][6]["cost"] == {"kind": "transcendental", "flops": "2 * numel(X)"}
     assert "inference" not in again["versions"][1]
 
 

@@ -72,6 +72,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Abs.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Abs',
@@ -115,7 +118,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Abs.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Abs',
@@ -161,6 +167,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Abs.yaml',
-        line=25,
+        line=26,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

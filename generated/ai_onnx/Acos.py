@@ -62,6 +62,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Acos.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Acos',
@@ -104,6 +107,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Acos.yaml',
-        line=16,
+        line=17,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

@@ -89,5 +89,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/image/AffineGrid.yaml',
         line=6,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0))',
+        }),
     ),
 )

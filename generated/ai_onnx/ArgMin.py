@@ -90,6 +90,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ArgMin',
@@ -119,11 +122,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axis': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -155,7 +161,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ArgMin',
@@ -202,6 +211,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ArgMin.yaml',
-        line=27,
+        line=28,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

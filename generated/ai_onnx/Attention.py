@@ -210,6 +210,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(23,),
         file='opdefs/ai.onnx/nn/Attention.yaml',
         line=13,
+        cost=MappingProxyType({
+            'macs': '(numel(input(0)) + numel(output(0))) * if(present(output(1)), dim(output(1), -2), dim(input(1), -2))',
+        }),
     ),
     OpSchema(
         name='Attention',
@@ -256,7 +259,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(24,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Attention.yaml',
-        line=41,
+        line=44,
+        cost=MappingProxyType({
+            'macs': '(numel(input(0)) + numel(output(0))) * if(present(output(1)), dim(output(1), -2), dim(input(1), -2))',
+        }),
     ),
     OpSchema(
         name='Attention',
@@ -318,6 +324,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(25,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Attention.yaml',
-        line=60,
+        line=63,
+        cost=MappingProxyType({
+            'macs': '(numel(input(0)) + numel(output(0))) * if(present(output(1)), dim(output(1), -2), dim(input(1), -2))',
+        }),
     ),
 )

@@ -157,6 +157,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -189,7 +192,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -223,7 +229,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -257,9 +266,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=29,
+        line=30,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
         }),
     ),
     OpSchema(
@@ -295,7 +307,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=35,
+        line=36,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -346,9 +361,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/AveragePool.yaml',
-        line=38,
+        line=39,
         convert=MappingProxyType({
             'by': 'ceil_window',
+        }),
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
         }),
     ),
 )

@@ -201,6 +201,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -240,7 +244,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -279,7 +287,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
-        line=35,
+        line=36,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -381,7 +393,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
-        line=38,
+        line=39,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -461,9 +477,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
-        line=53,
+        line=54,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
         }),
     ),
     OpSchema(
@@ -549,9 +569,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/BatchNormalization.yaml',
-        line=70,
+        line=71,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
         }),
     ),
 )

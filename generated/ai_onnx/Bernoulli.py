@@ -86,6 +86,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(15,),
         file='opdefs/ai.onnx/generator/Bernoulli.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Bernoulli',
@@ -127,6 +130,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(22,),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Bernoulli.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

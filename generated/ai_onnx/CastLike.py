@@ -97,6 +97,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(15,),
         file='opdefs/ai.onnx/tensor/CastLike.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='CastLike',
@@ -154,7 +157,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(19,),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/CastLike.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='CastLike',
@@ -212,7 +218,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(21,),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/CastLike.yaml',
-        line=28,
+        line=29,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='CastLike',
@@ -270,7 +279,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(23,),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/CastLike.yaml',
-        line=34,
+        line=35,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='CastLike',
@@ -329,7 +341,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(24,),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/CastLike.yaml',
-        line=40,
+        line=41,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='CastLike',
@@ -388,6 +403,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(25,),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/CastLike.yaml',
-        line=48,
+        line=49,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

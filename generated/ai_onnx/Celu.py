@@ -72,6 +72,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(12,),
         file='opdefs/ai.onnx/activation/Celu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Celu',
@@ -122,6 +125,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/Celu.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

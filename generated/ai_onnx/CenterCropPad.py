@@ -84,5 +84,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(18,),
         file='opdefs/ai.onnx/tensor/CenterCropPad.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

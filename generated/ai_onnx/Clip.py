@@ -85,6 +85,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Clip.yaml',
         line=14,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Clip',
@@ -124,7 +127,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/math/Clip.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Clip',
@@ -165,9 +171,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/math/Clip.yaml',
-        line=31,
+        line=32,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'elementwise',
         }),
     ),
     OpSchema(
@@ -223,7 +232,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Clip.yaml',
-        line=43,
+        line=44,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Clip',
@@ -283,6 +295,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(13,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Clip.yaml',
-        line=46,
+        line=47,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

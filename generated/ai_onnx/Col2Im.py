@@ -103,5 +103,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Col2Im.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

@@ -92,6 +92,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Compress.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Compress',
@@ -134,11 +137,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Compress.yaml',
-        line=18,
+        line=19,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axis': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -186,6 +192,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Compress.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

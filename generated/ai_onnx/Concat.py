@@ -107,6 +107,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Concat.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Concat',
@@ -138,7 +141,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Concat.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Concat',
@@ -167,11 +173,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Concat.yaml',
-        line=24,
+        line=25,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axis': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -218,6 +227,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Concat.yaml',
-        line=28,
+        line=29,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

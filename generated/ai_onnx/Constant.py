@@ -112,6 +112,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/generator/Constant.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -138,7 +141,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -166,7 +172,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -200,9 +209,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=25,
+        line=26,
         convert=MappingProxyType({
             'by': 'constant_value',
+        }),
+        cost=MappingProxyType({
+            'kind': 'metadata',
         }),
     ),
     OpSchema(
@@ -246,7 +258,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=34,
+        line=35,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -289,7 +304,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=37,
+        line=38,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -332,7 +350,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=40,
+        line=41,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -375,7 +396,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=43,
+        line=44,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -418,7 +442,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=46,
+        line=47,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Constant',
@@ -461,6 +488,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Constant.yaml',
-        line=49,
+        line=50,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -80,6 +80,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -118,7 +121,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -157,7 +163,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -196,7 +205,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -235,7 +247,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
-        line=29,
+        line=30,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='ConstantOfShape',
@@ -274,6 +289,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/ConstantOfShape.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

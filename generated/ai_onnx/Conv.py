@@ -154,6 +154,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/Conv.yaml',
         line=11,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Conv',
@@ -214,9 +218,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/Conv.yaml',
-        line=28,
+        line=29,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
         }),
     ),
     OpSchema(
@@ -282,6 +290,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Conv.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

@@ -156,5 +156,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/ConvInteger.yaml',
         line=8,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+        }),
     ),
 )

@@ -172,6 +172,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='ConvTranspose',
@@ -234,9 +238,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
-        line=28,
+        line=29,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
         }),
     ),
     OpSchema(
@@ -304,6 +312,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/ConvTranspose.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

@@ -93,5 +93,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/CumProd.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

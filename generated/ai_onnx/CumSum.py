@@ -102,6 +102,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/CumSum.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='CumSum',
@@ -149,6 +152,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/CumSum.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

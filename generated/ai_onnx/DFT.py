@@ -104,6 +104,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/DFT.yaml',
         line=12,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the algorithm the runtime picks (direct or fast transform)',
+        }),
     ),
     OpSchema(
         name='DFT',
@@ -143,9 +146,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/math/DFT.yaml',
-        line=29,
+        line=30,
         convert=MappingProxyType({
             'by': 'dft_axis',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the algorithm the runtime picks (direct or fast transform)',
         }),
     ),
 )

@@ -161,6 +161,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/DeformConv.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='DeformConv',
@@ -234,6 +238,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/DeformConv.yaml',
-        line=28,
+        line=29,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

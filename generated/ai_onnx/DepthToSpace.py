@@ -108,6 +108,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/DepthToSpace.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='DepthToSpace',
@@ -137,7 +140,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/DepthToSpace.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='DepthToSpace',
@@ -167,7 +173,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/DepthToSpace.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='DepthToSpace',
@@ -199,9 +208,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(28,),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/DepthToSpace.yaml',
-        line=28,
+        line=29,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
 )

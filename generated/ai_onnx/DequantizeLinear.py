@@ -170,6 +170,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -200,7 +203,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -247,7 +253,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -295,7 +304,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=33,
+        line=34,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -330,7 +342,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=38,
+        line=39,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -365,7 +380,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=50,
+        line=51,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -415,7 +433,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=53,
+        line=54,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='DequantizeLinear',
@@ -465,6 +486,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/DequantizeLinear.yaml',
-        line=56,
+        line=57,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

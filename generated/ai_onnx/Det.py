@@ -61,6 +61,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Det.yaml',
         line=8,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * dim(input(0), -1) // 3',
+        }),
     ),
     OpSchema(
         name='Det',
@@ -103,6 +106,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Det.yaml',
-        line=16,
+        line=17,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * dim(input(0), -1) // 3',
+        }),
     ),
 )

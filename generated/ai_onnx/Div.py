@@ -115,6 +115,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Div.yaml',
         line=15,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Div',
@@ -145,7 +148,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Div.yaml',
-        line=28,
+        line=29,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Div',
@@ -176,7 +182,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Div.yaml',
-        line=33,
+        line=34,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Div',
@@ -229,7 +238,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Div.yaml',
-        line=39,
+        line=40,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Div',
@@ -282,6 +294,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Div.yaml',
-        line=47,
+        line=48,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -135,6 +135,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/nn/Dropout.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Dropout',
@@ -166,7 +169,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Dropout',
@@ -197,7 +203,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=27,
+        line=28,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Dropout',
@@ -239,9 +248,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=30,
+        line=31,
         convert=MappingProxyType({
             'by': 'dropout_mask',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -295,9 +307,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='breaking',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=39,
+        line=40,
         convert=MappingProxyType({
             'by': 'dropout_mask',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -356,7 +371,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=54,
+        line=55,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Dropout',
@@ -418,6 +436,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/nn/Dropout.yaml',
-        line=64,
+        line=65,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -79,5 +79,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/quantization/DynamicQuantizeLinear.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

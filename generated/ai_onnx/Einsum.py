@@ -72,6 +72,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Einsum.yaml',
         line=11,
+        cost=MappingProxyType({
+            'code': 'einsum',
+        }),
     ),
     OpSchema(
         name='Einsum',
@@ -117,6 +120,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Einsum.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'code': 'einsum',
+        }),
     ),
 )

@@ -60,6 +60,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Erf.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Erf',
@@ -102,6 +105,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Erf.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

@@ -71,6 +71,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Exp.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Exp',
@@ -97,7 +100,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Exp.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Exp',
@@ -140,6 +146,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Exp.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

@@ -67,6 +67,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Expand.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Expand',
@@ -116,6 +119,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Expand.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -86,6 +86,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/generator/EyeLike.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='EyeLike',
@@ -134,6 +137,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/EyeLike.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

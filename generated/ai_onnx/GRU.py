@@ -229,6 +229,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/rnn/GRU.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='GRU',
@@ -274,7 +278,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=34,
+        line=35,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='GRU',
@@ -319,7 +327,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=48,
+        line=49,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='GRU',
@@ -411,7 +423,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=51,
+        line=52,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='GRU',
@@ -507,6 +523,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/GRU.yaml',
-        line=64,
+        line=65,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
 )

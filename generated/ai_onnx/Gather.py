@@ -93,6 +93,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Gather.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Gather',
@@ -123,11 +126,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Gather.yaml',
-        line=22,
+        line=23,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'indices': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -181,6 +187,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Gather.yaml',
-        line=25,
+        line=26,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -86,6 +86,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/GatherElements.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='GatherElements',
@@ -138,6 +141,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/GatherElements.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -83,6 +83,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/GatherND.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='GatherND',
@@ -112,7 +115,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/GatherND.yaml',
-        line=17,
+        line=18,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='GatherND',
@@ -164,6 +170,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/GatherND.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -73,5 +73,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(20,),
         file='opdefs/ai.onnx/activation/Gelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

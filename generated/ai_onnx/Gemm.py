@@ -144,6 +144,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Gemm.yaml',
         line=13,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Gemm',
@@ -178,9 +182,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=29,
+        line=30,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
         }),
     ),
     OpSchema(
@@ -215,7 +223,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Gemm',
@@ -254,7 +266,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Gemm',
@@ -294,7 +310,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=39,
+        line=40,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Gemm',
@@ -357,6 +377,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Gemm.yaml',
-        line=47,
+        line=48,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

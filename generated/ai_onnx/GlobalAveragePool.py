@@ -63,6 +63,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/GlobalAveragePool.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='GlobalAveragePool',
@@ -105,6 +108,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/GlobalAveragePool.yaml',
-        line=17,
+        line=18,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

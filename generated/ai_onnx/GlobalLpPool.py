@@ -78,6 +78,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/GlobalLpPool.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='GlobalLpPool',
@@ -118,7 +121,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/nn/GlobalLpPool.yaml',
-        line=16,
+        line=17,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='GlobalLpPool',
@@ -163,6 +169,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/GlobalLpPool.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

@@ -63,6 +63,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/GlobalMaxPool.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='GlobalMaxPool',
@@ -105,6 +108,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/GlobalMaxPool.yaml',
-        line=14,
+        line=15,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

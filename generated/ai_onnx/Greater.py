@@ -91,6 +91,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/Greater.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Greater',
@@ -122,7 +125,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/logical/Greater.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Greater',
@@ -168,7 +174,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/Greater.yaml',
-        line=29,
+        line=30,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Greater',
@@ -222,6 +231,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/Greater.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -105,6 +105,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(18,),
         file='opdefs/ai.onnx/nn/GroupNormalization.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * num_groups',
+        }),
     ),
     OpSchema(
         name='GroupNormalization',
@@ -147,9 +151,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(21,),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/GroupNormalization.yaml',
-        line=24,
+        line=25,
         convert=MappingProxyType({
             'by': 'group_scale',
+        }),
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * num_groups',
         }),
     ),
 )

@@ -90,5 +90,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/HannWindow.yaml',
         line=8,
+        cost=MappingProxyType({
+            'transcendental': 'numel(output(0))',
+        }),
     ),
 )

@@ -83,6 +83,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/HardSigmoid.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='HardSigmoid',
@@ -130,7 +133,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/activation/HardSigmoid.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='HardSigmoid',
@@ -182,6 +188,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/HardSigmoid.yaml',
-        line=41,
+        line=42,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -68,6 +68,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/HardSwish.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='HardSwish',
@@ -116,6 +119,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/HardSwish.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

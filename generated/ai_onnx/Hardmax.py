@@ -76,6 +76,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Hardmax.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='Hardmax',
@@ -104,11 +107,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/math/Hardmax.yaml',
-        line=20,
+        line=21,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axis': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -162,9 +168,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/math/Hardmax.yaml',
-        line=23,
+        line=24,
         convert=MappingProxyType({
             'by': 'last_axis',
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
 )

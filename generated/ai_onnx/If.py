@@ -92,6 +92,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/control/If.yaml',
         line=12,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -123,7 +126,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='semantic',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=25,
+        line=26,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -166,7 +172,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=27,
+        line=28,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -209,7 +218,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=30,
+        line=31,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -252,7 +264,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=33,
+        line=34,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -295,7 +310,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -338,7 +356,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=39,
+        line=40,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -381,7 +402,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=42,
+        line=43,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
     OpSchema(
         name='If',
@@ -424,6 +448,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/If.yaml',
-        line=45,
+        line=46,
+        cost=MappingProxyType({
+            'code': 'if',
+        }),
     ),
 )

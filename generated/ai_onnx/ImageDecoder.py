@@ -76,5 +76,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/image/ImageDecoder.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'string processing has no arithmetic count',
+        }),
     ),
 )

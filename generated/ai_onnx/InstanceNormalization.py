@@ -88,6 +88,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/InstanceNormalization.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='InstanceNormalization',
@@ -142,7 +146,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/nn/InstanceNormalization.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='InstanceNormalization',
@@ -201,6 +209,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/InstanceNormalization.yaml',
-        line=30,
+        line=31,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1)',
+        }),
     ),
 )

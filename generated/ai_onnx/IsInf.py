@@ -84,6 +84,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/IsInf.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='IsInf',
@@ -124,6 +127,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/IsInf.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -69,6 +69,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/IsNaN.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='IsNaN',
@@ -106,7 +109,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/IsNaN.yaml',
-        line=15,
+        line=16,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='IsNaN',
@@ -144,6 +150,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/IsNaN.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

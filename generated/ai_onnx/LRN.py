@@ -106,6 +106,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/LRN.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': 'numel(input(0)) * (size + 3)',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
     OpSchema(
         name='LRN',
@@ -153,6 +157,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LRN.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'flops': 'numel(input(0)) * (size + 3)',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
 )

@@ -245,6 +245,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='LSTM',
@@ -292,7 +296,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='LSTM',
@@ -408,7 +416,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
-        line=39,
+        line=40,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='LSTM',
@@ -528,6 +540,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/LSTM.yaml',
-        line=55,
+        line=56,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
 )

@@ -116,5 +116,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(17, 18),
         file='opdefs/ai.onnx/nn/LayerNormalization.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, axis)',
+        }),
     ),
 )

@@ -75,6 +75,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='LeakyRelu',
@@ -115,7 +118,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='LeakyRelu',
@@ -166,6 +172,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/LeakyRelu.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

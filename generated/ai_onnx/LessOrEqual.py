@@ -84,6 +84,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/LessOrEqual.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='LessOrEqual',
@@ -134,6 +137,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/LessOrEqual.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

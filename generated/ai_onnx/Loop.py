@@ -115,6 +115,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/control/Loop.yaml',
         line=14,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -156,7 +159,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=29,
+        line=30,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -209,7 +215,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -262,7 +271,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=39,
+        line=40,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -315,7 +327,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=42,
+        line=43,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -368,7 +383,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=45,
+        line=46,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -421,7 +439,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=48,
+        line=49,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -474,7 +495,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=51,
+        line=52,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
     OpSchema(
         name='Loop',
@@ -527,6 +551,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Loop.yaml',
-        line=54,
+        line=55,
+        cost=MappingProxyType({
+            'code': 'loop',
+        }),
     ),
 )

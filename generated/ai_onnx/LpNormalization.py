@@ -85,6 +85,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/LpNormalization.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '3 * numel(input(0))',
+        }),
     ),
     OpSchema(
         name='LpNormalization',
@@ -130,6 +133,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpNormalization.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'flops': '3 * numel(input(0))',
+        }),
     ),
 )

@@ -169,6 +169,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/LpPool.yaml',
         line=6,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='LpPool',
@@ -201,7 +204,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='LpPool',
@@ -234,9 +240,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=24,
+        line=25,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
         }),
     ),
     OpSchema(
@@ -272,7 +281,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=30,
+        line=31,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='LpPool',
@@ -323,6 +335,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/LpPool.yaml',
-        line=34,
+        line=35,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
 )

@@ -68,6 +68,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/MatMul.yaml',
         line=13,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
     OpSchema(
         name='MatMul',
@@ -114,7 +117,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/MatMul.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
     OpSchema(
         name='MatMul',
@@ -164,6 +170,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/MatMul.yaml',
-        line=25,
+        line=26,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
 )

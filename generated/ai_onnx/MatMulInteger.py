@@ -93,5 +93,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/quantization/MatMulInteger.yaml',
         line=6,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
 )

@@ -169,6 +169,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -203,7 +206,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -240,7 +246,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=33,
+        line=34,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -277,9 +286,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=37,
+        line=38,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
         }),
     ),
     OpSchema(
@@ -333,7 +345,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=40,
+        line=41,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -386,9 +401,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxPool.yaml',
-        line=48,
+        line=49,
         convert=MappingProxyType({
             'by': 'ceil_window',
+        }),
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
         }),
     ),
 )

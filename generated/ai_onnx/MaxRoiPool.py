@@ -97,6 +97,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/object_detection/MaxRoiPool.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the size of each region, which the data holds',
+        }),
     ),
     OpSchema(
         name='MaxRoiPool',
@@ -149,6 +152,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/object_detection/MaxRoiPool.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the size of each region, which the data holds',
+        }),
     ),
 )

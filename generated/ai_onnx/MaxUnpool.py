@@ -136,6 +136,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='MaxUnpool',
@@ -181,9 +184,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
-        line=24,
+        line=25,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -234,6 +240,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MaxUnpool.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

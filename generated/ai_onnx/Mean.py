@@ -73,6 +73,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Mean.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Mean',
@@ -99,7 +102,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Mean.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Mean',
@@ -126,7 +132,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/math/Mean.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Mean',
@@ -170,6 +179,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Mean.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

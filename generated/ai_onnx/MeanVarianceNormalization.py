@@ -77,6 +77,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/MeanVarianceNormalization.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+        }),
     ),
     OpSchema(
         name='MeanVarianceNormalization',
@@ -131,6 +134,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/nn/MeanVarianceNormalization.yaml',
-        line=31,
+        line=32,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+        }),
     ),
 )

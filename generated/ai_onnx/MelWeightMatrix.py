@@ -112,5 +112,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/MelWeightMatrix.yaml',
         line=6,
+        cost=MappingProxyType({
+            'transcendental': 'numel(output(0))',
+        }),
     ),
 )

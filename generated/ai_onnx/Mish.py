@@ -68,6 +68,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Mish.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Mish',
@@ -116,6 +119,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/Mish.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

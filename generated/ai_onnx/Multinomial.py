@@ -99,6 +99,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/Multinomial.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Multinomial',
@@ -140,6 +143,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Multinomial.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -72,6 +72,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Neg.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Neg',
@@ -115,7 +118,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Neg.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Neg',
@@ -161,6 +167,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Neg.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

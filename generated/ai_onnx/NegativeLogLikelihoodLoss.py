@@ -111,6 +111,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(12,),
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='NegativeLogLikelihoodLoss',
@@ -163,9 +166,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(13,),
         change_class='semantic',
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
-        line=26,
+        line=27,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -223,6 +229,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(22,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/NegativeLogLikelihoodLoss.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

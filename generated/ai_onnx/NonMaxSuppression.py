@@ -98,6 +98,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/object_detection/NonMaxSuppression.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
     OpSchema(
         name='NonMaxSuppression',
@@ -128,6 +131,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/object_detection/NonMaxSuppression.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
 )

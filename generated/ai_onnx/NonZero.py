@@ -57,6 +57,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/NonZero.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='NonZero',
@@ -99,6 +102,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/NonZero.yaml',
-        line=14,
+        line=15,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

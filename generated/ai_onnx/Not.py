@@ -61,5 +61,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/Not.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

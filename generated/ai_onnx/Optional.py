@@ -71,6 +71,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/optional/Optional.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Optional',
@@ -119,6 +122,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/optional/Optional.yaml',
-        line=17,
+        line=18,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

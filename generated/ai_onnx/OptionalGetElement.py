@@ -64,6 +64,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/optional/OptionalGetElement.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='OptionalGetElement',
@@ -100,7 +103,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/optional/OptionalGetElement.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='OptionalGetElement',
@@ -146,6 +152,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/optional/OptionalGetElement.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -64,6 +64,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/optional/OptionalHasElement.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='OptionalHasElement',
@@ -101,7 +104,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/optional/OptionalHasElement.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='OptionalHasElement',
@@ -139,6 +145,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/optional/OptionalHasElement.yaml',
-        line=25,
+        line=26,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -85,6 +85,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/Or.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Or',
@@ -134,6 +137,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/logical/Or.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -79,6 +79,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/PRelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='PRelu',
@@ -106,7 +109,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/activation/PRelu.yaml',
-        line=19,
+        line=20,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='PRelu',
@@ -134,7 +140,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/activation/PRelu.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='PRelu',
@@ -184,7 +193,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/PRelu.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='PRelu',
@@ -240,6 +252,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/PRelu.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

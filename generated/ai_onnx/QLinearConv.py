@@ -191,5 +191,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/nn/QLinearConv.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(3), 1)',
+            'flops': 'present(input(8)) * numel(output(0))',
+        }),
     ),
 )

@@ -124,6 +124,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/QLinearMatMul.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
     OpSchema(
         name='QLinearMatMul',
@@ -234,6 +237,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/QLinearMatMul.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
 )

@@ -181,6 +181,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -212,7 +215,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -260,7 +266,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -310,7 +319,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -356,7 +368,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=42,
+        line=43,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -393,7 +408,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=54,
+        line=55,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -445,7 +463,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=57,
+        line=58,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='QuantizeLinear',
@@ -497,6 +518,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/quantization/QuantizeLinear.yaml',
-        line=60,
+        line=61,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -93,5 +93,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(23,),
         file='opdefs/ai.onnx/nn/RMSNormalization.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, axis)',
+        }),
     ),
 )

@@ -206,6 +206,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/rnn/RNN.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='RNN',
@@ -249,7 +253,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/rnn/RNN.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='RNN',
@@ -340,7 +348,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/RNN.yaml',
-        line=35,
+        line=36,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
     OpSchema(
         name='RNN',
@@ -435,6 +447,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/rnn/RNN.yaml',
-        line=48,
+        line=49,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
 )

@@ -96,6 +96,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/RandomNormal.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='RandomNormal',
@@ -136,6 +139,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/RandomNormal.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

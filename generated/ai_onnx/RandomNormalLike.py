@@ -97,6 +97,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/RandomNormalLike.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='RandomNormalLike',
@@ -148,6 +151,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/RandomNormalLike.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

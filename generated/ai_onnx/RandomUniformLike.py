@@ -95,6 +95,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/generator/RandomUniformLike.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='RandomUniformLike',
@@ -146,6 +149,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/generator/RandomUniformLike.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -80,6 +80,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/generator/Range.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='Range',
@@ -140,6 +143,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(27,),
         change_class='compatible',
         file='opdefs/ai.onnx/generator/Range.yaml',
-        line=35,
+        line=36,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

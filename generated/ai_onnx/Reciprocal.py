@@ -73,6 +73,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Reciprocal.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Reciprocal',
@@ -102,7 +105,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/math/Reciprocal.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Reciprocal',
@@ -148,6 +154,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Reciprocal.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -102,6 +102,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceL2',
@@ -131,11 +134,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axes': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -166,7 +172,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceL2',
@@ -215,9 +224,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceL2.yaml',
-        line=31,
+        line=32,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
 )

@@ -118,6 +118,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceLogSum',
@@ -147,11 +150,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axes': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -182,7 +188,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceLogSum',
@@ -219,9 +228,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=31,
+        line=32,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -275,6 +287,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/reduction/ReduceLogSum.yaml',
-        line=45,
+        line=46,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

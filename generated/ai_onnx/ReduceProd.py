@@ -104,6 +104,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceProd',
@@ -136,11 +139,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
-        line=20,
+        line=21,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axes': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -174,7 +180,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceProd',
@@ -220,9 +229,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceProd.yaml',
-        line=30,
+        line=31,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
 )

@@ -85,6 +85,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='ReduceSum',
@@ -117,11 +120,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axes': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -184,9 +190,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/reduction/ReduceSum.yaml',
-        line=24,
+        line=25,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
 )

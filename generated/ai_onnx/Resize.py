@@ -204,6 +204,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Resize.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='Resize',
@@ -266,9 +269,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=19,
+        line=20,
         convert=MappingProxyType({
             'by': 'resize_10',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
         }),
     ),
     OpSchema(
@@ -307,9 +313,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=39,
+        line=40,
         convert=MappingProxyType({
             'by': 'empty_roi',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
         }),
     ),
     OpSchema(
@@ -351,7 +360,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=50,
+        line=51,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='Resize',
@@ -400,11 +412,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Resize.yaml',
-        line=55,
+        line=56,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'coordinate_transformation_mode': ('half_pixel_symmetric',),
             }),
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
         }),
     ),
 )

@@ -144,6 +144,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/object_detection/RoiAlign.yaml',
         line=9,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='RoiAlign',
@@ -180,7 +183,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/object_detection/RoiAlign.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='RoiAlign',
@@ -236,6 +242,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/object_detection/RoiAlign.yaml',
-        line=29,
+        line=30,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
 )

@@ -106,5 +106,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(23,),
         file='opdefs/ai.onnx/nn/RotaryEmbedding.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '3 * numel(output(0))',
+        }),
     ),
 )

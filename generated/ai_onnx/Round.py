@@ -61,6 +61,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Round.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Round',
@@ -103,6 +106,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Round.yaml',
-        line=14,
+        line=15,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -98,5 +98,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/STFT.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the algorithm the runtime picks (direct or fast transform)',
+        }),
     ),
 )

@@ -141,6 +141,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         file='opdefs/ai.onnx/control/Scan.yaml',
         line=13,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -175,7 +178,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='breaking',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=28,
+        line=29,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -210,7 +216,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='semantic',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=41,
+        line=42,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -263,7 +272,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=43,
+        line=44,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -316,7 +328,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=46,
+        line=47,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -369,7 +384,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=49,
+        line=50,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -422,7 +440,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=52,
+        line=53,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -475,7 +496,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=55,
+        line=56,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
     OpSchema(
         name='Scan',
@@ -528,6 +552,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.NonDeterministic,
         change_class='compatible',
         file='opdefs/ai.onnx/control/Scan.yaml',
-        line=58,
+        line=59,
+        cost=MappingProxyType({
+            'code': 'scan',
+        }),
     ),
 )

@@ -93,6 +93,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Scatter.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Scatter',
@@ -149,12 +152,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Scatter.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'replaced_by': 'ScatterElements',
             'new_values': MappingProxyType({
                 'indices': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
 )

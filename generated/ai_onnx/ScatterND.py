@@ -110,6 +110,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='ScatterND',
@@ -138,7 +141,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='ScatterND',
@@ -177,7 +183,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
-        line=27,
+        line=28,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='ScatterND',
@@ -216,11 +225,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/ScatterND.yaml',
-        line=30,
+        line=31,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'reduction': ('max', 'min'),
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
 )

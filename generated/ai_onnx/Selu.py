@@ -94,6 +94,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Selu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Selu',
@@ -141,7 +144,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/activation/Selu.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Selu',
@@ -193,6 +199,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/Selu.yaml',
-        line=44,
+        line=45,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

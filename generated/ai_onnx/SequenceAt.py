@@ -71,5 +71,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/sequence/SequenceAt.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -61,5 +61,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/sequence/SequenceEmpty.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -69,5 +69,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/sequence/SequenceErase.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

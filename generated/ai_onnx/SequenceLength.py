@@ -60,5 +60,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/sequence/SequenceLength.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -85,5 +85,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(17,),
         file='opdefs/ai.onnx/sequence/SequenceMap.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

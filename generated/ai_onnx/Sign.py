@@ -59,6 +59,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/math/Sign.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Sign',
@@ -101,6 +104,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Sign.yaml',
-        line=16,
+        line=17,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

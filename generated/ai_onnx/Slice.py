@@ -123,6 +123,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Slice.yaml',
         line=11,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Slice',
@@ -157,9 +160,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
-        line=23,
+        line=24,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -192,11 +198,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
-        line=39,
+        line=40,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axes': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -271,6 +280,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Slice.yaml',
-        line=43,
+        line=44,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -76,6 +76,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Softmax.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
     OpSchema(
         name='Softmax',
@@ -104,11 +108,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/activation/Softmax.yaml',
-        line=20,
+        line=21,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axis': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0))',
         }),
     ),
     OpSchema(
@@ -163,9 +171,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(13, 18),
         change_class='breaking',
         file='opdefs/ai.onnx/activation/Softmax.yaml',
-        line=23,
+        line=24,
         convert=MappingProxyType({
             'by': 'last_axis',
+        }),
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0))',
         }),
     ),
 )

@@ -110,6 +110,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(12,),
         file='opdefs/ai.onnx/math/SoftmaxCrossEntropyLoss.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
     OpSchema(
         name='SoftmaxCrossEntropyLoss',
@@ -180,6 +184,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(13,),
         change_class='compatible',
         file='opdefs/ai.onnx/math/SoftmaxCrossEntropyLoss.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
 )

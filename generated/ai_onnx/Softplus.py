@@ -68,6 +68,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Softplus.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Softplus',
@@ -116,6 +119,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/Softplus.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

@@ -69,6 +69,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Softsign.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Softsign',
@@ -117,6 +120,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/Softsign.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

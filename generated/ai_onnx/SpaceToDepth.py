@@ -95,6 +95,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/SpaceToDepth.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='SpaceToDepth',
@@ -123,7 +126,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/SpaceToDepth.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='SpaceToDepth',
@@ -163,6 +169,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         context_dependent_function_opset_versions=(28,),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/SpaceToDepth.yaml',
-        line=25,
+        line=26,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

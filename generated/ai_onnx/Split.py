@@ -148,6 +148,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Split.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Split',
@@ -180,7 +183,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Split',
@@ -210,11 +216,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=31,
+        line=32,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axis': 'negative',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -245,9 +254,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=35,
+        line=36,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -286,9 +298,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Split.yaml',
-        line=46,
+        line=47,
         convert=MappingProxyType({
             'by': 'split_count',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
 )

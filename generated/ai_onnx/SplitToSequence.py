@@ -98,6 +98,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/sequence/SplitToSequence.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='SplitToSequence',
@@ -148,6 +151,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/sequence/SplitToSequence.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

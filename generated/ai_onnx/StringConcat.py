@@ -65,5 +65,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/text/StringConcat.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'string processing has no arithmetic count',
+        }),
     ),
 )

@@ -80,5 +80,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/text/StringNormalizer.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'string processing has no arithmetic count',
+        }),
     ),
 )

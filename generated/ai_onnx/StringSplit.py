@@ -88,5 +88,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/text/StringSplit.yaml',
         line=10,
+        cost=MappingProxyType({
+            'unknown': 'string processing has no arithmetic count',
+        }),
     ),
 )

@@ -75,5 +75,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Swish.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

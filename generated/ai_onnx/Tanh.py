@@ -69,6 +69,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/Tanh.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Tanh',
@@ -95,7 +98,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/activation/Tanh.yaml',
-        line=18,
+        line=19,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='Tanh',
@@ -138,6 +144,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/Tanh.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

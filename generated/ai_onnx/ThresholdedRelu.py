@@ -79,6 +79,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/activation/ThresholdedRelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='ThresholdedRelu',
@@ -129,6 +132,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/activation/ThresholdedRelu.yaml',
-        line=26,
+        line=27,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

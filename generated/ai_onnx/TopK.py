@@ -122,6 +122,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/TopK.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='TopK',
@@ -161,12 +164,15 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'by': 'signature',
             'inputs_from': MappingProxyType({
                 'K': ('k',),
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'reduction',
         }),
     ),
     OpSchema(
@@ -220,7 +226,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
     OpSchema(
         name='TopK',
@@ -273,6 +282,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/TopK.yaml',
-        line=44,
+        line=45,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

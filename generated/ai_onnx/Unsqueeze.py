@@ -88,6 +88,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Unsqueeze',
@@ -116,11 +119,14 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=20,
+        line=21,
         convert=MappingProxyType({
             'new_values': MappingProxyType({
                 'axes': 'negative_in_output',
             }),
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -165,9 +171,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=24,
+        line=25,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -212,7 +221,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=35,
+        line=36,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Unsqueeze',
@@ -256,7 +268,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=38,
+        line=39,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Unsqueeze',
@@ -300,7 +315,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=41,
+        line=42,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='Unsqueeze',
@@ -344,6 +362,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/tensor/Unsqueeze.yaml',
-        line=44,
+        line=45,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -109,6 +109,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         support_level=SupportType.EXPERIMENTAL,
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='Upsample',
@@ -143,7 +146,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=21,
+        line=22,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='Upsample',
@@ -173,9 +179,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=29,
+        line=30,
         convert=MappingProxyType({
             'by': 'signature',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
         }),
     ),
     OpSchema(
@@ -207,10 +216,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx/tensor/Upsample.yaml',
-        line=38,
+        line=39,
         convert=MappingProxyType({
             'replaced_by': 'Resize',
             'by': 'upsample_scales',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
         }),
     ),
 )

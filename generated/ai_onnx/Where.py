@@ -87,6 +87,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/Where.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Where',
@@ -141,6 +144,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/logical/Where.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0))',
+        }),
     ),
 )

@@ -85,6 +85,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx/logical/Xor.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Xor',
@@ -131,6 +134,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx/logical/Xor.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -65,5 +65,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/Binarizer.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -65,5 +65,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/FeatureVectorizer.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

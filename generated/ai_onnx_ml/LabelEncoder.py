@@ -127,6 +127,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='LabelEncoder',
@@ -182,9 +185,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='narrowing',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=21,
+        line=22,
         convert=MappingProxyType({
             'by': 'label_classes',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
     OpSchema(
@@ -256,9 +262,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=35,
+        line=36,
         convert=MappingProxyType({
             'by': 'label_tensors',
+        }),
+        cost=MappingProxyType({
+            'kind': 'data_movement',
         }),
     ),
 )

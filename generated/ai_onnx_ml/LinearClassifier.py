@@ -105,5 +105,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/LinearClassifier.yaml',
         line=6,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * len(coefficients)',
+        }),
     ),
 )

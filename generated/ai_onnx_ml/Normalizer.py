@@ -64,5 +64,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/Normalizer.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -126,5 +126,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/SVMClassifier.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the kernel and the number of support vectors, which the attributes hold as lists',
+        }),
     ),
 )

@@ -102,5 +102,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/SVMRegressor.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the kernel and the number of support vectors, which the attributes hold as lists',
+        }),
     ),
 )

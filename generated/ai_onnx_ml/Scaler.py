@@ -68,5 +68,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/Scaler.yaml',
         line=6,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

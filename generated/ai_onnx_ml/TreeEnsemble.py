@@ -154,5 +154,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsemble.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
 )

@@ -214,6 +214,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
     OpSchema(
         name='TreeEnsembleClassifier',
@@ -268,9 +271,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
-        line=36,
+        line=37,
         convert=MappingProxyType({
             'by': 'tree_tensors',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
         }),
     ),
     OpSchema(
@@ -327,10 +333,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
-        line=43,
+        line=44,
         convert=MappingProxyType({
             'replaced_by': 'TreeEnsemble',
             'by': 'tree_ensemble',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
         }),
     ),
 )

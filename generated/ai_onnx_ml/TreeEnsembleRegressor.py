@@ -200,6 +200,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
     OpSchema(
         name='TreeEnsembleRegressor',
@@ -251,9 +254,12 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=34,
+        line=35,
         convert=MappingProxyType({
             'by': 'tree_tensors',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
         }),
     ),
     OpSchema(
@@ -307,10 +313,13 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=41,
+        line=42,
         convert=MappingProxyType({
             'replaced_by': 'TreeEnsemble',
             'by': 'tree_ensemble',
+        }),
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
         }),
     ),
 )

@@ -81,5 +81,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         summary='Gradients of one value of the graph with respect to chosen tensors.',
         file='opdefs/ai.onnx.preview.training/training/Gradient.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'a training update; its arithmetic is not part of this cost model',
+        }),
     ),
 )

@@ -114,5 +114,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         file='opdefs/ai.onnx.preview.training/training/Momentum.yaml',
         line=6,
+        cost=MappingProxyType({
+            'unknown': 'a training update; its arithmetic is not part of this cost model',
+        }),
     ),
 )

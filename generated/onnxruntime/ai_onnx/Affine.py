@@ -79,6 +79,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/Affine.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='Affine',
@@ -110,6 +113,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/Affine.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

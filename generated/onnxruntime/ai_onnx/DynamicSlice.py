@@ -93,6 +93,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/DynamicSlice.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='DynamicSlice',
@@ -125,6 +128,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/DynamicSlice.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -93,6 +93,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'no formula is declared for this op yet',
+        }),
     ),
     OpSchema(
         name='GRUUnit',
@@ -126,6 +129,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'unknown': 'no formula is declared for this op yet',
+        }),
     ),
 )

@@ -93,6 +93,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/GivenTensorFill.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
     OpSchema(
         name='GivenTensorFill',
@@ -126,6 +129,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/GivenTensorFill.yaml',
-        line=22,
+        line=23,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

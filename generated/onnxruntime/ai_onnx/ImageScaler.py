@@ -78,6 +78,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/ImageScaler.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
     OpSchema(
         name='ImageScaler',
@@ -109,6 +112,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/ImageScaler.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

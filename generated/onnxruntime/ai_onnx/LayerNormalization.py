@@ -120,5 +120,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/normalization/LayerNormalization.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, axis)',
+        }),
     ),
 )

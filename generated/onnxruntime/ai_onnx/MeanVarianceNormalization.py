@@ -73,5 +73,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/MeanVarianceNormalization.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+        }),
     ),
 )

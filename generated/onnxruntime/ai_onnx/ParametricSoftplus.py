@@ -77,6 +77,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/deprecated/ParametricSoftplus.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
     OpSchema(
         name='ParametricSoftplus',
@@ -108,6 +111,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/ParametricSoftplus.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

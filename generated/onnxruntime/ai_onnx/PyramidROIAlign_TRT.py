@@ -96,5 +96,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/tensorrt/PyramidROIAlign_TRT.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'no formula is declared for this op yet',
+        }),
     ),
 )

@@ -105,5 +105,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/ai.onnx/normalization/SimplifiedLayerNormalization.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, axis)',
+        }),
     ),
 )

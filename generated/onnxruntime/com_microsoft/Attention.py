@@ -157,5 +157,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/Attention.yaml',
         line=15,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * dim(input(1), 1) + 2 * numel(output(0)) * (dim(input(0), 1) + if(present(input(4)), dim(input(4), 3), 0))',
+        }),
     ),
 )

@@ -79,5 +79,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/activation/BiasSoftmax.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '5 * numel(input(0))',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
 )

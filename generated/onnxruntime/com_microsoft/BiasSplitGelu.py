@@ -64,5 +64,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/activation/BiasSplitGelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

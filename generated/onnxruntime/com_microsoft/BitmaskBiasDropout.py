@@ -119,5 +119,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/BitmaskBiasDropout.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

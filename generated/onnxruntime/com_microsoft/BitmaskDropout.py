@@ -111,5 +111,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/BitmaskDropout.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -86,5 +86,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/normalization/BranchwiseRMSNorm.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, -1)',
+        }),
     ),
 )

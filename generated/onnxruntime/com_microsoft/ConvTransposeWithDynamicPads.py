@@ -133,5 +133,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/nn/ConvTransposeWithDynamicPads.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(1), 1)',
+        }),
     ),
 )

@@ -151,5 +151,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/DecoderMaskedSelfAttention.yaml',
         line=11,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * dim(input(1), 1) + 2 * numel(output(0)) * (dim(input(0), 1) + if(present(input(4)), dim(input(4), 3), 0))',
+        }),
     ),
 )

@@ -100,5 +100,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/DequantizeBFP.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -97,5 +97,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/DequantizeWithOrder.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -199,5 +199,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/DynamicQuantizeLSTM.yaml',
         line=13,
+        cost=MappingProxyType({
+            'macs': 'dim(input(0), 0) * dim(input(0), 1) * (numel(input(1)) + numel(input(2)))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1) * numel(input(1), 0, 2)',
+        }),
     ),
 )

@@ -90,5 +90,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/DynamicQuantizeMatMul.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
 )

@@ -144,5 +144,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/normalization/EmbedLayerNormalization.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '9 * numel(output(0))',
+            'transcendental': 'numel(output(0), 0, -1)',
+        }),
     ),
 )

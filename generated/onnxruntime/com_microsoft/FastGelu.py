@@ -66,5 +66,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/activation/FastGelu.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

@@ -119,5 +119,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/nn/FusedGemm.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

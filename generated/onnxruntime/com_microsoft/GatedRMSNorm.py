@@ -85,5 +85,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/normalization/GatedRMSNorm.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '6 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, -1) + numel(input(0))',
+        }),
     ),
 )

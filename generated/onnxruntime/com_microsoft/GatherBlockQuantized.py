@@ -116,5 +116,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/GatherBlockQuantized.yaml',
         line=13,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

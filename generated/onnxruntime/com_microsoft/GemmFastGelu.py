@@ -76,5 +76,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/activation/GemmFastGelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+            'transcendental': 'numel(output(0))',
+        }),
     ),
 )

@@ -92,5 +92,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/GemmaRotaryEmbedding.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': '3 * (numel(output(0)) + numel(output(1)))',
+        }),
     ),
 )

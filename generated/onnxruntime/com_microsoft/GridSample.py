@@ -90,5 +90,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/GridSample.yaml',
         line=9,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
 )

@@ -102,5 +102,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/normalization/GroupNorm.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * groups',
+        }),
     ),
 )

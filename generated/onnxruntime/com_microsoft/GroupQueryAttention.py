@@ -312,5 +312,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/GroupQueryAttention.yaml',
         line=18,
+        cost=MappingProxyType({
+            'macs': '2 * numel(output(0)) * dim(output(1), 2)',
+        }),
     ),
 )

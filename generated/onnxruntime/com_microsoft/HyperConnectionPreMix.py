@@ -84,5 +84,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/HyperConnectionPreMix.yaml',
         line=9,
+        cost=MappingProxyType({
+            'unknown': 'no formula is declared for this op yet',
+        }),
     ),
 )

@@ -58,5 +58,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/Inverse.yaml',
         line=8,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * dim(input(0), -1)',
+        }),
     ),
 )

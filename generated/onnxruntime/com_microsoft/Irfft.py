@@ -75,5 +75,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/Irfft.yaml',
         line=9,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the algorithm the runtime picks (direct or fast transform)',
+        }),
     ),
 )

@@ -138,5 +138,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/MRotaryEmbedding.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '3 * numel(output(0))',
+        }),
     ),
 )

@@ -118,5 +118,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/MatMulBlockQuantizedFp4Weight.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * dim(input(0), -1)',
+        }),
     ),
 )

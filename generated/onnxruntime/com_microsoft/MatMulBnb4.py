@@ -117,5 +117,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/MatMulBnb4.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * K',
+        }),
     ),
 )

@@ -153,5 +153,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/MatMulNBits.yaml',
         line=13,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * K',
+        }),
     ),
 )

@@ -168,5 +168,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/MatMulNBitsMlp.yaml',
         line=12,
+        cost=MappingProxyType({
+            'macs': '2 * numel(output(0)) * K + numel(output(0)) * N',
+            'flops': '8 * numel(input(0))',
+        }),
     ),
 )

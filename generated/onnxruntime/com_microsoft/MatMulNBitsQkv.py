@@ -199,5 +199,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/MatMulNBitsQkv.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': '(numel(output(0)) + numel(output(1)) + numel(output(2))) * K',
+            'flops': '8 * numel(input(0))',
+        }),
     ),
 )

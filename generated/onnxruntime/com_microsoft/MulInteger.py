@@ -84,5 +84,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/MulInteger.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0))',
+        }),
     ),
 )

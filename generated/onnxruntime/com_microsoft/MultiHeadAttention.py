@@ -202,5 +202,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/MultiHeadAttention.yaml',
         line=14,
+        cost=MappingProxyType({
+            'macs': '2 * numel(output(0)) * if(present(output(1)), dim(output(1), 2), dim(input(1), 1))',
+        }),
     ),
 )

@@ -146,5 +146,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/nn/NhwcFusedConv.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

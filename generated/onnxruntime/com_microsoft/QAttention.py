@@ -169,5 +169,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QAttention.yaml',
         line=13,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * dim(input(1), 1) + 2 * numel(output(0)) * (dim(input(0), 1) + if(present(input(8)), dim(input(8), 3), 0))',
+        }),
     ),
 )

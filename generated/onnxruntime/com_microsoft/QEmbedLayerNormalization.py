@@ -193,5 +193,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QEmbedLayerNormalization.yaml',
         line=13,
+        cost=MappingProxyType({
+            'flops': '9 * numel(output(0))',
+            'transcendental': 'numel(output(0), 0, -1)',
+        }),
     ),
 )

@@ -156,5 +156,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QGemm.yaml',
         line=12,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), 0), dim(input(0), 1))',
+            'flops': 'present(input(6)) * numel(output(0))',
+        }),
     ),
 )

@@ -190,5 +190,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearConv.yaml',
         line=11,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(3), 1)',
+            'flops': 'present(input(8)) * numel(output(0))',
+        }),
     ),
 )

@@ -95,5 +95,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearGlobalAveragePool.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

@@ -94,5 +94,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearLeakyRelu.yaml',
         line=8,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0))',
+        }),
     ),
 )

@@ -104,5 +104,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearMul.yaml',
         line=11,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0))',
+        }),
     ),
 )

@@ -121,5 +121,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QLinearWhere.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0))',
+        }),
     ),
 )

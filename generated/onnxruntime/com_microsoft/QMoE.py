@@ -307,5 +307,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QMoE.yaml',
         line=14,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
 )

@@ -87,5 +87,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QOrderedGelu.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

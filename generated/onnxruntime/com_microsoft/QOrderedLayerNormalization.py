@@ -121,5 +121,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QOrderedLayerNormalization.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, -1)',
+        }),
     ),
 )

@@ -189,5 +189,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/QOrderedLongformerAttention.yaml',
         line=10,
+        cost=MappingProxyType({
+            'unknown': 'no formula is declared for this op yet',
+        }),
     ),
 )

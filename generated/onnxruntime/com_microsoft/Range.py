@@ -75,5 +75,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/Range.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'metadata',
+        }),
     ),
 )

@@ -80,5 +80,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/quantization/ReduceSumInteger.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

@@ -87,5 +87,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/RemovePadding.yaml',
         line=13,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -123,5 +123,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/RotaryEmbedding.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '3 * numel(output(0))',
+        }),
     ),
 )

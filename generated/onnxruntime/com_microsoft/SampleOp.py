@@ -58,5 +58,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/SampleOp.yaml',
         line=7,
+        cost=MappingProxyType({
+            'kind': 'elementwise',
+        }),
     ),
 )

@@ -80,5 +80,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/activation/ScaledSiLU.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'transcendental',
+        }),
     ),
 )

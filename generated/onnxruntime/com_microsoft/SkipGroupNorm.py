@@ -123,5 +123,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/normalization/SkipGroupNorm.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '9 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * groups',
+        }),
     ),
 )

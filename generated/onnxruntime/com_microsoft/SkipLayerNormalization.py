@@ -120,5 +120,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/normalization/SkipLayerNormalization.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': '9 * numel(input(0))',
+            'transcendental': 'numel(input(0), 0, -1)',
+        }),
     ),
 )

@@ -214,5 +214,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/attention/SparseAttentionIndexer.yaml',
         line=24,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on the data (how many boxes, elements or steps there are), not only on sizes',
+        }),
     ),
 )

@@ -90,5 +90,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/nn/SparseToDenseMatMul.yaml',
         line=8,
+        cost=MappingProxyType({
+            'unknown': 'the work depends on how many elements of the sparse operand are set',
+        }),
     ),
 )

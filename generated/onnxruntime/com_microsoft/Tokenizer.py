@@ -93,5 +93,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/misc/Tokenizer.yaml',
         line=10,
+        cost=MappingProxyType({
+            'unknown': 'string processing has no arithmetic count',
+        }),
     ),
 )

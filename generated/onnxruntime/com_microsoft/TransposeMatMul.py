@@ -85,5 +85,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft/nn/TransposeMatMul.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * if(transA, dim(input(0), -2), dim(input(0), -1))',
+        }),
     ),
 )

@@ -57,5 +57,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.microsoft.nchwc/nchwc/GlobalMaxPool.yaml',
         line=8,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

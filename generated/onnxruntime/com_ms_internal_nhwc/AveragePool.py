@@ -136,6 +136,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -175,7 +178,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=27,
+        line=28,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -215,7 +221,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=30,
+        line=31,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='AveragePool',
@@ -264,6 +273,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/AveragePool.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
 )

@@ -193,6 +193,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -236,7 +240,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='narrowing',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=33,
+        line=34,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -316,7 +324,11 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=36,
+        line=37,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
     OpSchema(
         name='BatchNormalization',
@@ -401,6 +413,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/BatchNormalization.yaml',
-        line=52,
+        line=53,
+        cost=MappingProxyType({
+            'flops': '4 * numel(input(0))',
+            'transcendental': 'dim(input(0), 1)',
+        }),
     ),
 )

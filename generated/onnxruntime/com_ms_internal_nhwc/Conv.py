@@ -160,6 +160,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/Conv.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='Conv',
@@ -201,6 +205,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/Conv.yaml',
-        line=30,
+        line=31,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

@@ -175,6 +175,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/ConvTranspose.yaml',
         line=10,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
     OpSchema(
         name='ConvTranspose',
@@ -218,6 +222,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/ConvTranspose.yaml',
-        line=32,
+        line=33,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(1), 1)',
+            'flops': 'present(input(2)) * numel(output(0))',
+        }),
     ),
 )

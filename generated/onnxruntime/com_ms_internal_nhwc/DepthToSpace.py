@@ -84,6 +84,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/DepthToSpace.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='DepthToSpace',
@@ -117,7 +120,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/DepthToSpace.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='DepthToSpace',
@@ -165,6 +171,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/DepthToSpace.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -61,5 +61,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/GlobalAveragePool.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'reduction',
+        }),
     ),
 )

@@ -106,6 +106,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/GridSample.yaml',
         line=9,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
     OpSchema(
         name='GridSample',
@@ -147,6 +150,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/GridSample.yaml',
-        line=24,
+        line=25,
+        cost=MappingProxyType({
+            'unknown': 'the work per output depends on the interpolation mode, a string attribute',
+        }),
     ),
 )

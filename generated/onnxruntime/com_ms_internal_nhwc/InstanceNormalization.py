@@ -92,5 +92,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/InstanceNormalization.yaml',
         line=10,
+        cost=MappingProxyType({
+            'flops': '7 * numel(input(0))',
+            'transcendental': 'dim(input(0), 0) * dim(input(0), 1)',
+        }),
     ),
 )

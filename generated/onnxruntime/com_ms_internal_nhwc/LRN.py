@@ -93,6 +93,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/LRN.yaml',
         line=9,
+        cost=MappingProxyType({
+            'flops': 'numel(input(0)) * (size + 3)',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
     OpSchema(
         name='LRN',
@@ -142,6 +146,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/LRN.yaml',
-        line=23,
+        line=24,
+        cost=MappingProxyType({
+            'flops': 'numel(input(0)) * (size + 3)',
+            'transcendental': 'numel(input(0))',
+        }),
     ),
 )

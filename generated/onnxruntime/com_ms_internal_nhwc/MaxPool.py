@@ -161,6 +161,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
         line=11,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -201,7 +204,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=27,
+        line=28,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -244,7 +250,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=37,
+        line=38,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -287,7 +296,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=41,
+        line=42,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
     OpSchema(
         name='MaxPool',
@@ -344,6 +356,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxPool.yaml',
-        line=43,
+        line=44,
+        cost=MappingProxyType({
+            'flops': 'numel(output(0)) * prod(kernel_shape)',
+        }),
     ),
 )

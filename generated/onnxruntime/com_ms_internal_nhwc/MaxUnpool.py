@@ -136,6 +136,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxUnpool.yaml',
         line=10,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='MaxUnpool',
@@ -175,6 +178,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='semantic',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/MaxUnpool.yaml',
-        line=28,
+        line=29,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )

@@ -183,5 +183,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/QLinearConv.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(output(0)) * numel(input(3), 1)',
+            'flops': 'present(input(8)) * numel(output(0))',
+        }),
     ),
 )

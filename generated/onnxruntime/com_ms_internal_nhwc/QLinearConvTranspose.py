@@ -191,5 +191,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/QLinearConvTranspose.yaml',
         line=9,
+        cost=MappingProxyType({
+            'macs': 'numel(input(0)) * numel(input(3), 1)',
+        }),
     ),
 )

@@ -75,6 +75,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/SpaceToDepth.yaml',
         line=9,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
     OpSchema(
         name='SpaceToDepth',
@@ -121,6 +124,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='compatible',
         file='opdefs/onnxruntime/com.ms.internal.nhwc/nn/SpaceToDepth.yaml',
-        line=20,
+        line=21,
+        cost=MappingProxyType({
+            'kind': 'data_movement',
+        }),
     ),
 )
