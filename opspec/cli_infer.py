@@ -150,21 +150,22 @@ def _infer(args: argparse.Namespace) -> int:
 
 def ops_without_rule(opset_import: Any, op_types: Iterable[tuple[str, str]]) -> list[tuple[str, str, int]]:
     """``(domain, op type, schema version)`` of the ops among ``op_types`` (each a node's
-    ``(domain, op_type)``) whose schema under ``opset_import`` has no rule."""
-    from opspec.runtime.defs import INFERENCE
+    ``(domain, op_type)``) whose schema under ``opset_import`` has no rule (in the installed op set)."""
     from opspec.runtime.inference.resolve import normalize_opsets
+    from opspec.runtime.op_set import installed_op_set
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(opset_import)
+    registry = installed_op_set().registry
+    opsets = normalize_opsets(opset_import, registry)
     found: set[tuple[str, str, int]] = set()
     for node_domain, op_type in set(op_types):
         try:
-            domain = INFERENCE.canonical_domain(node_domain)
-            schema = INFERENCE.get_schema(op_type, opsets.get(domain), domain)
+            domain = registry.canonical_domain(node_domain)
+            schema = registry.get_schema(op_type, opsets.get(domain), domain)
         except SchemaError:
             continue
         if schema.inference is None:
-            found.add((INFERENCE.domain(schema.domain).name, schema.name, schema.since_version))
+            found.add((registry.domain(schema.domain).name, schema.name, schema.since_version))
     return sorted(found)
 
 

@@ -173,7 +173,7 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
     from opspec.runtime.kernels import known_versions, limits
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(model.opset_import)
+    opsets = normalize_opsets(model.opset_import, INFERENCE)
     for domain, newest in limits(target.provider)[1].items():  # a known domain not imported: the runtime's newest
         opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
     local = {(function.domain, function.name) for function in model.functions}

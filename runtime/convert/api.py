@@ -16,8 +16,9 @@ from opspec.runtime.convert.inline import inline_functions
 from opspec.runtime.convert.nodes import convert_node
 from opspec.runtime.convert.values import GraphValues, Refusal, collect_types, value_names
 from opspec.runtime.convert.work_node import WorkNode
-from opspec.runtime.defs import onnx_opset_version
 from opspec.runtime.ir import ModelSource, load_model
+from opspec.runtime.op_set import OpSet, standard_op_set
+from opspec.runtime.registry import Registry
 
 _STANDARD = ("", "ai.onnx")
 #: The oldest opset a model can be converted from or to.
@@ -68,14 +69,14 @@ class ConversionResult:
         return not self.refusals
 
 
-def convert_version(model: ModelSource, target_version: int) -> Any:
+def convert_version(model: ModelSource, target_version: int, *, op_set: OpSet | None = None) -> Any:
     """Like ``onnx.version_converter.convert_version``: ``model`` at opset ``target_version``.
 
     Returns the kind of object it was given (a path gives an ``onnx.ModelProto`` when onnx
     is installed) and never changes the input. Raises :class:`ConversionError` naming every
-    node that cannot be converted.
+    node that cannot be converted. ``op_set`` is as for :func:`convert`.
     """
-    result = convert(model, target_version)
+    result = convert(model, target_version, op_set=op_set)
     if not result.ok:
         lines = "\n".join(f"  {refusal}" for refusal in result.refusals)
         raise ConversionError(f"cannot convert from opset {result.source_opset} to {target_version}; "
@@ -87,14 +88,18 @@ def convert_version(model: ModelSource, target_version: int) -> Any:
     return result.model
 
 
-def convert(model: ModelSource, target_version: int) -> ConversionResult:
-    """Convert ``model`` to ``target_version``; the result lists refusals instead of raising."""
+def convert(model: ModelSource, target_version: int, *, op_set: OpSet | None = None) -> ConversionResult:
+    """Convert ``model`` to ``target_version``; the result lists refusals instead of raising.
+    Operators are looked up and inferred in ``op_set`` (None: the standard operators are looked up
+    in the standard op set, without onnxruntime's additions to their domain, and inferred with the
+    installed op set)."""
     from opspec.runtime.inference.api import infer
 
+    registry = (op_set or standard_op_set()).registry
     loaded = load_model(model)
     copy = loaded.model
     source = standard_opset(copy)
-    newest = onnx_opset_version()
+    newest = registry.domain_version_range("")[1]
     if not OLDEST_OPSET <= target_version <= newest:
         raise ConversionError(f"target opset {target_version} is outside {OLDEST_OPSET}..{newest}")
     if source < OLDEST_OPSET:
@@ -106,19 +111,19 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
     _inline(copy, source, result)
     if result.refusals:
         return result
-    before = infer(copy, check_type=True, data_prop=True)
+    before = infer(copy, check_type=True, data_prop=True, op_set=op_set)
     types: dict[str, Any] = {}
     collect_types(before.model.graph, types)
     overridable = copy.ir_version >= 4
     _convert_graph(copy.graph, f"graph '{copy.graph.name}'", None, types, source, target_version,
-                   overridable, copy.ir_version, result.refusals)
+                   overridable, copy.ir_version, result.refusals, registry, op_set)
     if result.refusals:
         return result
     for entry in copy.opset_import:
         if entry.domain in _STANDARD:
             entry.version = target_version
     copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version))
-    checked = _verify(before, copy, result)
+    checked = _verify(before, copy, result, op_set)
     if not result.refusals:
         result.model = loaded.to_source_kind(checked)
     return result
@@ -147,14 +152,15 @@ def standard_opset(model: Any) -> int:
 
 
 def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict, source: int, target: int,
-                   overridable: bool, ir_version: int, refusals: list[NodeRefusal]) -> None:
-    values = GraphValues.of(graph, types, outer, overridable)
+                   overridable: bool, ir_version: int, refusals: list[NodeRefusal], registry: Registry,
+                   op_set: OpSet | None) -> None:
+    values = GraphValues.of(graph, types, outer, overridable, registry, op_set)
     converted = []
     for index, node in enumerate(graph.node):
         for attribute in node.attribute:
             for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
                 _convert_graph(sub, f"{path} > {node.op_type} '{node.name}' {attribute.name}", values, types,
-                               source, target, overridable, ir_version, refusals)
+                               source, target, overridable, ir_version, refusals, registry, op_set)
         if node.domain not in _STANDARD:
             converted.append(node)
             continue
@@ -177,14 +183,14 @@ def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict
                 info.type.tensor_type.shape.dim.add(dim_value=dim)
 
 
-def _verify(before: Any, model: Any, result: ConversionResult) -> Any:
+def _verify(before: Any, model: Any, result: ConversionResult, op_set: OpSet | None) -> Any:
     """The converted model with its inferred types written in, as onnx's converter gives it.
 
     Refuses a conversion after which inference finds a node problem the original did not
     have, or gives a graph output another element type or rank."""
     from opspec.runtime.inference.api import infer
 
-    after = infer(model, check_type=True, data_prop=True)
+    after = infer(model, check_type=True, data_prop=True, op_set=op_set)
     known_before = {(error.op_type, error.message) for error in before.errors}
     for error in after.errors:
         if (error.op_type, error.message) not in known_before:

@@ -5,31 +5,30 @@ from opspec.runtime.convert.expand import expand
 from opspec.runtime.convert.step import check_types, run_step
 from opspec.runtime.convert.values import GraphValues, Refusal
 from opspec.runtime.convert.work_node import WorkNode
-from opspec.runtime.defs import get_schema
-from opspec.runtime.registry import SchemaError
+from opspec.runtime.registry import Registry, SchemaError
 from opspec.runtime.schema import OpSchema
 
 #: How deep function bodies may nest in expansion.
 _MAX_DEPTH = 8
 
 
-def _schema(op_type: str, opset: int) -> OpSchema | None:
+def _schema(registry: Registry, op_type: str, opset: int) -> OpSchema | None:
     try:
-        return get_schema(op_type, opset, "")
+        return registry.get_schema(op_type, opset, "")
     except SchemaError:
         return None
 
 
-def version_chain(op_type: str, source: OpSchema, target_opset: int) -> list[OpSchema]:
-    """The versions a node passes from ``source`` to the one in force at ``target_opset``
+def version_chain(registry: Registry, op_type: str, source: OpSchema, target_opset: int) -> list[OpSchema]:
+    """The versions of ``registry`` a node passes from ``source`` to the one in force at ``target_opset``
     (empty when the operator has none there)."""
-    target = _schema(op_type, target_opset)
+    target = _schema(registry, op_type, target_opset)
     if target is None:
         return []
     low, high = sorted((source, target), key=lambda schema: schema.since_version)
     chain = [high]
     while chain[-1].since_version > low.since_version:
-        previous = _schema(op_type, chain[-1].since_version - 1)
+        previous = _schema(registry, op_type, chain[-1].since_version - 1)
         if previous is None:
             return []
         chain.append(previous)
@@ -39,10 +38,11 @@ def version_chain(op_type: str, source: OpSchema, target_opset: int) -> list[OpS
 def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: GraphValues,
                  depth: int = 0) -> list[WorkNode]:
     """``node`` (at ``source_opset``) as nodes valid at ``target_opset``, or raise :class:`Refusal`."""
-    schema = _schema(node.op_type, source_opset)
+    registry = values.registry
+    schema = _schema(registry, node.op_type, source_opset)
     if schema is None:
         raise Refusal(f"opset {source_opset} has no operator {node.op_type}")
-    chain = version_chain(node.op_type, schema, target_opset)
+    chain = version_chain(registry, node.op_type, schema, target_opset)
     successor = next((index for index, version in enumerate(chain) if index and version.deprecated), None)
     if target_opset > source_opset and successor is not None and "replaced_by" in chain[successor].convert:
         replaced_at = chain[successor].since_version
@@ -86,7 +86,7 @@ def _written_at(nodes: tuple[WorkNode, ...] | list[WorkNode], opset: int, target
         raise Refusal("conversion writes nodes nested too deep")
     converted: list[WorkNode] = []
     for inner in nodes:
-        inner_schema = _schema(inner.op_type, opset)
+        inner_schema = _schema(values.registry, inner.op_type, opset)
         if inner_schema is not None:
             check_types(inner, inner_schema, values)
             values.learn(inner.message(), inner_schema)

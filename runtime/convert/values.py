@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opspec.generated.opspec_ir_pb2 import TensorProto
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
 from opspec.runtime.inference.read_attributes import attribute_value
 from opspec.runtime.inference.read_tensors import tensor_data
+
+if TYPE_CHECKING:
+    from opspec.runtime.op_set import OpSet
+    from opspec.runtime.registry import Registry
 
 
 class Refusal(Exception):
@@ -104,11 +108,16 @@ class GraphValues:
     types: dict[str, Any]
     constants: dict[str, Any]
     taken: set[str]
+    #: Where the converter looks the standard operators' versions up.
+    registry: Registry
+    #: What inference answers from (None: the installed op set).
+    op_set: OpSet | None
     added: list[Any] = field(default_factory=list)
     read: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool) -> GraphValues:
+    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool,
+           registry: Registry, op_set: OpSet | None) -> GraphValues:
         graph_inputs = {value.name for value in graph.input}
         constants = dict(outer.constants) if outer is not None else {}
         for tensor in graph.initializer:
@@ -121,7 +130,7 @@ class GraphValues:
                     constants[node.output[0]] = tensor
         taken = set(outer.taken) if outer is not None else set()
         taken |= value_names(graph)
-        return cls(graph, types, constants, taken, read=read_names(graph))
+        return cls(graph, types, constants, taken, registry, op_set, read=read_names(graph))
 
     def type_of(self, name: str) -> ValueType | None:
         known = self.types.get(name)
@@ -161,7 +170,7 @@ class GraphValues:
             if name in self.constants:
                 data[name] = self.constants[name]
         try:
-            outputs = infer_node_outputs(schema, node, types, input_data=data)
+            outputs = infer_node_outputs(schema, node, types, input_data=data, op_set=self.op_set)
         except Exception:  # noqa: BLE001 - what inference cannot tell stays unknown
             return
         for name, found in outputs.items():

@@ -24,6 +24,7 @@ from opspec.runtime.inference.resolve import normalize_opsets
 
 if TYPE_CHECKING:
     from opspec.runtime.inference.walk import Walker
+    from opspec.runtime.registry import Registry
 
 #: Output types and output data of one call, by output position.
 CallResult = tuple[list[Any], list[Any]]
@@ -35,7 +36,7 @@ class FunctionInfo:
     __slots__ = ("proto", "key", "inputs", "outputs", "defaults", "has_refs", "opsets", "entries", "declared",
                  "results")
 
-    def __init__(self, proto: Any, model_opsets: dict[str, int]) -> None:
+    def __init__(self, proto: Any, model_opsets: dict[str, int], registry: Registry) -> None:
         self.proto = proto
         self.key: tuple[str, str] = (proto.domain, proto.name)
         self.inputs: list[str] = list(proto.input)
@@ -43,7 +44,7 @@ class FunctionInfo:
         self.defaults = {a.name: a for a in proto.attribute_proto}
         self.has_refs = any(a.ref_attr_name for node in proto.node for a in node.attribute)
         self.opsets = dict(model_opsets)
-        self.opsets.update(normalize_opsets(proto.opset_import))
+        self.opsets.update(normalize_opsets(proto.opset_import, registry))
         self.entries: dict[Any, Any] = {}
         self.declared: dict[str, Any] | None = None
         #: Clean results by input types and data, with the fresh symbols each holds (see :mod:`.fresh_symbols`).

@@ -26,6 +26,7 @@ from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
 from opspec.runtime.ir.codes import AttrType, DataLocation, TypeCase
+from opspec.runtime.op_set import OpSet, op_set_or_installed
 from opspec.runtime.shape import Sym, SymbolTable
 
 INPUT, INITIALIZER = "(input)", "(initializer)"
@@ -187,8 +188,9 @@ def with_collector_paused(function: Callable[_Parameters, _Result]) -> Callable[
 def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
                 data_prop: bool = False, report: bool = True, external: Any = None,
                 overridable_initializers: bool | None = None, write_back: bool = True,
-                merge_new: bool = True) -> GraphOutcome:
-    """Infer every value of ``model``'s graph and write the results into it.
+                merge_new: bool = True, op_set: OpSet | None = None) -> GraphOutcome:
+    """Infer every value of ``model``'s graph and write the results into it, looking operators
+    up in ``op_set`` (None: the installed one).
 
     ``report`` also records each node's op and the producer of each value (for
     :meth:`GraphOutcome.values`; without it ``producers`` stays empty); ``write_back``
@@ -285,9 +287,10 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             except TypeConflict:
                 declared[name] = value
 
-    opsets = normalize_opsets(model.opset_import)
-    functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
-    engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
+    op_set = op_set_or_installed(op_set)
+    opsets = normalize_opsets(model.opset_import, op_set.registry)
+    functions = {(f.domain, f.name): FunctionInfo(f, opsets, op_set.registry) for f in model.functions}
+    engine = Walker(op_set, symbols, functions, check_type=check_type, data_prop=data_prop)
     subgraphs = SubgraphInference(engine, reader)
     engine.subgraphs = subgraphs.graphs
     engine.call_function = FunctionCalls(engine).call

@@ -20,6 +20,7 @@ from opspec.runtime.inference.read_attributes import AttributeReader, attribute_
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred, types_conflict
+from opspec.runtime.op_set import OpSet
 from opspec.runtime.shape import SymbolTable
 
 #: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
@@ -37,8 +38,10 @@ class Walker(RuleRunner):
     ``unknown_nodes`` lists the main-graph nodes concerned.
     """
 
-    def __init__(self, symbols: SymbolTable, functions: dict[tuple[str, str], Any], *,
+    def __init__(self, op_set: OpSet, symbols: SymbolTable, functions: dict[tuple[str, str], Any], *,
                  check_type: bool = False, data_prop: bool = False) -> None:
+        #: Where the walk looks operators up, and the rules it runs.
+        self.op_set = op_set
         self.symbols = symbols
         self.functions = functions
         self.check_type = check_type
@@ -110,7 +113,7 @@ class Walker(RuleRunner):
                 op = (domain, op_type)
                 entry = get_entry(op)
                 if entry is None:
-                    entry = entries[op] = resolve(domain, op_type, opsets, self.functions, self.implied)
+                    entry = entries[op] = resolve(self.op_set, domain, op_type, opsets, self.functions, self.implied)
                 if entry.kind is not _SCHEMA:
                     if watching:
                         watching = False
