@@ -190,10 +190,11 @@ def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostic
 def run_example(schema: OpSchema, node_domain: str, example: ExampleDecl, op_set: OpSet | None = None) -> Example:
     """Infer one example's outputs, looking operators up in ``op_set`` (None: the installed one)."""
     from opspec.runtime.inference.graph import infer_model
+    from opspec.runtime.inference.options import InferenceOptions
     from opspec.runtime.inference.typeops import describe
 
     model, call = _model(schema, node_domain, example)
-    outcome = infer_model(model, check_type=True, data_prop=True, report=False, op_set=op_set)
+    outcome = infer_model(model, InferenceOptions(check_type=True, data_prop=True, report=False), op_set=op_set)
     if outcome.errors:
         raise ExampleProblem("; ".join(error.message for error in outcome.errors))
     if outcome.unknown:

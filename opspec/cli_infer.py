@@ -51,7 +51,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _infer(args: argparse.Namespace) -> int:
-    from opspec.runtime.inference.api import InferenceError, infer_in_place
+    from opspec.runtime.inference.api import InferenceError, InferenceOptions, infer_in_place
 
     if args.output:
         check_output(args.output)
@@ -64,8 +64,8 @@ def _infer(args: argparse.Namespace) -> int:
                       enabled=args.format == "text" and not args.quiet):
             # The model was read here: inferred in place, its new value_info left serialized
             # (written with the model, if asked, and never built as messages).
-            result = infer_in_place(model, source_path(args.model), check_type=args.check_type, strict_mode=args.strict,
-                                    data_prop=not args.no_data_prop, merge_new=False)
+            options = InferenceOptions(args.check_type, args.strict, not args.no_data_prop, merge_new=False)
+            result = infer_in_place(model, source_path(args.model), options)
     except InferenceError as error:
         if args.format == "json":
             write_json({"ok": False, "errors": [{"message": str(error)}]}, out)

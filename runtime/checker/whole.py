@@ -9,6 +9,7 @@ from opspec.runtime.checker.declared import declared_conflicts
 from opspec.runtime.checker.negative_dims import negative_dim_problems, with_stand_ins
 from opspec.runtime.checker.model import check_model_fields, repeated_imports
 from opspec.runtime.inference.node_errors import NodeError
+from opspec.runtime.inference.options import InferenceOptions
 from opspec.runtime.op_set import OpSet
 
 
@@ -41,6 +42,12 @@ class CheckResult:
         return self.verdict.will_run and not any(blocks_loading(problem) for problem in [*self.structure, *self.nodes])
 
 
+#: How the check infers a model: every node against its schema, nothing written back; and how it
+#: follows the model with stand-ins for its negative dims.
+_CHECKED = InferenceOptions(check_type=True, data_prop=True, report=False, write_back=False)
+_FOLLOWED = InferenceOptions(data_prop=True, report=False, write_back=False)
+
+
 def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None, *,
                 op_set: OpSet | None = None) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
@@ -54,14 +61,12 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
     folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
     fields = check_model_fields(model, folder, op_set)
     structure = [*fields, *check_graphs(model)]
-    result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True, report=False,
-                            write_back=False, op_set=op_set)
+    result = infer_in_place(model, path, _CHECKED, op_set=op_set)
     if model.HasField("graph"):
         structure += declared_conflicts(model.graph, result.type_of)
         negative = with_stand_ins(model)
         if negative is not None:
-            followed = infer_in_place(negative[0], path, check_type=False, strict_mode=False, data_prop=True,
-                                      report=False, write_back=False, op_set=op_set)
+            followed = infer_in_place(negative[0], path, _FOLLOWED, op_set=op_set)
             structure += negative_dim_problems(model.graph, negative[1], followed.type_of, followed.errors,
                                                {str(error) for error in result.errors})
     reported = {problem.message for problem in fields}

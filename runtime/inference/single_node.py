@@ -9,8 +9,11 @@ from opspec.generated import opspec_ir_pb2
 #: The IR message classes (built at import time from a descriptor, so typed loosely).
 ir: Any = opspec_ir_pb2
 from opspec.runtime.inference.graph import infer_model
+from opspec.runtime.inference.options import InferenceOptions
 from opspec.runtime.op_set import OpSet
 
+#: How a single node is inferred: its problem raised, shapes propagated.
+_ONE_NODE = InferenceOptions(strict_mode=True, data_prop=True, report=False)
 #: The IR version onnx 1.23 writes, which ``infer_node_outputs`` assumes by default.
 DEFAULT_IR_VERSION = 14
 
@@ -46,7 +49,7 @@ def infer_node_outputs(schema: Any, node: Any, input_types: Mapping[str, Any],
     wanted = [name for name in node.output if name]
     for name in wanted:
         graph.output.add(name=name)
-    infer_model(model, strict_mode=True, data_prop=True, report=False, op_set=op_set)
+    infer_model(model, _ONE_NODE, op_set=op_set)
     found = {info.name: info.type for info in graph.output if info.HasField("type")}
     family = _message_family(node)
     return {name: _as(family.TypeProto, found[name]) for name in wanted if name in found}
