@@ -21,6 +21,7 @@ from opspec.runtime.inference.nesting import (
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
+from opspec.runtime.inference.walk import GraphWalk
 
 if TYPE_CHECKING:
     from opspec.runtime.inference.walk import Walker
@@ -121,8 +122,8 @@ class FunctionCalls:
             symbols_before = walker.symbols.issued
             self._active.add(function.key)
             try:
-                walker.run(function.body(node), types, datas, function.declared_types(), function.opsets,
-                           function.entries, {}, inner, False)
+                walker.run(GraphWalk(function.body(node), types, datas, function.declared_types(), function.opsets,
+                                     function.entries, {}, inner, False))
             finally:
                 self._active.discard(function.key)
             return self._result(function, node, types, datas, inner, errors, index, strict, cache_key,

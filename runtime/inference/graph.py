@@ -21,7 +21,7 @@ from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
-from opspec.runtime.inference.walk import Walker
+from opspec.runtime.inference.walk import GraphWalk, Walker
 from opspec.runtime.inference.write_back import write_graph
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
@@ -305,8 +305,8 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
     seeded = len(types)  # what the graph gave: the walk adds node outputs after these
     try:
         # Producers are recorded for the report only: the write-back follows ``types``.
-        engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if options.report else None,
-                   engine.errors, options.strict_mode)
+        engine.run(GraphWalk(nodes, types, datas, declared, opsets, entries,
+                             outcome.producers if options.report else None, engine.errors, options.strict_mode))
         _refuse_unwritable_dims(engine, nodes, outcome, options.strict_mode)
     finally:
         outcome.errors = [error for error in engine.errors if error.is_error]

@@ -6,7 +6,7 @@ known yet; the walk itself (:mod:`.walk`) reads nodes and reuses results.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from opspec.runtime.constraints import ConstraintError, Violation
 from opspec.runtime.contract import (
@@ -26,6 +26,9 @@ from opspec.runtime.inference.read_tensors import InputDataOnDemand
 from opspec.runtime.inference.resolve import ELEM_ONLY, OpEntry, bind_output
 from opspec.runtime.inference.typeops import dim_out_of_range
 from opspec.runtime.shape import SymbolTable
+
+if TYPE_CHECKING:
+    from opspec.runtime.inference.walk import GraphWalk
 
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
 #: How many distinct results each op remembers for reuse by identical later nodes
@@ -85,10 +88,9 @@ class RuleRunner:
             self._conforming.add(key)
         return conforms
 
-    def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any] | None,
-                    opsets: dict[str, int], types: dict[str, Any], datas: dict[str, Any], errors: list[NodeError],
-                    strict: bool, conforms: bool, key: Any) -> tuple[list[Any], list[Any]]:
+    def _infer_node(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
+                    output_count: int, inputs: tuple[Any, ...], data: tuple[Any, ...] | None,
+                    attributes: dict[str, Any] | None, conforms: bool, key: Any) -> tuple[list[Any], list[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
         the outputs and their data. A clean result is remembered under ``key`` for reuse.
 
@@ -96,6 +98,7 @@ class RuleRunner:
         data is looked up only if the rule asks while the op's ``data_unread`` holds. If it asks,
         they are read with every later node of the op, and the result is keyed on them too."""
         schema = entry.schema
+        datas, errors, strict = walk.datas, walk.errors, walk.strict
         given: Mapping[str, Any]
         on_demand = None
         if attributes is None:
@@ -107,7 +110,8 @@ class RuleRunner:
         assert schema is not None  # a schema entry has one
         subgraphs = infer_subgraphs = settle = None
         if entry.has_graphs and self.subgraphs is not None:
-            subgraphs, infer_subgraphs, settle = self.subgraphs(index, node, types, datas, opsets, errors, strict)
+            subgraphs, infer_subgraphs, settle = self.subgraphs(index, node, walk.types, datas, walk.opsets, errors,
+                                                                strict)
         symbols = self.symbols
         ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
                                data=data_on_demand if data_on_demand is not None else

@@ -10,6 +10,7 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from opspec.runtime.contract.values import TensorType
@@ -28,6 +29,28 @@ _NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
 #: A node whose attributes are left unread (its op declares none): no values yet, keyed as none.
 _UNREAD: tuple[None, tuple[Any, ...], tuple[bytes, ...]] = (None, (), ())
 _SCHEMA = EntryKind.SCHEMA
+
+
+@dataclass(frozen=True, slots=True)
+class GraphWalk:
+    """The state of one walk over one graph's nodes (the model's, a subgraph's, a function body's).
+
+    ``types`` and ``datas`` hold every value's type and data by name, the walk adding each node's
+    outputs; ``declared`` the types the graph declares for values; ``opsets`` the opset imports in
+    force; ``entries`` how each ``(domain, op_type)`` is inferred (shared by walks under the same
+    imports); ``producers`` records each output's node index (None: not recorded); ``errors``
+    collects the node problems, and ``strict`` raises at the first.
+    """
+
+    nodes: Sequence[Any]
+    types: Any
+    datas: Any
+    declared: dict[str, Any]
+    opsets: dict[str, int]
+    entries: dict[tuple[str, str], OpEntry]
+    producers: dict[str, int] | None
+    errors: list[NodeError]
+    strict: bool
 
 
 class Walker(RuleRunner):
@@ -71,17 +94,17 @@ class Walker(RuleRunner):
         #: input types, which inputs are given and the attributes' exact key: models repeat nodes.
         self._conforming: set[tuple[Any, ...]] = set()
 
-    def run(self, nodes: Sequence[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
-            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int] | None,
-            errors: list[NodeError], strict: bool) -> None:
-        """Infer every node in order, updating ``types``/``datas``; record producers by node index
-        (unless ``producers`` is None: a value's type is then stored at its first producer's turn,
-        so ``types`` still lists the node outputs in node order).
+    def run(self, walk: GraphWalk) -> None:
+        """Infer every node of ``walk`` in order, updating its ``types``/``datas``; record producers
+        by node index (unless ``producers`` is None: a value's type is then stored at its first
+        producer's turn, so ``types`` still lists the node outputs in node order).
 
         A node whose op, input types, input data and attributes match an earlier node's
         reuses that node's results (models repeat the same block many times), unless the
         rule failed or made up fresh symbols there.
         """
+        nodes, types, datas, declared = walk.nodes, walk.types, walk.datas, walk.declared
+        opsets, entries, producers = walk.opsets, walk.entries, walk.producers
         get_entry = entries.get
         get_type = types.get
         get_data = datas.get
@@ -122,7 +145,7 @@ class Walker(RuleRunner):
                     if deferred is not None:
                         self._decode_deferred()
                         deferred = None
-                    self._other(entry, index, node, types, datas, declared, producers, errors, strict)
+                    self._other(walk, entry, index, node)
                     continue
                 if domain:
                     inferred[op] = entry
@@ -190,7 +213,7 @@ class Walker(RuleRunner):
                     attributes, frozen, exact = read_attributes(attribute_protos)
                 if check_type:
                     conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
-                                              attributes, exact, errors, strict)
+                                              attributes, exact, walk.errors, walk.strict)
                 else:
                     conforms = True
             plain_key = data is None and frozen == ()  # keyed on input types alone
@@ -218,10 +241,9 @@ class Walker(RuleRunner):
                         and found[0][0] is not None and found[1][0] is None:
                     entry.recent = (inputs, found[0][0])
             if found is None:
-                outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
-                                                        attributes, opsets, types, datas, errors, strict, conforms, key)
-                store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types,
-                      datas, get_declared, producers, errors, strict)
+                outputs, output_data = self._infer_node(walk, entry, index, node, in_names, len(out_names), inputs,
+                                                        data, attributes, conforms, key)
+                store(walk, out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node)
                 continue
             outputs, output_data = found
             if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
@@ -234,8 +256,7 @@ class Walker(RuleRunner):
                     if output_data[0] is not None and (keep_all_data or entry.constant_output):
                         datas[name] = output_data[0]
                     continue
-            store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types, datas,
-                  get_declared, producers, errors, strict)
+            store(walk, out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node)
 
     def _decode_deferred(self) -> None:
         """Decode the unread input types (for good: the walk looks at them from now on)."""
@@ -243,10 +264,11 @@ class Walker(RuleRunner):
             self.deferred.resolve()
             self.deferred = None
 
-    def _store(self, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
-               types: dict[str, Any], datas: dict[str, Any], get_declared: Callable[[str], Any],
-               producers: dict[str, int] | None, errors: list[NodeError], strict: bool) -> None:
+    def _store(self, walk: GraphWalk, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool,
+               index: int, node: Any) -> None:
         """Merge a node's outputs with what the graph declares and record them by name."""
+        types, datas, producers, get_declared = walk.types, walk.datas, walk.producers, walk.declared.get
+        errors, strict = walk.errors, walk.strict
         position = 0
         for name in out_names:
             if name:
@@ -290,16 +312,16 @@ class Walker(RuleRunner):
                 self._merged[key] = known
         return known
 
-    def _other(self, entry: OpEntry, index: int, node: Any, types: dict[str, Any], datas: dict[str, Any],
-               declared: dict[str, Any], producers: dict[str, int] | None, errors: list[NodeError],
-               strict: bool) -> None:
+    def _other(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any) -> None:
         """A node not inferred by a schema's rule: a function call, an unknown op or a broken one."""
+        errors, strict = walk.errors, walk.strict
         out_names = list(node.output)
         results: list[Any] = []
         result_data: list[Any] = []
         if entry.kind == EntryKind.FUNCTION:
             if self.call_function is not None:
-                results, result_data = self.call_function(entry.function, node, types, datas, errors, index, strict)
+                results, result_data = self.call_function(entry.function, node, walk.types, walk.datas, errors, index,
+                                                          strict)
         elif entry.kind == EntryKind.UNKNOWN:
             self.unknown.setdefault((node.domain, node.op_type), entry.reason)
             if errors is self.errors:  # a node of the main graph, not of a function body
@@ -307,8 +329,8 @@ class Walker(RuleRunner):
         else:
             self.fail(errors, index, node, entry.reason, strict, of_form=True)
         padding = len(out_names) - len(results)
-        self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
-                    index, node, types, datas, declared.get, producers, errors, strict)
+        self._store(walk, out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
+                    index, node)
 
 
 def _in_order(nodes: Sequence[Any], rest: list[list[int]]) -> Iterator[tuple[int, Any]]:
@@ -339,4 +361,4 @@ def _reorder(nodes: Sequence[Any], position: int, rest: list[list[int]]) -> bool
     return True
 
 
-__all__ = ["MEMO_LIMIT", "Walker"]
+__all__ = ["GraphWalk", "MEMO_LIMIT", "Walker"]
