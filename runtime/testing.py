@@ -42,9 +42,9 @@ def make_context(schema: OpSchema, inputs: list[Any], attributes: dict[str, Any]
     ctx = InferenceContext(schema, list(inputs), dict(attributes or {}), args=dict(schema_entry(schema, rules).args),
                            **kwargs)
     if prebind:
-        plan = schema_entry(schema, rules).plan(len(ctx._inputs), ctx.output_count)
+        plan = schema_entry(schema, rules).plan(ctx.input_count, ctx.output_count)
         for position, (sources, fixed) in enumerate(plan):
-            ctx.set_output(position, bind_output(ctx._inputs, sources, fixed))
+            ctx.set_output(position, bind_output(ctx.input_types, sources, fixed))
     return ctx
 
 

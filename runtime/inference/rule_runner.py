@@ -118,7 +118,7 @@ class RuleRunner:
                                list(data) if data is not None else None, names=in_names, symbols=symbols,
                                node_name=node.name, opset=entry.opset, output_count=output_count,
                                subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
-        outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
+        outputs, output_data = ctx.results()  # the walk's side of the contract: pre-bound output types
         plan = entry.plans.get((len(inputs), output_count)) or entry.plan(len(inputs), output_count)
         position = 0
         for sources, fixed in plan:
@@ -152,10 +152,10 @@ class RuleRunner:
             memo = entry.memo
             if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
                     and len(memo) < MEMO_LIMIT:
-                memo[key] = (tuple(outputs), tuple(ctx._output_data))
+                memo[key] = (tuple(outputs), tuple(output_data))
         if settle is not None:  # the problems of the node's graphs, weighed as the rule said
             settle(ctx.unsure_graphs)
-        return outputs, ctx._output_data
+        return outputs, output_data
 
     def _apply(self, rule: Callable[..., Any], ctx: InferenceContext, index: int, node: Any,
                errors: list[NodeError], strict: bool) -> bool:
@@ -172,7 +172,7 @@ class RuleRunner:
                 raise
             failed = True
             self.fail(errors, index, node, rule_failure(error), strict)
-        outputs = ctx._outputs
+        outputs = ctx.results()[0]
         for position, value in enumerate(outputs):
             if value is not None and type(value) not in _VALUE_TYPES:
                 if node_errors.RAISE_RULE_BUGS:
