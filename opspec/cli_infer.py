@@ -7,19 +7,11 @@ import sys
 from typing import Any, Iterable
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
-from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
-from opspec.cli_models import check_output, load, report_stream, shown_name, shown_output, source_path, write
+from opspec.cli_gate import Progress, add_gate_options, gate_status
+from opspec.cli_models import check_output, load, report_stream, shown_name, source_path, write
 from opspec.cli_runtime import add_runtime_option, runtime_problem_json, runtime_target, verdict_line
-from opspec.cli_report import (
-    declared_types,
-    origin_counts,
-    print_summary,
-    print_table,
-    problem_json,
-    value_rows,
-    values_json,
-    write_json,
-)
+from opspec.cli_report import declared_types, origin_counts, problem_json, value_rows, write_json
+from opspec.infer_report import infer_report, render_json, render_text
 
 #: Models with more values than this get a summary in place of the table (unless ``--values``).
 TABLE_LIMIT = 1000
@@ -72,7 +64,6 @@ def _infer(args: argparse.Namespace) -> int:
         else:
             print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
-    refusals = result.external_refusals
     without_rule = ops_without_rule(model.opset_import, result.op_types)
     value_count = result.value_count
     listed = args.format == "json" or (not args.quiet and (args.values or value_count <= TABLE_LIMIT))
@@ -87,64 +78,11 @@ def _infer(args: argparse.Namespace) -> int:
     copied: list[tuple[str, str]] = []
     if args.output:
         copied = write(result.save, result.model, args.model, args.output)
+    report = infer_report(name, status, result, value_count, rows, counts, without_rule, args.output, copied)
     if args.format == "json":
-        write_json({
-            "ok": status == EXIT_OK, "nodes": result.node_count,
-            "values": values_json(rows()),
-            "errors": [problem_json(error) for error in result.errors],
-            "notes": [problem_json(note) for note in result.notes],
-            "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
-                            for (domain, op_type), reason in sorted(result.unknown_reasons.items())],
-            "ops_without_rule": [{"domain": domain, "op_type": op_type, "version": version}
-                                 for domain, op_type, version in without_rule],
-            "external_data_refused": refusals,
-            "implied_opsets": [{"domain": domain, "version": version}
-                               for domain, version in sorted(result.implied_opsets.items())],
-            "output": args.output,
-            "external_data_copied": [{"from": data, "to": destination} for data, destination in copied],
-        }, out)
-        return status
-    problems = bool(result.errors or result.unknown_reasons or without_rule or refusals)
-    if args.quiet and not problems:
-        return status
-    if not args.quiet:
-        if counts is None:
-            print_table(rows, out)
-        else:
-            print_summary(counts, out)
-    if result.errors:
-        print(f"\n{plural(len(result.errors), 'error')}:", file=out)
-        for problem in result.errors:
-            print(f"  {problem}", file=out)
-    if result.notes and not args.quiet:
-        print(f"\n{plural(len(result.notes), 'note')} (graphs that may not run would fail if they ran; "
-              "not errors of the model):", file=out)
-        for note in result.notes:
-            print(f"  {note}", file=out)
-    if result.unknown_reasons:
-        print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):", file=out)
-        for (domain, op_type), reason in sorted(result.unknown_reasons.items()):
-            print(f"  {op_type} (domain '{domain or 'ai.onnx'}'): {reason}", file=out)
-    if without_rule:
-        print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):", file=out)
-        for domain, op_type, version in without_rule:
-            print(f"  {op_type} version {version} (domain '{domain}')", file=out)
-    if result.implied_opsets and not args.quiet:
-        print(f"\n{plural(len(result.implied_opsets), 'domain')} used without an opset import "
-              "(inferred at its newest version, as onnxruntime runs it):", file=out)
-        for domain, version in sorted(result.implied_opsets.items()):
-            print(f"  {domain} version {version}", file=out)
-    if refusals:
-        print(f"\n{plural(len(refusals), 'tensor')} with external data not read:", file=out)
-        for refusal in refusals:
-            print(f"  {refusal}", file=out)
-    if args.output and not args.quiet:
-        print("", file=out)
-        for data, destination in copied:
-            print(f"copied external data {data} to {destination}", file=out)
-        print(f"wrote {shown_output(args.output)}", file=out)
-    print("\n" + summary_line(name, result.node_count, value_count, len(result.errors),
-                              len(result.unknown_reasons), len(without_rule)), file=out)
+        render_json(report, out)
+    else:
+        render_text(report, out, args.quiet)
     return status
 
 
