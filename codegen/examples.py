@@ -12,10 +12,9 @@ from __future__ import annotations
 import importlib
 import itertools
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from opspec.codegen.compiler import CompiledDomain, CompiledOp
 from opspec.codegen.diagnostics import CompileError, Diagnostic, Diagnostics
@@ -30,6 +29,7 @@ from opspec.runtime.shape.sym import Sym
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
 
 if TYPE_CHECKING:
+    from opspec.runtime.op_set import OpSet
     from opspec.runtime.rulebook import RuleBook
 
 _SHAPE = re.compile(r"^(?:(\w+)\s+)?\((.*)\)$")
@@ -101,8 +101,17 @@ class WorkedExamples:
         """An op's examples, and the problems of those that fail (none at all without a runtime)."""
         if not self.ready or not _has_examples(wanted[1]):
             return [], []
-        with _answering_from(self.registry, self.rules):
-            return _examples_with_problems(wanted)
+        return _examples_with_problems(wanted, self.op_set())
+
+    def op_set(self) -> OpSet:
+        """The op set inference answers from: ``registry`` and ``rules`` where given, the installed
+        op set's otherwise."""
+        from opspec.runtime.op_set import OpSet, installed_op_set
+
+        installed = installed_op_set()
+        if self.registry is None and self.rules is None:
+            return installed
+        return OpSet(self.registry or installed.registry, self.rules or installed.rules, installed.implied_domains)
 
 
 def worked_examples(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> WorkedExamples:
@@ -111,9 +120,9 @@ def worked_examples(domains: tuple[CompiledDomain, ...], fresh: bool = True) -> 
     to compute them is set up here, once, before any fork."""
     if not any(_has_examples(op) for domain in domains for op in domain.ops) or not runtime_ready():
         return WorkedExamples(False)
-    from opspec.runtime import defs
+    from opspec.runtime.op_set import installed_op_set
 
-    defs.INFERENCE  # noqa: B018 - built here, once, rather than in each process that runs an example
+    installed_op_set()  # built here, once, rather than in each process that runs an example
     if not fresh:
         return WorkedExamples(True)
     return WorkedExamples(True, _registry_of(domains), _tree_rules(domains))
@@ -156,18 +165,19 @@ def runtime_ready() -> bool:
     return True
 
 
-def _examples_with_problems(wanted: tuple[CompiledDomain, CompiledOp]) -> tuple[list[Example], list[Diagnostic]]:
-    """An op's examples, and the problems of those that fail."""
+def _examples_with_problems(wanted: tuple[CompiledDomain, CompiledOp],
+                            op_set: OpSet) -> tuple[list[Example], list[Diagnostic]]:
+    """An op's examples inferred with ``op_set``, and the problems of those that fail."""
     problems = Diagnostics()
-    return _op_examples(*wanted, problems), problems.items
+    return _op_examples(*wanted, problems, op_set), problems.items
 
 
-def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostics) -> list[Example]:
+def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostics, op_set: OpSet) -> list[Example]:
     results = []
     for schema, version in zip(op.schemas, op.decl.versions):
         for example in version.examples:
             try:
-                results.append(run_example(schema, domain.decl.node_domain, example))
+                results.append(run_example(schema, domain.decl.node_domain, example, op_set))
             except ExampleProblem as problem:
                 diagnostics.error(example.location, f"example for {op.decl.name} version {schema.since_version}: "
                                                     f"{problem}")
@@ -177,13 +187,14 @@ def _op_examples(domain: CompiledDomain, op: CompiledOp, diagnostics: Diagnostic
     return sorted(results, key=lambda example: -example.version)
 
 
-def run_example(schema: OpSchema, node_domain: str, example: ExampleDecl) -> Example:
-    """Infer one example's outputs with whatever registry is current."""
+def run_example(schema: OpSchema, node_domain: str, example: ExampleDecl, op_set: OpSet | None = None) -> Example:
+    """Infer one example's outputs, looking operators up in ``op_set`` (None: the installed one)."""
     from opspec.runtime.inference.graph import infer_model
+    from opspec.runtime.inference.options import InferenceOptions
     from opspec.runtime.inference.typeops import describe
 
     model, call = _model(schema, node_domain, example)
-    outcome = infer_model(model, check_type=True, data_prop=True, report=False)
+    outcome = infer_model(model, InferenceOptions(check_type=True, data_prop=True, report=False), op_set=op_set)
     if outcome.errors:
         raise ExampleProblem("; ".join(error.message for error in outcome.errors))
     if outcome.unknown:
@@ -373,33 +384,6 @@ def _registry_of(domains: tuple[CompiledDomain, ...]) -> Registry:
         fresh.add_package(defs.REGISTRY_PACKAGE)
     fresh.add_package(index, schemas)
     return fresh
-
-
-@contextmanager
-def _answering_from(registry: Registry | None, rules: RuleBook | None) -> Iterator[None]:
-    """Let the process-wide registry answer from ``registry`` and the process-wide rule book from
-    ``rules`` (each if given) for the duration; their state is restored afterwards, whatever happens."""
-    from opspec.runtime import defs
-    from opspec.runtime.rulebook import RULES
-
-    # lookups and inference both see only the tree's schemas
-    pairs: list[tuple[object, object]] = [(each, registry) for each in (defs.REGISTRY, defs.INFERENCE)
-                                           if registry is not None]
-    pairs += [(RULES, rules)] if rules is not None else []
-    if not pairs:
-        yield
-        return
-    swapped = [each for each, _ in pairs]
-    saved = [dict(vars(each)) for each in swapped]
-    try:
-        for each, replacement in pairs:
-            vars(each).clear()
-            vars(each).update(vars(replacement))
-        yield
-    finally:
-        for each, state in zip(swapped, saved):
-            vars(each).clear()
-            vars(each).update(state)
 
 
 __all__ = ["Example", "ExampleProblem", "WorkedExamples", "examples_of", "run_example", "worked_examples"]

@@ -7,19 +7,11 @@ import sys
 from typing import Any, Iterable
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
-from opspec.cli_gate import Progress, add_gate_options, gate_status, summary_line
-from opspec.cli_models import check_output, load, report_stream, shown_name, shown_output, source_path, write
+from opspec.cli_gate import Progress, add_gate_options, gate_status
+from opspec.cli_models import check_output, load, report_stream, shown_name, source_path, write
 from opspec.cli_runtime import add_runtime_option, runtime_problem_json, runtime_target, verdict_line
-from opspec.cli_report import (
-    declared_types,
-    origin_counts,
-    print_summary,
-    print_table,
-    problem_json,
-    value_rows,
-    values_json,
-    write_json,
-)
+from opspec.cli_report import declared_types, origin_counts, problem_json, value_rows, write_json
+from opspec.infer_report import infer_report, render_json, render_text
 
 #: Models with more values than this get a summary in place of the table (unless ``--values``).
 TABLE_LIMIT = 1000
@@ -51,7 +43,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _infer(args: argparse.Namespace) -> int:
-    from opspec.runtime.inference.api import InferenceError, infer_in_place
+    from opspec.runtime.inference.api import InferenceError, InferenceOptions, infer_in_place
 
     if args.output:
         check_output(args.output)
@@ -64,15 +56,14 @@ def _infer(args: argparse.Namespace) -> int:
                       enabled=args.format == "text" and not args.quiet):
             # The model was read here: inferred in place, its new value_info left serialized
             # (written with the model, if asked, and never built as messages).
-            result = infer_in_place(model, source_path(args.model), check_type=args.check_type, strict_mode=args.strict,
-                                    data_prop=not args.no_data_prop, merge_new=False)
+            options = InferenceOptions(args.check_type, args.strict, not args.no_data_prop, merge_new=False)
+            result = infer_in_place(model, source_path(args.model), options)
     except InferenceError as error:
         if args.format == "json":
             write_json({"ok": False, "errors": [{"message": str(error)}]}, out)
         else:
             print(f"opspec: {error}", file=sys.stderr)
         return EXIT_FAILED
-    refusals = result.external_refusals
     without_rule = ops_without_rule(model.opset_import, result.op_types)
     value_count = result.value_count
     listed = args.format == "json" or (not args.quiet and (args.values or value_count <= TABLE_LIMIT))
@@ -87,84 +78,32 @@ def _infer(args: argparse.Namespace) -> int:
     copied: list[tuple[str, str]] = []
     if args.output:
         copied = write(result.save, result.model, args.model, args.output)
+    report = infer_report(name, status, result, value_count, rows, counts, without_rule, args.output, copied)
     if args.format == "json":
-        write_json({
-            "ok": status == EXIT_OK, "nodes": result.node_count,
-            "values": values_json(rows()),
-            "errors": [problem_json(error) for error in result.errors],
-            "notes": [problem_json(note) for note in result.notes],
-            "unknown_ops": [{"domain": domain or "ai.onnx", "op_type": op_type, "reason": reason}
-                            for (domain, op_type), reason in sorted(result.unknown_reasons.items())],
-            "ops_without_rule": [{"domain": domain, "op_type": op_type, "version": version}
-                                 for domain, op_type, version in without_rule],
-            "external_data_refused": refusals,
-            "implied_opsets": [{"domain": domain, "version": version}
-                               for domain, version in sorted(result.implied_opsets.items())],
-            "output": args.output,
-            "external_data_copied": [{"from": data, "to": destination} for data, destination in copied],
-        }, out)
-        return status
-    problems = bool(result.errors or result.unknown_reasons or without_rule or refusals)
-    if args.quiet and not problems:
-        return status
-    if not args.quiet:
-        if counts is None:
-            print_table(rows, out)
-        else:
-            print_summary(counts, out)
-    if result.errors:
-        print(f"\n{plural(len(result.errors), 'error')}:", file=out)
-        for problem in result.errors:
-            print(f"  {problem}", file=out)
-    if result.notes and not args.quiet:
-        print(f"\n{plural(len(result.notes), 'note')} (graphs that may not run would fail if they ran; "
-              "not errors of the model):", file=out)
-        for note in result.notes:
-            print(f"  {note}", file=out)
-    if result.unknown_reasons:
-        print(f"\n{plural(len(result.unknown_reasons), 'unknown op')} (outputs left untyped):", file=out)
-        for (domain, op_type), reason in sorted(result.unknown_reasons.items()):
-            print(f"  {op_type} (domain '{domain or 'ai.onnx'}'): {reason}", file=out)
-    if without_rule:
-        print(f"\n{plural(len(without_rule), 'op')} with a schema but no inference rule (outputs left untyped):", file=out)
-        for domain, op_type, version in without_rule:
-            print(f"  {op_type} version {version} (domain '{domain}')", file=out)
-    if result.implied_opsets and not args.quiet:
-        print(f"\n{plural(len(result.implied_opsets), 'domain')} used without an opset import "
-              "(inferred at its newest version, as onnxruntime runs it):", file=out)
-        for domain, version in sorted(result.implied_opsets.items()):
-            print(f"  {domain} version {version}", file=out)
-    if refusals:
-        print(f"\n{plural(len(refusals), 'tensor')} with external data not read:", file=out)
-        for refusal in refusals:
-            print(f"  {refusal}", file=out)
-    if args.output and not args.quiet:
-        print("", file=out)
-        for data, destination in copied:
-            print(f"copied external data {data} to {destination}", file=out)
-        print(f"wrote {shown_output(args.output)}", file=out)
-    print("\n" + summary_line(name, result.node_count, value_count, len(result.errors),
-                              len(result.unknown_reasons), len(without_rule)), file=out)
+        render_json(report, out)
+    else:
+        render_text(report, out, args.quiet)
     return status
 
 
 def ops_without_rule(opset_import: Any, op_types: Iterable[tuple[str, str]]) -> list[tuple[str, str, int]]:
     """``(domain, op type, schema version)`` of the ops among ``op_types`` (each a node's
-    ``(domain, op_type)``) whose schema under ``opset_import`` has no rule."""
-    from opspec.runtime.defs import INFERENCE
+    ``(domain, op_type)``) whose schema under ``opset_import`` has no rule (in the installed op set)."""
     from opspec.runtime.inference.resolve import normalize_opsets
+    from opspec.runtime.op_set import installed_op_set
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(opset_import)
+    registry = installed_op_set().registry
+    opsets = normalize_opsets(opset_import, registry)
     found: set[tuple[str, str, int]] = set()
     for node_domain, op_type in set(op_types):
         try:
-            domain = INFERENCE.canonical_domain(node_domain)
-            schema = INFERENCE.get_schema(op_type, opsets.get(domain), domain)
+            domain = registry.canonical_domain(node_domain)
+            schema = registry.get_schema(op_type, opsets.get(domain), domain)
         except SchemaError:
             continue
         if schema.inference is None:
-            found.add((INFERENCE.domain(schema.domain).name, schema.name, schema.since_version))
+            found.add((registry.domain(schema.domain).name, schema.name, schema.since_version))
     return sorted(found)
 
 

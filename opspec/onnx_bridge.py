@@ -19,10 +19,9 @@ import importlib
 import warnings
 from typing import Any, Callable
 
-from opspec.runtime.defs import REGISTRY
 from opspec.runtime.inference.single_node import infer_node_outputs
 from opspec.runtime.onnx_features import OnnxFeatures, OnnxUnavailable, onnx_features
-from opspec.runtime.registry import Registry
+from opspec.runtime.op_set import OpSet, standard_op_set
 from opspec.runtime.schema import OpSchema
 
 __all__ = ["OnnxFeatureWarning", "OnnxUnavailable", "deregister_from_onnx", "register_with_onnx",
@@ -33,9 +32,11 @@ class OnnxFeatureWarning(UserWarning):
     """The installed onnx lacks something the bridge would carry over; the rest still works."""
 
 
-def register_with_onnx(domain: str, registry: Registry = REGISTRY,
+def register_with_onnx(domain: str, op_set: OpSet | None = None,
                        features: OnnxFeatures | None = None) -> list[tuple[str, int, str]]:
-    """Register every version of every operator of ``domain`` in onnx.
+    """Register every version of every operator of ``domain`` of ``op_set`` (None: the standard
+    operators and every registered package's, as ``opspec.defs`` has them) in onnx, each
+    inferred with ``op_set``'s rule.
 
     Returns ``(op_type, since_version, domain)`` of each registered schema, the
     arguments ``onnx.defs.deregister_schema`` takes. ``features`` defaults to what the
@@ -43,11 +44,13 @@ def register_with_onnx(domain: str, registry: Registry = REGISTRY,
     """
     features = features or onnx_features()
     defs = importlib.import_module("onnx.defs")
+    op_set = op_set or standard_op_set()
+    registry = op_set.registry
     node_domain = registry.canonical_domain(domain)
     registered, without_rule = [], False
     for op in registry.op_names(node_domain):
         for schema in registry.schemas_of(op, node_domain):
-            defs.register_schema(to_onnx_schema(schema, features))
+            defs.register_schema(to_onnx_schema(schema, features, op_set))
             registered.append((schema.name, schema.since_version, schema.domain))
             without_rule |= schema.has_type_and_shape_inference_function and not features.python_inference
     if without_rule:
@@ -58,9 +61,10 @@ def register_with_onnx(domain: str, registry: Registry = REGISTRY,
     return registered
 
 
-def deregister_from_onnx(domain: str, registry: Registry = REGISTRY) -> None:
-    """Remove from onnx what :func:`register_with_onnx` put there for ``domain``."""
+def deregister_from_onnx(domain: str, op_set: OpSet | None = None) -> None:
+    """Remove from onnx what :func:`register_with_onnx` put there for ``domain`` of ``op_set``."""
     defs = importlib.import_module("onnx.defs")
+    registry = (op_set or standard_op_set()).registry
     node_domain = registry.canonical_domain(domain)
     for op in registry.op_names(node_domain):
         for schema in registry.schemas_of(op, node_domain):
@@ -68,8 +72,9 @@ def deregister_from_onnx(domain: str, registry: Registry = REGISTRY) -> None:
                 defs.deregister_schema(schema.name, schema.since_version, schema.domain)
 
 
-def to_onnx_schema(schema: OpSchema, features: OnnxFeatures | None = None) -> Any:
-    """An ``onnx.defs.OpSchema`` with ``schema``'s signature and its inference rule.
+def to_onnx_schema(schema: OpSchema, features: OnnxFeatures | None = None, op_set: OpSet | None = None) -> Any:
+    """An ``onnx.defs.OpSchema`` with ``schema``'s signature and its inference rule (run as the
+    engine runs it with ``op_set``; None: the installed op set).
 
     Function bodies and the support level do not carry over: onnx's Python constructor
     has no place for them. Neither do the determinism and the rule where the installed
@@ -90,7 +95,7 @@ def to_onnx_schema(schema: OpSchema, features: OnnxFeatures | None = None) -> An
         **optional,
     )
     if schema.has_type_and_shape_inference_function and features.python_inference:
-        built.set_type_and_shape_inference_function(_inference_function(schema))
+        built.set_type_and_shape_inference_function(_inference_function(schema, op_set))
     return built
 
 
@@ -110,7 +115,7 @@ def _attribute(defs: Any, attribute: Any) -> Any:
     return defs.OpSchema.Attribute(attribute.name, kind, attribute.description, required=attribute.required)
 
 
-def _inference_function(schema: OpSchema) -> Callable[[Any], None]:
+def _inference_function(schema: OpSchema, op_set: OpSet | None) -> Callable[[Any], None]:
     """onnx's inference callback for ``schema``: runs opspec's rule on the node onnx sees.
 
     Every failure, expected or not, leaves as onnx's ``InferenceError`` with a message
@@ -122,7 +127,7 @@ def _inference_function(schema: OpSchema) -> Callable[[Any], None]:
 
     def infer(ctx: Any) -> None:
         try:
-            outputs = _run_rule(onnx, schema, ctx)
+            outputs = _run_rule(onnx, schema, ctx, op_set)
             for index, type_proto in outputs:
                 ctx.set_output_type(index, type_proto)
         except Exception as error:  # noqa: BLE001 - one error kind crosses into onnx
@@ -140,7 +145,7 @@ def _display_name(ctx: Any) -> str:
         return "node"
 
 
-def _run_rule(onnx: Any, schema: OpSchema, ctx: Any) -> list[tuple[int, Any]]:
+def _run_rule(onnx: Any, schema: OpSchema, ctx: Any, op_set: OpSet | None) -> list[tuple[int, Any]]:
     inputs = [f"in{i}" if ctx.has_input(i) else "" for i in range(ctx.get_num_inputs())]
     outputs = [f"out{i}" for i in range(ctx.get_num_outputs())]
     node = onnx.NodeProto(op_type=schema.name, domain=schema.domain, input=inputs, output=outputs)
@@ -158,5 +163,5 @@ def _run_rule(onnx: Any, schema: OpSchema, ctx: Any) -> list[tuple[int, Any]]:
         tensor = ctx.get_input_data(index)
         if tensor is not None:
             data[name] = tensor
-    found = infer_node_outputs(schema, node, types, input_data=data)
+    found = infer_node_outputs(schema, node, types, input_data=data, op_set=op_set)
     return [(index, found[name]) for index, name in enumerate(outputs) if name in found]

@@ -12,9 +12,12 @@ which of its findings count, as onnx's arguments say, and raises them as one exc
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opspec.runtime.onnx_compat import onnx_bases
+
+if TYPE_CHECKING:
+    from opspec.runtime.op_set import OpSet
 
 #: Node problems a check without ``full_check`` reports: the node against its schema. The
 #: others (input and output types, declared-vs-inferred conflicts, a rule rejecting the
@@ -40,7 +43,7 @@ class ValidationError(ValueError, *onnx_bases("onnx.checker", "ValidationError")
 
 
 def check_model(model: Any, full_check: bool = False, skip_opset_compatibility_check: bool = False,
-                check_custom_domain: bool = False) -> None:
+                check_custom_domain: bool = False, *, op_set: OpSet | None = None) -> None:
     """Check ``model`` (an ``onnx.ModelProto``, an opspec ``ModelProto``, bytes or a path);
     raise :class:`ValidationError` listing every located problem, or return None.
 
@@ -50,7 +53,8 @@ def check_model(model: Any, full_check: bool = False, skip_opset_compatibility_c
     ``check_custom_domain``. ``skip_opset_compatibility_check`` is accepted for onnx's
     signature and changes nothing: no such check is made. A path's external data must lie
     in the model's folder. The model is never changed. Unreadable input raises
-    :class:`~opspec.runtime.ir.ModelLoadError`.
+    :class:`~opspec.runtime.ir.ModelLoadError`. ``op_set`` is what nodes are checked against
+    (None: the installed op set).
     """
     from opspec.runtime.checker import check_model as check_everything
     from opspec.runtime.checker.codes import node_code
@@ -58,7 +62,7 @@ def check_model(model: Any, full_check: bool = False, skip_opset_compatibility_c
 
     del skip_opset_compatibility_check
     path = model if isinstance(model, (str, os.PathLike)) else None
-    checked = check_everything(load_model(model).model, path)
+    checked = check_everything(load_model(model).model, path, op_set=op_set)
     nodes = [problem for problem in checked.nodes
              if (full_check or node_code(problem) in SCHEMA_CODES)
              and (check_custom_domain or node_code(problem) != "unknown-op" or problem.domain in BUILT_IN_DOMAINS)]

@@ -20,6 +20,7 @@ from test_opdefs_errors import DOMAIN, FILE, OP, _run, _tree
 import opspec
 from opspec.cli import main
 from opspec.runtime.convert import convert
+from opspec.runtime.op_set import standard_op_set
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -270,7 +271,7 @@ def test_group_normalization_scales_per_group_become_per_channel_going_up():
     model = _normalization_model(helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2),
                                  [2, 4, 3, 3], 18, [_floats("s", [1, 2]), _floats("b", [3, 4])])
     ours = load_model(model).model
-    values = GraphValues.of(ours.graph, {"x": ValueType(F, (2, 4, 3, 3))}, None, True)
+    values = GraphValues.of(ours.graph, {"x": ValueType(F, (2, 4, 3, 3))}, None, True, standard_op_set().registry, None)
     node = WorkNode.of(ours.graph.node[0])
     group_scale(node, opspec.get_schema("GroupNormalization", 18), opspec.get_schema("GroupNormalization", 21), values)
     scale, bias = values.values_of(node.inputs[1]), values.values_of(node.inputs[2])
@@ -538,7 +539,7 @@ def test_pooling_with_ceil_mode_crosses_22_for_unknown_lengths_where_every_lengt
 
     def converts(dims):
         ours = load_model(_pool(kernel, stride, pads, [1, 1, 4, 4], 19)).model
-        values = GraphValues.of(ours.graph, {"x": ValueType(F, dims)}, None, True)
+        values = GraphValues.of(ours.graph, {"x": ValueType(F, dims)}, None, True, standard_op_set().registry, None)
         try:
             ceil_window(WorkNode.of(ours.graph.node[0]), older, newer, values)
         except Exception:  # noqa: BLE001 - a refusal

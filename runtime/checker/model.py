@@ -12,6 +12,8 @@ from typing import Any, Callable, Iterator
 from opspec.runtime.checker.problems import ModelProblem
 from opspec.runtime.checker.tensors import DATA_TYPES, check_sparse, check_tensor
 from opspec.runtime.inference.graph_checks import node_label
+from opspec.runtime.op_set import OpSet, op_set_or_installed
+from opspec.runtime.registry import Registry, SchemaError
 
 #: The IR versions opspec reads (its IR module holds version 14's messages); models of IR
 #: version 1 and 2 predate opset imports.
@@ -59,15 +61,17 @@ class _Collector:
         return problem
 
 
-def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProblem]:
+def check_model_fields(model: Any, folder: str | None = None, op_set: OpSet | None = None) -> list[ModelProblem]:
     """Every problem of ``model``'s own fields; ``folder`` is where the model file lies
-    (external data must stay inside it), None when it was not read from a file."""
+    (external data must stay inside it), None when it was not read from a file; opset imports
+    are checked against ``op_set``'s domains (None: the installed op set)."""
+    registry = op_set_or_installed(op_set).registry
     found = _Collector(folder)
     report = found.at("model")
     if not MIN_IR_VERSION <= model.ir_version <= MAX_IR_VERSION:
         report(f"IR version {model.ir_version} is outside the versions opspec reads "
                f"({MIN_IR_VERSION} to {MAX_IR_VERSION})", "ir-version")
-    _check_opsets(model.opset_import, report)
+    _check_opsets(model.opset_import, report, registry)
     keys = [entry.key for entry in model.metadata_props]
     for key in sorted({key for key in keys if keys.count(key) > 1}):
         report(f"metadata_props gives key '{key}' more than once", "metadata")
@@ -86,7 +90,7 @@ def check_model_fields(model: Any, folder: str | None = None) -> list[ModelProbl
             found.at(where)("a model-local function has no name", "function-form")
         if model.ir_version >= FUNCTIONS_SINCE_IR and not function.HasField("domain"):
             found.at(where)("a model-local function has no domain", "function-form")
-        _check_opsets(function.opset_import, found.at(where))
+        _check_opsets(function.opset_import, found.at(where), registry)
         _check_nodes(function.node, "", found)
     return found.problems
 
@@ -103,9 +107,7 @@ def repeated_imports(model: Any) -> list[ModelProblem]:
             for (domain, version), count in counts.items() if count > 1]
 
 
-def _check_opsets(imports: Any, report: Callable[[str, str], None]) -> None:
-    from opspec.runtime.defs import INFERENCE
-    from opspec.runtime.registry import SchemaError
+def _check_opsets(imports: Any, report: Callable[[str, str], None], registry: Registry) -> None:
 
     seen: dict[str, int] = {}
     for entry in imports:
@@ -122,7 +124,7 @@ def _check_opsets(imports: Any, report: Callable[[str, str], None]) -> None:
                    "opset-version")
             continue
         try:
-            info = INFERENCE.domain(canonical)
+            info = registry.domain(canonical)
         except SchemaError:
             continue  # a domain opspec does not know: its nodes are reported as unknown ops
         if entry.version > info.opset_max:

@@ -169,7 +169,7 @@ def _resolver(model: Any) -> Any:
     from opspec.runtime.kernels import limits
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(model.opset_import)
+    opsets = normalize_opsets(model.opset_import, INFERENCE)
     for domain, newest in limits(HOST)[1].items():
         opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
 

@@ -210,7 +210,7 @@ def _node_problems(model: Any, type_of: Any, target: Target, unbound: list[Unbou
     from opspec.runtime.kernels import known_versions, limits
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(model.opset_import)
+    opsets = normalize_opsets(model.opset_import, INFERENCE)
     for domain, newest in limits(target.provider)[1].items():  # a known domain not imported: the runtime's newest
         opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
     local = {(function.domain, function.name) for function in model.functions}
@@ -315,7 +315,7 @@ def taken_by(model: Any, type_of: Any, provider: str) -> frozenset[int]:
     from opspec.runtime.kernels import kernels_for_since, limits
     from opspec.runtime.registry import SchemaError
 
-    opsets = normalize_opsets(model.opset_import)
+    opsets = normalize_opsets(model.opset_import, INFERENCE)
     for domain, newest in limits(DEFAULT_PROVIDER)[1].items():
         opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
     local = {(function.domain, function.name) for function in model.functions}

@@ -9,6 +9,8 @@ from opspec.runtime.checker.declared import declared_conflicts
 from opspec.runtime.checker.negative_dims import negative_dim_problems, with_stand_ins
 from opspec.runtime.checker.model import check_model_fields, repeated_imports
 from opspec.runtime.inference.node_errors import NodeError
+from opspec.runtime.inference.options import InferenceOptions
+from opspec.runtime.op_set import OpSet
 
 
 @dataclass(frozen=True)
@@ -44,24 +46,31 @@ class CheckResult:
         return self.verdict.will_run and not any(blocks_loading(problem) for problem in [*self.structure, *self.nodes])
 
 
-def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None) -> CheckResult:
+#: How the check infers a model: every node against its schema, nothing written back; and how it
+#: follows the model with stand-ins for its negative dims.
+_CHECKED = InferenceOptions(check_type=True, data_prop=True, report=False, write_back=False)
+_FOLLOWED = InferenceOptions(data_prop=True, report=False, write_back=False)
+
+
+def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None, *,
+                op_set: OpSet | None = None) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
     file it was read from, whose folder external data must stay inside (None: not from a file);
-    ``runtime`` a :class:`~.runtime_support.Target` to predict loading and running on (None: none)."""
+    ``runtime`` a :class:`~.runtime_support.Target` to predict loading and running on (None: none);
+    ``op_set`` what nodes are checked against (None: the installed op set). The prediction for
+    onnxruntime reads onnxruntime's own op set, the installed one, whatever ``op_set`` is."""
     from opspec.runtime.inference.api import infer_in_place
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
 
     folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
-    fields = check_model_fields(model, folder)
+    fields = check_model_fields(model, folder, op_set)
     structure = [*fields, *check_graphs(model)]
-    result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True, report=False,
-                            write_back=False)
+    result = infer_in_place(model, path, _CHECKED, op_set=op_set)
     if model.HasField("graph"):
         structure += declared_conflicts(model.graph, result.type_of)
         negative = with_stand_ins(model)
         if negative is not None:
-            followed = infer_in_place(negative[0], path, check_type=False, strict_mode=False, data_prop=True,
-                                      report=False, write_back=False)
+            followed = infer_in_place(negative[0], path, _FOLLOWED, op_set=op_set)
             structure += negative_dim_problems(model.graph, negative[1], followed.type_of, followed.errors,
                                                {str(error) for error in result.errors})
     reported = {problem.message for problem in fields}

@@ -267,6 +267,12 @@ class InferenceContext(ArgumentReaders):
         if index < len(self._output_data):
             self._output_data[index] = data
 
+    def results(self) -> tuple[list, list]:
+        """The engine's side of the contract: the output types and their data by output position, as
+        the lists themselves (the engine binds the types from the type parameters before the rule
+        runs, and reads both lists after it)."""
+        return self._outputs, self._output_data
+
     def output_data(self, index: int) -> Data | None:
         return self._output_data[index] if index < len(self._output_data) else None
 

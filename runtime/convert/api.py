@@ -18,9 +18,11 @@ from opspec.runtime.convert.inline import inline_functions
 from opspec.runtime.convert.nodes import canonical_domain, convert_node
 from opspec.runtime.convert.values import GraphValues, Refusal, collect_types, value_names
 from opspec.runtime.convert.work_node import WorkNode
-from opspec.runtime.defs import REGISTRY, onnx_opset_version
+from opspec.runtime.defs import onnx_opset_version
 from opspec.runtime.registry import SchemaError
 from opspec.runtime.ir import ModelSource, load_model
+from opspec.runtime.op_set import OpSet, standard_op_set
+from opspec.runtime.registry import Registry
 
 _STANDARD = ("", "ai.onnx")
 #: The oldest opset a model can be converted from or to.
@@ -75,15 +77,16 @@ class ConversionResult:
         return not self.refusals
 
 
-def convert_version(model: ModelSource, target_version: int, domains: Mapping[str, int] | None = None) -> Any:
+def convert_version(model: ModelSource, target_version: int, domains: Mapping[str, int] | None = None, *,
+                    op_set: OpSet | None = None) -> Any:
     """Like ``onnx.version_converter.convert_version``: ``model`` at opset ``target_version``
     (and at the opsets ``domains`` gives of other domains, such as ``{"ai.onnx.ml": 3}``).
 
     Returns the kind of object it was given (a path gives an ``onnx.ModelProto`` when onnx
     is installed) and never changes the input. Raises :class:`ConversionError` naming every
-    node that cannot be converted.
+    node that cannot be converted. ``op_set`` is as for :func:`convert`.
     """
-    result = convert(model, target_version, domains)
+    result = convert(model, target_version, domains, op_set=op_set)
     if not result.ok:
         lines = "\n".join(f"  {refusal}" for refusal in result.refusals)
         others = "".join(f", {domain} {old} to {new}" for domain, (old, new) in result.domains.items() if old != new)
@@ -96,33 +99,37 @@ def convert_version(model: ModelSource, target_version: int, domains: Mapping[st
     return result.model
 
 
-def convert(model: ModelSource, target_version: int, domains: Mapping[str, int] | None = None) -> ConversionResult:
+def convert(model: ModelSource, target_version: int, domains: Mapping[str, int] | None = None, *,
+            op_set: OpSet | None = None) -> ConversionResult:
     """Convert ``model`` to ``target_version`` (and the other domains to the opsets ``domains``
-    gives); the result lists refusals instead of raising."""
+    gives); the result lists refusals instead of raising. Operators are looked up and inferred in
+    ``op_set`` (None: they are looked up in the standard op set, without onnxruntime's additions to
+    the standard domain, and inferred with the installed op set)."""
     from opspec.runtime.inference.api import infer
 
+    registry = (op_set or standard_op_set()).registry
     loaded = load_model(model)
     copy = loaded.model
     source = standard_opset(copy)
-    newest = onnx_opset_version()
+    newest = registry.domain_version_range("")[1]
     if not OLDEST_OPSET <= target_version <= newest:
         raise ConversionError(f"target opset {target_version} is outside {OLDEST_OPSET}..{newest}")
     if source < OLDEST_OPSET:
         raise ConversionError(f"the model is at opset {source}; conversion starts from opset {OLDEST_OPSET}")
-    result = ConversionResult(None, source, target_version, domains=_domain_targets(copy, domains or {}))
+    result = ConversionResult(None, source, target_version, domains=_domain_targets(copy, domains or {}, registry))
     if source == target_version and all(old == new for old, new in result.domains.values()):
         result.model = loaded.to_source_kind(copy)
         return result
     _inline(copy, source, result)
     if result.refusals:
         return result
-    before = infer(copy, check_type=True, data_prop=True)
+    before = infer(copy, check_type=True, data_prop=True, op_set=op_set)
     types: dict[str, Any] = {}
     collect_types(before.model.graph, types)
     overridable = copy.ir_version >= 4
     opsets = {"": (source, target_version), **result.domains}
     _convert_graph(copy.graph, f"graph '{copy.graph.name}'", None, types, opsets, overridable, copy.ir_version,
-                   result.refusals)
+                   result.refusals, registry, op_set)
     if result.refusals:
         return result
     for entry in copy.opset_import:
@@ -134,7 +141,7 @@ def convert(model: ModelSource, target_version: int, domains: Mapping[str, int] 
         copy.opset_import.add(domain="", version=target_version)  # nodes written beside another domain's
     copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version),
                           *(IR_FOR_DOMAIN_OPSET.get(domain, {}).get(new, 0) for domain, (_, new) in result.domains.items()))
-    checked = _verify(before, copy, result)
+    checked = _verify(before, copy, result, op_set)
     if not result.refusals:
         result.model = loaded.to_source_kind(checked)
     return result
@@ -173,7 +180,7 @@ def _uses_standard(graph: Any) -> bool:
     return False
 
 
-def _domain_targets(model: Any, domains: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+def _domain_targets(model: Any, domains: Mapping[str, int], registry: Registry) -> dict[str, tuple[int, int]]:
     """Each other domain to convert: (the model's opset of it, the target), checked against the registry."""
     found: dict[str, tuple[int, int]] = {}
     imported = {entry.domain: entry.version for entry in model.opset_import}
@@ -181,7 +188,7 @@ def _domain_targets(model: Any, domains: Mapping[str, int]) -> dict[str, tuple[i
         if canonical_domain(domain) == "":
             raise ConversionError("the standard domain's target is the target opset, not one of the other domains")
         try:
-            oldest, newest = REGISTRY.domain_version_range(domain)
+            oldest, newest = registry.domain_version_range(domain)
         except (SchemaError, KeyError):
             raise ConversionError(f"opspec holds no operators of domain {domain!r} to convert") from None
         if not oldest <= target <= newest:
@@ -192,16 +199,18 @@ def _domain_targets(model: Any, domains: Mapping[str, int]) -> dict[str, tuple[i
 
 
 def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict, opsets: dict[str, tuple[int, int]],
-                   overridable: bool, ir_version: int, refusals: list[NodeRefusal]) -> None:
+                   overridable: bool, ir_version: int, refusals: list[NodeRefusal], registry: Registry,
+                   op_set: OpSet | None) -> None:
     """Convert every node of ``graph`` (and of its subgraphs) whose domain ``opsets`` maps to its
     (source, target) opsets."""
-    values = GraphValues.of(graph, types, outer, overridable, {domain: new for domain, (_, new) in opsets.items()})
+    values = GraphValues.of(graph, types, outer, overridable, registry, op_set,
+                            {domain: new for domain, (_, new) in opsets.items()})
     converted = []
     for index, node in enumerate(graph.node):
         for attribute in node.attribute:
             for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
                 _convert_graph(sub, f"{path} > {node.op_type} '{node.name}' {attribute.name}", values, types,
-                               opsets, overridable, ir_version, refusals)
+                               opsets, overridable, ir_version, refusals, registry, op_set)
         domain = canonical_domain(node.domain)
         if domain not in opsets or opsets[domain][0] == opsets[domain][1]:
             converted.append(node)
@@ -226,14 +235,14 @@ def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict
                 info.type.tensor_type.shape.dim.add(dim_value=dim)
 
 
-def _verify(before: Any, model: Any, result: ConversionResult) -> Any:
+def _verify(before: Any, model: Any, result: ConversionResult, op_set: OpSet | None) -> Any:
     """The converted model with its inferred types written in, as onnx's converter gives it.
 
     Refuses a conversion after which inference finds a node problem the original did not
     have, or gives a graph output another element type or rank."""
     from opspec.runtime.inference.api import infer
 
-    after = infer(model, check_type=True, data_prop=True)
+    after = infer(model, check_type=True, data_prop=True, op_set=op_set)
     known_before = {(error.op_type, error.message) for error in before.errors}
     for error in after.errors:
         if (error.op_type, error.message) not in known_before:

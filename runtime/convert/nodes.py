@@ -7,8 +7,7 @@ from opspec.runtime.convert.expand import expand
 from opspec.runtime.convert.step import check_new_values, check_types, run_step, step_adapter
 from opspec.runtime.convert.values import GraphValues, Refusal
 from opspec.runtime.convert.work_node import Surrounding, WorkNode
-from opspec.runtime.defs import get_all_schemas_with_history, get_schema
-from opspec.runtime.registry import SchemaError
+from opspec.runtime.registry import Registry, SchemaError
 from opspec.runtime.schema import OpSchema
 
 #: How deep function bodies may nest in expansion.
@@ -22,23 +21,24 @@ def canonical_domain(domain: str) -> str:
     return "" if domain in ("", "ai.onnx") else domain
 
 
-def _schema(op_type: str, opset: int, domain: str = "") -> OpSchema | None:
+def _schema(registry: Registry, op_type: str, opset: int, domain: str = "") -> OpSchema | None:
     try:
-        return get_schema(op_type, opset, domain)
+        return registry.get_schema(op_type, opset, domain)
     except SchemaError:
         return None
 
 
-def version_chain(op_type: str, source: OpSchema, target_opset: int, domain: str = "") -> list[OpSchema]:
-    """The versions a node passes from ``source`` to the one in force at ``target_opset``
+def version_chain(registry: Registry, op_type: str, source: OpSchema, target_opset: int,
+                  domain: str = "") -> list[OpSchema]:
+    """The versions of ``registry`` a node passes from ``source`` to the one in force at ``target_opset``
     (empty when the operator has none there)."""
-    target = _schema(op_type, target_opset, domain)
+    target = _schema(registry, op_type, target_opset, domain)
     if target is None:
         return []
     low, high = sorted((source, target), key=lambda schema: schema.since_version)
     chain = [high]
     while chain[-1].since_version > low.since_version:
-        previous = _schema(op_type, chain[-1].since_version - 1, domain)
+        previous = _schema(registry, op_type, chain[-1].since_version - 1, domain)
         if previous is None:
             return []
         chain.append(previous)
@@ -46,10 +46,10 @@ def version_chain(op_type: str, source: OpSchema, target_opset: int, domain: str
 
 
 @lru_cache(maxsize=None)
-def predecessors(op_type: str, domain: str) -> tuple[OpSchema, ...]:
-    """The deprecating versions of other operators that name ``op_type`` as their successor
-    (``convert: replaced_by``), by name."""
-    found = [schema for schema in get_all_schemas_with_history()
+def predecessors(registry: Registry, op_type: str, domain: str) -> tuple[OpSchema, ...]:
+    """The deprecating versions in ``registry`` of other operators that name ``op_type`` as their
+    successor (``convert: replaced_by``), by name."""
+    found = [schema for schema in registry.get_all_schemas_with_history()
              if schema.domain == domain and schema.deprecated and schema.convert.get("replaced_by") == op_type]
     return tuple(sorted(found, key=lambda schema: schema.name))
 
@@ -59,10 +59,11 @@ def convert_node(node: WorkNode, source_opset: int, target_opset: int, values: G
     """``node`` (at ``source_opset`` of its domain) as nodes valid at ``target_opset``, or raise
     :class:`Refusal`."""
     domain = canonical_domain(node.domain)
-    schema = _schema(node.op_type, source_opset, domain)
+    registry = values.registry
+    schema = _schema(registry, node.op_type, source_opset, domain)
     if schema is None:
         raise Refusal(f"opset {source_opset} has no operator {node.op_type}")
-    chain = version_chain(node.op_type, schema, target_opset, domain)
+    chain = version_chain(registry, node.op_type, schema, target_opset, domain)
     successor = next((index for index, version in enumerate(chain) if index and version.deprecated), None)
     if target_opset > source_opset and successor is not None and "replaced_by" in chain[successor].convert:
         return _replaced(node, chain[successor - 1], chain[successor], source_opset, target_opset, values, depth)
@@ -110,7 +111,7 @@ def _replaced(node: WorkNode, last: OpSchema, deprecating: OpSchema, source_opse
     prior = convert_node(node, source_opset, replaced_at - 1, values, depth)
     place = next(index for index, written in enumerate(prior) if written is node)
     node.op_type = deprecating.convert["replaced_by"]
-    successor = _schema(node.op_type, replaced_at, domain)
+    successor = _schema(values.registry, node.op_type, replaced_at, domain)
     if successor is None:
         raise Refusal(f"opset {replaced_at} has no {node.op_type} to replace {last.name}")
     around = _rename_step(node, last, successor, deprecating, values)
@@ -128,16 +129,16 @@ def _as_predecessor(node: WorkNode, source_opset: int, target_opset: int, values
     when no such operator applies."""
     domain = canonical_domain(node.domain)
     problems: list[str] = []
-    for deprecating in predecessors(node.op_type, domain):
+    for deprecating in predecessors(values.registry, node.op_type, domain):
         replaced_at = deprecating.since_version
-        older = _schema(deprecating.name, replaced_at - 1, domain)
+        older = _schema(values.registry, deprecating.name, replaced_at - 1, domain)
         if older is None or not target_opset < replaced_at <= source_opset:
             continue
         saved = (node.op_type, list(node.inputs), list(node.outputs), dict(node.attributes), len(values.added))
         try:
             prior = convert_node(node, source_opset, replaced_at, values, depth)
             place = next(index for index, written in enumerate(prior) if written is node)
-            successor = _schema(node.op_type, replaced_at, domain)
+            successor = _schema(values.registry, node.op_type, replaced_at, domain)
             assert successor is not None
             node.op_type = deprecating.name
             around = _rename_step(node, successor, older, deprecating, values)
@@ -182,7 +183,7 @@ def _written_at(nodes: tuple[WorkNode, ...] | list[WorkNode], opset: int, target
         if inner_domain != domain:
             to = values.target_opsets.get(inner_domain, HELPER_OPSET)
             at = HELPER_OPSET if inner_domain == "" else to
-        inner_schema = _schema(inner.op_type, at, inner_domain)
+        inner_schema = _schema(values.registry, inner.op_type, at, inner_domain)
         if inner_schema is not None:
             check_types(inner, inner_schema, values)
             values.learn(inner.message(), inner_schema)

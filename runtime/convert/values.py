@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opspec.generated.opspec_ir_pb2 import TensorProto
 from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
 from opspec.runtime.inference.read_attributes import attribute_value
 from opspec.runtime.inference.read_tensors import tensor_data
+
+if TYPE_CHECKING:
+    from opspec.runtime.op_set import OpSet
+    from opspec.runtime.registry import Registry
 
 
 #: Operators of the standard domain whose first output never holds a negative number.
@@ -108,6 +112,10 @@ class GraphValues:
     types: dict[str, Any]
     constants: dict[str, Any]
     taken: set[str]
+    #: Where the converter looks the standard operators' versions up.
+    registry: Registry
+    #: What inference answers from (None: the installed op set).
+    op_set: OpSet | None
     added: list[Any] = field(default_factory=list)
     read: set[str] = field(default_factory=set)
     #: The opset each domain is converted to ("" for the standard domain).
@@ -117,7 +125,7 @@ class GraphValues:
 
     @classmethod
     def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool,
-           target_opsets: dict[str, int] | None = None) -> GraphValues:
+           registry: Registry, op_set: OpSet | None, target_opsets: dict[str, int] | None = None) -> GraphValues:
         graph_inputs = {value.name for value in graph.input}
         constants = dict(outer.constants) if outer is not None else {}
         for tensor in graph.initializer:
@@ -134,7 +142,7 @@ class GraphValues:
         non_negative = set(outer.non_negative) if outer is not None else set()
         non_negative.update(name for node in graph.node if node.domain in ("", "ai.onnx")
                             and node.op_type in NON_NEGATIVE_OPS for name in node.output[:1])
-        return cls(graph, types, constants, taken, read=read_names(graph), target_opsets=targets,
+        return cls(graph, types, constants, taken, registry, op_set, read=read_names(graph), target_opsets=targets,
                    non_negative=non_negative)
 
     def type_of(self, name: str) -> ValueType | None:
@@ -175,7 +183,7 @@ class GraphValues:
             if name in self.constants:
                 data[name] = self.constants[name]
         try:
-            outputs = infer_node_outputs(schema, node, types, input_data=data)
+            outputs = infer_node_outputs(schema, node, types, input_data=data, op_set=self.op_set)
         except Exception:  # noqa: BLE001 - what inference cannot tell stays unknown
             return
         for name, found in outputs.items():

@@ -11,6 +11,7 @@ from opspec.runtime.inference.read_tensors import initializer_data, tensor_type
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, normalize_opsets, resolve
 from opspec.runtime.ir import ModelSource, load_model
+from opspec.runtime.op_set import OpSet, op_set_or_installed
 from opspec.runtime.shape import Sym
 
 from .code import CodeContext
@@ -32,8 +33,9 @@ _PEAK_CANDIDATES = 4
 class _Walk:
     """State of one model's costing: how each op type resolves, and the main graph's constants."""
 
-    def __init__(self, model: Any) -> None:
-        self.opsets = normalize_opsets(model.opset_import)
+    def __init__(self, model: Any, op_set: OpSet) -> None:
+        self.op_set = op_set
+        self.opsets = normalize_opsets(model.opset_import, op_set.registry)
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self.implied: dict[str, int] = {}
         self.entries: dict[tuple[str, str], OpEntry] = {}
@@ -48,7 +50,8 @@ class _Walk:
         key = (domain, op_type)
         found = self.entries.get(key)
         if found is None:
-            found = self.entries[key] = resolve(domain, op_type, self.opsets, self.functions, self.implied)
+            found = self.entries[key] = resolve(self.op_set, domain, op_type, self.opsets, self.functions,
+                                                 self.implied)
         return found
 
     def constant(self, name: str) -> int | None:
@@ -220,16 +223,18 @@ def _sum_known(costs: list[Cost]) -> tuple[Cost, dict[str, int]]:
     return Cost(**totals), unknown
 
 
-def cost(model: ModelSource, bindings: Mapping[str, int] | None = None) -> CostReport:
+def cost(model: ModelSource, bindings: Mapping[str, int] | None = None, *, op_set: OpSet | None = None) -> CostReport:
     """What ``model`` costs (a path, bytes or a ``ModelProto``; never changed): per node of the main
     graph and in total, as formulas of its input symbols, as numbers where ``bindings`` set every
-    symbol a formula names (``{"B": 1, "S": 128}``). Raises ``ModelLoadError`` for unreadable input."""
+    symbol a formula names (``{"B": 1, "S": 128}``). Operators are looked up in ``op_set`` (None:
+    the installed one). Raises ``ModelLoadError`` for unreadable input."""
     bound = dict(bindings or {})
-    result = infer(model, data_prop=True)
+    op_set = op_set_or_installed(op_set)
+    result = infer(model, data_prop=True, op_set=op_set)
     inferred = result.model
     if isinstance(inferred, (bytes, bytearray, memoryview)):
         inferred = load_model(bytes(inferred)).model
-    walk = _Walk(inferred)
+    walk = _Walk(inferred, op_set)
     graph = inferred.graph
     type_of = result.type_of
 

@@ -9,8 +9,10 @@ from typing import Any, BinaryIO, Iterator
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.graph import GraphOutcome, infer_model, with_collector_paused
+from opspec.runtime.inference.options import InferenceOptions
 from opspec.runtime.ir import ModelSource, is_onnx_model, load_model, save_model
 from opspec.runtime.ir.model_io import check_plausible
+from opspec.runtime.op_set import OpSet
 
 
 class InferenceResult:
@@ -102,7 +104,8 @@ class InferenceResult:
 
 
 def infer(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
-          data_prop: bool = False, *, overridable_initializers: bool | None = None) -> InferenceResult:
+          data_prop: bool = False, *, overridable_initializers: bool | None = None,
+          op_set: OpSet | None = None) -> InferenceResult:
     """Infer types and shapes of every value; return the model and a report.
 
     Arguments mean what they mean for :func:`infer_shapes`. The input is never changed.
@@ -110,17 +113,18 @@ def infer(model: ModelSource, check_type: bool = False, strict_mode: bool = Fals
     may be overridden, so that its data and dims are not used: None (the default) decides
     by the model's IR version (before IR 4 every initializer is listed as an input, so the
     listing says nothing and it counts as a constant, as onnx takes it); True is the
-    strict reading for every model, False the loose one.
+    strict reading for every model, False the loose one. ``op_set`` is where operators are
+    looked up and which rules run (None: the installed op set).
     Raises :class:`~opspec.runtime.ir.ModelLoadError` for unreadable input and, with
     ``strict_mode``, :class:`InferenceError` at the first node problem.
     """
-    return _infer(model, check_type, strict_mode, data_prop, report=True,
-                  overridable_initializers=overridable_initializers)
+    options = InferenceOptions(check_type, strict_mode, data_prop, overridable_initializers=overridable_initializers)
+    return _infer(model, options, op_set)
 
 
 @with_collector_paused  # until the values inferred are let go: no collector pass over them
 def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool = False,
-                 data_prop: bool = False) -> Any:
+                 data_prop: bool = False, *, op_set: OpSet | None = None) -> Any:
     """Like ``onnx.shape_inference.infer_shapes``: a copy of ``model`` with inferred types added.
 
     Accepts an ``onnx.ModelProto``, an opspec ``ModelProto``, a path or bytes and returns
@@ -131,8 +135,10 @@ def infer_shapes(model: ModelSource, check_type: bool = False, strict_mode: bool
     :class:`InferenceError` at the first problem (otherwise problems are ignored);
     ``data_prop`` propagates small integer tensors (shapes) through nodes. Each tensor whose
     data is stored beside the model and is not read gives an :class:`ExternalDataRefused` warning.
+    ``op_set`` is where operators are looked up (None: the installed op set).
     """
-    inferred = _warned(_infer(model, check_type, strict_mode, data_prop, report=False)).model
+    options = InferenceOptions(check_type, strict_mode, data_prop, report=False)
+    inferred = _warned(_infer(model, options, op_set)).model
     return _onnx_message(inferred) if isinstance(model, (str, os.PathLike)) else inferred
 
 
@@ -148,8 +154,8 @@ def infer_shapes_path(model_path: str | os.PathLike[str], output_path: str | os.
     loaded = load_model(model_path)
     # The model was read here, so it is inferred in place, and the new value_info entries
     # are written straight from their serialized form, after everything else is let go.
-    result = _warned(infer_in_place(loaded.model, model_path, check_type=check_type, strict_mode=strict_mode,
-                                    data_prop=data_prop, report=False, merge_new=False))
+    options = InferenceOptions(check_type, strict_mode, data_prop, report=False, merge_new=False)
+    result = _warned(infer_in_place(loaded.model, model_path, options))
     result.release_values()
     result.save(output_path or model_path)
 
@@ -175,8 +181,7 @@ def _onnx_message(model: Any) -> Any:
     return onnx.ModelProto.FromString(model.SerializeToString())
 
 
-def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: bool, report: bool,
-           overridable_initializers: bool | None = None) -> InferenceResult:
+def _infer(model: ModelSource, options: InferenceOptions, op_set: OpSet | None) -> InferenceResult:
     if is_onnx_model(model):
         # A same-type copy is far cheaper than a round trip through bytes for models with
         # big weights; the engine only uses field names both message classes share.
@@ -189,28 +194,28 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
         loaded = load_model(model)
         copy, finish = loaded.model, loaded.to_source_kind
     path = model if isinstance(model, (str, os.PathLike)) else None
-    result = infer_in_place(copy, path, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop,
-                            report=report, overridable_initializers=overridable_initializers)
+    result = infer_in_place(copy, path, options, op_set=op_set)
     if finish is not None:
         result.model = finish(copy)
     return result
 
 
-def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None, **options: Any) -> InferenceResult:
-    """Infer a model message that the caller owns, writing results into it.
+def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None,
+                   options: InferenceOptions = InferenceOptions(), *, op_set: OpSet | None = None) -> InferenceResult:
+    """Infer a model message that the caller owns as ``options`` say, writing results into it.
 
     ``path`` is the file it was read from, if any: small tensor data stored beside it is
-    read (within its folder only). ``options`` are :func:`infer_model`'s; with
-    ``merge_new=False`` the model lacks its new ``value_info`` entries until
-    :meth:`InferenceResult.save` writes them with it.
+    read (within its folder only). With ``options.merge_new`` False the model lacks its new
+    ``value_info`` entries until :meth:`InferenceResult.save` writes them with it. ``op_set``
+    is where operators are looked up (None: the installed op set).
     """
     from opspec.runtime.ir.external import ExternalData
 
     external = ExternalData(os.path.dirname(os.path.abspath(path)) if path is not None else None)
-    outcome = infer_model(model, external=external, **options)
+    outcome = infer_model(model, options, external=external, op_set=op_set)
     result = InferenceResult(model, outcome)
     result.external_refusals = external.refusals
     return result
 
 
-__all__ = ["ExternalDataRefused", "InferenceError", "InferenceResult", "NodeError", "infer", "infer_shapes", "infer_shapes_path"]
+__all__ = ["ExternalDataRefused", "InferenceError", "InferenceOptions", "InferenceResult", "NodeError", "infer", "infer_shapes", "infer_shapes_path"]

@@ -21,9 +21,11 @@ from opspec.runtime.inference.nesting import (
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
+from opspec.runtime.inference.walk import GraphWalk
 
 if TYPE_CHECKING:
     from opspec.runtime.inference.walk import Walker
+    from opspec.runtime.registry import Registry
 
 #: Output types and output data of one call, by output position.
 CallResult = tuple[list[Any], list[Any]]
@@ -35,7 +37,7 @@ class FunctionInfo:
     __slots__ = ("proto", "key", "inputs", "outputs", "defaults", "has_refs", "opsets", "entries", "declared",
                  "results")
 
-    def __init__(self, proto: Any, model_opsets: dict[str, int]) -> None:
+    def __init__(self, proto: Any, model_opsets: dict[str, int], registry: Registry) -> None:
         self.proto = proto
         self.key: tuple[str, str] = (proto.domain, proto.name)
         self.inputs: list[str] = list(proto.input)
@@ -43,7 +45,7 @@ class FunctionInfo:
         self.defaults = {a.name: a for a in proto.attribute_proto}
         self.has_refs = any(a.ref_attr_name for node in proto.node for a in node.attribute)
         self.opsets = dict(model_opsets)
-        self.opsets.update(normalize_opsets(proto.opset_import))
+        self.opsets.update(normalize_opsets(proto.opset_import, registry))
         self.entries: dict[Any, Any] = {}
         self.declared: dict[str, Any] | None = None
         #: Clean results by input types and data, with the fresh symbols each holds (see :mod:`.fresh_symbols`).
@@ -120,8 +122,8 @@ class FunctionCalls:
             symbols_before = walker.symbols.issued
             self._active.add(function.key)
             try:
-                walker.run(function.body(node), types, datas, function.declared_types(), function.opsets,
-                           function.entries, {}, inner, False)
+                walker.run(GraphWalk(function.body(node), types, datas, function.declared_types(), function.opsets,
+                                     function.entries, {}, inner, False))
             finally:
                 self._active.discard(function.key)
             return self._result(function, node, types, datas, inner, errors, index, strict, cache_key,

@@ -15,17 +15,19 @@ from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType, d
 from opspec.runtime.inference.functions import FunctionCalls, FunctionInfo
 from opspec.runtime.inference.input_symbols import with_input_symbols
 from opspec.runtime.inference.node_errors import NodeError
+from opspec.runtime.inference.options import InferenceOptions
 from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
 from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
-from opspec.runtime.inference.walk import Walker
+from opspec.runtime.inference.walk import GraphWalk, Walker
 from opspec.runtime.inference.write_back import write_graph
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.ir import ModelLoadError
 from opspec.runtime.ir.codes import AttrType, DataLocation, TypeCase
+from opspec.runtime.op_set import OpSet, op_set_or_installed
 from opspec.runtime.shape import Sym, SymbolTable
 
 INPUT, INITIALIZER = "(input)", "(initializer)"
@@ -184,24 +186,19 @@ def with_collector_paused(function: Callable[_Parameters, _Result]) -> Callable[
 
 
 @with_collector_paused  # reading a model's types builds many objects too
-def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = False,
-                data_prop: bool = False, report: bool = True, external: Any = None,
-                overridable_initializers: bool | None = None, write_back: bool = True,
-                merge_new: bool = True) -> GraphOutcome:
-    """Infer every value of ``model``'s graph and write the results into it.
+def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, external: Any = None,
+                op_set: OpSet | None = None) -> GraphOutcome:
+    """Infer every value of ``model``'s graph as ``options`` say and write the results into it,
+    looking operators up in ``op_set`` (None: the installed one).
 
-    ``report`` also records each node's op and the producer of each value (for
-    :meth:`GraphOutcome.values`; without it ``producers`` stays empty); ``write_back``
-    False leaves the model as it is (for a check that only wants the problems); ``merge_new``
-    False leaves the main graph's new ``value_info`` entries serialized in
-    :attr:`GraphOutcome.unmerged_value_infos` instead of parsing them into the model (for a
-    caller that only writes the model out); ``external``
-    (a :class:`~opspec.runtime.ir.external.ExternalData`) reads small initializers stored
-    in files beside the model. Raises
-    :class:`InferenceError` at the first node problem when ``strict_mode``.
+    ``external`` (a :class:`~opspec.runtime.ir.external.ExternalData`) reads small initializers
+    stored in files beside the model. Raises :class:`InferenceError` at the first node problem
+    with ``options.strict_mode``. Without ``options.report`` the outcome's ``producers`` stays
+    empty; with ``options.merge_new`` False the new ``value_info`` entries are left in
+    :attr:`GraphOutcome.unmerged_value_infos`.
 
     An initializer that is also a graph input is a default the caller may override.
-    ``overridable_initializers`` says whether inference takes it so (its data and dims are
+    ``options.overridable_initializers`` says whether inference takes it so (its data and dims are
     then not used): None (the default) follows the model's IR version, as onnx does in
     effect: before IR 4 every initializer had to be listed as an input, so the listing
     says nothing and the initializer counts as a constant; from IR 4 on, listing it is a
@@ -222,6 +219,7 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
     unread = [name for name, value in zip(input_names, input_values) if type(value) is UnreadType]
     deferred = outcome._deferred = DeferredTypes(reader, types, unread)
+    overridable_initializers = options.overridable_initializers
     if overridable_initializers is None:
         overridable_initializers = model.ir_version >= _IR_INITIALIZERS_APART
     #: Per element type and dims (weights share few): one type object, cheap to compare, and
@@ -285,9 +283,10 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
             except TypeConflict:
                 declared[name] = value
 
-    opsets = normalize_opsets(model.opset_import)
-    functions = {(f.domain, f.name): FunctionInfo(f, opsets) for f in model.functions}
-    engine = Walker(symbols, functions, check_type=check_type, data_prop=data_prop)
+    op_set = op_set_or_installed(op_set)
+    opsets = normalize_opsets(model.opset_import, op_set.registry)
+    functions = {(f.domain, f.name): FunctionInfo(f, opsets, op_set.registry) for f in model.functions}
+    engine = Walker(op_set, symbols, functions, check_type=options.check_type, data_prop=options.data_prop)
     subgraphs = SubgraphInference(engine, reader)
     engine.subgraphs = subgraphs.graphs
     engine.call_function = FunctionCalls(engine).call
@@ -306,9 +305,9 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
     seeded = len(types)  # what the graph gave: the walk adds node outputs after these
     try:
         # Producers are recorded for the report only: the write-back follows ``types``.
-        engine.run(nodes, types, datas, declared, opsets, entries, outcome.producers if report else None,
-                   engine.errors, strict_mode)
-        _refuse_unwritable_dims(engine, nodes, outcome, strict_mode)
+        engine.run(GraphWalk(nodes, types, datas, declared, opsets, entries,
+                             outcome.producers if options.report else None, engine.errors, options.strict_mode))
+        _refuse_unwritable_dims(engine, nodes, outcome, options.strict_mode)
     finally:
         outcome.errors = [error for error in engine.errors if error.is_error]
         outcome.notes = [error for error in engine.errors if not error.is_error]
@@ -316,13 +315,13 @@ def infer_model(model: Any, *, check_type: bool = False, strict_mode: bool = Fal
         outcome.unknown_nodes = engine.unknown_nodes
         outcome.implied = engine.implied
         outcome.op_types = list(entries)
-    if report:
+    if options.report:
         outcome.nodes = nodes
-    if write_back:
+    if options.write_back:
         if deferred.names and _rewrites_unread(graph, types, value_info_types, plain_outputs):
             deferred.resolve()
         _write_back(graph, outcome, seeded, value_info_types, output_types, plain_outputs,
-                    TypeEncoder(reader.encoded_dims, reader.encoded_types), merge_new, output_names)
+                    TypeEncoder(reader.encoded_dims, reader.encoded_types), options.merge_new, output_names)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.

@@ -11,19 +11,16 @@ from typing import Any, Callable, Iterable, Sequence
 
 from opspec.runtime.contract import SparseTensorType, TensorType
 from opspec.runtime.contract.declare import SPEC_ATTRIBUTE, RuleSpec
-from opspec.runtime.defs import INFERENCE, REGISTRY
 from opspec.runtime.inference.checks import formal_positions
 from opspec.runtime.inference.read_types import type_from_string
 from opspec.runtime.inference.typeops import type_only
 from opspec.runtime.ir.codes import GRAPH_KINDS
-from opspec.runtime.registry import SchemaError
-from opspec.runtime.rulebook import RULES
+from opspec.runtime.op_set import OpSet
+from opspec.runtime.registry import Registry, SchemaError
+from opspec.runtime.rulebook import RuleBook
 from opspec.runtime.schema import FormalParameterOption, OpSchema
 from opspec.runtime.types import TypeStringError
 
-#: Domains whose nodes onnxruntime runs without an opset import: its own (not the standard ones).
-IMPLIED_DOMAINS = frozenset(info.node_domain for info in INFERENCE.domains()) - frozenset(
-    info.node_domain for info in REGISTRY.domains())
 #: ``TensorType(elem, None)`` per element type, shared (what output bindings start from).
 ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
 _EMPTY: dict[str, Any] = {}
@@ -143,28 +140,29 @@ def bind_output(inputs: Sequence[Any], sources: tuple[int, ...], fixed: Any) -> 
     return fixed
 
 
-def normalize_opsets(opset_imports: Iterable[Any]) -> dict[str, int]:
-    """Opset imports by canonical domain (``""`` and ``"ai.onnx"`` are one domain)."""
+def normalize_opsets(opset_imports: Iterable[Any], registry: Registry) -> dict[str, int]:
+    """Opset imports by ``registry``'s canonical domain (``""`` and ``"ai.onnx"`` are one domain)."""
     opsets = {}
     for entry in opset_imports:
         try:
-            domain = INFERENCE.canonical_domain(entry.domain)
+            domain = registry.canonical_domain(entry.domain)
         except SchemaError:
             domain = entry.domain
         opsets[domain] = entry.version
     return opsets
 
 
-def resolve(domain: str, op_type: str, opsets: dict[str, int], functions: dict[tuple[str, str], Any],
+def resolve(op_set: OpSet, domain: str, op_type: str, opsets: dict[str, int], functions: dict[tuple[str, str], Any],
             implied: dict[str, int]) -> OpEntry:
-    """How nodes of ``(domain, op_type)`` are inferred under ``opsets``.
+    """How nodes of ``(domain, op_type)`` are inferred under ``opsets``, from ``op_set``.
 
     A model-local function in ``functions`` serves when no schema does; a domain of
     onnxruntime's own used without an opset import is taken at its newest version, which
     is recorded in ``implied``.
     """
+    registry = op_set.registry
     try:
-        canonical: str | None = INFERENCE.canonical_domain(domain)
+        canonical: str | None = registry.canonical_domain(domain)
     except SchemaError:
         canonical = None
     function = functions.get((domain, op_type))
@@ -176,30 +174,30 @@ def resolve(domain: str, op_type: str, opsets: dict[str, int], functions: dict[t
             return OpEntry(EntryKind.FUNCTION, function=function)
         return OpEntry(EntryKind.UNKNOWN, reason=f"unknown domain '{domain}'")
     version = opsets.get(canonical)
-    if version is None and function is None and canonical in IMPLIED_DOMAINS:
+    if version is None and function is None and canonical in op_set.implied_domains:
         # onnxruntime runs its own domains' nodes without an opset import, at the domain's
         # newest version; infer them so too, and say so in the report.
-        version = implied.setdefault(canonical, INFERENCE.domain(canonical).opset_max)
+        version = implied.setdefault(canonical, registry.domain(canonical).opset_max)
     if version is None:
         if function is not None:
             return OpEntry(EntryKind.FUNCTION, function=function)
         return OpEntry(EntryKind.BROKEN, reason=f"the model imports no opset for domain '{domain or 'ai.onnx'}'")
     try:
-        schema = INFERENCE.get_schema(op_type, version, canonical)
+        schema = registry.get_schema(op_type, version, canonical)
     except SchemaError as error:
         if function is not None:
             return OpEntry(EntryKind.FUNCTION, function=function)
         return OpEntry(EntryKind.UNKNOWN, reason=str(error))
-    return schema_entry(schema, version)
+    return schema_entry(schema, op_set.rules, version)
 
 
-def schema_entry(schema: OpSchema, opset: int = 0) -> OpEntry:
-    """The entry of a schema: its rule, with the declared defaults of the rule's arguments
-    overridden by the schema's own."""
+def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0) -> OpEntry:
+    """The entry of a schema: its rule (from ``rules``), with the declared defaults of the rule's
+    arguments overridden by the schema's own."""
     rule, args, constant_output, passes = None, _EMPTY, False, False
     if schema.inference is not None:
-        rule = RULES.lookup(schema.inference.name)
-        spec = RULES.spec(schema.inference.name)
+        rule = rules.lookup(schema.inference.name)
+        spec = rules.spec(schema.inference.name)
         if rule is not None and spec is not None:
             args = spec.defaults()
             args.update(schema.inference.args)
@@ -215,5 +213,5 @@ def schema_entry(schema: OpSchema, opset: int = 0) -> OpEntry:
     return entry
 
 
-__all__ = ["BindingPlan", "ELEM_ONLY", "EntryKind", "IMPLIED_DOMAINS", "OpEntry", "bind_output", "binding_plan",
+__all__ = ["BindingPlan", "ELEM_ONLY", "EntryKind", "OpEntry", "bind_output", "binding_plan",
            "normalize_opsets", "resolve", "schema_entry"]

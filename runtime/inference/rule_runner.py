@@ -6,7 +6,7 @@ known yet; the walk itself (:mod:`.walk`) reads nodes and reuses results.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from opspec.runtime.constraints import ConstraintError, Violation
 from opspec.runtime.contract import (
@@ -26,6 +26,9 @@ from opspec.runtime.inference.read_tensors import InputDataOnDemand
 from opspec.runtime.inference.resolve import ELEM_ONLY, OpEntry, bind_output
 from opspec.runtime.inference.typeops import dim_out_of_range
 from opspec.runtime.shape import SymbolTable
+
+if TYPE_CHECKING:
+    from opspec.runtime.inference.walk import GraphWalk
 
 _VALUE_TYPES = frozenset({TensorType, SparseTensorType, SequenceType, OptionalType, MapType})
 #: How many distinct results each op remembers for reuse by identical later nodes
@@ -85,10 +88,10 @@ class RuleRunner:
             self._conforming.add(key)
         return conforms
 
-    def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                    inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any] | None,
-                    opsets: dict[str, int], types: dict[str, Any], datas: dict[str, Any], errors: list[NodeError],
-                    strict: bool, conforms: bool, key: Any) -> tuple[Sequence[Any], Sequence[Any]]:
+    def _infer_node(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
+                    output_count: int, inputs: tuple[Any, ...], data: tuple[Any, ...] | None,
+                    attributes: dict[str, Any] | None, conforms: bool,
+                    key: Any) -> tuple[Sequence[Any], Sequence[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
         the outputs and their data. A clean result is remembered under ``key`` for reuse.
 
@@ -96,6 +99,7 @@ class RuleRunner:
         data is looked up only if the rule asks while the op's ``data_unread`` holds. If it asks,
         they are read with every later node of the op, and the result is keyed on them too."""
         schema = entry.schema
+        datas, errors, strict = walk.datas, walk.errors, walk.strict
         given: Mapping[str, Any]
         on_demand = None
         if attributes is None:
@@ -107,14 +111,15 @@ class RuleRunner:
         assert schema is not None  # a schema entry has one
         subgraphs = infer_subgraphs = settle = None
         if entry.has_graphs and self.subgraphs is not None:
-            subgraphs, infer_subgraphs, settle = self.subgraphs(index, node, types, datas, opsets, errors, strict)
+            subgraphs, infer_subgraphs, settle = self.subgraphs(index, node, walk.types, datas, walk.opsets, errors,
+                                                                strict)
         symbols = self.symbols
         ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
                                data=data_on_demand if data_on_demand is not None else
                                list(data) if data is not None else None, names=in_names, symbols=symbols,
                                node_name=node.name, opset=entry.opset, output_count=output_count,
                                subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
-        outputs = ctx._outputs  # the walk's side of the contract: pre-bound output types
+        outputs, output_data = ctx.results()  # the walk's side of the contract: pre-bound output types
         plan = entry.plans.get((len(inputs), output_count)) or entry.plan(len(inputs), output_count)
         position = 0
         for sources, fixed in plan:
@@ -148,10 +153,10 @@ class RuleRunner:
             memo = entry.memo
             if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
                     and len(memo) < MEMO_LIMIT:
-                memo[key] = (tuple(outputs), tuple(ctx._output_data))
+                memo[key] = (tuple(outputs), tuple(output_data))
         if settle is not None:  # the problems of the node's graphs, weighed as the rule said
             settle(ctx.unsure_graphs)
-        return outputs, ctx._output_data
+        return outputs, output_data
 
     def _apply(self, rule: Callable[..., Any], ctx: InferenceContext, index: int, node: Any,
                errors: list[NodeError], strict: bool) -> bool:
@@ -168,7 +173,7 @@ class RuleRunner:
                 raise
             failed = True
             self.fail(errors, index, node, rule_failure(error), strict)
-        outputs = ctx._outputs
+        outputs = ctx.results()[0]
         for position, value in enumerate(outputs):
             if value is not None and type(value) not in _VALUE_TYPES:
                 if node_errors.RAISE_RULE_BUGS:

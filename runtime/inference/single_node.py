@@ -9,7 +9,11 @@ from opspec.generated import opspec_ir_pb2
 #: The IR message classes (built at import time from a descriptor, so typed loosely).
 ir: Any = opspec_ir_pb2
 from opspec.runtime.inference.graph import infer_model
+from opspec.runtime.inference.options import InferenceOptions
+from opspec.runtime.op_set import OpSet
 
+#: How a single node is inferred: its problem raised, shapes propagated.
+_ONE_NODE = InferenceOptions(strict_mode=True, data_prop=True, report=False)
 #: The IR version onnx 1.23 writes, which ``infer_node_outputs`` assumes by default.
 DEFAULT_IR_VERSION = 14
 
@@ -18,14 +22,15 @@ def infer_node_outputs(schema: Any, node: Any, input_types: Mapping[str, Any],
                        input_data: Mapping[str, Any] | None = None,
                        input_sparse_data: Mapping[str, Any] | None = None,
                        opset_imports: Sequence[Any] | None = None,
-                       ir_version: int = DEFAULT_IR_VERSION) -> dict[str, Any]:
+                       ir_version: int = DEFAULT_IR_VERSION, *, op_set: OpSet | None = None) -> dict[str, Any]:
     """The inferred ``TypeProto`` of each output of ``node``, by output name.
 
     ``schema`` names the operator version (ours or onnx's); ``input_types`` maps input
     names to ``TypeProto``; ``input_data`` gives constant inputs as ``TensorProto`` (used
     for data propagation), ``input_sparse_data`` as ``SparseTensorProto``. Messages may be
     onnx's or ours; results are of the same family as ``node``. Raises ``InferenceError``
-    when the node contradicts its schema, as onnx does.
+    when the node contradicts its schema, as onnx does. ``op_set`` is where the node's op is
+    looked up (None: the installed op set).
     """
     model = ir.ModelProto(ir_version=ir_version)
     imports = opset_imports if opset_imports is not None else [_import(schema.domain, schema.since_version)]
@@ -44,7 +49,7 @@ def infer_node_outputs(schema: Any, node: Any, input_types: Mapping[str, Any],
     wanted = [name for name in node.output if name]
     for name in wanted:
         graph.output.add(name=name)
-    infer_model(model, strict_mode=True, data_prop=True, report=False)
+    infer_model(model, _ONE_NODE, op_set=op_set)
     found = {info.name: info.type for info in graph.output if info.HasField("type")}
     family = _message_family(node)
     return {name: _as(family.TypeProto, found[name]) for name in wanted if name in found}

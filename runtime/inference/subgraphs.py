@@ -20,6 +20,7 @@ from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.subgraph_reuse import GraphResults, Reusable
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, type_only, types_conflict
+from opspec.runtime.inference.walk import GraphWalk
 from opspec.runtime.inference.write_back import SubgraphRecord
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.ir.codes import AttrType, GRAPH_KINDS
@@ -211,7 +212,7 @@ class SubgraphInference:
         self.depth += 1
         self._walking[id(inner)] = id(graph) in self.in_model
         try:
-            self.engine.run(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False)
+            self.engine.run(GraphWalk(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False))
         finally:
             self.depth -= 1
             del self._walking[id(inner)]

@@ -10,6 +10,7 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from opspec.runtime.contract.values import TensorType
@@ -20,6 +21,7 @@ from opspec.runtime.inference.read_attributes import AttributeReader, attribute_
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
 from opspec.runtime.inference.typeops import TypeConflict, describe, merge_types, prefer_inferred, types_conflict
+from opspec.runtime.op_set import OpSet
 from opspec.runtime.shape import SymbolTable
 
 #: A node without attributes: its values, value key and exact key (see :class:`AttributeReader`).
@@ -27,6 +29,28 @@ _NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
 #: A node whose attributes are left unread (its op declares none): no values yet, keyed as none.
 _UNREAD: tuple[None, tuple[Any, ...], tuple[bytes, ...]] = (None, (), ())
 _SCHEMA = EntryKind.SCHEMA
+
+
+@dataclass(frozen=True, slots=True)
+class GraphWalk:
+    """The state of one walk over one graph's nodes (the model's, a subgraph's, a function body's).
+
+    ``types`` and ``datas`` hold every value's type and data by name, the walk adding each node's
+    outputs; ``declared`` the types the graph declares for values; ``opsets`` the opset imports in
+    force; ``entries`` how each ``(domain, op_type)`` is inferred (shared by walks under the same
+    imports); ``producers`` records each output's node index (None: not recorded); ``errors``
+    collects the node problems, and ``strict`` raises at the first.
+    """
+
+    nodes: Sequence[Any]
+    types: Any
+    datas: Any
+    declared: dict[str, Any]
+    opsets: dict[str, int]
+    entries: dict[tuple[str, str], OpEntry]
+    producers: dict[str, int] | None
+    errors: list[NodeError]
+    strict: bool
 
 
 class Walker(RuleRunner):
@@ -37,8 +61,10 @@ class Walker(RuleRunner):
     ``unknown_nodes`` lists the main-graph nodes concerned.
     """
 
-    def __init__(self, symbols: SymbolTable, functions: dict[tuple[str, str], Any], *,
+    def __init__(self, op_set: OpSet, symbols: SymbolTable, functions: dict[tuple[str, str], Any], *,
                  check_type: bool = False, data_prop: bool = False) -> None:
+        #: Where the walk looks operators up, and the rules it runs.
+        self.op_set = op_set
         self.symbols = symbols
         self.functions = functions
         self.check_type = check_type
@@ -68,29 +94,26 @@ class Walker(RuleRunner):
         #: input types, which inputs are given and the attributes' exact key: models repeat nodes.
         self._conforming: set[tuple[Any, ...]] = set()
 
-    def run(self, nodes: Sequence[Any], types: dict[str, Any], datas: dict[str, Any], declared: dict[str, Any],
-            opsets: dict[str, int], entries: dict[tuple[str, str], OpEntry], producers: dict[str, int] | None,
-            errors: list[NodeError], strict: bool) -> None:
-        """Infer every node in order, updating ``types``/``datas``; record producers by node index
-        (unless ``producers`` is None: a value's type is then stored at its first producer's turn,
-        so ``types`` still lists the node outputs in node order).
+    def run(self, walk: GraphWalk) -> None:
+        """Infer every node of ``walk`` in order, updating its ``types``/``datas``; record producers
+        by node index (unless ``producers`` is None: a value's type is then stored at its first
+        producer's turn, so ``types`` still lists the node outputs in node order).
 
-        A node whose op, input types, input data and attributes match an earlier node's
-        reuses that node's results (models repeat the same block many times), unless the
-        rule failed or made up fresh symbols there.
+        Per node, in steps: find how its op is inferred (:meth:`_entry`; a node that no schema's
+        rule infers goes to :meth:`_other`); read its input types, and store a type it passes on
+        unchanged at once (:meth:`_pass_on`); read its input data and attributes, checking it
+        against its schema (:meth:`_read_node`); reuse the result of the run of nodes alike it
+        follows (:meth:`_repeat_recent`) or of an identical earlier node (:meth:`_remembered`,
+        :meth:`_store_found`: models repeat the same block many times, and a result is kept
+        unless the rule failed or made up fresh symbols); else run its rule and store what it
+        gives (:meth:`_infer_node`, :meth:`_store`).
         """
-        get_entry = entries.get
+        nodes, types = walk.nodes, walk.types
         get_type = types.get
-        get_data = datas.get
-        data_names = datas.keys() if type(datas) is dict else None
-        get_declared = declared.get
         keep_all_data = self.data_prop
-        check_type = self.check_type
-        read_attributes = self.attributes.read
-        store = self._store
         reuse = MEMO_LIMIT > 0
-        quick = reuse and not check_type  # whether an op whose results follow from input types may skip the rest
-        passing = not check_type  # whether a node that passes its input's type on may skip its rule
+        quick = reuse and not self.check_type  # whether an op whose results follow from input types may skip the rest
+        passing = not self.check_type  # whether a node that passes its input's type on may skip its rule
         # The entries inferred by a schema's rule: of the default domain by op type alone, of others by both.
         plain: dict[str, OpEntry] = {}
         inferred: dict[tuple[str, str], OpEntry] = {}
@@ -107,10 +130,7 @@ class Walker(RuleRunner):
             domain = node.domain
             entry = get_inferred((domain, op_type)) if domain else get_plain(op_type)
             if entry is None:
-                op = (domain, op_type)
-                entry = get_entry(op)
-                if entry is None:
-                    entry = entries[op] = resolve(domain, op_type, opsets, self.functions, self.implied)
+                entry = self._entry(walk, domain, op_type)
                 if entry.kind is not _SCHEMA:
                     if watching:
                         watching = False
@@ -119,10 +139,10 @@ class Walker(RuleRunner):
                     if deferred is not None:
                         self._decode_deferred()
                         deferred = None
-                    self._other(entry, index, node, types, datas, declared, producers, errors, strict)
+                    self._other(walk, entry, index, node)
                     continue
                 if domain:
-                    inferred[op] = entry
+                    inferred[(domain, op_type)] = entry
                 else:
                     plain[op_type] = entry
             in_names = node.input[:]  # slicing is the fastest way to a list of a repeated field
@@ -132,20 +152,9 @@ class Walker(RuleRunner):
             if count == 1:
                 value = get_type(in_names[0])
                 if passing and entry.passes_type and len(out_names) == 1 and value is not None \
-                        and ((kind := type(value)) is TensorType or kind is UnreadType) and value.elem:
-                    # The output's type is the input's: stored as is, its dims never looked at.
-                    name = out_names[0]
-                    previous = get_declared(name) if name else None
-                    # A declared type without a shape and of no other element type merges into this one.
-                    if previous is None or type(previous) is TensorType and previous.shape is None \
-                            and (not previous.elem or previous.elem == value.elem):
-                        if name:
-                            types[name] = value
-                            if producers is not None:
-                                producers[name] = index
-                            if kind is UnreadType and deferred is not None:
-                                deferred.names.append(name)
-                        continue
+                        and ((kind := type(value)) is TensorType or kind is UnreadType) and value.elem \
+                        and self._pass_on(walk, value, out_names[0], index, deferred):
+                    continue
                 inputs = (value,)
             elif count == 2:
                 first, second = in_names
@@ -163,76 +172,112 @@ class Walker(RuleRunner):
             data: tuple[Any, ...] | None
             attributes: dict[str, Any] | None
             if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
-                data, attribute_protos, conforms = None, None, True
+                data, conforms = None, True
                 attributes, frozen, exact = _UNREAD
             else:
-                # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
-                # graphs' data, which its own keys do not show: there each input is looked up.
-                if entry.data_unread or not datas or data_names is not None and data_names.isdisjoint(in_names):
-                    data = None
-                elif count == 1:
-                    data = (get_data(in_names[0]),)
-                elif count == 2:
-                    data = (get_data(in_names[0]), get_data(in_names[1]))
-                else:
-                    data = tuple(map(get_data, in_names))
-                if entry.attributes_unread and not check_type:  # read only if the rule looks
-                    attribute_protos = None
-                    attributes, frozen, exact = _UNREAD
-                elif not (attribute_protos := node.attribute):
-                    attributes, frozen, exact = _NONE
-                elif entry.has_graphs:  # graphs are read as the messages they are, never shared
-                    attributes, frozen, exact = attribute_values(attribute_protos), None, None
-                else:
-                    attributes, frozen, exact = read_attributes(attribute_protos)
-                if check_type:
-                    conforms = self._conforms(entry, index, node, in_names, len(out_names), inputs, attribute_protos,
-                                              attributes, exact, errors, strict)
-                else:
-                    conforms = True
+                data, attributes, frozen, exact, conforms = self._read_node(walk, entry, index, node, in_names,
+                                                                            len(out_names), inputs)
             plain_key = data is None and frozen == ()  # keyed on input types alone
-            if plain_key:
-                recent = entry.recent
-                if recent is not None and recent[0] == inputs and len(out_names) == 1:
-                    name = out_names[0]  # a run of nodes alike: stored as the common case below is
-                    if name and name not in declared:
-                        types[name] = recent[1]
-                        if producers is not None:
-                            producers[name] = index
-                        continue
-            # Reuse the results of an identical earlier node when there is one.
-            memo = entry.memo if reuse else None
-            key = found = None
-            if memo is not None and frozen is not None:
-                # An omitted input and a supplied but unknown one both read None: tell them apart.
-                omitted = tuple([not name for name in in_names]) if None in inputs else None
-                key = (inputs, data, frozen, len(out_names), omitted)
-                try:
-                    found = memo.get(key)
-                except TypeError:  # something unhashable (a float NaN is fine; a message is not)
-                    key = found = None
-                if found is not None and plain_key and omitted is None and len(out_names) == 1 \
-                        and found[0][0] is not None and found[1][0] is None:
-                    entry.recent = (inputs, found[0][0])
-            if found is None:
-                outputs, output_data = self._infer_node(entry, index, node, in_names, len(out_names), inputs, data,
-                                                        attributes, opsets, types, datas, errors, strict, conforms, key)
-                store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types,
-                      datas, get_declared, producers, errors, strict)
+            if plain_key and entry.recent is not None and self._repeat_recent(walk, entry, inputs, out_names, index):
                 continue
-            outputs, output_data = found
-            if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
-                name = out_names[0]
-                if name and name not in declared:  # declared types are never None
-                    if outputs[0] is not None:
-                        types[name] = outputs[0]
-                    if producers is not None:
-                        producers[name] = index
-                    if output_data[0] is not None and (keep_all_data or entry.constant_output):
-                        datas[name] = output_data[0]
-                    continue
-            store(out_names, outputs, output_data, keep_all_data or entry.constant_output, index, node, types, datas,
-                  get_declared, producers, errors, strict)
+            key = found = None
+            memo = entry.memo if reuse else None
+            if memo is not None and frozen is not None:
+                key, found = _remembered(memo, entry, in_names, inputs, data, frozen, len(out_names), plain_key)
+            keep_data = keep_all_data or entry.constant_output
+            if found is None:
+                outputs, output_data = self._infer_node(walk, entry, index, node, in_names, len(out_names), inputs,
+                                                        data, attributes, conforms, key)
+                self._store(walk, out_names, outputs, output_data, keep_data, index, node)
+            else:
+                self._store_found(walk, out_names, found, keep_data, index, node)
+
+    def _entry(self, walk: GraphWalk, domain: str, op_type: str) -> OpEntry:
+        """How nodes of ``(domain, op_type)`` are inferred under the walk's imports (resolved on first sight)."""
+        op = (domain, op_type)
+        entry = walk.entries.get(op)
+        if entry is None:
+            entry = walk.entries[op] = resolve(self.op_set, domain, op_type, walk.opsets, self.functions, self.implied)
+        return entry
+
+    def _pass_on(self, walk: GraphWalk, value: Any, name: str, index: int, deferred: DeferredTypes | None) -> bool:
+        """Store ``value``, the input type of a node that passes it on unchanged, as its output ``name``
+        (its dims never looked at); whether it was (not when the graph declares another type there)."""
+        previous = walk.declared.get(name) if name else None
+        # A declared type without a shape and of no other element type merges into this one.
+        if previous is not None and not (type(previous) is TensorType and previous.shape is None
+                                         and (not previous.elem or previous.elem == value.elem)):
+            return False
+        if name:
+            walk.types[name] = value
+            if walk.producers is not None:
+                walk.producers[name] = index
+            if type(value) is UnreadType and deferred is not None:
+                deferred.names.append(name)
+        return True
+
+    def _read_node(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
+                   output_count: int, inputs: tuple[Any, ...]) -> tuple[Any, Any, Any, Any, bool]:
+        """A node's input data and attributes as the rule and the memo see them, and whether it conforms
+        to its schema (checked with ``check_type``): ``(data, attributes, frozen, exact, conforms)``."""
+        datas = walk.datas
+        count = len(in_names)
+        data: tuple[Any, ...] | None
+        # Most nodes see no data: one set test says so. A subgraph's scope also holds its outer
+        # graphs' data, which its own keys do not show: there each input is looked up.
+        if entry.data_unread or not datas or type(datas) is dict and datas.keys().isdisjoint(in_names):
+            data = None
+        elif count == 1:
+            data = (datas.get(in_names[0]),)
+        elif count == 2:
+            data = (datas.get(in_names[0]), datas.get(in_names[1]))
+        else:
+            data = tuple(map(datas.get, in_names))
+        check_type = self.check_type
+        attributes: dict[str, Any] | None
+        if entry.attributes_unread and not check_type:  # read only if the rule looks
+            attribute_protos = None
+            attributes, frozen, exact = _UNREAD
+        elif not (attribute_protos := node.attribute):
+            attributes, frozen, exact = _NONE
+        elif entry.has_graphs:  # graphs are read as the messages they are, never shared
+            attributes, frozen, exact = attribute_values(attribute_protos), None, None
+        else:
+            attributes, frozen, exact = self.attributes.read(attribute_protos)
+        conforms = not check_type or self._conforms(entry, index, node, in_names, output_count, inputs,
+                                                    attribute_protos, attributes, exact, walk.errors, walk.strict)
+        return data, attributes, frozen, exact, conforms
+
+    def _repeat_recent(self, walk: GraphWalk, entry: OpEntry, inputs: tuple[Any, ...], out_names: list[str],
+                       index: int) -> bool:
+        """Store the result of the run of nodes alike that this node continues, if it does (one output,
+        the same input types, nothing declared there); whether it was stored."""
+        recent = entry.recent
+        if recent is None or recent[0] != inputs or len(out_names) != 1:
+            return False
+        name = out_names[0]  # stored as the common case of ``_store_found`` is
+        if not name or name in walk.declared:
+            return False
+        walk.types[name] = recent[1]
+        if walk.producers is not None:
+            walk.producers[name] = index
+        return True
+
+    def _store_found(self, walk: GraphWalk, out_names: list[str], found: Any, keep_data: bool, index: int,
+                     node: Any) -> None:
+        """Store the results of an identical earlier node as this node's."""
+        outputs, output_data = found
+        if len(out_names) == 1:  # the common case, stored inline (as ``_store`` does)
+            name = out_names[0]
+            if name and name not in walk.declared:
+                if outputs[0] is not None:
+                    walk.types[name] = outputs[0]
+                if walk.producers is not None:
+                    walk.producers[name] = index
+                if output_data[0] is not None and keep_data:
+                    walk.datas[name] = output_data[0]
+                return
+        self._store(walk, out_names, outputs, output_data, keep_data, index, node)
 
     def _decode_deferred(self) -> None:
         """Decode the unread input types (for good: the walk looks at them from now on)."""
@@ -240,10 +285,11 @@ class Walker(RuleRunner):
             self.deferred.resolve()
             self.deferred = None
 
-    def _store(self, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool, index: int, node: Any,
-               types: dict[str, Any], datas: dict[str, Any], get_declared: Callable[[str], Any],
-               producers: dict[str, int] | None, errors: list[NodeError], strict: bool) -> None:
+    def _store(self, walk: GraphWalk, out_names: list[str], outputs: Any, output_data: Any, keep_data: bool,
+               index: int, node: Any) -> None:
         """Merge a node's outputs with what the graph declares and record them by name."""
+        types, datas, producers, get_declared = walk.types, walk.datas, walk.producers, walk.declared.get
+        errors, strict = walk.errors, walk.strict
         position = 0
         for name in out_names:
             if name:
@@ -287,16 +333,16 @@ class Walker(RuleRunner):
                 self._merged[key] = known
         return known
 
-    def _other(self, entry: OpEntry, index: int, node: Any, types: dict[str, Any], datas: dict[str, Any],
-               declared: dict[str, Any], producers: dict[str, int] | None, errors: list[NodeError],
-               strict: bool) -> None:
+    def _other(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any) -> None:
         """A node not inferred by a schema's rule: a function call, an unknown op or a broken one."""
+        errors, strict = walk.errors, walk.strict
         out_names = list(node.output)
         results: list[Any] = []
         result_data: list[Any] = []
         if entry.kind == EntryKind.FUNCTION:
             if self.call_function is not None:
-                results, result_data = self.call_function(entry.function, node, types, datas, errors, index, strict)
+                results, result_data = self.call_function(entry.function, node, walk.types, walk.datas, errors, index,
+                                                          strict)
         elif entry.kind == EntryKind.UNKNOWN:
             self.unknown.setdefault((node.domain, node.op_type), entry.reason)
             if errors is self.errors:  # a node of the main graph, not of a function body
@@ -304,8 +350,26 @@ class Walker(RuleRunner):
         else:
             self.fail(errors, index, node, entry.reason, strict, of_form=True)
         padding = len(out_names) - len(results)
-        self._store(out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
-                    index, node, types, datas, declared.get, producers, errors, strict)
+        self._store(walk, out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
+                    index, node)
+
+
+def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], inputs: tuple[Any, ...], data: tuple[Any, ...] | None,
+                frozen: Any, output_count: int, plain_key: bool) -> tuple[Any, Any]:
+    """``(key, found)``: the key of a node in its op's ``memo`` and the results of an identical earlier node (None when
+    there is none; both None when the node cannot be keyed). A single-output result found on input
+    types alone becomes the op's ``recent`` one, which a run of nodes alike compares instead of hashing."""
+    # An omitted input and a supplied but unknown one both read None: tell them apart.
+    omitted = tuple([not name for name in in_names]) if None in inputs else None
+    key = (inputs, data, frozen, output_count, omitted)
+    try:
+        found = memo.get(key)
+    except TypeError:  # something unhashable (a float NaN is fine; a message is not)
+        return None, None
+    if found is not None and plain_key and omitted is None and output_count == 1 \
+            and found[0][0] is not None and found[1][0] is None:
+        entry.recent = (inputs, found[0][0])
+    return key, found
 
 
 def _in_order(nodes: Sequence[Any], rest: list[list[int]]) -> Iterator[tuple[int, Any]]:
@@ -336,4 +400,4 @@ def _reorder(nodes: Sequence[Any], position: int, rest: list[list[int]]) -> bool
     return True
 
 
-__all__ = ["MEMO_LIMIT", "Walker"]
+__all__ = ["GraphWalk", "MEMO_LIMIT", "Walker"]

@@ -16,6 +16,7 @@ from opspec.runtime.inference import deferred_types, graph, raw_dims, resolve
 from opspec.runtime.inference.deferred_types import UnreadType, plain_tensor_elem
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.write_types import TypeEncoder
+from opspec.runtime.op_set import installed_op_set
 from opspec.runtime.shape import Sym
 
 F = TensorProto.FLOAT
@@ -48,8 +49,8 @@ def _both_ways(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> tuple
         patch.setattr(graph, "deferred_types", lambda reader, value_infos: reader.value_infos(value_infos))
         entry_of = resolve.schema_entry
 
-        def never_passing(schema: Any, opset: int = 0) -> resolve.OpEntry:
-            entry = entry_of(schema, opset)
+        def never_passing(schema: Any, rules: Any, opset: int = 0) -> resolve.OpEntry:
+            entry = entry_of(schema, rules, opset)
             entry.passes_type = False
             return entry
 
@@ -193,7 +194,7 @@ def test_an_input_of_high_rank_is_written_from_its_bytes(monkeypatch: pytest.Mon
 
 def test_only_a_rule_that_declares_it_passes_types_on() -> None:
     assert make_spec("r", "A rule.", {"passes_input_type": True}).passes_input_type
-    entries = {op: resolve.resolve("", op, {"": 17}, {}, {}) for op in ("Relu", "Neg", "Cast", "IsNaN", "LeakyRelu")}
+    entries = {op: resolve.resolve(installed_op_set(), "", op, {"": 17}, {}, {}) for op in ("Relu", "Neg", "Cast", "IsNaN", "LeakyRelu")}
     assert entries["Relu"].passes_type
     assert not entries["Neg"].passes_type  # computes data
     assert not entries["Cast"].passes_type  # another element type

@@ -111,25 +111,33 @@ def test_the_attributes_of_an_op_that_declares_none_are_left_unread(monkeypatch)
     assert [_dims(value) for value in out.graph.output] == [["N", 2]] * 3 and not reads
 
 
-def test_a_rule_that_reads_an_undeclared_attribute_gets_it_and_is_not_reused_across_them(monkeypatch):
-    from opspec.runtime.inference import resolve
+def test_a_rule_that_reads_an_undeclared_attribute_gets_it_and_is_not_reused_across_them():
+    from dataclasses import replace
 
-    lookup = resolve.RULES.lookup
+    from opspec.runtime.op_set import installed_op_set
+    from opspec.runtime.rulebook import RuleBook
 
-    def peeking(name):
-        rule = lookup(name)
-        assert rule is not None
+    installed = installed_op_set()
 
-        def peek(ctx):
-            rule(ctx)
-            if ctx.attribute("note") == 1:
-                ctx.set_output_shape(0, (7,))
-        return peek
+    class Peeking(RuleBook):
+        """The installed rules, each of which also looks at an attribute its op does not declare."""
 
-    monkeypatch.setattr(resolve.RULES, "lookup", peeking)
+        def lookup(self, name):
+            rule = installed.rules.lookup(name)
+            assert rule is not None
+
+            def peek(ctx):
+                rule(ctx)
+                if ctx.attribute("note") == 1:
+                    ctx.set_output_shape(0, (7,))
+            return peek
+
+        def spec(self, name):
+            return installed.rules.spec(name)
+
     nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["b"], note=1),
              helper.make_node("Relu", ["x"], ["c"])]
-    out = opspec.infer_shapes(_relu_model(nodes))
+    out = opspec.infer_shapes(_relu_model(nodes), op_set=replace(installed, rules=Peeking()))
     assert [_dims(value) for value in out.graph.output] == [["N", 2], [7], ["N", 2]]
 
 
