@@ -25,6 +25,8 @@ class CheckResult:
     notes: list[Any] = field(default_factory=list)
     #: The prediction for a runtime, when one was asked for (see :mod:`.runtime_support`).
     verdict: Any = None
+    #: The type and shape inference the check ran (an ``InferenceResult``: types, unknown ops, counts).
+    inference: Any = None
 
     @property
     def problems(self) -> list[Any]:
@@ -40,23 +42,26 @@ class CheckResult:
         return self.verdict.will_run and not any(blocks_loading(problem) for problem in [*self.structure, *self.nodes])
 
 
-def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None) -> CheckResult:
+def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None,
+                read_external: bool = True) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
     file it was read from, whose folder external data must stay inside (None: not from a file);
-    ``runtime`` a :class:`~.runtime_support.Target` to predict loading and running on (None: none)."""
+    ``runtime`` a :class:`~.runtime_support.Target` to predict loading and running on (None: none);
+    ``read_external`` False checks where external data lies without opening it (inference then
+    knows less of the small tensors stored there)."""
     from opspec.runtime.inference.api import infer_in_place
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
 
     folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
     fields = check_model_fields(model, folder)
     structure = [*fields, *check_graphs(model)]
-    result = infer_in_place(model, path, check_type=True, strict_mode=False, data_prop=True, report=False,
-                            write_back=False)
+    result = infer_in_place(model, path, read_external, check_type=True, strict_mode=False, data_prop=True,
+                            report=False, write_back=False)
     if model.HasField("graph"):
         structure += declared_conflicts(model.graph, result.type_of)
         negative = with_stand_ins(model)
         if negative is not None:
-            followed = infer_in_place(negative[0], path, check_type=False, strict_mode=False, data_prop=True,
+            followed = infer_in_place(negative[0], path, read_external, check_type=False, strict_mode=False, data_prop=True,
                                       report=False, write_back=False)
             structure += negative_dim_problems(model.graph, negative[1], followed.type_of, followed.errors,
                                                {str(error) for error in result.errors})
@@ -72,7 +77,8 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
         from opspec.runtime.checker.runtime_support import predict
 
         verdict = predict(model, result.type_of, runtime)
-    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict)
+    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict,
+                       result)
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:

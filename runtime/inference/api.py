@@ -196,17 +196,18 @@ def _infer(model: ModelSource, check_type: bool, strict_mode: bool, data_prop: b
     return result
 
 
-def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None, **options: Any) -> InferenceResult:
+def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None, read_external: bool = True,
+                   **options: Any) -> InferenceResult:
     """Infer a model message that the caller owns, writing results into it.
 
     ``path`` is the file it was read from, if any: small tensor data stored beside it is
-    read (within its folder only). ``options`` are :func:`infer_model`'s; with
+    read (within its folder only; with ``read_external`` False, none is). ``options`` are :func:`infer_model`'s; with
     ``merge_new=False`` the model lacks its new ``value_info`` entries until
     :meth:`InferenceResult.save` writes them with it.
     """
     from opspec.runtime.ir.external import ExternalData
 
-    external = ExternalData(os.path.dirname(os.path.abspath(path)) if path is not None else None)
+    external = ExternalData(os.path.dirname(os.path.abspath(path)) if path is not None else None, read_external)
     outcome = infer_model(model, external=external, **options)
     result = InferenceResult(model, outcome)
     result.external_refusals = external.refusals
