@@ -6,11 +6,11 @@ scheduler's to notice (:mod:`.local`, :mod:`.on_ray`).
 """
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 from opspec.batch.records import Failure, ScanOptions, Task, failed_record
@@ -40,10 +40,20 @@ def limit_memory(limit: int | None) -> None:
 
 
 def start_worker(options: ScanOptions) -> None:
-    """A local worker's start: its memory limit, and the checker imported before the first model."""
+    """A local worker's start: Ctrl-C left to the scan (which stops its workers), its memory
+    limit, and the checker imported before the first model."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with, args=(os.getppid(),), name="opspec-scan-parent", daemon=True).start()
     limit_memory(options.memory)
     import opspec.runtime.checker.whole  # noqa: F401 - imported once, not timed in a model's line
     import opspec.runtime.defs  # noqa: F401
+
+
+def _end_with(parent: int) -> None:
+    """End this worker once the scan that started it is gone (killed, it cannot stop its workers)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def analyse_guarded(task: Task, options: ScanOptions) -> dict[str, Any]:
@@ -67,7 +77,6 @@ def analyse_guarded(task: Task, options: ScanOptions) -> dict[str, Any]:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-    gc.collect()
     record["worker"] = {"pid": os.getpid(), "peak_rss": peak_rss()}
     return record
 
