@@ -106,7 +106,8 @@ def test_progress_shows_on_a_terminal_only_after_a_while_and_is_erased(monkeypat
 
 def test_progress_text_from_a_function_is_made_afresh_each_time(monkeypatch):
     monkeypatch.setattr("sys.stdout", _Terminal())
-    stream, done = _Terminal(), []
+    stream = _Terminal()
+    done: list[int] = []
     with Progress(lambda: f"scanning: {len(done)} models done", stream=stream, after=0):
         deadline = time.monotonic() + 10
         while "scanning: 0 models" not in stream.getvalue() and time.monotonic() < deadline:
