@@ -81,6 +81,11 @@ def analyse_guarded(task: Task, options: ScanOptions) -> dict[str, Any]:
     return record
 
 
+def analyse_batch(tasks: tuple[Task, ...], options: ScanOptions) -> list[dict[str, Any]]:
+    """:func:`analyse_guarded` of each task in turn."""
+    return [analyse_guarded(task, options) for task in tasks]
+
+
 def peak_rss() -> int:
     """The most memory this process has held, in bytes (0 where the platform does not say)."""
     try:
@@ -91,4 +96,4 @@ def peak_rss() -> int:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
-__all__ = ["analyse_guarded", "limit_memory", "peak_rss", "start_worker"]
+__all__ = ["analyse_batch", "analyse_guarded", "limit_memory", "peak_rss", "start_worker"]
