@@ -120,6 +120,7 @@ def main(argv: list[str]) -> int:
                 on_ray = best(paths, "ray", 2, args.repeat, ray="local")
             finally:
                 ray.shutdown()
+    assert one.cpu is not None and two.cpu is not None
     seconds = [sum(record["timings"].values()) for record in two.records]
     peaks: dict[int, int] = {}
     for record in two.records:
@@ -135,7 +136,10 @@ def main(argv: list[str]) -> int:
          f"{lost(one, expected)} / {lost(two, expected)} / {lost(on_ray, expected) if on_ray else '-'}"),
         ("wall s, 1 worker", f"{one.wall:.1f} (CPU {one.cpu:.1f})"),
         ("wall s, 2 workers", f"{two.wall:.1f} (CPU {two.cpu:.1f})"),
-        ("parallel efficiency on 2 cores", f"{one.wall / (2 * two.wall):.2f}"),
+        ("parallel efficiency on 2 cores (wall 1 worker / (2 x wall 2 workers))", f"{one.wall / (2 * two.wall):.2f}"),
+        ("cores the scan got (CPU s / wall s), 1 worker / 2 workers",
+         f"{one.cpu / one.wall:.2f} / {two.cpu / two.wall:.2f}"),
+        ("CPU s with 1 worker / CPU s with 2 workers", f"{one.cpu / two.cpu:.2f}"),
         ("models/s, 2 workers", f"{len(two.records) / two.wall:.1f}"),
         ("per-model median ms (steps' wall time)", f"{statistics.median(seconds) * 1000:.1f}"),
         ("slowest model s", f"{max(seconds):.2f}"),
