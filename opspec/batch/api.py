@@ -47,7 +47,9 @@ def scan(paths: Iterable[str | os.PathLike[str]], report: str | os.PathLike[str]
     as is one that crashes its worker. ``steps`` replaces the analysis (see
     :data:`~opspec.batch.steps.STEPS`; functions of a module, which workers import). ``ray`` (``auto``, ``ray://HOST:PORT`` or ``local``) runs
     the models as Ray tasks instead. ``html`` writes the whole report as a page. ``on_record`` is
-    called with each line as it comes.
+    called with each line as it comes. Workers are fresh interpreters, which import the
+    calling script again: a script that scans from its top level keeps that under
+    ``if __name__ == "__main__":``, as with any process pool.
 
     Raises ValueError for a path naming nothing or an unknown runtime, and OSError when the
     report cannot be written.
