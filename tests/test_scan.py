@@ -162,6 +162,7 @@ def test_a_crash_a_hang_a_dead_worker_and_exhausted_memory_are_each_one_failed_l
                         "die.onnx": ("crash", "the worker process analysing the model died"),
                         "hog.onnx": ("memory", "the analysis needs more than the worker's memory of 1,024 MiB")}
     assert {found[name]["status"] for name in ("ok.onnx", "mixed.onnx", "custom.onnx")} == {"ok", "problems"}
+    assert list(found["ok.onnx"]["timings"]) == ["load", "check", "infer", "fault"]  # a step of one's own
     assert result.summary.failures == {"timeout": 2, "crash": 2, "unreadable": 1, "memory": 1} or \
         sorted(result.summary.failures.items()) == [("crash", 2), ("memory", 1), ("timeout", 2), ("unreadable", 1)]
 
@@ -247,13 +248,28 @@ def test_the_page_sorts_and_filters_in_a_browser(folder, tmp_path):
 
 
 def test_ray_gives_the_pools_lines(folder, tmp_path):
+    from scan_faults import FAULTY
+
     ray = pytest.importorskip("ray")
     pool = opspec.scan([folder], runtime="onnxruntime", jobs=2)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    faults = tmp_path / "faults"
+    faults.mkdir()
+    for name in ("crash", "die"):
+        (faults / f"{name}.onnx").write_bytes(_add(name=name))
+    (faults / "fine.onnx").write_bytes(_add())
+    # Ray's workers import the fault steps from the tests' folder.
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}})
     try:
         on_ray = opspec.scan([folder], runtime="onnxruntime", ray="local")
+        faulty = opspec.scan([faults], ray="local", steps=FAULTY)
     finally:
         ray.shutdown()
+    failures = {name: (record.get("failure"), record.get("message")) for name, record in _by_name(faulty.records).items()}
+    assert failures == \
+        {"crash.onnx": ("crash", "ValueError: a step failed"),
+         "die.onnx": ("crash", "the Ray worker analysing the model failed: WorkerCrashedError"),
+         "fine.onnx": (None, None)}
 
     def lines(result):
         return sorted((comparable(record) for record in result.records), key=lambda record: record["path"])

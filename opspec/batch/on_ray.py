@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from opspec.batch.guard import analyse_batch
@@ -47,6 +48,9 @@ def run_on_ray(tasks: Iterable[Task], options: ScanOptions, address: str, on_rec
     size = BatchSize()
     queue = batches(tasks, size)
     alone: deque[Batch] = deque()  # models of a failed batch, one per task
+    # Models whose worker died under them alone once: a worker may have been handed the next task
+    # before it died, so one more try tells the culprit from the model that came after it.
+    died_once: set[Task] = set()
     running: dict[Any, tuple[Batch, float]] = {}
     try:
         while True:
@@ -64,8 +68,11 @@ def run_on_ray(tasks: Iterable[Task], options: ScanOptions, address: str, on_rec
                         on_record(record)
                 elif len(batch) > 1:
                     alone.extend((task,) for task in batch)
+                elif records.worker_died and batch[0] not in died_once:
+                    died_once.add(batch[0])
+                    alone.append(batch)
                 else:
-                    on_record(failed_record(batch[0], *records))
+                    on_record(failed_record(batch[0], records.failure, records.message))
             now = time.monotonic()
             for ref in [ref for ref, (batch, started) in running.items() if now - started > len(batch) * options.deadline]:
                 batch, _ = running.pop(ref)
@@ -81,19 +88,28 @@ def run_on_ray(tasks: Iterable[Task], options: ScanOptions, address: str, on_rec
         raise
 
 
-def _outcome(ray: Any, ref: Any, batch: Batch) -> list[Record] | tuple[Failure, str]:
+@dataclass(frozen=True)
+class _NoLines:
+    """Why a task brought no lines back; ``worker_died`` when its worker process went away."""
+
+    failure: Failure
+    message: str
+    worker_died: bool = False
+
+
+def _outcome(ray: Any, ref: Any, batch: Batch) -> list[Record] | _NoLines:
     """The lines a task brought back, or why it brought none."""
     errors = ray.exceptions
     try:
         records: list[Record] = ray.get(ref)
         return records
     except errors.OutOfMemoryError:
-        return Failure.MEMORY, "Ray stopped the analysis: the node ran short of memory"
+        return _NoLines(Failure.MEMORY, "Ray stopped the analysis: the node ran short of memory")
     except errors.RayTaskError as error:
         cause = error.cause if error.cause is not None else error
-        return Failure.CRASH, f"{type(cause).__name__}: {cause}"
+        return _NoLines(Failure.CRASH, f"{type(cause).__name__}: {cause}")
     except errors.RayError as error:  # the worker died, the task was cancelled or lost
-        return Failure.CRASH, f"the Ray worker analysing the model failed: {type(error).__name__}"
+        return _NoLines(Failure.CRASH, f"the Ray worker analysing the model failed: {type(error).__name__}", True)
 
 
 __all__ = ["LOCAL", "RayUnavailable", "run_on_ray"]
