@@ -11,7 +11,7 @@ PIP     = -m pip --quiet --quiet --disable-pip-version-check
 # name cannot be imported, so running `python -m build` or `import build` here finds the real package.
 SCRATCH := .build
 
-.PHONY: generate test typecheck docs check bench conformance lock compat wheel clean kernels
+.PHONY: generate test typecheck docs check bench conformance lock compat wheel clean kernels kernels-doc
 
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,12 @@ bench: $(STAMP)
 ## Re-extract onnxruntime's CPU kernel table from the pinned wheel (when the pin moves), then regenerate.
 kernels: $(STAMP)
 	$(BIN)/python -m opspec.codegen.kernel_extract
+	$(BIN)/opspec generate
+
+## Cross-check onnxruntime's docs/OperatorKernels.md (DOC=path, COMMIT=sha) against the CPU table and, when its
+## CPU section agrees row for row, write the other providers' tables from it (CUDA, DirectML).
+kernels-doc: $(STAMP)
+	$(BIN)/python -m opspec.codegen.kernel_doc "$(DOC)" --commit "$(COMMIT)" --write
 	$(BIN)/opspec generate
 
 ## Pin the newest versions pyproject.toml allows into requirements/lock.txt (then `make generate`).

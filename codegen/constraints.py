@@ -2,14 +2,16 @@
 
 Each part of a constraint must make sense for the attribute's type (bounds for numbers,
 lengths for lists, axes for ints), allowed values must be of that type, and an input a
-limit is relative to must be an input of the version. The default is checked against the
+limit is relative to must be an input of the version, and a size expression may read only the
+version's int attributes. The default is checked against the
 limits that need no input in :mod:`opspec.codegen.resolve`.
 """
 from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from opspec.runtime.schema import AttrType, ValueConstraint
+from opspec.runtime.schema import AttrType, DimRelation, ValueConstraint
+from opspec.runtime.size_expression import SizeSyntaxError, parse_size
 
 _NUMBERS = {AttrType.INT, AttrType.FLOAT, AttrType.INTS, AttrType.FLOATS}
 _INTS = {AttrType.INT, AttrType.INTS}
@@ -54,6 +56,34 @@ def constraint_problems(kind: AttrType, constraint: ValueConstraint, inputs: Ite
         if relative_to is not None and relative_to not in names:
             known = ", ".join(sorted(names)) or "none"
             problems.append(f"rank({relative_to}) names no input of this version (inputs: {known})")
+    if constraint.relations and kind is not AttrType.INT:
+        problems.append(f"a relation to a dim (divides, ==, dim(...)) needs an int, not {spelling}")
+    for relation in constraint.relations:
+        problems.extend(_relation_problems(relation, names, attributes or {}))
+    return problems
+
+
+def _relation_problems(relation: DimRelation, inputs: set[str], attributes: Mapping[str, AttrType]) -> list[str]:
+    """Every way ``relation`` names what the version does not have."""
+    problems = []
+    shown = relation.describe()
+    if relation.input not in inputs:
+        known = ", ".join(sorted(inputs)) or "none"
+        problems.append(f"{shown}: {relation.input!r} names no input of this version (inputs: {known})")
+    if relation.present is not None and relation.present not in inputs:
+        known = ", ".join(sorted(inputs)) or "none"
+        problems.append(f"{shown}: present({relation.present}) names no input of this version (inputs: {known})")
+    if relation.rank is not None and not -relation.rank <= relation.axis < relation.rank:
+        problems.append(f"{shown}: axis {relation.axis} is not an axis of a rank-{relation.rank} input")
+    if relation.size is not None:
+        try:
+            names = parse_size(relation.size).names
+        except SizeSyntaxError as error:
+            return problems + [f"{shown}: {error}"]
+        for name in sorted(names):
+            if attributes.get(name) is not AttrType.INT:
+                ints = ", ".join(sorted(n for n, t in attributes.items() if t is AttrType.INT)) or "none"
+                problems.append(f"{shown}: {name!r} names no int attribute of this version (int attributes: {ints})")
     return problems
 
 

@@ -10,6 +10,8 @@ from opspec.codegen.kernel_tables import KernelEntry, KernelTable
 
 #: The page of a provider in a layered op set's docs folder.
 PROVIDER_PAGE = "kernels-{provider}.md"
+#: The provider that runs what another provider has no kernel for.
+FALLBACK_PROVIDER = "cpu"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,11 @@ def provider_page(table: KernelTable, index: KernelIndex, domains: Iterable[Comp
              "(\"no kernel\": none at all). A version with a function body is expanded at load time "
              "instead of failing; float16 on the CPU provider runs through inserted casts where a float "
              "kernel exists.", ""]
+    if table.provider != FALLBACK_PROVIDER:
+        lines += [f"onnxruntime gives the {table.provider} provider the nodes it has a kernel for and runs the "
+                  f"others on the {FALLBACK_PROVIDER} provider, so a node listed here fails only where "
+                  f"[{PROVIDER_PAGE.format(provider=FALLBACK_PROVIDER)}]"
+                  f"({PROVIDER_PAGE.format(provider=FALLBACK_PROVIDER)}) lists it too.", ""]
     for domain in domains:
         rows = []
         for op in domain.ops:

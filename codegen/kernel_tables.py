@@ -45,6 +45,8 @@ class RefusalEntry:
     types: tuple[tuple[str, tuple[str, ...]], ...]
     attributes: tuple[tuple[str, tuple[Any, ...]], ...]
     why: str
+    #: Per attribute, the only values the kernel takes (None: not set, and no default).
+    unless: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def _table(document: Any, display: str, problems: list[Diagnostic]) -> KernelTab
                     for domain, ops in sorted((document.get("schemas") or {}).items())
                     for op, versions in sorted(ops.items()))
     refusals = tuple(RefusalEntry(str(item["domain"]), str(item["op"]), *_range(item, problems), _lists(item.get("types")),
-                                  _lists(item.get("attributes")), str(item["why"]))
+                                  _lists(item.get("attributes")), str(item["why"]), _lists(item.get("unless")))
                      for item in document.get("refusals") or ())
     bodies = tuple(BuiltBodyEntry(str(item["domain"]), str(item["op"]), *_range(item, problems),
                                   tuple(CallEntry(str(call["op"]), _lists(call["types"]), _lists(call.get("when")), str(call.get("domain") or ""))
@@ -168,6 +170,8 @@ def _lists(mapping: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
 
 
 def _plain(value: Any) -> Any:
+    if value is None:  # an attribute not set (and without default)
+        return None
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
@@ -194,9 +198,10 @@ def render_module(tables: tuple[KernelTable, ...], source: str) -> str:
     lines += _per_provider(tables, "SCHEMAS", lambda table: [f"({domain!r}, {op!r}): {versions!r}"
                                                              for domain, op, versions in table.schemas], "{}")
     lines += ["", "#: Per provider, kernels that refuse nodes they are registered for:",
-              "#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why)."]
+              "#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why,",
+              "#: ((attribute, the only values taken), ...))."]
     lines += _per_provider(tables, "REFUSALS", lambda table: [
-        repr((r.domain, r.op, r.since, r.until, r.types, r.attributes, r.why)) for r in table.refusals])
+        repr((r.domain, r.op, r.since, r.until, r.types, r.attributes, r.why, r.unless)) for r in table.refusals])
     lines += ["", "#: Per provider, the ops the bodies onnx builds per node call: (domain, op, since, until or None,",
               "#: ((called op, ((type parameter, sources), ...), ((attribute, values), ...), domain or ''), ...))."]
     lines += _per_provider(tables, "BUILT_BODIES", lambda table: [

@@ -23,6 +23,13 @@ Attributes::
     int in rank(X) + 1                    one more axis each side: -(r+1) <= v <= r
     ints len == 2 * rank(X) - 4           a list length relative to input X's rank
     floats len == len(indexes)            as many values as list attribute ``indexes``
+    int divides dim(query, -1)            the value divides dim -1 of input ``query``
+    int == dim(W, 0) or -1                the value is W's dim 0, unless it is -1 ("not set")
+    int dim(B, 1) == ceil(K / block_size) the dim is a size over the node's int attributes
+                                          (:mod:`opspec.runtime.size_expression`)
+    ... if rank(query) == 3               a relation only for an input of that rank
+    ... if present(key)                   a relation only for a node that gives input ``key``
+    ... as "query's hidden size"          how messages name the dim
 
 Each parser raises :class:`NotationError` with the character offset of the problem.
 """
@@ -38,9 +45,12 @@ from typing import Any, NamedTuple
 from opspec.runtime.schema import (
     AttrType,
     DifferentiationCategory,
+    DimRelation,
+    DimRelationKind,
     FormalParameterOption,
     ValueConstraint,
 )
+from opspec.runtime.size_expression import SizeSyntaxError, parse_size
 
 
 class NotationError(ValueError):
@@ -83,7 +93,7 @@ _TOKEN = re.compile(
         (?P<number>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf\b|nan\b)
       | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
       | (?P<word>[A-Za-z_][\w.\-]*)
-      | (?P<op>>=|<=|==|[<>={}\[\](),*+\-])
+      | (?P<op>>=|<=|==|//|[<>={}\[\](),*+\-/%])
     )""",
     re.VERBOSE,
 )
@@ -261,6 +271,81 @@ def _length_of(cursor: _Cursor) -> dict[str, Any]:
         found["length_offset"] = int(_number(cursor))
     return found
 
+_SIZE_ENDS = {"if", "as", "or", "required", "divides", "dim", "len", "in", "=", ">=", "<=", ">", "<", "=="}
+
+
+def _dim_ref(cursor: _Cursor) -> tuple[str, int]:
+    """``dim(NAME, AXIS)``: an input and one of its axes."""
+    cursor.expect("dim")
+    cursor.expect("(")
+    name = cursor.take()
+    if name.kind != "word":
+        raise NotationError(f"expected an input name, found {name.text!r}", name.offset)
+    cursor.expect(",")
+    axis = cursor.take()
+    if axis.kind != "number" or not re.fullmatch(r"[-+]?\d+", axis.text):
+        raise NotationError(f"expected a whole-number axis, found {axis.text!r}", axis.offset)
+    cursor.expect(")")
+    return name.text, int(axis.text)
+
+
+def _size_text(cursor: _Cursor) -> str:
+    """The size expression after ``dim(X, i) ==``, up to the next clause: checked against its grammar."""
+    start = cursor.peek()
+    if start is None or start.text in _SIZE_ENDS:
+        raise NotationError("expected a size expression such as ceil(K / block_size)",
+                            start.offset if start else len(cursor.text))
+    depth, last = 0, start
+    while (token := cursor.peek()) is not None and not (depth == 0 and token.text in _SIZE_ENDS):
+        depth += {"(": 1, ")": -1}.get(token.text, 0)
+        last = cursor.take()
+    text = cursor.text[start.offset:last.offset + len(last.text)]
+    try:
+        parse_size(text)
+    except SizeSyntaxError as error:
+        raise NotationError(str(error), start.offset + error.offset) from None
+    return text
+
+
+def _relation(cursor: _Cursor, kind: DimRelationKind) -> DimRelation:
+    """A dim relation after its opening word, with its optional ``or N``, ``if rank(X) == R``,
+    ``if present(Y)`` and ``as "name"``."""
+    size = None
+    if kind is DimRelationKind.SIZE:
+        cursor.index -= 1  # the clause opens with the dim itself
+    name, axis = _dim_ref(cursor)
+    if kind is DimRelationKind.SIZE:
+        cursor.expect("==")
+        size = _size_text(cursor)
+    found: dict[str, Any] = {}
+    while (token := cursor.peek()) is not None and token.text in ("or", "if", "as"):
+        cursor.take()
+        if token.text == "or":
+            value = cursor.take()
+            if value.kind != "number" or not re.fullmatch(r"[-+]?\d+", value.text):
+                raise NotationError(f"expected a whole number after 'or', found {value.text!r}", value.offset)
+            found["unless"] = int(value.text)
+        elif token.text == "if" and cursor.peek() is not None and cursor.peek().text == "present":  # type: ignore[union-attr]
+            cursor.take()
+            found["present"] = _parenthesized_name(cursor, "an input name")
+        elif token.text == "if":
+            ranked = _rank_of(cursor)
+            if ranked != name:
+                raise NotationError(f"the rank condition must be on {name!r}, the input of the dim", token.offset)
+            cursor.expect("==")
+            found["rank"] = _count(cursor)
+        else:
+            label = cursor.take()
+            if label.kind != "string":
+                raise NotationError(f"expected a quoted name for the dim after 'as', found {label.text!r}",
+                                    label.offset)
+            found["named"] = _literal_text(label)
+    return DimRelation(kind, name, axis, size=size, **found)
+
+
+def _literal_text(token: _Token) -> str:
+    return bytes(token.text[1:-1], "utf-8").decode("unicode_escape")
+
 
 @lru_cache(maxsize=4096)  # the same few declarations recur in every op; the result is frozen
 def parse_attribute(text: str) -> AttrSpec:
@@ -274,6 +359,7 @@ def parse_attribute(text: str) -> AttrSpec:
         )
     attr_type = ATTR_TYPES[head.text]
     bounds: dict[str, Any] = {}
+    relations: list[DimRelation] = []
     required, default, has_default = False, None, False
     while (token := cursor.peek()) is not None:
         cursor.take()
@@ -314,6 +400,11 @@ def parse_attribute(text: str) -> AttrSpec:
                 bounds["max_length"] = int(size)
             if relation.text not in (">=", "<=", "=="):
                 raise NotationError("expected >=, <= or == after len", relation.offset)
+        elif token.text in ("divides", "dim") or (
+                token.text == "==" and cursor.peek() is not None and cursor.peek().text == "dim"):  # type: ignore[union-attr]
+            kind = {"divides": DimRelationKind.DIVIDES, "dim": DimRelationKind.SIZE}.get(token.text,
+                                                                                      DimRelationKind.EQUALS)
+            relations.append(_relation(cursor, kind))
         elif token.text == "required":
             required = True
         elif token.text == "=":
@@ -325,6 +416,8 @@ def parse_attribute(text: str) -> AttrSpec:
             )
     if required and has_default:
         raise NotationError("an attribute cannot be both required and defaulted", 0)
+    if relations:
+        bounds["relations"] = tuple(relations)
     constraint = ValueConstraint(**bounds) if bounds else None
     return AttrSpec(attr_type, required, default if has_default else None, constraint)
 

@@ -13,7 +13,8 @@ from typing import Any
 from opspec.codegen.compiler import CompiledOp
 from opspec.codegen.pyliteral import LiteralWriter, docstring
 
-SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "FormalParameter", "FormalParameterOption",
+SCHEMA_NAMES = ("Attribute", "AttrType", "DifferentiationCategory", "DimRelation", "DimRelationKind", "FormalParameter",
+                "FormalParameterOption",
                 "FunctionBody", "NodeDeterminism", "OpSchema", "RuleRef", "SupportType", "TypeConstraintParam",
                 "ValueConstraint")
 _HOIST_MIN_LENGTH = 60

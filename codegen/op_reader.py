@@ -24,7 +24,7 @@ from opspec.codegen.notation import (
     parse_param,
 )
 from opspec.codegen.source import Location, Map, Seq
-from opspec.runtime.schema import FormalParameterOption, ValueConstraint
+from opspec.runtime.schema import DimRelation, DimRelationKind, FormalParameterOption, ValueConstraint
 
 
 def _field_locations(document: Map) -> dict[str, Location]:
@@ -137,6 +137,9 @@ def _read_attribute(name: str, value: Any, attributes: Map, diagnostics: Diagnos
     bounds = {key: value[key] for key in _BOUND_KEYS if key in value}
     if "allowed" in value:
         bounds["allowed"] = tuple(value["allowed"])
+    if value.get("relations"):
+        bounds["relations"] = tuple(_read_relation(item, value["relations"].item_at(index), diagnostics)
+                                    for index, item in enumerate(value["relations"]))
     if value.get("required") and "default" in value:
         diagnostics.error(value.key_at("default"), f"attribute {name!r} cannot be both required and defaulted")
     spec = AttrSpec(
@@ -146,6 +149,16 @@ def _read_attribute(name: str, value: Any, attributes: Map, diagnostics: Diagnos
         constraint=ValueConstraint(**bounds) if bounds else None,
     )
     return AttrDecl(str(name), spec, where, value.get("doc"))
+
+
+def _read_relation(item: Map, where: Location, diagnostics: Diagnostics) -> DimRelation:
+    """A dim relation in long form: ``{relation: divides, input: query, axis: -1, rank: 3, named: ...}``."""
+    size = item.get("size")  # its grammar and names are checked with the version's attributes
+    kind = DimRelationKind[item["relation"].upper()]
+    if (kind is DimRelationKind.SIZE) != (size is not None):
+        diagnostics.error(where, "a size relation, and only a size relation, gives 'size'")
+    return DimRelation(kind, item["input"], item["axis"], item.get("rank"), size, item.get("named"),
+                       item.get("unless"), item.get("present"))
 
 
 def _read_type_param(name: str, value: Any, key_at: Location, value_at: Location) -> TypeParamDecl | None:

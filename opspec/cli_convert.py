@@ -15,7 +15,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     convert.add_argument("-o", "--output", metavar="OUT", required=True,
                          help="write the converted model here, replacing OUT (whole or not at all; -: standard "
                               "output, the report then going to standard error)")
-    convert.add_argument("--opset", type=int, required=True, metavar="N", help="the target opset of ai.onnx")
+    convert.add_argument("--opset", type=int, metavar="N",
+                         help="the target opset of ai.onnx (default: the model's own, with --domain-opset)")
+    convert.add_argument("--domain-opset", action="append", default=[], metavar="DOMAIN=N",
+                         help="the target opset of another domain, such as ai.onnx.ml=3 (repeatable)")
     # Outputs are replaced as every command replaces them; the flag once needed for it is still accepted.
     convert.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
     convert.add_argument("--format", choices=("text", "json"), default="text",
@@ -25,14 +28,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _convert(args: argparse.Namespace) -> int:
     from opspec.cli_models import check_output, load, report_stream, shown_output, write
-    from opspec.runtime.convert.api import ConversionError, convert
+    from opspec.runtime.convert.api import ConversionError, convert, standard_opset
     from opspec.runtime.ir import save_model
 
     check_output(args.output)
+    domains = _domain_opsets(args.domain_opset)
+    if args.opset is None and not domains:
+        raise UserError("give the target opset with --opset N, or another domain's with --domain-opset DOMAIN=N")
     model = load(args.model)
     out = report_stream(args.output)
     try:
-        result = convert(model, args.opset)
+        result = convert(model, args.opset if args.opset is not None else standard_opset(model), domains)
     except ConversionError as error:
         raise UserError(str(error)) from None
     copied: list[tuple[str, str]] = []
@@ -41,6 +47,8 @@ def _convert(args: argparse.Namespace) -> int:
         copied = write(lambda target: save_model(converted, target), converted, args.model, args.output)
     if args.format == "json":
         write_json({"ok": result.ok, "source_opset": result.source_opset, "target_opset": result.target_opset,
+                    "domains": {domain: {"source_opset": old, "target_opset": new}
+                                for domain, (old, new) in result.domains.items()},
                     "output": args.output if result.ok else None,
                     "refused": [{"graph": r.graph, "index": r.index, "node": r.name, "op_type": r.op_type,
                                  "reason": r.reason} for r in result.refusals],
@@ -56,9 +64,21 @@ def _convert(args: argparse.Namespace) -> int:
     if args.format == "text":
         for data, destination in copied:
             print(f"copied external data {data} to {destination}", file=out)
-        print(f"converted from opset {result.source_opset} to {result.target_opset}: {shown_output(args.output)}",
-              file=out)
+        others = "".join(f", {domain} {old} to {new}" for domain, (old, new) in result.domains.items())
+        print(f"converted from opset {result.source_opset} to {result.target_opset}{others}: "
+              f"{shown_output(args.output)}", file=out)
     return EXIT_OK
+
+
+def _domain_opsets(given: list[str]) -> dict[str, int]:
+    """``DOMAIN=N`` arguments as a mapping."""
+    found: dict[str, int] = {}
+    for text in given:
+        domain, _, number = text.partition("=")
+        if not domain or not number.strip().isdigit():
+            raise UserError(f"--domain-opset {text!r}: expected DOMAIN=N, such as ai.onnx.ml=3")
+        found[domain.strip()] = int(number)
+    return found
 
 
 __all__ = ["register"]

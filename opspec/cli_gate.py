@@ -16,13 +16,15 @@ from opspec.cli_common import EXIT_FAILED, EXIT_OK, plural
 PROGRESS_AFTER = 2.0
 
 
-def add_gate_options(command: argparse.ArgumentParser, unknown: bool) -> None:
-    """``--quiet`` and, for ``infer`` (``unknown``), ``--fail-on-unknown``."""
+def add_gate_options(command: argparse.ArgumentParser, runtime: bool = False) -> None:
+    """``--quiet`` and ``--fail-on-unknown`` (for ``check``, which predicts a ``runtime``, it also
+    covers nodes whose kernel the prediction could not tell)."""
     command.add_argument("-q", "--quiet", action="store_true",
                          help="print only problems (nothing at all for a clean model)")
-    if unknown:
-        command.add_argument("--fail-on-unknown", action="store_true",
-                             help="exit 1 when an op has no schema or no inference rule, as for a node error")
+    also = (", or (with --runtime) a node whose types are too little known to tell whether a kernel takes it"
+            if runtime else "")
+    command.add_argument("--fail-on-unknown", action="store_true",
+                         help=f"exit 1 when an op has no schema or no inference rule{also}, as for a node error")
 
 
 def gate_status(errors: int, unknown_ops: int, ops_without_rule: int, fail_on_unknown: bool) -> int:

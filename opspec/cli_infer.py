@@ -47,7 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     for command in (infer, check):
         command.add_argument("--format", choices=("text", "json"), default="text",
                              help="text for people (default) or json for scripts")
-        add_gate_options(command, unknown=command is infer)
+        add_gate_options(command, runtime=command is check)
 
 
 def _infer(args: argparse.Namespace) -> int:
@@ -172,36 +172,74 @@ def _check(args: argparse.Namespace) -> int:
     from opspec.runtime.checker.whole import check_model, note_line
 
     target = runtime_target(args)
+    model = load(args.model)
     with Progress(f"checking {shown_name(args.model)}", enabled=args.format == "text" and not args.quiet):
-        checked = check_model(load(args.model), source_path(args.model), target)
+        checked = check_model(model, source_path(args.model), target)
     structure, nodes, problems = checked.structure, checked.nodes, checked.problems
+    without_rule = ops_without_rule(model.opset_import, checked.op_types)
+    unbound = checked.verdict.unbound if checked.verdict is not None else ()
+    unknown = args.fail_on_unknown and bool(without_rule or unbound)
     if args.format == "json":
-        document = {"ok": not problems, "nodes": checked.node_count,
+        counts = {"problems": len(problems), "ops_without_rule": len(without_rule)}
+        document: dict[str, Any] = {"ok": not problems and not unknown, "nodes": checked.node_count,
                     "problems": [runtime_problem_json(problem) if hasattr(problem, "missing") else problem_json(problem)
                                  for problem in problems],
-                    "notes": [problem_json(note) for note in checked.notes]}
+                    "notes": [problem_json(note) for note in checked.notes],
+                    "ops_without_rule": [{"domain": domain, "op_type": op_type, "version": version}
+                                         for domain, op_type, version in without_rule],
+                    "counts": counts}
         if target is not None:
-            document.update(runtime=str(target), will_run=checked.will_run)
+            document.update(runtime=str(target), will_run=checked.will_run,
+                            unbound_nodes=[{"where": node.where, "index": node.index, "op_type": node.op,
+                                            "domain": node.domain, "version": node.version,
+                                            "type_parameters": list(node.params)} for node in unbound])
+            counts["unbound_nodes"] = len(unbound)
+        if checked.placement is not None:
+            document.update(checked.placement.json())
         write_json(document, sys.stdout)
-        return EXIT_FAILED if problems else EXIT_OK
+        return EXIT_FAILED if problems or unknown else EXIT_OK
     for problem in problems:
         print(problem)
+    if not args.quiet or unknown:
+        for domain, op_type, version in without_rule:
+            print(f"unknown: {op_type} version {version} (domain '{domain}') has no inference rule; "
+                  "its outputs are not inferred")
+        for node in unbound:
+            print(f"unknown: {node}")
     if not args.quiet:
         for note in checked.notes:
             print(note_line(note))
-    if target is not None and (problems or not args.quiet):
+    if target is not None and (problems or unknown or not args.quiet):
         print(verdict_line(checked))
+    if checked.placement is not None and not args.quiet:
+        print("\n".join(checked.placement.lines()))
+    unknowns = ", ".join(_unknown_counts(without_rule, unbound))
     if problems:
         in_nodes = f"{plural(len({problem.index for problem in nodes}), 'node')} (of {checked.node_count})"
+        also = f"; {unknowns}" if unknowns else ""
         if structure:
             print(f"opspec: {plural(len(problems), 'problem')}: {len(structure)} in the model's fields and the "
-                  f"graph's structure, {len(nodes)} in {in_nodes}{_runtime_count(checked)}", file=sys.stderr)
+                  f"graph's structure, {len(nodes)} in {in_nodes}{_runtime_count(checked)}{also}", file=sys.stderr)
         else:
-            print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}{_runtime_count(checked)}", file=sys.stderr)
+            print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}{_runtime_count(checked)}{also}",
+                  file=sys.stderr)
+        return EXIT_FAILED
+    if unknown:
+        print(f"opspec: no problem, but {unknowns} (--fail-on-unknown)", file=sys.stderr)
         return EXIT_FAILED
     if not args.quiet:
         print(f"ok: {plural(checked.node_count, 'node')} conform to their schemas")
     return EXIT_OK
+
+
+def _unknown_counts(without_rule: list[tuple[str, str, int]], unbound: tuple[Any, ...]) -> list[str]:
+    """``1 op without a rule`` and ``2 nodes whose kernel could not be told``, each when there are any."""
+    parts = []
+    if without_rule:
+        parts.append(f"{plural(len(without_rule), 'op')} without a rule")
+    if unbound:
+        parts.append(f"{plural(len(unbound), 'node')} whose kernel could not be told")
+    return parts
 
 
 def _runtime_count(checked: Any) -> str:

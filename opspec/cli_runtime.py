@@ -12,7 +12,8 @@ def add_runtime_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--runtime", metavar="RUNTIME[:PROVIDER]", default=None,
                          help="also predict whether the model loads and runs there, from the provider's kernel "
                               "table (onnxruntime, the CPU provider, is the one known; onnxruntime:PROVIDER picks "
-                              "another with a table)")
+                              "another with a table, which falls back to the CPU, and reports where each node "
+                              "runs and the copies between devices)")
 
 
 def runtime_target(args: argparse.Namespace) -> Any:

@@ -7,7 +7,9 @@ the versions onnxruntime adds to them (``LayerNormalization`` version 1, the dep
 ``Affine``, ...). ``kernels("Add", 14, provider="cpu")`` lists the kernels onnxruntime
 registers for an op version, with their types (:mod:`opspec.runtime.kernels`);
 ``will_it_run(model)`` predicts whether onnxruntime's CPU provider loads and runs a model
-(``.will_run``, ``.problems``), as ``opspec check --runtime onnxruntime`` does. ``opspec`` itself stays exactly onnx's set. Inference
+(``.will_run``, ``.problems``), as ``opspec check --runtime onnxruntime`` does;
+``placement(model, provider="cuda")`` says where each node runs on a provider that falls back to
+the CPU, and which values are copied between devices (:mod:`opspec.runtime.checker.placement`). ``opspec`` itself stays exactly onnx's set. Inference
 (``opspec.infer_shapes``, ``opspec infer``) uses this registry. Nothing is loaded until
 first used.
 """
@@ -18,7 +20,8 @@ from typing import Any
 from opspec.runtime.registry import Registry, SchemaError
 
 __all__ = ["REGISTRY", "SchemaError", "domain_version_range", "get_all_schemas", "get_all_schemas_with_history",
-           "get_function_ops", "get_schema", "has", "has_schema", "kernels", "schema_version_map", "will_it_run"]
+           "get_function_ops", "get_schema", "has", "has_schema", "kernels", "placement", "schema_version_map",
+           "will_it_run"]
 
 _FUNCTIONS = {"get_schema", "has_schema", "get_function_ops", "get_all_schemas", "get_all_schemas_with_history",
               "schema_version_map", "domain_version_range"}
@@ -43,6 +46,10 @@ def __getattr__(name: str) -> Any:
         from opspec.runtime.checker.runtime_check import check_for_runtime
 
         value = check_for_runtime
+    elif name == "placement":
+        from opspec.runtime.checker.runtime_check import placement
+
+        value = placement
     elif name in _FUNCTIONS:
         value = getattr(_registry(), name)
     else:

@@ -2,7 +2,9 @@
 
 A constraint that needs no input (bounds, allowed values, list lengths) is checked on the
 value alone; an axis range or a list length relative to an input's rank is checked when
-that input's rank is known, and never otherwise. Only attributes the node sets are
+that input's rank is known, and never otherwise. A relation to an input's dim (divides it,
+equals it, or holds it to a size expression) is checked only where that dim is a known number:
+a symbol or an unknown dim may take a value that fits. Only attributes the node sets are
 checked: the compiler has checked every default already.
 
 Every rule runs behind :func:`enforcing`, so inference reports a node whose attributes
@@ -17,7 +19,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.contract.values import SequenceType, SparseTensorType, TensorType
-from opspec.runtime.schema import AttrType, ValueConstraint
+from opspec.runtime.schema import AttrType, DimRelation, DimRelationKind, ValueConstraint
+from opspec.runtime.size_expression import evaluate, parse_size
 
 _SCALARS: dict[AttrType, tuple[type, ...]] = {AttrType.INT: (int,), AttrType.FLOAT: (int, float),
                                               AttrType.STRING: (str,)}
@@ -69,6 +72,69 @@ def _rank(schema: Any, inputs: Sequence[Any], formal: str) -> int | None:
                 return len(value.shape)
             return None
     return None
+
+
+def _shape(schema: Any, inputs: Sequence[Any], formal: str) -> tuple | None:
+    """The shape of the tensor input bound to formal ``formal``, when known."""
+    for position, param in enumerate(schema.inputs):
+        if param.name == formal:
+            value = inputs[position] if position < len(inputs) else None
+            if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
+                return tuple(value.shape)
+            return None
+    return None
+
+
+def _known(schema: Any, inputs: Sequence[Any], formal: str) -> bool:
+    """Whether the node gives formal input ``formal`` a value of known type."""
+    for position, param in enumerate(schema.inputs):
+        if param.name == formal:
+            return position < len(inputs) and inputs[position] is not None
+    return False
+
+
+def _relation_violations(name: str, value: int, relations: Sequence[DimRelation], schema: Any,
+                         inputs: Sequence[Any], attributes: Mapping[str, Any]) -> list[str]:
+    """How attribute ``name`` = ``value`` breaks its relations to the dims the node's inputs make known."""
+    problems = []
+    for relation in relations:
+        if relation.unless is not None and value == relation.unless:
+            continue
+        if relation.present is not None and not _known(schema, inputs, relation.present):
+            continue  # an input left out, or one whose type is unknown (it may be absent): no relation
+        shape = _shape(schema, inputs, relation.input)
+        if shape is None or (relation.rank is not None and len(shape) != relation.rank):
+            continue
+        if not -len(shape) <= relation.axis < len(shape):
+            continue  # a rank the op refuses is its rule's to report
+        dim = shape[relation.axis]
+        if type(dim) is not int:
+            continue
+        if relation.kind is DimRelationKind.DIVIDES:
+            if value > 0 and dim % value:
+                problems.append(f"{relation.dim_name()} ({name} {value}) {dim} is not divisible by {value}")
+        elif relation.kind is DimRelationKind.EQUALS:
+            if dim != value:
+                problems.append(f"{name} {value} does not match {relation.dim_name()} {dim}")
+        else:
+            problems.extend(_size_violation(relation, dim, schema, attributes))
+    return problems
+
+
+def _size_violation(relation: DimRelation, dim: int, schema: Any, attributes: Mapping[str, Any]) -> list[str]:
+    """A dim against its size expression, with each attribute the node leaves out at its default."""
+    expression = parse_size(relation.size or "")
+    values = {}
+    for name in expression.names:
+        given = attributes.get(name)
+        if given is None and name in schema.attributes:
+            given = schema.attributes[name].default
+        values[name] = given
+    wanted = evaluate(expression.tree, values)
+    if wanted is None or wanted == dim:
+        return []
+    bound = ", ".join(f"{name} = {values[name]}" for name in sorted(expression.names))
+    return [f"{relation.dim_name()} is {dim}, but {relation.size} is {wanted} ({bound})"]
 
 
 def _rank_violations(constraint: ValueConstraint, value: Any, schema: Any, inputs: Sequence[Any]) -> list[str]:
@@ -123,6 +189,8 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
             found += _rank_violations(constraint, value, schema, inputs)
         if constraint.length_as is not None:
             found += _same_length_violations(constraint.length_as, value, attributes, schema)
+        if constraint.relations and type(value) is int:
+            found += _relation_violations(name, value, constraint.relations, schema, inputs, attributes)
         if found:
             text, shown = constraint.describe(), f"tensor of shape {list(value.shape)}" if tensor else value
             violations.extend(Violation(name, text, shown, problem) for problem in found)

@@ -58,6 +58,10 @@ REGISTRY_PACKAGE = sys.modules["opspec.generated"]
 ONNXRUNTIME_PACKAGE = "opspec.generated.onnxruntime"
 
 
+#: Declared for static readers (mypy, mypyc); never bound, so ``__getattr__`` below builds it on first use.
+INFERENCE: Registry
+
+
 def __getattr__(name: str) -> Registry:
     """``INFERENCE``: what inference looks operators up in (built on first use)."""
     if name != "INFERENCE":

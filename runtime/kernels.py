@@ -51,8 +51,9 @@ class Kernel:
 @dataclass(frozen=True)
 class Refusal:
     """A kernel registered for a node that still refuses it: for the op versions in range, a node whose
-    types bind each named type parameter to one of ``types`` and whose attributes (the schema's
-    default when unset) take one of ``attributes``' values is refused, for the reason ``why``."""
+    types bind each named type parameter to one of ``types``, whose attributes (the schema's
+    default when unset; None when neither) take one of ``attributes``' values, and which gives an
+    attribute of ``unless`` a value outside its list, is refused, for the reason ``why``."""
 
     domain: str
     op: str
@@ -61,12 +62,14 @@ class Refusal:
     types: tuple[tuple[str, frozenset[str]], ...]
     attributes: tuple[tuple[str, tuple[Any, ...]], ...]
     why: str
+    unless: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
     def applies(self, bound: Mapping[str, str], attribute_value: Any) -> bool:
-        """Whether the node with types ``bound`` and ``attribute_value(name)`` (None: unknown) is refused;
-        a type or attribute the node does not make known never matches."""
+        """Whether the node with types ``bound`` and ``attribute_value(name)`` (the node's value, else the
+        schema's default, else None) is refused; a type the node does not make known never matches."""
         return all(bound.get(param) in allowed for param, allowed in self.types) and \
-            all(attribute_value(name) in values for name, values in self.attributes)
+            all(attribute_value(name) in values for name, values in self.attributes) and \
+            (not self.unless or any(attribute_value(name) not in values for name, values in self.unless))
 
 
 @dataclass(frozen=True)
@@ -158,8 +161,9 @@ def kernels_for_since(op: str, since_version: int, domain: str = "", provider: s
 
 @lru_cache(maxsize=None)
 def _refusals(provider: str) -> tuple[Refusal, ...]:
-    return tuple(Refusal(domain, op, since, until, tuple((name, frozenset(types)) for name, types in kinds), attributes, why)
-                 for domain, op, since, until, kinds, attributes, why in _tables().REFUSALS.get(provider, ()))
+    return tuple(Refusal(domain, op, since, until, tuple((name, frozenset(types)) for name, types in kinds), attributes, why,
+                         unless)
+                 for domain, op, since, until, kinds, attributes, why, unless in _tables().REFUSALS.get(provider, ()))
 
 
 def refusals(op: str, since_version: int, domain: str = "", provider: str = "cpu") -> tuple[Refusal, ...]:

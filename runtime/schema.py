@@ -125,6 +125,62 @@ class FormalParameter(Record):
         return self.option is FormalParameterOption.Optional
 
 
+class DimRelationKind(enum.Enum):
+    """How an integer attribute relates to a dim of an input."""
+
+    DIVIDES = "divides"  # the value divides the dim (a hidden size split into heads)
+    EQUALS = "=="  # the value is the dim
+    SIZE = "size"  # the dim is a size expression over the node's integer attributes (a packed block)
+
+
+class DimRelation(Record):
+    """One relation between an integer attribute and dim ``axis`` of input ``input``.
+
+    ``rank``, when set, limits the relation to nodes whose input has that rank (a 3-D query,
+    not its packed 5-D form); ``present``, to nodes that give that other input (a key beside
+    the query, which is otherwise packed with it). ``size`` is the expression a ``SIZE`` relation holds the dim to
+    (see :mod:`opspec.runtime.size_expression`); ``named`` is how messages name the dim, and
+    ``unless`` a value of the attribute that says "not set" and opts out.
+    """
+
+    kind: DimRelationKind
+    input: str
+    axis: int
+    rank: int | None = None
+    size: str | None = None
+    named: str | None = None
+    unless: int | None = None
+    present: str | None = None
+
+    def dim_text(self) -> str:
+        """The dim in the YAML's notation: ``dim(query, -1)``."""
+        return f"dim({self.input}, {self.axis})"
+
+    def dim_name(self) -> str:
+        """How messages name the dim: ``named``, else ``query's axis 2`` or ``query's last axis``."""
+        if self.named is not None:
+            return self.named
+        return f"{self.input}'s last axis" if self.axis == -1 else f"{self.input}'s axis {self.axis}"
+
+    def describe(self) -> str:
+        """The relation in the YAML's notation (``divides dim(query, 2) if rank(query) == 3``)."""
+        if self.kind is DimRelationKind.DIVIDES:
+            text = f"divides {self.dim_text()}"
+        elif self.kind is DimRelationKind.EQUALS:
+            text = f"== {self.dim_text()}"
+        else:
+            text = f"{self.dim_text()} == {self.size}"
+        if self.unless is not None:
+            text += f" or {self.unless}"
+        if self.rank is not None:
+            text += f" if rank({self.input}) == {self.rank}"
+        if self.present is not None:
+            text += f" if present({self.present})"
+        if self.named is not None:
+            text += f' as "{self.named}"'
+        return text
+
+
 class ValueConstraint(Record):
     """opspec's own limits on an attribute's value, checked by ``opspec check`` and inference.
 
@@ -135,7 +191,8 @@ class ValueConstraint(Record):
     the rank of input ``axis_of`` (of its elements, for a sequence), the value (or every
     element) is an axis in ``[-(r + axis_extra), r + axis_extra - 1]``; with ``r`` the rank of input ``length_of``,
     the list has ``length_scale * r + length_offset`` values. With ``length_as``, the list has
-    as many values as the node's list attribute of that name. :meth:`violations` checks the
+    as many values as the node's list attribute of that name. ``relations`` tie an integer to
+    dims of the node's inputs (:class:`DimRelation`). :meth:`violations` checks the
     rest; :mod:`opspec.runtime.constraints` checks these against a node.
     """
 
@@ -153,6 +210,7 @@ class ValueConstraint(Record):
     length_scale: int = 1
     length_offset: int = 0
     length_as: str | None = None
+    relations: tuple[DimRelation, ...] = ()
 
     def violations(self, value: object) -> list[str]:
         """Describe every way ``value`` breaks the limits that need no input (empty when it fits);
@@ -221,6 +279,7 @@ class ValueConstraint(Record):
             parts.append(f"len == {self.length_text()}")
         if self.length_as is not None:
             parts.append(f"len == len({self.length_as})")
+        parts.extend(relation.describe() for relation in self.relations)
         return " ".join(parts)
 
 

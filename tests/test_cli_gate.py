@@ -132,3 +132,63 @@ def test_progress_never_goes_to_a_pipe_or_beside_json(monkeypatch):
     assert terminal.getvalue() == ""
     with Progress("inferring m.onnx", enabled=False, stream=_Terminal(), after=0) as progress:
         assert progress._thread is None
+
+
+def test_check_fails_on_an_op_without_a_rule_only_when_asked(without_rule, capsys):
+    assert main(["check", without_rule]) == 0
+    assert "unknown: ComplexMul version 1 (domain 'com.microsoft') has no inference rule" in capsys.readouterr().out
+    assert main(["check", without_rule, "--fail-on-unknown", "--quiet"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("unknown: ComplexMul version 1")
+    assert captured.err.strip() == "opspec: no problem, but 1 op without a rule (--fail-on-unknown)"
+    assert main(["check", without_rule, "--fail-on-unknown", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] is False and document["counts"] == {"problems": 0, "ops_without_rule": 1}
+    assert document["ops_without_rule"] == [{"domain": "com.microsoft", "op_type": "ComplexMul", "version": 1}]
+
+
+def _relu_model(path) -> str:
+    model = onnx.load(_model(path))
+    model.ir_version = 10  # one onnxruntime 1.31.1 loads
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def test_check_with_a_runtime_says_and_counts_nodes_whose_kernel_it_could_not_tell(tmp_path, capsys, monkeypatch):
+    import opspec.runtime.checker.runtime_support as support
+
+    model = _relu_model(tmp_path / "relu.onnx")
+    assert main(["check", model, "--runtime", "onnxruntime", "--fail-on-unknown", "--quiet"]) == 0  # typed: told
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setattr(support, "_bound_types", lambda schema, node, type_of: {})  # as if no type were known
+    assert main(["check", model, "--runtime", "onnxruntime"]) == 0  # unknown is no failure without the gate
+    assert "unknown: node #0 (Relu, domain 'ai.onnx'): the type of T is unknown" in capsys.readouterr().out
+    assert main(["check", model, "--runtime", "onnxruntime", "--fail-on-unknown", "-q"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        "unknown: node #0 (Relu, domain 'ai.onnx'): the type of T is unknown, so whether a kernel takes the node "
+        "cannot be told", "onnxruntime:cpu: will run"]
+    assert "1 node whose kernel could not be told" in captured.err
+    assert main(["check", model, "--runtime", "onnxruntime", "--fail-on-unknown", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] is False and document["will_run"] is True
+    assert document["counts"] == {"problems": 0, "ops_without_rule": 0, "unbound_nodes": 1}
+    assert document["unbound_nodes"] == [{"where": "node #0 (Relu, domain 'ai.onnx')", "index": 0, "op_type": "Relu",
+                                          "domain": "ai.onnx", "version": 14, "type_parameters": ["T"]}]
+
+
+def test_a_node_after_an_op_nobody_types_is_unbound(tmp_path):
+    from opspec.cli_models import load
+    from opspec.runtime.checker.runtime_support import Target
+    from opspec.runtime.checker.whole import check_model
+
+    context = helper.make_node("EPContext", ["x"], ["c"], domain="com.microsoft", name="compiled")
+    relu = helper.make_node("Relu", ["c"], ["y"], name="relu")
+    graph = helper.make_graph([context, relu], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [onnx.ValueInfoProto(name="y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 10
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    verdict = check_model(load(str(tmp_path / "m.onnx")), None, Target()).verdict
+    assert [(node.op, node.params) for node in verdict.unbound] == [("Relu", ("T",))]
+    assert [problem.code for problem in verdict.problems] == ["no-kernel"]  # EPContext has no CPU kernel

@@ -111,6 +111,21 @@ def test_the_docs_show_each_ops_kernels_and_what_each_provider_lacks():
     assert "### Kernels in onnxruntime" in (generated / "docs" / "ai.onnx" / "Add.md").read_text(encoding="utf-8")
 
 
+def test_the_docs_show_another_providers_kernels_beside_the_cpus_and_its_fallback(tmp_path):
+    from opspec.codegen.kernel_pages import KernelIndex, op_kernels_text, provider_page
+
+    (tmp_path / "cuda.yaml").write_text("provider: cuda\nsource: a test\nkernels:\n- {domain: ai.onnx, op: Add, "
+                                        "versions: [14, null], types: {T: [tensor(bfloat16), tensor(float)]}}\n",
+                                        encoding="utf-8")
+    (cpu,) = [table for table in read_tables(TABLES, "kernels") if table.provider == "cpu"]
+    (cuda,) = read_tables(tmp_path, "kernels")
+    index = KernelIndex((cpu, cuda))
+    add = op_kernels_text(index, "ai.onnx", "Add")
+    assert "| cpu | 14+ |" in add and "| cuda | 14+ | T: bfloat16, float |" in add
+    assert "[kernels-cpu.md](kernels-cpu.md)" in provider_page(cuda, index, ())
+    assert "kernels-cpu.md" not in provider_page(cpu, index, ())
+
+
 def test_what_the_registry_does_not_say_is_kept_when_the_table_is_extracted_again(tmp_path):
     from opspec.codegen.kernel_extract import KEPT_MARKER, kept_sections
 

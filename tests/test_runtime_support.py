@@ -138,10 +138,11 @@ def test_the_api_gives_the_same_verdict(tmp_path):
     assert opspec.onnxruntime.will_it_run(_one_node(tmp_path, "Add", TensorProto.FLOAT, name="f.onnx")).will_run
 
 
-def _save(tmp_path, nodes, inputs, outputs, opset, name="m.onnx"):
+def _save(tmp_path, nodes, inputs, outputs, opset, name="m.onnx", domains=None):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, e, s) for n, e, s in inputs],
                               [helper.make_tensor_value_info(n, e, None) for n, e in outputs])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    imports = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in (domains or {}).items()]
+    model = helper.make_model(graph, opset_imports=imports)
     model.ir_version = 10
     path = str(tmp_path / name)
     save(model, path)
@@ -256,3 +257,75 @@ def test_onnxruntimes_own_built_bodies_call_default_domain_ops(tmp_path, capsys,
     _, document = _verdict(path, capsys)
     assert document["will_run"] is runs
     assert _onnxruntime_loads(path) is runs
+
+
+def _fused_gemm(tmp_path, **attributes):
+    node = helper.make_node("FusedGemm", ["a", "b"], ["y"], domain="com.microsoft", **attributes)
+    return _save(tmp_path, [node], [("a", TensorProto.FLOAT, [2, 3]), ("b", TensorProto.FLOAT, [3, 4])],
+                 [("y", TensorProto.FLOAT)], 17, f"fused_gemm_{len(attributes)}_{attributes.get('activation')}.onnx",
+                 {"com.microsoft": 1})
+
+
+@pytest.mark.parametrize("attributes, runs", [
+    ({"activation": "Relu"}, True),
+    ({"activation": "Softsign"}, True),
+    ({}, False),  # no activation: the kernel knows no such kind
+    ({"activation": "Clip"}, False),  # an activation other fused ops take, not this one
+    ({"activation": "relu"}, False),  # names are compared exactly
+    ({"activation": "LeakyRelu"}, False),  # the activation's parameter is missing
+    ({"activation": "LeakyRelu", "activation_alpha": 0.1}, True),
+    ({"activation": "HardSigmoid", "activation_alpha": 0.2}, False),
+    ({"activation": "HardSigmoid", "activation_alpha": 0.2, "activation_beta": 0.5}, True),
+    ({"activation": "Selu", "activation_alpha": 1.0}, False),
+    ({"activation": "Selu", "activation_alpha": 1.0, "activation_gamma": 1.0}, True),
+])
+def test_the_fused_gemm_kernel_takes_the_activations_it_knows_with_their_parameters(tmp_path, capsys, attributes, runs):
+    path = _fused_gemm(tmp_path, **attributes)
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs, document["problems"]
+    assert runs or [problem["code"] for problem in document["problems"]] == ["kernel-refuses"]
+    assert _onnxruntime_runs(path) is runs
+
+
+@pytest.mark.parametrize("hidden_size, runs", [(None, False), (4, True)])
+def test_the_attention_lstm_kernel_needs_hidden_size(tmp_path, capsys, hidden_size, runs):
+    attributes = {} if hidden_size is None else {"hidden_size": hidden_size}
+    node = helper.make_node("AttnLSTM", ["x", "w", "r"], ["y"], domain="com.microsoft", **attributes)
+    path = _save(tmp_path, [node], [("x", TensorProto.FLOAT, [1, 2, 3]), ("w", TensorProto.FLOAT, [1, 16, 3]),
+                                    ("r", TensorProto.FLOAT, [1, 16, 4])],
+                 [("y", TensorProto.FLOAT)], 17, f"attn_lstm_{hidden_size}.onnx", {"com.microsoft": 1})
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs, document["problems"]
+    assert _onnxruntime_loads(path) is runs
+
+
+def test_a_node_breaking_a_relation_its_attributes_declare_will_not_run(tmp_path, capsys):
+    def mha(hidden):
+        node = helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["y"], domain="com.microsoft", num_heads=4)
+        return _save(tmp_path, [node], [(name, TensorProto.FLOAT, [2, 3, hidden]) for name in ("q", "k")]
+                     + [("v", TensorProto.FLOAT, [2, 3, 64])],
+                     [("y", TensorProto.FLOAT)], 17, f"mha_{hidden}.onnx", {"com.microsoft": 1})
+    _, document = _verdict(mha(66), capsys)  # num_heads 4 does not divide 66
+    assert document["will_run"] is False and [problem["code"] for problem in document["problems"]] == ["attribute-value"]
+    assert _onnxruntime_runs(mha(66)) is False
+    _, document = _verdict(mha(64), capsys)
+    assert document["will_run"] is True and _onnxruntime_runs(mha(64)) is True
+
+
+@pytest.mark.parametrize("k, block, bits, runs", [
+    (64, 16, 4, True), (512, 256, 4, True), (1024, 512, 4, False), (64, 32, 8, True), (64, 32, 2, True),
+    (64, 32, 3, False), (64, 32, 5, False),
+])
+def test_the_matmul_nbits_cpu_kernel_takes_some_block_sizes_and_bit_widths(tmp_path, capsys, k, block, bits, runs):
+    blocks = -(-k // block)
+    node = helper.make_node("MatMulNBits", ["a", "b", "s"], ["y"], domain="com.microsoft", K=k, N=8, bits=bits,
+                            block_size=block)
+    path = _save(tmp_path, [node], [("a", TensorProto.FLOAT, [2, k]), ("b", TensorProto.UINT8, [8, blocks, block * bits // 8]),
+                                    ("s", TensorProto.FLOAT, [8 * blocks])],
+                 [("y", TensorProto.FLOAT)], 17, f"nbits_{block}_{bits}.onnx", {"com.microsoft": 1})
+    _, document = _verdict(path, capsys)
+    assert document["will_run"] is runs, document["problems"]
+    assert runs or [problem["code"] for problem in document["problems"]] == ["kernel-refuses"]
+    assert _onnxruntime_runs(path) is runs
+    assert main(["check", path]) == 0  # other providers take them: no problem of the op itself
+    capsys.readouterr()

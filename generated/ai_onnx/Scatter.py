@@ -152,6 +152,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         line=21,
         convert=MappingProxyType({
             'replaced_by': 'ScatterElements',
+            'new_values': MappingProxyType({
+                'indices': 'negative',
+            }),
         }),
     ),
 )

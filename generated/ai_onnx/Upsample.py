@@ -210,6 +210,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         line=38,
         convert=MappingProxyType({
             'replaced_by': 'Resize',
+            'by': 'upsample_scales',
         }),
     ),
 )

@@ -183,6 +183,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         change_class='narrowing',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
         line=21,
+        convert=MappingProxyType({
+            'by': 'label_classes',
+        }),
     ),
     OpSchema(
         name='LabelEncoder',
@@ -253,6 +256,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/LabelEncoder.yaml',
-        line=34,
+        line=35,
+        convert=MappingProxyType({
+            'by': 'label_tensors',
+        }),
     ),
 )

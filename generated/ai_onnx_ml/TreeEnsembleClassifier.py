@@ -269,6 +269,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
         line=36,
+        convert=MappingProxyType({
+            'by': 'tree_tensors',
+        }),
     ),
     OpSchema(
         name='TreeEnsembleClassifier',
@@ -324,6 +327,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleClassifier.yaml',
-        line=42,
+        line=43,
+        convert=MappingProxyType({
+            'replaced_by': 'TreeEnsemble',
+            'by': 'tree_ensemble',
+        }),
     ),
 )

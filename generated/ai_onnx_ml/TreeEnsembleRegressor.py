@@ -252,6 +252,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         change_class='compatible',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
         line=34,
+        convert=MappingProxyType({
+            'by': 'tree_tensors',
+        }),
     ),
     OpSchema(
         name='TreeEnsembleRegressor',
@@ -304,6 +307,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         ),
         change_class='breaking',
         file='opdefs/ai.onnx.ml/ml/TreeEnsembleRegressor.yaml',
-        line=40,
+        line=41,
+        convert=MappingProxyType({
+            'replaced_by': 'TreeEnsemble',
+            'by': 'tree_ensemble',
+        }),
     ),
 )

@@ -519,14 +519,22 @@ SCHEMAS = {
 }
 
 #: Per provider, kernels that refuse nodes they are registered for:
-#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why).
+#: (domain, op, since, until or None, ((type parameter, types), ...), ((attribute, values), ...), why,
+#: ((attribute, the only values taken), ...)).
 REFUSALS = {
     'cpu': (
-        ('ai.onnx', 'RNN', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)'),
-        ('ai.onnx', 'GRU', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)'),
-        ('ai.onnx', 'LSTM', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)'),
-        ('ai.onnx', 'GRU', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it'),
-        ('ai.onnx', 'LSTM', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it'),
+        ('ai.onnx', 'RNN', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)', ()),
+        ('ai.onnx', 'GRU', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)', ()),
+        ('ai.onnx', 'LSTM', 14, None, (), (('layout', (1,)),), 'the kernel takes layout 0 only (batch-first is not supported)', ()),
+        ('ai.onnx', 'GRU', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it', ()),
+        ('ai.onnx', 'LSTM', 7, None, (('T', ('tensor(double)',)),), (), 'the kernel is registered for double but does not run it', ()),
+        ('com.microsoft', 'MatMulNBits', 1, None, (), (), 'the kernel takes block sizes 16, 32, 64, 128 and 256 only', (('block_size', (16, 32, 64, 128, 256)),)),
+        ('com.microsoft', 'MatMulNBits', 1, None, (), (), 'the kernel takes 2, 4 and 8 bits only', (('bits', (2, 4, 8)),)),
+        ('com.microsoft', 'AttnLSTM', 1, None, (), (('hidden_size', (None,)),), 'the kernel needs hidden_size', ()),
+        ('com.microsoft', 'FusedGemm', 1, None, (), (), 'the kernel knows no such activation (unknown kernel type)', (('activation', ('Relu', 'Tanh', 'Sigmoid', 'Softplus', 'Softsign', 'LeakyRelu', 'HardSigmoid', 'Elu', 'ThresholdedRelu', 'ScaledTanh', 'Selu', 'ParametricSoftplus')),)),
+        ('com.microsoft', 'FusedGemm', 1, None, (), (('activation', ('LeakyRelu', 'HardSigmoid', 'Elu', 'ThresholdedRelu', 'ScaledTanh', 'Selu', 'ParametricSoftplus')), ('activation_alpha', (None,))), 'the activation needs activation_alpha', ()),
+        ('com.microsoft', 'FusedGemm', 1, None, (), (('activation', ('HardSigmoid', 'ScaledTanh', 'ParametricSoftplus')), ('activation_beta', (None,))), 'the activation needs activation_beta', ()),
+        ('com.microsoft', 'FusedGemm', 1, None, (), (('activation', ('Selu',)), ('activation_gamma', (None,))), 'the activation needs activation_gamma', ()),
     ),
 }
 

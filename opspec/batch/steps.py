@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from opspec.batch.records import Failure, ScanOptions, Status, Task, failed_record
@@ -79,13 +79,13 @@ def _infer(analysis: Analysis) -> dict[str, Any]:
 
 def _runtime(analysis: Analysis) -> dict[str, Any]:
     """The prediction ``check --runtime`` makes, from the types the check's inference found."""
-    from opspec.runtime.checker.runtime_support import parse_target, predict
+    from opspec.runtime.checker.runtime_support import parse_target
+    from opspec.runtime.checker.whole import for_runtime
 
     target = parse_target(analysis.options.runtime or "")
-    verdict = predict(analysis.model, analysis.checked.inference.type_of, target)
-    checked = replace(analysis.checked, verdict=verdict)
+    checked = for_runtime(analysis.checked, analysis.model, target)
     return {"runtime": {"target": str(target), "will_run": checked.will_run,
-                        "problems": code_counts(verdict.problems)}}
+                        "problems": code_counts(checked.verdict.problems)}}
 
 
 #: The analysis, in order (functions of a module, so that a step can be sent to a worker by name).

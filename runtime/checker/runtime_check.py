@@ -19,4 +19,13 @@ def check_for_runtime(model: Any, provider: str = DEFAULT_PROVIDER) -> Any:
     return check_model(load_model(model).model, path, target)
 
 
-__all__ = ["check_for_runtime"]
+def placement(model: Any, provider: str = "cuda") -> Any:
+    """Where each node of ``model`` runs on ``provider`` with the CPU as fallback, and the copies
+    between devices (a :class:`~.placement.Placement`); raises ValueError for the CPU provider
+    itself or a provider without a table."""
+    if provider == DEFAULT_PROVIDER:
+        raise ValueError(f"the {DEFAULT_PROVIDER} provider runs every node itself: placement needs another provider")
+    return check_for_runtime(model, provider).placement
+
+
+__all__ = ["check_for_runtime", "placement"]

@@ -28,8 +28,9 @@ An op version onnxruntime has no schema for (the table lists the schemas it know
 model, whatever opspec knows of it.
 
 A type inference could not find is never held against a node: the prediction may miss a
-failure, it does not invent one. Nodes inside subgraphs (If, Loop, Scan bodies) are not
-followed.
+failure, it does not invent one. Such a node is listed among the verdict's ``unbound`` nodes
+when a kernel's choice depends on the type it lacks, so that a gate can refuse what it could
+not tell. Nodes inside subgraphs (If, Loop, Scan bodies) are not followed.
 """
 from __future__ import annotations
 
@@ -93,22 +94,55 @@ class RuntimeProblem(ModelProblem):
 
 
 @dataclass(frozen=True)
+class UnboundNode:
+    """A node the prediction let pass without knowing it runs: the type parameters that pick its
+    kernel and whose types inference could not find."""
+
+    where: str
+    index: int
+    op: str
+    domain: str
+    version: int
+    params: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return (f"{self.where}: the {'type' if len(self.params) == 1 else 'types'} of {', '.join(self.params)} "
+                f"{'is' if len(self.params) == 1 else 'are'} unknown, so whether a kernel takes the node cannot be told")
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """The prediction for one model and target: the problems that stop it (``will_run`` when none)."""
+    """The prediction for one model and target: the problems that stop it (``will_run`` when none),
+    and the nodes whose kernel it could not tell for types it lacks (which do not stop it)."""
 
     target: Target
     problems: tuple[RuntimeProblem, ...] = field(default=())
+    unbound: tuple[UnboundNode, ...] = field(default=())
 
     @property
     def will_run(self) -> bool:
         return not self.problems
 
 
+#: Problem codes of one node's kernel, which another provider taking the node makes moot.
+KERNEL_CODES = frozenset({"no-kernel", "kernel-refuses"})
+
+
 def predict(model: Any, type_of: Any, target: Target = Target()) -> Verdict:
     """The verdict for ``model`` (a ``ModelProto``), whose values' inferred types ``type_of(name)``
-    gives (None when unknown)."""
+    gives (None when unknown). A provider other than the CPU takes the nodes it has a kernel for and
+    leaves the rest to the CPU provider, as onnxruntime partitions a graph: a node fails only when
+    neither has a kernel for it."""
     from opspec.runtime.kernels import limits
 
+    if target.provider != DEFAULT_PROVIDER:
+        on_cpu = predict(model, type_of, replace(target, provider=DEFAULT_PROVIDER))
+        taken = taken_by(model, type_of, target.provider)
+        return Verdict(target, tuple(
+            replace(problem, message=f"no {target} kernel takes the node, nor does the CPU fallback: {problem.message}")
+            if problem.code in KERNEL_CODES else problem
+            for problem in on_cpu.problems if not (problem.index in taken and problem.code in KERNEL_CODES)),
+            on_cpu.unbound)
     ir_limit, opset_limits = limits(target.provider)
     problems: list[RuntimeProblem] = []
     if ir_limit is not None and model.ir_version > ir_limit:
@@ -120,15 +154,17 @@ def predict(model: Any, type_of: Any, target: Target = Target()) -> Verdict:
         if limit is not None and entry.version > limit:
             problems.append(RuntimeProblem("model", f"opset {entry.version} of domain '{domain}' is newer than "
                                                     f"{target} loads ({limit} at most)", "runtime-version"))
-    problems += _node_problems(model, type_of, target)
-    return Verdict(target, tuple(problems))
+    unbound: list[UnboundNode] = []
+    problems += _node_problems(model, type_of, target, unbound)
+    return Verdict(target, tuple(problems), tuple(unbound))
 
 
 #: Codes of the check's own problems that onnxruntime refuses a model for as well (its own
-#: type and shape inference runs strictly when it loads a model).
+#: type and shape inference runs strictly when it loads a model; an attribute constraint, a
+#: relation to a dim included, declares only what onnxruntime refuses too).
 LOAD_BLOCKING = frozenset({"unknown-op", "input-type", "node-arity", "attribute-missing", "attribute-type",
-                           "opset-import", "undefined-value", "topological-order", "duplicate-name",
-                           "graph-output", "node-form", "inference", "output-type"})
+                           "attribute-value", "opset-import", "undefined-value", "topological-order",
+                           "duplicate-name", "graph-output", "node-form", "inference", "output-type"})
 _IN_SUBGRAPH = ("in subgraph ", "in a subgraph")
 #: A declared type contradicting the inferred one stops onnxruntime when the kinds or element
 #: types differ (a shape that differs is only warned about).
@@ -167,7 +203,8 @@ def _imported_by_runtime(message: str) -> bool:
 REPLACED_AT_LOAD = frozenset({("ai.onnx", "Constant")})
 
 
-def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[RuntimeProblem]:
+def _node_problems(model: Any, type_of: Any, target: Target, unbound: list[UnboundNode]) -> Iterable[RuntimeProblem]:
+    """The problems of the main graph's nodes; the nodes let pass for want of a type go to ``unbound``."""
     from opspec.runtime.defs import INFERENCE
     from opspec.runtime.inference.resolve import normalize_opsets
     from opspec.runtime.kernels import known_versions, limits
@@ -224,6 +261,10 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
                 yield RuntimeProblem(where, f"{target} has a kernel for {node.op_type} version {schema.since_version} "
                                             f"that refuses this node: {refused}", "kernel-refuses",
                                      index, node.op_type, name, schema.since_version)
+                continue
+            lacking = _deciding_unknowns(schema, node, bound, target.provider)
+            if lacking:
+                unbound.append(UnboundNode(where, index, node.op_type, name, schema.since_version, lacking))
             continue
         what = f"{node.op_type} version {schema.since_version}"
         if missing.inside:
@@ -234,6 +275,75 @@ def _node_problems(model: Any, type_of: Any, target: Target) -> Iterable[Runtime
             message = (f"{target} has no kernel for {what} with {missing.param} = {missing.found}; its kernels "
                        f"take {missing.param} in {', '.join(missing.accepted) or 'nothing'}")
         yield RuntimeProblem(where, message, "no-kernel", index, node.op_type, name, schema.since_version, missing)
+
+
+def _deciding_unknowns(schema: Any, node: Any, bound: dict[str, str], provider: str) -> tuple[str, ...]:
+    """The type parameters of the node's present values that no type is bound to and where the
+    kernels of the op version do not take every type the schema allows (all of them when it has
+    no kernel of its own)."""
+    from opspec.runtime.kernels import kernels_for_since
+    from opspec.runtime.schema import FormalParameterOption
+
+    params = {constraint.type_param_str for constraint in schema.type_constraints}
+    used: set[str] = set()
+    for formals, names in ((schema.inputs, node.input), (schema.outputs, node.output)):
+        for position, value in enumerate(names):
+            if not formals or not value:
+                continue
+            formal = formals[min(position, len(formals) - 1)]
+            if position >= len(formals) and formal.option is not FormalParameterOption.Variadic:
+                break
+            if formal.type_str in params:
+                used.add(formal.type_str)
+    lacking = used - bound.keys()
+    candidates = kernels_for_since(schema.name, schema.since_version, schema.domain, provider)
+    if candidates:
+        allowed = {constraint.type_param_str: set(constraint.allowed_type_strs) for constraint in schema.type_constraints}
+        lacking = {param for param in lacking
+                   if not all(allowed[param] <= (kernel.accepted(param) or allowed[param]) for kernel in candidates)}
+    return tuple(sorted(lacking))
+
+
+def taken_by(model: Any, type_of: Any, provider: str) -> frozenset[int]:
+    """The positions of the main graph's nodes that a kernel of ``provider`` takes: one serves the
+    node's op version with the types bound to its type parameters (a type inference could not find
+    is not held against a kernel; on the CPU, float16 through inserted casts counts), and the table
+    lists no refusal of the node. Nodes that need no kernel (Constant, a folded Shape), nodes run
+    through a function body, model-local functions and ops of unknown domains are not taken."""
+    from opspec.runtime.defs import INFERENCE
+    from opspec.runtime.inference.resolve import normalize_opsets
+    from opspec.runtime.kernels import kernels_for_since, limits
+    from opspec.runtime.registry import SchemaError
+
+    opsets = normalize_opsets(model.opset_import)
+    for domain, newest in limits(DEFAULT_PROVIDER)[1].items():
+        opsets.setdefault("" if domain == "ai.onnx" else domain, newest)
+    local = {(function.domain, function.name) for function in model.functions}
+    taken: set[int] = set()
+    for index, node in enumerate(model.graph.node):
+        if (node.domain, node.op_type) in local:
+            continue
+        try:
+            domain = INFERENCE.canonical_domain(node.domain)
+            schema = INFERENCE.get_schema(node.op_type, opsets.get(domain), domain)
+        except SchemaError:
+            continue
+        name = INFERENCE.domain(schema.domain).name
+        if (name, node.op_type) in REPLACED_AT_LOAD or _folded_shape(node, name, type_of):
+            continue
+        bound = _bound_types(schema, node, type_of)
+        candidates = kernels_for_since(node.op_type, schema.since_version, name, provider)
+        direct = any(kernel.accepts(bound) for kernel in candidates) or \
+            (provider == DEFAULT_PROVIDER and bool(candidates) and _casts_to_float(schema, bound, candidates))
+        if direct and _refusal(schema, bound, _attribute_reader(schema, node), provider) is None:
+            taken.add(index)
+    return frozenset(taken)
+
+
+def needs_no_kernel(node: Any, domain: str, type_of: Any) -> bool:
+    """Whether onnxruntime turns ``node`` (of canonical ``domain``) into an initializer when it loads
+    the graph (a Constant, a Shape of a fully known shape), so that no kernel runs it."""
+    return (domain, node.op_type) in REPLACED_AT_LOAD or _folded_shape(node, domain, type_of)
 
 
 def _attribute_reader(schema: Any, node: Any) -> Any:
@@ -501,5 +611,5 @@ def _casts_to_float(schema: Any, bound: dict[str, str], candidates: Iterable[Any
     return any(kernel.accepts(widened) for kernel in candidates)
 
 
-__all__ = ["LOAD_BLOCKING", "blocks_loading", "DEFAULT_PROVIDER", "RUNTIME", "NoKernel", "RuntimeProblem", "Target", "Verdict",
-           "missing_kernel", "parse_target", "predict"]
+__all__ = ["LOAD_BLOCKING", "blocks_loading", "DEFAULT_PROVIDER", "RUNTIME", "NoKernel", "RuntimeProblem", "Target", "UnboundNode",
+           "Verdict", "missing_kernel", "parse_target", "predict"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opspec.runtime.checker.declared import declared_conflicts
@@ -25,6 +25,10 @@ class CheckResult:
     notes: list[Any] = field(default_factory=list)
     #: The prediction for a runtime, when one was asked for (see :mod:`.runtime_support`).
     verdict: Any = None
+    #: Where each node runs, for a provider that falls back to the CPU (see :mod:`.placement`).
+    placement: Any = None
+    #: Each node's ``(domain, op_type)``, as inference saw them.
+    op_types: list[tuple[str, str]] = field(default_factory=list)
     #: The type and shape inference the check ran (an ``InferenceResult``: types, unknown ops, counts).
     inference: Any = None
 
@@ -72,13 +76,25 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
                for node in result.unknown_nodes]
     errors = [single for error in result.errors for single in _one_per_violation(error)]
     nodes = sorted([*errors, *unknown], key=lambda error: error.index)
-    verdict = None
-    if runtime is not None:
-        from opspec.runtime.checker.runtime_support import predict
+    checked = CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes],
+                          op_types=list(result.op_types), inference=result)
+    return checked if runtime is None else for_runtime(checked, model, runtime)
 
-        verdict = predict(model, result.type_of, runtime)
-    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict,
-                       result)
+
+def for_runtime(checked: CheckResult, model: Any, runtime: Any) -> CheckResult:
+    """``checked`` (the check of ``model``, its inference kept) with the prediction for ``runtime``
+    (a :class:`~.runtime_support.Target`) and, for a provider that falls back to the CPU, where each
+    node runs."""
+    from opspec.runtime.checker.runtime_support import DEFAULT_PROVIDER, predict
+
+    type_of = checked.inference.type_of
+    verdict = predict(model, type_of, runtime)
+    placement = None
+    if runtime.provider != DEFAULT_PROVIDER and model.HasField("graph"):
+        from opspec.runtime.checker.placement import place
+
+        placement = place(model, type_of, runtime.provider, verdict.problems)
+    return replace(checked, verdict=verdict, placement=placement)
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:
@@ -97,4 +113,4 @@ def note_line(note: Any) -> str:
     return f"note: {note}"
 
 
-__all__ = ["CheckResult", "check_model", "note_line"]
+__all__ = ["CheckResult", "check_model", "for_runtime", "note_line"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Callable
 
 from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.convert.adapters_ml import ML_ADAPTERS
+from opspec.runtime.convert.adapters_successors import SUCCESSOR_ADAPTERS
 from opspec.runtime.convert.emitter import Emitter
 from opspec.runtime.convert.values import CONSTANT_FORMS, GraphValues, Refusal, ValueType, make_tensor
 from opspec.runtime.convert.work_node import Surrounding, WorkNode, make_attribute
@@ -324,3 +326,5 @@ def group_scale(node: WorkNode, source: OpSchema, target: OpSchema, values: Grap
 
 
 ADAPTERS: dict[str, Adapter] = {"dropout_mask": dropout_mask, "grid_modes": grid_modes, "shape_without_zero": shape_without_zero, "group_scale": group_scale, "resize_10": resize_10, "ceil_window": ceil_window, "dft_axis": dft_axis, "empty_roi": empty_roi, "last_axis": last_axis, "split_count": split_count, "constant_value": constant_value}
+ADAPTERS.update(ML_ADAPTERS)
+ADAPTERS.update(SUCCESSOR_ADAPTERS)

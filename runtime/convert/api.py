@@ -2,21 +2,24 @@
 
 Every node of the standard domain is converted version step by step (see
 :mod:`opspec.runtime.convert.step`); a node whose operator is missing at a lower target
-opset is replaced by its function body. Other domains (ai.onnx.ml, onnxruntime's) keep
-their versions. Nothing is returned when any node cannot be converted: the refusal
-names each such node and why.
+opset is replaced by its function body. The nodes of another domain opspec holds the
+schemas of (ai.onnx.ml) are converted the same way to the opset of that domain given in
+``domains``; other domains (onnxruntime's) keep their versions. Nothing is returned when
+any node cannot be converted: the refusal names each such node and why.
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from opspec.runtime.convert.inline import inline_functions
-from opspec.runtime.convert.nodes import convert_node
+from opspec.runtime.convert.nodes import canonical_domain, convert_node
 from opspec.runtime.convert.values import GraphValues, Refusal, collect_types, value_names
 from opspec.runtime.convert.work_node import WorkNode
-from opspec.runtime.defs import onnx_opset_version
+from opspec.runtime.defs import REGISTRY, onnx_opset_version
+from opspec.runtime.registry import SchemaError
 from opspec.runtime.ir import ModelSource, load_model
 
 _STANDARD = ("", "ai.onnx")
@@ -25,6 +28,8 @@ OLDEST_OPSET = 1
 #: The IR version onnx pairs with each opset; a converted model gets at least this one.
 IR_FOR_OPSET = {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9,
                 20: 9, 21: 10, 22: 10, 23: 11, 24: 12, 25: 13, 26: 13, 27: 13, 28: 14}
+#: The IR version onnx pairs with each opset of the other domains it versions.
+IR_FOR_DOMAIN_OPSET = {"ai.onnx.ml": {1: 3, 2: 6, 3: 8, 4: 9, 5: 10}}
 
 
 @dataclass(frozen=True)
@@ -62,23 +67,27 @@ class ConversionResult:
     source_opset: int
     target_opset: int
     refusals: list[NodeRefusal] = field(default_factory=list)
+    #: Other domains converted: domain -> (the model's opset, the target opset).
+    domains: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.refusals
 
 
-def convert_version(model: ModelSource, target_version: int) -> Any:
-    """Like ``onnx.version_converter.convert_version``: ``model`` at opset ``target_version``.
+def convert_version(model: ModelSource, target_version: int, domains: Mapping[str, int] | None = None) -> Any:
+    """Like ``onnx.version_converter.convert_version``: ``model`` at opset ``target_version``
+    (and at the opsets ``domains`` gives of other domains, such as ``{"ai.onnx.ml": 3}``).
 
     Returns the kind of object it was given (a path gives an ``onnx.ModelProto`` when onnx
     is installed) and never changes the input. Raises :class:`ConversionError` naming every
     node that cannot be converted.
     """
-    result = convert(model, target_version)
+    result = convert(model, target_version, domains)
     if not result.ok:
         lines = "\n".join(f"  {refusal}" for refusal in result.refusals)
-        raise ConversionError(f"cannot convert from opset {result.source_opset} to {target_version}; "
+        others = "".join(f", {domain} {old} to {new}" for domain, (old, new) in result.domains.items() if old != new)
+        raise ConversionError(f"cannot convert from opset {result.source_opset} to {target_version}{others}; "
                               f"{len(result.refusals)} node(s) refused:\n{lines}", tuple(result.refusals))
     if isinstance(model, (str, os.PathLike)):
         from opspec.runtime.inference.api import _onnx_message
@@ -87,8 +96,9 @@ def convert_version(model: ModelSource, target_version: int) -> Any:
     return result.model
 
 
-def convert(model: ModelSource, target_version: int) -> ConversionResult:
-    """Convert ``model`` to ``target_version``; the result lists refusals instead of raising."""
+def convert(model: ModelSource, target_version: int, domains: Mapping[str, int] | None = None) -> ConversionResult:
+    """Convert ``model`` to ``target_version`` (and the other domains to the opsets ``domains``
+    gives); the result lists refusals instead of raising."""
     from opspec.runtime.inference.api import infer
 
     loaded = load_model(model)
@@ -99,8 +109,8 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
         raise ConversionError(f"target opset {target_version} is outside {OLDEST_OPSET}..{newest}")
     if source < OLDEST_OPSET:
         raise ConversionError(f"the model is at opset {source}; conversion starts from opset {OLDEST_OPSET}")
-    result = ConversionResult(None, source, target_version)
-    if source == target_version:
+    result = ConversionResult(None, source, target_version, domains=_domain_targets(copy, domains or {}))
+    if source == target_version and all(old == new for old, new in result.domains.values()):
         result.model = loaded.to_source_kind(copy)
         return result
     _inline(copy, source, result)
@@ -110,14 +120,20 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
     types: dict[str, Any] = {}
     collect_types(before.model.graph, types)
     overridable = copy.ir_version >= 4
-    _convert_graph(copy.graph, f"graph '{copy.graph.name}'", None, types, source, target_version,
-                   overridable, copy.ir_version, result.refusals)
+    opsets = {"": (source, target_version), **result.domains}
+    _convert_graph(copy.graph, f"graph '{copy.graph.name}'", None, types, opsets, overridable, copy.ir_version,
+                   result.refusals)
     if result.refusals:
         return result
     for entry in copy.opset_import:
         if entry.domain in _STANDARD:
             entry.version = target_version
-    copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version))
+        elif entry.domain in result.domains:
+            entry.version = result.domains[entry.domain][1]
+    if not any(entry.domain in _STANDARD for entry in copy.opset_import) and _uses_standard(copy.graph):
+        copy.opset_import.add(domain="", version=target_version)  # nodes written beside another domain's
+    copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version),
+                          *(IR_FOR_DOMAIN_OPSET.get(domain, {}).get(new, 0) for domain, (_, new) in result.domains.items()))
     checked = _verify(before, copy, result)
     if not result.refusals:
         result.model = loaded.to_source_kind(checked)
@@ -146,18 +162,51 @@ def standard_opset(model: Any) -> int:
     return 1
 
 
-def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict, source: int, target: int,
+def _uses_standard(graph: Any) -> bool:
+    """Whether a node of ``graph`` or of a graph inside it is of the standard domain."""
+    for node in graph.node:
+        if node.domain in _STANDARD:
+            return True
+        for attribute in node.attribute:
+            if any(_uses_standard(sub) for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs)):
+                return True
+    return False
+
+
+def _domain_targets(model: Any, domains: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """Each other domain to convert: (the model's opset of it, the target), checked against the registry."""
+    found: dict[str, tuple[int, int]] = {}
+    imported = {entry.domain: entry.version for entry in model.opset_import}
+    for domain, target in domains.items():
+        if canonical_domain(domain) == "":
+            raise ConversionError("the standard domain's target is the target opset, not one of the other domains")
+        try:
+            oldest, newest = REGISTRY.domain_version_range(domain)
+        except (SchemaError, KeyError):
+            raise ConversionError(f"opspec holds no operators of domain {domain!r} to convert") from None
+        if not oldest <= target <= newest:
+            raise ConversionError(f"target opset {target} of {domain} is outside {oldest}..{newest}")
+        if domain in imported:
+            found[domain] = (imported[domain], target)
+    return found
+
+
+def _convert_graph(graph: Any, path: str, outer: GraphValues | None, types: dict, opsets: dict[str, tuple[int, int]],
                    overridable: bool, ir_version: int, refusals: list[NodeRefusal]) -> None:
-    values = GraphValues.of(graph, types, outer, overridable)
+    """Convert every node of ``graph`` (and of its subgraphs) whose domain ``opsets`` maps to its
+    (source, target) opsets."""
+    values = GraphValues.of(graph, types, outer, overridable, {domain: new for domain, (_, new) in opsets.items()})
     converted = []
     for index, node in enumerate(graph.node):
         for attribute in node.attribute:
             for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
                 _convert_graph(sub, f"{path} > {node.op_type} '{node.name}' {attribute.name}", values, types,
-                               source, target, overridable, ir_version, refusals)
-        if node.domain not in _STANDARD:
+                               opsets, overridable, ir_version, refusals)
+        domain = canonical_domain(node.domain)
+        if domain not in opsets or opsets[domain][0] == opsets[domain][1]:
             converted.append(node)
             continue
+        source, target = opsets[domain]
         try:
             converted += [work.message() for work in convert_node(WorkNode.of(node), source, target, values)]
         except Refusal as refusal:

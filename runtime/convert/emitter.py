@@ -1,7 +1,7 @@
 """Writing the nodes of a function body: fresh value names, constants, common slices."""
 from __future__ import annotations
 
-from opspec.runtime.convert.values import GraphValues, Refusal
+from opspec.runtime.convert.values import NON_NEGATIVE_OPS, GraphValues, Refusal
 from opspec.runtime.convert.work_node import WorkNode
 from opspec.runtime.schema import AttrType
 
@@ -31,6 +31,8 @@ class Emitter:
                 else AttrType.INT
             work.set(name, kind, value)
         self.nodes.append(work)
+        if op in NON_NEGATIVE_OPS:
+            self.values.non_negative.add(result)
         return result
 
     def scalar(self, hint: str, elem: int, value: float) -> str:

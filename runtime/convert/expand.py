@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from opspec.runtime.convert.bodies_attention import attention, rotary_embedding
+from opspec.runtime.convert.bodies_older import einsum, grid_sample, range_constant
 from opspec.runtime.convert.bodies_normalization import gelu, group_normalization, layer_normalization, rms_normalization
 from opspec.runtime.convert.bodies_tensor import cast_like, shape_range, split_count, trilu
 from opspec.runtime.convert.values import GraphValues, Refusal
@@ -88,4 +89,7 @@ BUILDERS: dict[tuple[str, str], _Built] = {
     ("", "Trilu"): _Built(13, trilu),
     ("", "RotaryEmbedding"): _Built(13, rotary_embedding),
     ("", "GroupNormalization"): _Built(13, group_normalization),
+    ("", "Range"): _Built(1, range_constant),
+    ("", "Einsum"): _Built(11, einsum),
+    ("", "GridSample"): _Built(13, grid_sample),
 }

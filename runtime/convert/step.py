@@ -10,13 +10,16 @@ attribute values the older version lacks) and checked here.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opspec.runtime.convert.values import GraphValues, Refusal, ValueType
 from opspec.runtime.convert.work_node import Surrounding, WorkNode, bind_formals
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.schema import Attribute, AttrType, FormalParameter, FormalParameterOption, OpSchema
 from opspec.runtime.types import formal_type_string, is_type_string
+
+if TYPE_CHECKING:
+    from opspec.runtime.convert.adapters import Adapter
 
 _FLOAT_KINDS = (AttrType.FLOAT, AttrType.FLOATS)
 _LIST_KINDS = (AttrType.INTS, AttrType.FLOATS)
@@ -52,16 +55,15 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
     if how is None and newer.change_class == "breaking":
         raise Refusal(f"{newer.name} changes meaning between versions {older.since_version} and "
                       f"{newer.since_version} in a way no conversion is declared for")
-    _check_new_values(node, newer, values, up)
+    check_new_values(node, newer, values, up)
     if not up:
         if how is None and newer.change_class == "semantic" and "new_values" not in newer.convert:
             raise Refusal(f"{newer.name} {newer.since_version} means something version {older.since_version} "
                           f"does not, and no conversion down is declared ({where})")
     around = Surrounding()
-    if how not in (None, "signature"):
-        from opspec.runtime.convert.adapters import ADAPTERS
-
-        done = ADAPTERS[how](node, source, target, values)
+    adapter = step_adapter(newer)
+    if adapter is not None:
+        done = adapter(node, source, target, values)
         if done is True:
             return around
         if isinstance(done, Surrounding):
@@ -70,7 +72,18 @@ def run_step(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphVa
     return around
 
 
-def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues, up: bool) -> None:
+def step_adapter(newer: OpSchema) -> Adapter | None:
+    """The Python adapter ``newer``'s convert block names for the step from the version before (None
+    where the signature says it all)."""
+    how = newer.convert.get("by")
+    if how in (None, "signature"):
+        return None
+    from opspec.runtime.convert.adapters import ADAPTERS
+
+    return ADAPTERS[how]
+
+
+def check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues, up: bool) -> None:
     """Refuse values the older version reads differently (a list of values: checked both ways).
     Negative values (``negative``, ``negative_in_output``) are ones the older version rejects: a
     valid older model has none, so only going down are they looked for, and there negative axes
@@ -89,6 +102,8 @@ def _check_new_values(node: WorkNode, newer: OpSchema, values: GraphValues, up: 
         else:
             actuals = bind_formals(newer.inputs, node.inputs).get(name, [])
             actual = actuals[0] if actuals else ""
+            if actual and isinstance(banned, str) and actual in values.non_negative:
+                continue
             if actual:
                 constant = values.values_of(actual)
                 if constant is None:

@@ -17,6 +17,10 @@ from opspec.runtime.inference.read_attributes import attribute_value
 from opspec.runtime.inference.read_tensors import tensor_data
 
 
+#: Operators of the standard domain whose first output never holds a negative number.
+NON_NEGATIVE_OPS = frozenset({"ArgMax", "ArgMin", "Shape", "Size", "NonZero"})
+
+
 class Refusal(Exception):
     """A node that cannot be converted; the message says why."""
 
@@ -106,9 +110,14 @@ class GraphValues:
     taken: set[str]
     added: list[Any] = field(default_factory=list)
     read: set[str] = field(default_factory=set)
+    #: The opset each domain is converted to ("" for the standard domain).
+    target_opsets: dict[str, int] = field(default_factory=dict)
+    #: Values computed at run time that hold no negative number (outputs of :data:`NON_NEGATIVE_OPS`).
+    non_negative: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool) -> GraphValues:
+    def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool,
+           target_opsets: dict[str, int] | None = None) -> GraphValues:
         graph_inputs = {value.name for value in graph.input}
         constants = dict(outer.constants) if outer is not None else {}
         for tensor in graph.initializer:
@@ -121,7 +130,12 @@ class GraphValues:
                     constants[node.output[0]] = tensor
         taken = set(outer.taken) if outer is not None else set()
         taken |= value_names(graph)
-        return cls(graph, types, constants, taken, read=read_names(graph))
+        targets = dict(target_opsets if target_opsets is not None else outer.target_opsets if outer is not None else {})
+        non_negative = set(outer.non_negative) if outer is not None else set()
+        non_negative.update(name for node in graph.node if node.domain in ("", "ai.onnx")
+                            and node.op_type in NON_NEGATIVE_OPS for name in node.output[:1])
+        return cls(graph, types, constants, taken, read=read_names(graph), target_opsets=targets,
+                   non_negative=non_negative)
 
     def type_of(self, name: str) -> ValueType | None:
         known = self.types.get(name)

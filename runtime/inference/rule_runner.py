@@ -6,7 +6,7 @@ known yet; the walk itself (:mod:`.walk`) reads nodes and reuses results.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from opspec.runtime.constraints import ConstraintError, Violation
 from opspec.runtime.contract import (
@@ -88,7 +88,7 @@ class RuleRunner:
     def _infer_node(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
                     inputs: tuple[Any, ...], data: tuple[Any, ...] | None, attributes: dict[str, Any] | None,
                     opsets: dict[str, int], types: dict[str, Any], datas: dict[str, Any], errors: list[NodeError],
-                    strict: bool, conforms: bool, key: Any) -> tuple[list[Any], list[Any]]:
+                    strict: bool, conforms: bool, key: Any) -> tuple[Sequence[Any], Sequence[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
         the outputs and their data. A clean result is remembered under ``key`` for reuse.
 

@@ -121,8 +121,8 @@ def qordered_attention(ctx: InferenceContext) -> None:
 
 def rotated_head_size(ctx: InferenceContext, heads_needed: bool) -> Dim:
     """The head size of a rotary embedding's input, checking what the kernels check: a 3-D or 4-D
-    input, num_heads with rotary_embedding_dim (and, with ``heads_needed``, with any 3-D input), and
-    a 3-D input's hidden size split evenly among the heads."""
+    input, num_heads with rotary_embedding_dim (and, with ``heads_needed``, with any 3-D input); the
+    YAML declares that num_heads divides a 3-D input's hidden size."""
     heads = ctx.int_attr("num_heads", 0)
     rotary = ctx.int_attr("rotary_embedding_dim", 0)
     if rotary > 0 and heads <= 0:
@@ -138,7 +138,7 @@ def rotated_head_size(ctx: InferenceContext, heads_needed: bool) -> Dim:
         if heads_needed:
             ctx.fail(f"input {format_shape(x)} is 3-D, which needs num_heads (positive) to find the head size")
         return None
-    return split_evenly(ctx, f"input's hidden size (num_heads {heads})", x[2], heads)
+    return divide_or_none(x[2], heads)  # that num_heads divides it is declared in the YAML
 
 
 @rule("ort_rotary_embedding", "output takes input's shape: (batch, seq, hidden) or (batch, heads, seq, head_size).",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from opspec.runtime.contract import InferenceContext, attribute, rule
 from opspec.runtime.rules._dims import merged, one_value, split_evenly
 from opspec.runtime.rules.attention import check_groups
-from opspec.runtime.rules.ort_attention import head_count
+from opspec.runtime.rules.ort_attention import divide_or_none, head_count
 from opspec.runtime.shape import ShapeError, Sym, div_dim, max_dim, mul_dim
 
 _QUERY, _KEY, _VALUE, _PAST_KEY, _PAST_VALUE, _TOTAL, _COS, _SIN = 0, 1, 2, 3, 4, 6, 7, 8
@@ -37,13 +37,16 @@ def known_max(a, b):
 
 def _head_size(ctx: InferenceContext, hidden, heads: int | None, packed: bool, kv_heads: int | None):
     """The head size: the query's last axis split evenly among its heads (Q, K and V's heads when
-    packed); the kernel also needs it a multiple of 8."""
+    packed, checked here; the YAML declares the unpacked split); the kernel also needs it a
+    multiple of 8."""
     if heads is None or (packed and kv_heads is None):
         return None
     parts = heads + 2 * kv_heads if packed and kv_heads is not None else heads
-    what = (f"the packed query's hidden size (num_heads {heads} + 2 * kv_num_heads {kv_heads} heads)" if packed
-            else f"the query's hidden size (num_heads {heads})")
-    size = split_evenly(ctx, what, hidden, parts)
+    if packed:
+        what = f"the packed query's hidden size (num_heads {heads} + 2 * kv_num_heads {kv_heads} heads)"
+        size = split_evenly(ctx, what, hidden, parts)
+    else:  # that num_heads divides it is declared in the YAML
+        size = divide_or_none(hidden, parts)
     if type(size) is int and size % 8:
         ctx.fail(f"head size {size} (query hidden size {hidden} over {parts} heads) must be a multiple of 8")
     return size
@@ -59,7 +62,7 @@ def _check_key_value(ctx: InferenceContext, head_size, kv_heads: int | None) -> 
         ctx.fail("key is given without value; give both, or neither for a packed query")
     key, value = ctx.input_with_rank(_KEY, 3), ctx.input_with_rank(_VALUE, 3)
     kv_hidden = merged(ctx, "hidden sizes of key and value", key[2], value[2])
-    kv_size = split_evenly(ctx, f"key's hidden size (kv_num_heads {kv_heads})", kv_hidden, kv_heads)
+    kv_size = divide_or_none(kv_hidden, kv_heads)  # that kv_num_heads divides it is declared in the YAML
     merged(ctx, f"the query's head size and key's (hidden {kv_hidden} over {kv_heads} kv heads)", head_size, kv_size)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from opspec.runtime.contract import InferenceContext, attribute, option, rule
-from opspec.runtime.rules._dims import merged, one_value, split_evenly
+from opspec.runtime.rules._dims import merged, one_value
 from opspec.runtime.rules.ort_attention import divide_or_none, head_count
 from opspec.runtime.shape import Dim, add_dim, format_shape, mul_dim
 
@@ -84,8 +84,7 @@ def layout(ctx: InferenceContext) -> Layout:
         heads = merged(ctx, "num_heads and the query's head axis", heads, q_heads)
         return Layout(batch, seq, seq, heads, size, size, mul_dim(heads, size))
     batch, seq, hidden = query if query is not None else (None, None, None)
-    q_size = split_evenly(ctx, f"the query's hidden size (num_heads {heads})", hidden, heads) \
-        if type(heads) is int else None
+    q_size = divide_or_none(hidden, heads)  # that num_heads divides it is declared in the YAML
     key = ctx.input_shape(_KEY) if ctx.has_input(_KEY) else None
     if ctx.has_input(_KEY) != ctx.has_input(_VALUE) and not (key is not None and len(key) == 5):
         if ctx.has_input(_VALUE):
@@ -94,9 +93,6 @@ def layout(ctx: InferenceContext) -> Layout:
             ctx.fail(f"key {format_shape(key)} is given without value; only a packed 5-D key goes alone")
     if key is not None and len(key) == 3:
         merged(ctx, f"hidden sizes of query {format_shape(query)} and key {format_shape(key)}", hidden, key[2])
-    value = ctx.input_shape(_VALUE) if ctx.has_input(_VALUE) else None
-    if value is not None and len(value) == 3 and type(heads) is int:
-        split_evenly(ctx, f"value's hidden size (num_heads {heads})", value[2], heads)
     if key is not None and len(key) == 5:
         kv_batch, kv_seq, kv_heads, size = _packed(ctx, _KEY, 2)
         heads = merged(ctx, "num_heads and the packed key's head axis", heads, kv_heads)

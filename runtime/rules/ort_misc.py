@@ -228,11 +228,10 @@ def ort_first_output_type(ctx: InferenceContext) -> None:
 
 
 @rule("word_conv_embedding", "Y (words, embedding_size): one vector per word of Sequence (words, characters), as many "
-      "as W has filters.", embedding_size=attribute(), conv_window_size=attribute(),
-      char_embedding_size=attribute())
+      "as W has filters.")
 def word_conv_embedding(ctx: InferenceContext) -> None:
     """W is (filters, 1, window, char_embedding) and C (characters, char_embedding); B holds one
-    bias per filter; the attributes, when set, must agree with the weights."""
+    bias per filter; the YAML declares that the attributes, when set, agree with the weights."""
     sequence, weight, bias, table = (ctx.input_shape(index) for index in range(4))
     if sequence is not None and len(sequence) < 2:
         ctx.fail(f"Sequence {format_shape(sequence)} must have rank 2 or more (words, characters)")
@@ -241,13 +240,6 @@ def word_conv_embedding(ctx: InferenceContext) -> None:
     if table is not None and len(table) < 2:
         ctx.fail(f"C {format_shape(table)} must have rank 2 or more (characters, char_embedding)")
     filters = weight[0] if weight is not None else None
-    checks = (("embedding_size", filters, "W's filter count"),
-              ("conv_window_size", weight[2] if weight is not None else None, "W's window (axis 2)"),
-              ("char_embedding_size", table[1] if table is not None else None, "C's width"))
-    for name, dim, what in checks:
-        value = ctx.int_attr(name, -1)
-        if value != -1 and type(dim) is int and dim != value:
-            ctx.fail(f"{name} {value} does not match {what} {dim}")
     if weight is not None and table is not None:
         merged(ctx, f"C's width {format_shape(table)} and W's axis 3 {format_shape(weight)}", table[1], weight[3])
     if bias is not None:

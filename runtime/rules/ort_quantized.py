@@ -72,11 +72,12 @@ def quantized_gemm(ctx: InferenceContext) -> None:
 @rule("quantized_concat", "Join the tensors of the (tensor, scale, zero point) triples along 'axis'.",
       axis=attribute(required=True), inputs=input(doc="the variadic input holding the triples"))
 def quantized_concat(ctx: InferenceContext) -> None:
-    """Every third input from the first of ``inputs`` is a tensor; dims off ``axis`` merge, ``axis`` sums."""
+    """Every third input from the first of ``inputs`` is a tensor; dims off ``axis`` merge, ``axis`` sums.
+    The inputs come in whole triples (onnxruntime's kernel refuses any other count when it is made)."""
     bound = ctx.input_range(ctx.named("inputs") or "")
     if not len(bound) or len(bound) % 3:
-        ctx.set_output_shape(0, None)  # not whole triples: which inputs are tensors is unclear
-        return
+        ctx.fail(f"{len(bound)} inputs follow Y_scale and Y_zero_point; they must be whole (tensor, scale, "
+                 "zero point) triples")
     indices = range(bound.start, bound.stop, 3)
     shapes = [ctx.input_shape(i) for i in indices]
     known = [s for s in shapes if s is not None]

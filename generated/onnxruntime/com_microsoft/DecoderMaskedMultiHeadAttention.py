@@ -9,12 +9,15 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DimRelation,
+    DimRelationKind,
     FormalParameter,
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "A decoding step for one new token per sequence: `query` is `(batch, 1, hidden)`, split into `num_heads` heads, and attends to the cached keys and values.\nFor self-attention, `key` and `value` are the new token's, `(batch, 1, hidden)` and `(batch, 1, v_hidden)` (or packed with the query as `(batch, 1, 2 * hidden + v_hidden)` when both are absent); they are written into the caches `past_key` and `past_value`, `(batch, num_heads, max_seq, head_size)`, at position `past_sequence_length`.\nFor cross-attention, `key` and `value` are the encoder's keys and values split per head, `(batch, num_heads, kv_seq, head_size)`, and no cache is used.\n`output` is `(batch, 1, v_hidden)`.\nWith `past_present_share_buffer` set, `present_key` and `present_value` are the same buffers as the pasts and keep their shapes; otherwise they are `(batch, num_heads, past_seq + 1, head_size)`.\nWith beam search, `beam_width` and `cache_indirection` tell which beam each cached position came from.\nWhen `output_qk` is 1, the optional `qk` output holds the scaled scores, `(batch, num_heads, 1, total_seq)`.\n"
@@ -143,6 +146,24 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Number of attention heads.',
                 required=True,
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='query',
+                            axis=2,
+                            rank=3,
+                            named="the query's hidden size",
+                        ),
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='value',
+                            axis=2,
+                            rank=3,
+                            named="value's hidden size",
+                        ),
+                    ),
+                ),
             ),
             'output_qk': Attribute(
                 name='output_qk',

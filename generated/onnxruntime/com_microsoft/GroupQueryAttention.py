@@ -9,12 +9,15 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DimRelation,
+    DimRelationKind,
     FormalParameter,
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "`query` has `num_heads` heads and the keys and values have `kv_num_heads`, a divisor of it; each group of `num_heads / kv_num_heads` query heads shares one key/value head.\n`query` is `(batch, seq, num_heads * head_size)` with `key` and `value` `(batch, seq, kv_num_heads * head_size)`, or `query` packs all three as `(batch, seq, (num_heads + 2 * kv_num_heads) * head_size)` with `key` and `value` absent.\nWith `do_rotary`, Q and K are rotated first with `cos_cache` and `sin_cache` at the positions `position_ids` gives (or that follow from the sequence lengths).\nThe new keys and values are appended to the cache `past_key`/`past_value`, `(batch, kv_num_heads, cache_len, head_size)`, and every query attends to the cached and new positions, causally unless `causal` is 0, within `local_window_size` when it is set.\n`output` is `(batch, seq, num_heads * head_size)`.\n\n`seqlens_k` holds each sequence's total length minus one and `total_sequence_length` the largest total length of the batch.\nThe cache either grows, when `total_sequence_length` equals `cache_len + seq` and `present_key` is `(batch, kv_num_heads, cache_len + seq, head_size)`, or is one buffer shared by past and present and at least as long as every total, when `present_key` keeps `cache_len`; in general the present length is `max(total_sequence_length, cache_len)`.\nWithout a cache the total length must equal `seq`, which is then the present length.\nWith `sliding_window_cache` set, the cache holds only a window of the most recent positions, and the present keeps the cache's capacity.\nThe cache may be stored quantized (int8, 4-bit packed in uint8, or float8) with `k_scale` and `v_scale`; present caches take the past caches' element type, or the query's when there is no past.\n`output_qk`, requested with `qk_output`, holds the attention scores `(batch, num_heads, seq, total_sequence_length)`.\n"
@@ -194,6 +197,17 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Number of key/value heads; it must divide `num_heads`.',
                 required=True,
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='key',
+                            axis=2,
+                            rank=3,
+                            named="key's hidden size",
+                        ),
+                    ),
+                ),
             ),
             'local_window_size': Attribute(
                 name='local_window_size',
@@ -206,6 +220,17 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Number of query heads.',
                 required=True,
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='query',
+                            axis=2,
+                            named="the query's hidden size",
+                            present='key',
+                        ),
+                    ),
+                ),
             ),
             'qk_norm_epsilon': Attribute(
                 name='qk_norm_epsilon',

@@ -9,6 +9,8 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DimRelation,
+    DimRelationKind,
     FormalParameter,
     NodeDeterminism,
     OpSchema,
@@ -89,6 +91,17 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='num_heads',
                 type=AttrType.INT,
                 description='Number of heads of a 3-D `input`; needed with `rotary_embedding_dim` to find the head size.',
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='input',
+                            axis=2,
+                            rank=3,
+                            named="input's hidden size",
+                        ),
+                    ),
+                ),
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',

@@ -9,12 +9,15 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DimRelation,
+    DimRelationKind,
     FormalParameter,
     FormalParameterOption,
     NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Splits Q, K and V into `num_heads` heads, adds the optional projection `bias`, and lets every query position attend to the key positions allowed by `key_padding_mask`, `unidirectional` and `attention_bias`: scores `Q * K^T * scale` are normalized with a softmax over the keys and weight the values.\nThe heads are joined again, so `output` is `(batch, seq, v_hidden)`.\n\n`query` is `(batch, seq, hidden)`, or Q, K and V packed together as `(batch, seq, num_heads, 3, head_size)` with `key` and `value` absent.\n`key` and `value` are `(batch, kv_seq, hidden)` and `(batch, kv_seq, v_hidden)`; split per head as `(batch, num_heads, kv_seq, head_size)` (cross-attention over keys and values computed once); or packed together in `key` as `(batch, kv_seq, num_heads, 2, head_size)` with `value` absent.\n`past_key` and `past_value`, `(batch, num_heads, past_seq, head_size)`, hold the keys and values of earlier steps; `present_key` and `present_value` append the new ones, `(batch, num_heads, past_seq + kv_seq, head_size)`.\nWhen `past_sequence_length` is given, past and present instead share preallocated buffers of a maximum length, filled up to that many positions, and the presents keep the pasts' shapes.\nThe optional `qk` output holds the scaled scores, `(batch, num_heads, seq, total_seq)`.\n"
@@ -136,6 +139,24 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 type=AttrType.INT,
                 description='Number of attention heads.',
                 required=True,
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='query',
+                            axis=2,
+                            rank=3,
+                            named="the query's hidden size",
+                        ),
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='value',
+                            axis=2,
+                            rank=3,
+                            named="value's hidden size",
+                        ),
+                    ),
+                ),
             ),
             'scale': Attribute(
                 name='scale',

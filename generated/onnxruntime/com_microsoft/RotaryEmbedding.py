@@ -9,11 +9,14 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DimRelation,
+    DimRelationKind,
     FormalParameter,
     NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = "Each head's channels are taken in pairs, and each pair is rotated by an angle that depends on the token's position: the pair `(x1, x2)` becomes `(x1 * cos - x2 * sin, x2 * cos + x1 * sin)`, with `cos` and `sin` read from `cos_cache` and `sin_cache` at the position.\n`input` is `(batch, seq, hidden)`, heads packed on the last axis, or `(batch, num_heads, seq, head_size)`; `output` has `input`'s shape.\n`position_ids` is `(batch, seq)` with each token's position, or a single start position for tokens that follow it in order.\nOnly the first `rotary_embedding_dim` channels of each head are rotated when that attribute is set; `num_heads` must then be set too. A 3-D `input` with `num_heads` splits its hidden size evenly among the heads.\n"
@@ -73,6 +76,17 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='num_heads',
                 type=AttrType.INT,
                 description='Number of heads of a 3-D `input`; needed with `rotary_embedding_dim` to find the head size.',
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.DIVIDES,
+                            input='input',
+                            axis=2,
+                            rank=3,
+                            named="input's hidden size",
+                        ),
+                    ),
+                ),
             ),
             'rotary_embedding_dim': Attribute(
                 name='rotary_embedding_dim',

@@ -9,11 +9,14 @@ from types import MappingProxyType
 from opspec.runtime.schema import (
     Attribute,
     AttrType,
+    DimRelation,
+    DimRelationKind,
     FormalParameter,
     NodeDeterminism,
     OpSchema,
     RuleRef,
     TypeConstraintParam,
+    ValueConstraint,
 )
 
 DOC = '`Sequence` holds words as sequences of character ids. Each character is looked up in the character embedding table `C`, and a convolution with weights `W` and bias `B` slides over the characters of each word with a window of `conv_window_size` characters and stride 1, for example over "ex", "xa", "am", ... of "example" with a window of 2.\nThe convolution\'s responses are reduced to one vector of `embedding_size` values per word.\nThe sizes default to those of the weights when the attributes are absent, and must agree with them when set. `Y` is `(words, embedding_size)`, a row per entry of `Sequence`\'s first axis; onnxruntime\'s own inference states no type or shape for it.\n'
@@ -62,16 +65,49 @@ SCHEMAS: tuple[OpSchema, ...] = (
                 name='char_embedding_size',
                 type=AttrType.INT,
                 description="Size of each character's embedding; taken from `C` when absent.",
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.EQUALS,
+                            input='C',
+                            axis=1,
+                            named="C's width",
+                            unless=-1,
+                        ),
+                    ),
+                ),
             ),
             'conv_window_size': Attribute(
                 name='conv_window_size',
                 type=AttrType.INT,
                 description='Number of characters the convolution sees at once; taken from the kernel shape of `W` when absent.',
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.EQUALS,
+                            input='W',
+                            axis=2,
+                            named="W's window (axis 2)",
+                            unless=-1,
+                        ),
+                    ),
+                ),
             ),
             'embedding_size': Attribute(
                 name='embedding_size',
                 type=AttrType.INT,
                 description="Size of each word's embedding; taken from the filter count of `W` when absent.",
+                constraint=ValueConstraint(
+                    relations=(
+                        DimRelation(
+                            kind=DimRelationKind.EQUALS,
+                            input='W',
+                            axis=0,
+                            named="W's filter count",
+                            unless=-1,
+                        ),
+                    ),
+                ),
             ),
         }),
         type_constraints=(

@@ -102,6 +102,19 @@ def test_qlinear_concat_of_one_triple_and_of_three_along_a_negative_axis():
                                      *params(U8), In(U8, ("B", "M", 2)), *params(U8)], {"axis": -1}))
 
 
+@pytest.mark.parametrize("extra", [0, 1, 2, 4])
+def test_qlinear_concat_takes_whole_triples_as_onnxruntime_does(extra):
+    from ort_validity import assert_accepted_by_both, assert_refused_by_both
+
+    tail = [In(U8, ("B", "M", 3)), *params(U8), In(U8, ("B", "M", 2))][:extra]
+    case = Case("QLinearConcat", MS, [*params(U8), In(U8, ("B", "M", 3)), *params(U8), *tail], {"axis": -1})
+    if extra % 3 == 0:
+        assert_accepted_by_both(case, SIZES)
+    else:
+        assert_refused_by_both(case, "must be whole (tensor, scale, zero point) triples", SIZES,
+                               ort_match="(input_def_count - 2) % 3 == 0")
+
+
 def test_qlinear_concat_refuses_tensors_that_disagree():
     triple = lambda *shape: [t(*shape, elem=U8), t(), t(elem=U8)]  # noqa: E731
     with pytest.raises(InferenceError, match="one rank"):
@@ -112,7 +125,7 @@ def test_qlinear_concat_refuses_tensors_that_disagree():
         run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(2, 3)], {"axis": 2}, domain=MS)
 
 
-def test_qlinear_concat_says_less_for_unknown_tensors_or_broken_triples():
+def test_qlinear_concat_says_less_for_unknown_tensors():
     triple = lambda *shape: [t(*shape, elem=U8), t(), t(elem=U8)]  # noqa: E731
     ctx = run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(None), t(), t(elem=U8)], {"axis": 1},
               domain=MS)
@@ -120,8 +133,6 @@ def test_qlinear_concat_says_less_for_unknown_tensors_or_broken_triples():
     ctx = run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(None), t(), t(elem=U8)], {"axis": 0},
               domain=MS)
     assert ctx.output_type(0) == t(None, 3, elem=U8)
-    ctx = run_rule("QLinearConcat", 1, [t(), t(elem=U8), *triple(B, 3), t(B, 3, elem=U8)], {"axis": 0}, domain=MS)
-    assert ctx.output_type(0) == t(None, elem=U8)
 
 
 # ---------------------------------------------------------------------------------- reduce
