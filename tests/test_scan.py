@@ -149,16 +149,17 @@ def test_a_crash_a_hang_a_dead_worker_and_exhausted_memory_are_each_one_failed_l
         (folder / f"{name}.onnx").write_bytes(_add())
     report = tmp_path / "scan.jsonl"
     started = time.monotonic()
-    result = opspec.scan([folder], report, jobs=2, timeout=1.0, memory=1 << 30, steps=FAULTY)
-    assert time.monotonic() - started < 60
+    # A limit a healthy model keeps on a busy machine, with its first imports in a fresh worker.
+    result = opspec.scan([folder], report, jobs=2, timeout=4.0, memory=1 << 30, steps=FAULTY)
+    assert time.monotonic() - started < 120
     found = _by_name(read_report(report))
     assert len(found) == 9
     failures = {name: (record["failure"], record["message"]) for name, record in found.items()
                 if record["status"] == "failed"}
     assert failures.pop("garbage.onnx")[0] == "unreadable"
     assert failures == {"crash.onnx": ("crash", "ValueError: a step failed"),
-                        "hang.onnx": ("timeout", "no answer within 1 s"),
-                        "stuck.onnx": ("timeout", "no answer within 1 s (its worker was stopped)"),
+                        "hang.onnx": ("timeout", "no answer within 4 s"),
+                        "stuck.onnx": ("timeout", "no answer within 4 s (its worker was stopped)"),
                         "die.onnx": ("crash", "the worker process analysing the model died"),
                         "hog.onnx": ("memory", "the analysis needs more than the worker's memory of 1,024 MiB")}
     assert {found[name]["status"] for name in ("ok.onnx", "mixed.onnx", "custom.onnx")} == {"ok", "problems"}
