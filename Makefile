@@ -44,11 +44,13 @@ conformance: $(STAMP)
 	$(BIN)/opspec generate
 
 ## Measure import time, lookup latency, generation and inference speed (synthetic and real exported models),
-## then print how well check --runtime predicts onnxruntime (its matrix is kept in benchmarks/results.md).
+## then print how well check --runtime predicts onnxruntime (its matrix is kept in benchmarks/results.md),
+## then scan 3,000 malformed models and the real-model set on one and two workers and on Ray.
 bench: $(STAMP)
 	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/bench_runtime_support.py
+	$(BIN)/python benchmarks/bench_scan.py
 
 ## Re-extract onnxruntime's CPU kernel table from the pinned wheel (when the pin moves), then regenerate.
 kernels: $(STAMP)

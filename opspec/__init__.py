@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from opspec.runtime.registry import SchemaError
     from opspec.runtime.schema import OpSchema
     from opspec.validation import ValidationError, check_model
+    from opspec.batch.api import ScanResult, scan
 
 #: Public name -> module that defines it.
 _EXPORTS = {
@@ -66,6 +67,8 @@ _EXPORTS = {
     "ModelLoadError": "opspec.runtime.ir",
     "check_model": "opspec.validation",
     "ValidationError": "opspec.validation",
+    "scan": "opspec.batch.api",
+    "ScanResult": "opspec.batch.api",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -203,12 +203,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="draft existing files again, keeping their descriptions, bindings and notes")
     draft.set_defaults(run=_import)
 
-    from opspec import cli_convert, cli_cost, cli_infer, cli_scaffold
+    from opspec import cli_convert, cli_cost, cli_infer, cli_scaffold, cli_scan
 
     cli_infer.register(commands)
     cli_cost.register(commands)
     cli_scaffold.register(commands)
     cli_convert.register(commands)
+    cli_scan.register(commands)
     for command in commands.choices.values():
         if command.prog.split()[-1] in _USES_REGISTRY:
             command.add_argument("--registry", metavar="DIR", action="append", default=[],

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from opspec.cli_common import EXIT_FAILED, EXIT_OK, plural
 
@@ -44,10 +44,11 @@ class Progress:
     """A line on stderr while work lasts longer than :data:`PROGRESS_AFTER` seconds.
 
     Shown only when both stdout and stderr are terminals (never into a pipe, a file or a
-    JSON document); the line is erased when the work ends.
+    JSON document); the line is erased when the work ends. ``what`` is the text, or a function
+    giving it afresh each second (for work that counts what it has done).
     """
 
-    def __init__(self, what: str, enabled: bool = True, stream: TextIO | None = None,
+    def __init__(self, what: str | Callable[[], str], enabled: bool = True, stream: TextIO | None = None,
                  after: float = PROGRESS_AFTER) -> None:
         self._what = what
         self._stream = stream or sys.stderr
@@ -68,7 +69,8 @@ class Progress:
         if self._done.wait(self._after):
             return
         while not self._done.is_set():
-            self._stream.write(f"\ropspec: {self._what} ({time.monotonic() - started:.0f} s)")
+            what = self._what() if callable(self._what) else self._what
+            self._stream.write(f"\ropspec: {what} ({time.monotonic() - started:.0f} s)\033[K")
             self._stream.flush()
             self._shown = True
             self._done.wait(1.0)

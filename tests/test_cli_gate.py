@@ -104,6 +104,22 @@ def test_progress_shows_on_a_terminal_only_after_a_while_and_is_erased(monkeypat
     assert quick.getvalue() == ""
 
 
+def test_progress_text_from_a_function_is_made_afresh_each_time(monkeypatch):
+    monkeypatch.setattr("sys.stdout", _Terminal())
+    stream = _Terminal()
+    done: list[int] = []
+    with Progress(lambda: f"scanning: {len(done)} models done", stream=stream, after=0):
+        deadline = time.monotonic() + 10
+        while "scanning: 0 models" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        done.append(1)
+        while "scanning: 1 models" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    shown = stream.getvalue()
+    assert "\ropspec: scanning: 0 models done (0 s)\033[K" in shown
+    assert shown.index("scanning: 0 models") < shown.index("\ropspec: scanning: 1 models done (")
+
+
 def test_progress_never_goes_to_a_pipe_or_beside_json(monkeypatch):
     piped = io.StringIO()
     with Progress("inferring m.onnx", stream=piped, after=0):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opspec.runtime.checker.declared import declared_conflicts
@@ -31,6 +31,8 @@ class CheckResult:
     placement: Any = None
     #: Each node's ``(domain, op_type)``, as inference saw them.
     op_types: list[tuple[str, str]] = field(default_factory=list)
+    #: The type and shape inference the check ran (an ``InferenceResult``: types, unknown ops, counts).
+    inference: Any = None
 
     @property
     def problems(self) -> list[Any]:
@@ -52,25 +54,27 @@ _CHECKED = InferenceOptions(check_type=True, data_prop=True, report=False, write
 _FOLLOWED = InferenceOptions(data_prop=True, report=False, write_back=False)
 
 
-def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None, *,
-                op_set: OpSet | None = None) -> CheckResult:
+def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime: Any = None,
+                read_external: bool = True, *, op_set: OpSet | None = None) -> CheckResult:
     """Check ``model`` (an opspec ``ModelProto``, left as it is); ``path`` is the
     file it was read from, whose folder external data must stay inside (None: not from a file);
     ``runtime`` a :class:`~.runtime_support.Target` to predict loading and running on (None: none);
-    ``op_set`` what nodes are checked against (None: the installed op set). The prediction for
-    onnxruntime reads onnxruntime's own op set, the installed one, whatever ``op_set`` is."""
+    ``read_external`` False checks where external data lies without opening it (inference then
+    knows less of the small tensors stored there); ``op_set`` what nodes are checked against (None:
+    the installed op set). The prediction for onnxruntime reads onnxruntime's own op set, the
+    installed one, whatever ``op_set`` is."""
     from opspec.runtime.inference.api import infer_in_place
     from opspec.runtime.inference.graph_checks import GraphProblem, check_graphs
 
     folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
     fields = check_model_fields(model, folder, op_set)
     structure = [*fields, *check_graphs(model)]
-    result = infer_in_place(model, path, _CHECKED, op_set=op_set)
+    result = infer_in_place(model, path, _CHECKED, op_set=op_set, read_external=read_external)
     if model.HasField("graph"):
         structure += declared_conflicts(model.graph, result.type_of)
         negative = with_stand_ins(model)
         if negative is not None:
-            followed = infer_in_place(negative[0], path, _FOLLOWED, op_set=op_set)
+            followed = infer_in_place(negative[0], path, _FOLLOWED, op_set=op_set, read_external=read_external)
             structure += negative_dim_problems(model.graph, negative[1], followed.type_of, followed.errors,
                                                {str(error) for error in result.errors})
     reported = {problem.message for problem in fields}
@@ -80,17 +84,25 @@ def check_model(model: Any, path: str | os.PathLike[str] | None = None, runtime:
                for node in result.unknown_nodes]
     errors = [single for error in result.errors for single in _one_per_violation(error)]
     nodes = sorted([*errors, *unknown], key=lambda error: error.index)
-    verdict = placement = None
-    if runtime is not None:
-        from opspec.runtime.checker.runtime_support import DEFAULT_PROVIDER, predict
+    checked = CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes],
+                          op_types=list(result.op_types), inference=result)
+    return checked if runtime is None else for_runtime(checked, model, runtime)
 
-        verdict = predict(model, result.type_of, runtime)
-        if runtime.provider != DEFAULT_PROVIDER and model.HasField("graph"):
-            from opspec.runtime.checker.placement import place
 
-            placement = place(model, result.type_of, runtime.provider, verdict.problems)
-    return CheckResult(structure, nodes, result.node_count, [*repeated_imports(model), *result.notes], verdict,
-                       placement, list(result.op_types))
+def for_runtime(checked: CheckResult, model: Any, runtime: Any) -> CheckResult:
+    """``checked`` (the check of ``model``, its inference kept) with the prediction for ``runtime``
+    (a :class:`~.runtime_support.Target`) and, for a provider that falls back to the CPU, where each
+    node runs."""
+    from opspec.runtime.checker.runtime_support import DEFAULT_PROVIDER, predict
+
+    type_of = checked.inference.type_of
+    verdict = predict(model, type_of, runtime)
+    placement = None
+    if runtime.provider != DEFAULT_PROVIDER and model.HasField("graph"):
+        from opspec.runtime.checker.placement import place
+
+        placement = place(model, type_of, runtime.provider, verdict.problems)
+    return replace(checked, verdict=verdict, placement=placement)
 
 
 def _one_per_violation(error: NodeError) -> list[NodeError]:
@@ -109,4 +121,4 @@ def note_line(note: Any) -> str:
     return f"note: {note}"
 
 
-__all__ = ["CheckResult", "check_model", "note_line"]
+__all__ = ["CheckResult", "check_model", "for_runtime", "note_line"]

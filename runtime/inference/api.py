@@ -201,17 +201,19 @@ def _infer(model: ModelSource, options: InferenceOptions, op_set: OpSet | None) 
 
 
 def infer_in_place(model: Any, path: str | os.PathLike[str] | None = None,
-                   options: InferenceOptions = InferenceOptions(), *, op_set: OpSet | None = None) -> InferenceResult:
+                   options: InferenceOptions = InferenceOptions(), *, op_set: OpSet | None = None,
+                   read_external: bool = True) -> InferenceResult:
     """Infer a model message that the caller owns as ``options`` say, writing results into it.
 
     ``path`` is the file it was read from, if any: small tensor data stored beside it is
-    read (within its folder only). With ``options.merge_new`` False the model lacks its new
-    ``value_info`` entries until :meth:`InferenceResult.save` writes them with it. ``op_set``
-    is where operators are looked up (None: the installed op set).
+    read (within its folder only; with ``read_external`` False, none is). With
+    ``options.merge_new`` False the model lacks its new ``value_info`` entries until
+    :meth:`InferenceResult.save` writes them with it. ``op_set`` is where operators are looked up
+    (None: the installed op set).
     """
     from opspec.runtime.ir.external import ExternalData
 
-    external = ExternalData(os.path.dirname(os.path.abspath(path)) if path is not None else None)
+    external = ExternalData(os.path.dirname(os.path.abspath(path)) if path is not None else None, read_external)
     outcome = infer_model(model, options, external=external, op_set=op_set)
     result = InferenceResult(model, outcome)
     result.external_refusals = external.refusals

@@ -17,14 +17,17 @@ _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 class ExternalData:
     """Reads external tensor data under one folder; collects why a tensor was refused."""
 
-    __slots__ = ("folder", "refusals")
+    __slots__ = ("folder", "read", "refusals")
 
-    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+    def __init__(self, folder: str | os.PathLike[str] | None, read: bool = True) -> None:
         #: None for a model given as bytes or a message: it has no folder, so nothing is read,
         #: and each tensor whose data would have been read is refused with the reason.
         self.folder = os.path.realpath(folder) if folder is not None else None
         #: One message per refused tensor, naming the tensor and its location.
         self.refusals: list[str] = []
+        #: False: locations are still checked, but no file is opened (the data stays unknown, as for a
+        #: tensor too large to read).
+        self.read = read
 
     def inlined(self, tensor: Any, max_bytes: int) -> Any | None:
         """A copy of ``tensor`` with its external bytes as ``raw_data``; None when it is not
@@ -45,7 +48,7 @@ class ExternalData:
         if offset < 0 or (length is not None and length < 0):
             self.refusals.append(f"tensor '{tensor.name}': negative offset or length for '{location}'")
             return None
-        if length is not None and length > max_bytes:
+        if not self.read or (length is not None and length > max_bytes):
             return None
         data = self._read(tensor.name, location, path, offset, max_bytes + 1 if length is None else length)
         if data is None or len(data) > max_bytes:
