@@ -549,3 +549,40 @@ def test_pooling_with_ceil_mode_crosses_22_for_unknown_lengths_where_every_lengt
     assert converts((1, 1, None, None)) == every_length == agree
     model = _pool(kernel, stride, pads, [1, 1, "H", "W"], 19)
     assert _proven(_case(model), 22).verdict == (OK if agree else REFUSED)
+
+
+def test_a_model_of_other_domains_only_gains_the_standard_domain_at_the_target():
+    """A model importing ai.onnx.ml alone (as converters of tree ensembles write it) is at opset 1
+    of the standard domain; converted, it imports the standard domain at the target."""
+    graph = helper.make_graph([helper.make_node("Scaler", ["x"], ["y"], domain="ai.onnx.ml", offset=[0.5, 1.0],
+                                                scale=[2.0, 3.0])], "g",
+                              [helper.make_tensor_value_info("x", F, ["N", 2])], [helper.make_tensor_value_info("y", F, ["N", 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 8
+    for target in (7, 13, 25):
+        assert _proven(_case(model), target).verdict == OK, target
+    imports = {entry.domain: entry.version for entry in opspec.convert_version(model, 13).opset_import}
+    assert imports == {"": 13, "ai.onnx.ml": 1}
+
+
+def test_onnxruntime_ops_stay_while_the_standard_nodes_around_them_convert():
+    """As onnxruntime's transformer optimizer writes them: its fused ops keep their domain and
+    version, the standard-domain nodes step to the target, and the result runs the same."""
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta"], ["n"], domain="com.microsoft",
+                              epsilon=1e-5),
+             helper.make_node("FastGelu", ["n"], ["g"], domain="com.microsoft"),
+             helper.make_node("LayerNormalization", ["g", "gamma", "beta"], ["l"], axis=-1),
+             helper.make_node("Softmax", ["l"], ["y"], axis=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3, 8]),
+                                           helper.make_tensor_value_info("skip", F, [2, 3, 8])],
+                              [helper.make_tensor_value_info("y", F, [2, 3, 8])],
+                              [_floats("gamma", rng.uniform(0.5, 1.5, 8)), _floats("beta", rng.uniform(-1, 1, 8))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    for target in (11, 13, 21, 25):
+        assert _proven(_case(model), target).verdict == OK, target
+    converted = opspec.convert_version(model, 13)
+    kept = [(node.op_type, node.domain) for node in converted.graph.node if node.domain == "com.microsoft"]
+    assert kept == [("SkipLayerNormalization", "com.microsoft"), ("FastGelu", "com.microsoft")]
+    assert {entry.domain: entry.version for entry in converted.opset_import} == {"": 13, "com.microsoft": 1}

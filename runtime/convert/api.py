@@ -117,6 +117,8 @@ def convert(model: ModelSource, target_version: int) -> ConversionResult:
     for entry in copy.opset_import:
         if entry.domain in _STANDARD:
             entry.version = target_version
+    if not any(entry.domain in _STANDARD for entry in copy.opset_import):
+        copy.opset_import.add(domain="", version=target_version)  # a model of other domains only: now at the target
     copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version))
     checked = _verify(before, copy, result)
     if not result.refusals:
