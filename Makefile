@@ -44,11 +44,14 @@ conformance: $(STAMP)
 	$(BIN)/opspec generate
 
 ## Measure import time, lookup latency, generation and inference speed (synthetic and real exported models),
-## then print how well check --runtime predicts onnxruntime (its matrix is kept in benchmarks/results.md).
+## then print how well check --runtime predicts onnxruntime (its matrix is kept in benchmarks/results.md),
+## and convert every model of the real-model set, onnx's light models and node suite to every opset from 7 to 25
+## by opspec and by onnx, judged by running (answers kept in .build/convert_matrix, so a re-run judges what changed).
 bench: $(STAMP)
 	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/bench_runtime_support.py
+	$(BIN)/python benchmarks/bench_convert_matrix.py --quiet --write
 
 ## Re-extract onnxruntime's CPU kernel table from the pinned wheel (when the pin moves), then regenerate.
 kernels: $(STAMP)
