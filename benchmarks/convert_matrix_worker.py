@@ -28,8 +28,9 @@ SET_DIR = Path(os.environ.get("OPSPEC_REAL_SET", HERE.parent / ".build" / "real_
 LENGTHS = (3, 16, 400)
 
 
-def load_case(key: str, length: int | None = None) -> Any:
-    """The case a key names, with seeded inputs."""
+def load_case(key: str, length: int | None = None, suite: dict[str, Any] | None = None) -> Any:
+    """The case a key names, with seeded inputs (``suite``: the node suite's cases by name, read
+    once by the caller)."""
     import onnx
     from convert_cases import Case, node_suite_cases, runnable, seeded_inputs
 
@@ -42,7 +43,9 @@ def load_case(key: str, length: int | None = None) -> Any:
         model = runnable(onnx.load(str(path)))
         return Case(key, model, seeded_inputs(model))
     if kind == "node":
-        case = next(case for case in node_suite_cases() if case.name == name)
+        if suite is None:
+            suite = {case.name: case for case in node_suite_cases()}
+        case = suite[name]
         return Case(key, case.model, case.inputs)
     raise ValueError(f"unknown model key {key!r}")
 
@@ -56,6 +59,7 @@ class Judge:
         self.expected: list | None = None
         self.errors: frozenset[str] = frozenset()
         self.invalid = ""
+        self.suite: dict[str, Any] | None = None
 
     def prepare(self, key: str) -> None:
         from convert_cases import inference_disagreement
@@ -64,8 +68,12 @@ class Judge:
         if key == self.key:
             return
         self.key, self.expected = key, None
+        if key.startswith("node:") and self.suite is None:
+            from convert_cases import node_suite_cases
+
+            self.suite = {case.name: case for case in node_suite_cases()}
         for length in LENGTHS if key.startswith("real:") else (None,):
-            self.case = load_case(key, length)
+            self.case = load_case(key, length, self.suite)
             self.expected = baseline(self.case)
             if self.expected is not None:
                 break

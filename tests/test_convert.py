@@ -586,3 +586,15 @@ def test_onnxruntime_ops_stay_while_the_standard_nodes_around_them_convert():
     kept = [(node.op_type, node.domain) for node in converted.graph.node if node.domain == "com.microsoft"]
     assert kept == [("SkipLayerNormalization", "com.microsoft"), ("FastGelu", "com.microsoft")]
     assert {entry.domain: entry.version for entry in converted.opset_import} == {"": 13, "com.microsoft": 1}
+
+
+def test_slice_to_the_end_as_exporters_write_it_goes_below_10():
+    """The largest int64 (torch's "to the end") is a whole number though no float holds it exactly."""
+    end = np.iinfo(np.int64).max
+    model = _model([helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"])],
+                   [helper.make_tensor_value_info("x", F, [2, 5])], [helper.make_tensor_value_info("y", F, [2, 4])],
+                   13, [_ints("starts", [1]), _ints("ends", [end]), _ints("axes", [1])])
+    for target in (9, 7):
+        assert _proven(_case(model), target).verdict == OK, target
+    (slice_node,) = opspec.convert_version(model, 9).graph.node
+    assert [list(a.ints) for a in slice_node.attribute if a.name == "ends"] == [[end]]
