@@ -598,3 +598,37 @@ def test_slice_to_the_end_as_exporters_write_it_goes_below_10():
         assert _proven(_case(model), target).verdict == OK, target
     (slice_node,) = opspec.convert_version(model, 9).graph.node
     assert [list(a.ints) for a in slice_node.attribute if a.name == "ends"] == [[end]]
+
+
+def _computed_reshape(x_shape, pieces, opset=18):
+    """Reshape(x, Concat(pieces)) with allowzero = 1; a piece is a list of ints (a constant) or
+    (start, end) of Shape(x)."""
+    nodes, names, initializers = [helper.make_node("Shape", ["x"], ["s"])], [], []
+    for index, piece in enumerate(pieces):
+        name = f"p{index}"
+        if isinstance(piece, tuple):
+            initializers += [_ints(f"{name}_start", [piece[0]]), _ints(f"{name}_end", [piece[1]])]
+            nodes.append(helper.make_node("Slice", ["s", f"{name}_start", f"{name}_end"], [name]))
+        else:
+            initializers.append(_ints(name, piece))
+        names.append(name)
+    nodes += [helper.make_node("Concat", names, ["shape"], axis=0),
+              helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1)]
+    rank = sum(piece[1] - piece[0] if isinstance(piece, tuple) else len(piece) for piece in pieces)
+    return _model(nodes, [helper.make_tensor_value_info("x", F, x_shape)],
+                  [helper.make_tensor_value_info("y", F, [f"d{axis}" for axis in range(rank)])], opset, initializers)
+
+
+@pytest.mark.parametrize("x_shape, pieces, converts", [
+    ([2, "S", 8], [(0, 2), [2, 4]], True),  # dims copied at their own places, and numbers other than 0
+    (["N", "M"], [(1, 2), [-1]], True),  # a -1 beside a 0 is invalid, so no element is 0
+    (["N", "M"], [(1, 2), (0, 1)], False),  # the dims swapped: a 0 would copy the other one
+])
+def test_reshape_allowzero_with_a_computed_shape_goes_below_14_where_a_copy_reads_the_same(x_shape, pieces, converts):
+    model = _computed_reshape(x_shape, pieces)
+    if converts:
+        for target in (13, 11):
+            assert _proven(_case(model), target).verdict == OK, target
+    else:
+        (refusal,) = convert(model, 13).refusals
+        assert "allowzero" in refusal.reason
