@@ -249,6 +249,7 @@ def report(pairs: list[Pair], store: Store, notes: list[str]) -> list[str]:
     per_target: dict[tuple[str, str, int], Counter[str]] = {}
     verdicts: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
     left_out: dict[str, str] = {}
+    opsets = {pair.model.key: pair.model.opset for pair in pairs}
     for pair in pairs:
         answer = store.get(pair)
         if answer is not None and answer["verdict"] == INVALID and answer["detail"] != "original invalid":
@@ -303,15 +304,27 @@ def report(pairs: list[Pair], store: Store, notes: list[str]) -> list[str]:
     wrong = [(key, target, by["opspec"]) for (key, target), by in sorted(verdicts.items())
              if by.get("opspec", {}).get("verdict") == WRONG]
     rows += ["", "Pair by pair where they differ: opspec correct where onnx is not: "
-             + ", ".join(f"{n} pairs of {family}" for family, n in sorted(ahead.items())) + "."]
+             + ", ".join(f"{n} pairs of {family}" for family, n in sorted(ahead.items())) + "; by model "
+             "(the node suite's are counted above), the targets where opspec is correct and onnx refuses (r) or "
+             "is wrong (w):", ""]
+    by_model: dict[str, list[str]] = {}
+    for (key, target), by in sorted(verdicts.items(), key=lambda item: (item[0][0], item[0][1])):
+        if key.startswith("node:") or set(by) != set(CONVERTERS):
+            continue
+        if by["opspec"]["verdict"] == CORRECT and by["onnx"]["verdict"] != CORRECT:
+            by_model.setdefault(key, []).append(f"{target}{by['onnx']['verdict'][0]}")
+    rows += [f"- `{key}` (opset {opsets[key]}): {' '.join(targets)}" for key, targets in sorted(by_model.items())]
     rows += ["", f"onnx correct where opspec is not: {len(behind)} pairs."]
     rows += [f"- `{key}` to {target}: opspec {by['opspec']['verdict']}: {by['opspec']['detail'][:200]}"
              for key, target, by in behind]
     rows += ["", f"opspec wrong: {len(wrong)} pairs."]
     rows += [f"- `{key}` to {target}: {answer['detail'][:200]}" for key, target, answer in wrong]
     if left_out:
+        named = {key: why for key, why in left_out.items() if not key.startswith("node:")}
+        suite = Counter(why for key, why in left_out.items() if key.startswith("node:"))
         rows += ["", "Left out, as the original proves nothing: "
-                 + "; ".join(f"`{key}` ({why[:160]})" for key, why in sorted(left_out.items())) + "."]
+                 + "; ".join([f"`{key}` ({why[:160]})" for key, why in sorted(named.items())]
+                             + [f"{count} node-suite models ({why})" for why, count in suite.most_common()]) + "."]
     timeouts = sorted((answer["pair"].converter, key, target) for (key, target), by in verdicts.items()
                       for answer in by.values() if answer.get("timeout"))
     if timeouts:
@@ -372,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                   for converter in args.converters.split(",")]
     store = Store(fingerprints())
     started = time.perf_counter()
+    missing = sum(1 for pair in pairs if store.get(pair) is None)
     judge_all(pairs, store, args.workers, args.timeout, not args.quiet)
     seconds = time.perf_counter() - started
     load = os.getloadavg()[0]
@@ -388,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         "a converter returns a model failing any of these; otherwise **refused**. Models the full checker rejects "
         "or onnxruntime does not run as they are are left out, and a pair counts only where both converters "
         f"were judged. Judged in {args.workers} worker processes ({args.timeout:.0f} s per pair at most); this "
-        f"run judged what its cache lacked in {seconds:.0f} s wall (load average {load:.1f} at the end).",
+        f"run judged the {missing} pairs its cache lacked in {seconds:.0f} s wall (load average {load:.1f} at the end).",
     ]
     rows = report(pairs, store, notes)
     print("\n".join(rows))
