@@ -632,3 +632,15 @@ def test_reshape_allowzero_with_a_computed_shape_goes_below_14_where_a_copy_read
     else:
         (refusal,) = convert(model, 13).refusals
         assert "allowzero" in refusal.reason
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_to_sizes_goes_below_13_with_empty_roi_and_scales(mode):
+    """As torch's exporter writes an interpolation to a size: no roi and no scales, which Resize 11 needs."""
+    model = _model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode)],
+                   [helper.make_tensor_value_info("x", F, [1, 2, 4, 6])],
+                   [helper.make_tensor_value_info("y", F, [1, 2, 8, 9])], 13, [_ints("sizes", [1, 2, 8, 9])])
+    for target in (12, 11):
+        assert _proven(_case(model), target).verdict == OK, target
+    (resize,) = opspec.convert_version(model, 11).graph.node
+    assert all(resize.input[:4])

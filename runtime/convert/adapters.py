@@ -227,14 +227,19 @@ def constant_value(node: WorkNode, source: OpSchema, target: OpSchema, values: G
 
 
 def empty_roi(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
-    """Resize before 13 needs ``roi`` even where it reads none: an empty one then."""
-    if target.since_version < source.since_version and (len(node.inputs) < 2 or not node.inputs[1]):
+    """Resize before 13 needs ``roi`` even where it reads none: an empty one then.
+
+    Going down, ``scales`` left out beside ``sizes`` becomes an empty one as well: version 11
+    needs the input, and reads ``sizes`` where it is empty."""
+    if target.since_version > source.since_version:
+        return
+    if len(node.inputs) < 2 or not node.inputs[1]:
         mode = node.value("coordinate_transformation_mode")
         if mode == "tf_crop_and_resize":
             raise Refusal("tf_crop_and_resize reads 'roi', which is absent")
         node.inputs[1:2] = [values.add_constant(f"{node.outputs[0]}_roi", 1, (0,), [])]
-        while len(node.inputs) < 2:
-            node.inputs.append("")
+    if len(node.inputs) > 3 and node.inputs[3] and not node.inputs[2]:
+        node.inputs[2] = values.add_constant(f"{node.outputs[0]}_scales", 1, (0,), [])
 
 
 def ceil_window(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
