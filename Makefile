@@ -45,11 +45,14 @@ conformance: $(STAMP)
 
 ## Measure import time, lookup latency, generation and inference speed (synthetic and real exported models),
 ## then print how well check --runtime predicts onnxruntime (its matrix is kept in benchmarks/results.md),
-## then scan 3,000 malformed models and the real-model set on one and two workers and on Ray.
+## then convert every model of the real-model set, onnx's light models and node suite to every opset from 7
+## to 25 by opspec and by onnx, judged by running (answers kept in .build/convert_matrix, so a re-run judges
+## what changed), then scan 3,000 malformed models and the real-model set on one and two workers and on Ray.
 bench: $(STAMP)
 	$(BIN)/python $(PIP) install -c $(LOCK) --no-build-isolation -e '.[test,dev,bench]'
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/bench_runtime_support.py
+	$(BIN)/python benchmarks/bench_convert_matrix.py --quiet --write
 	$(BIN)/python benchmarks/bench_scan.py
 
 ## Re-extract onnxruntime's CPU kernel table from the pinned wheel (when the pin moves), then regenerate.

@@ -69,11 +69,15 @@ def _same(a: Any, b: Any) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def _inference_agrees(model: Any, outputs: list, names: list[str], original: Any) -> str:
+def inference_errors(model: Any) -> frozenset[str]:
+    """The messages of the node problems opspec's inference finds in ``model``."""
+    return frozenset(error.message for error in opspec.infer(model, data_prop=True).errors)
+
+
+def inference_disagreement(model: Any, outputs: list, names: list[str], known: frozenset[str]) -> str:
     """Empty when opspec's inference of ``model`` states nothing its run contradicts and finds no
-    node problem it did not find in the ``original``."""
+    node problem beyond the ``known`` ones (those of the original)."""
     result = opspec.infer(model, data_prop=True)
-    known = {error.message for error in opspec.infer(original, data_prop=True).errors}
     new = [error for error in result.errors if error.message not in known]
     if new:
         return f"opspec inference: {new[0]}"
@@ -93,14 +97,17 @@ def _inference_agrees(model: Any, outputs: list, names: list[str], original: Any
     return ""
 
 
-def judge(case: Case, target: int, convert: Callable[[Any, int], Any], expected: list) -> Outcome:
-    """Convert ``case`` to ``target`` and prove the result (``expected``: the original's outputs)."""
+def judge(case: Case, target: int, convert: Callable[[Any, int], Any], expected: list,
+          original_errors: frozenset[str] | None = None) -> Outcome:
+    """Convert ``case`` to ``target`` and prove the result (``expected``: the original's outputs;
+    ``original_errors``: its ``inference_errors``, worked out here when not given)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             converted = convert(case.model, target)
     except Exception as error:  # noqa: BLE001 - any failure to convert is a refusal
-        return Outcome(REFUSED, f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
+        reasons = "; ".join(line.strip() for line in str(error).strip().splitlines())
+        return Outcome(REFUSED, f"{type(error).__name__}: {reasons[:400]}")
     if standard_opset(converted) != target:
         return Outcome(WRONG, f"the result is at opset {standard_opset(converted)}")
     try:
@@ -113,7 +120,8 @@ def judge(case: Case, target: int, convert: Callable[[Any, int], Any], expected:
         return Outcome(WRONG, f"onnxruntime: {str(error).strip().splitlines()[0][-200:]}")
     if not _same(outputs, expected):
         return Outcome(WRONG, "outputs differ")
-    problem = _inference_agrees(converted, outputs, [o.name for o in converted.graph.output], case.model)
+    known = inference_errors(case.model) if original_errors is None else original_errors
+    problem = inference_disagreement(converted, outputs, [o.name for o in converted.graph.output], known)
     return Outcome(WRONG, problem) if problem else Outcome(OK)
 
 
@@ -148,8 +156,9 @@ def node_suite_cases() -> Iterator[Case]:
         yield Case(case.name, model, {n: v for n, v in zip(names, inputs) if isinstance(v, np.ndarray)})
 
 
-def seeded_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random inputs for every graph input of ``model`` (symbolic dims at 2 or 3)."""
+def seeded_inputs(model: Any, seed: int = 0, length: int | None = None) -> dict[str, np.ndarray]:
+    """Random inputs for every graph input of ``model`` (symbolic dims at 2 or 3; with ``length``,
+    a symbolic dim other than the first at ``length``)."""
     rng = np.random.default_rng(seed)
     initializers = {t.name for t in model.graph.initializer}
     feeds = {}
@@ -157,10 +166,14 @@ def seeded_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
         if value.name in initializers:
             continue
         tensor = value.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else 2 + i % 2 for i, d in enumerate(tensor.shape.dim)]
+        shape = [d.dim_value if d.HasField("dim_value") else length if length and i else 2 + i % 2
+                 for i, d in enumerate(tensor.shape.dim)]
         dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type)
         if dtype.kind == "f":
             feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+        elif tensor.elem_type == onnx.TensorProto.STRING:
+            words = np.array(["alpha", "beta gamma", "delta", "alpha beta"], dtype=object)
+            feeds[value.name] = words[rng.integers(0, len(words), shape)]
         elif dtype == np.bool_:
             feeds[value.name] = rng.integers(0, 2, shape).astype(bool)
         else:
@@ -200,7 +213,7 @@ def baseline(case: Case) -> list | None:
         return None
 
 
-__all__ = ["Case", "NEWEST", "Table", "model_cases", "run", "runnable", "score", "OK", "OLDEST", "Outcome", "REFUSED", "WRONG", "baseline", "judge", "node_suite_cases",
+__all__ = ["Case", "NEWEST", "Table", "model_cases", "run", "runnable", "score", "OK", "OLDEST", "Outcome", "REFUSED", "WRONG", "baseline", "inference_disagreement", "inference_errors", "judge", "node_suite_cases",
            "numpy_helper", "onnx_convert", "opspec_convert", "sampled_targets", "seeded_inputs", "standard_opset"]
 
 

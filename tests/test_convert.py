@@ -550,3 +550,98 @@ def test_pooling_with_ceil_mode_crosses_22_for_unknown_lengths_where_every_lengt
     assert converts((1, 1, None, None)) == every_length == agree
     model = _pool(kernel, stride, pads, [1, 1, "H", "W"], 19)
     assert _proven(_case(model), 22).verdict == (OK if agree else REFUSED)
+
+
+def test_a_model_of_other_domains_only_gains_the_standard_domain_at_the_target():
+    """A model importing ai.onnx.ml alone (as converters of tree ensembles write it) is at opset 1
+    of the standard domain; converted, it imports the standard domain at the target."""
+    graph = helper.make_graph([helper.make_node("Scaler", ["x"], ["y"], domain="ai.onnx.ml", offset=[0.5, 1.0],
+                                                scale=[2.0, 3.0])], "g",
+                              [helper.make_tensor_value_info("x", F, ["N", 2])], [helper.make_tensor_value_info("y", F, ["N", 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 8
+    for target in (7, 13, 25):
+        assert _proven(_case(model), target).verdict == OK, target
+    imports = {entry.domain: entry.version for entry in opspec.convert_version(model, 13).opset_import}
+    assert imports == {"": 13, "ai.onnx.ml": 1}
+
+
+def test_onnxruntime_ops_stay_while_the_standard_nodes_around_them_convert():
+    """As onnxruntime's transformer optimizer writes them: its fused ops keep their domain and
+    version, the standard-domain nodes step to the target, and the result runs the same."""
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta"], ["n"], domain="com.microsoft",
+                              epsilon=1e-5),
+             helper.make_node("FastGelu", ["n"], ["g"], domain="com.microsoft"),
+             helper.make_node("LayerNormalization", ["g", "gamma", "beta"], ["l"], axis=-1),
+             helper.make_node("Softmax", ["l"], ["y"], axis=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3, 8]),
+                                           helper.make_tensor_value_info("skip", F, [2, 3, 8])],
+                              [helper.make_tensor_value_info("y", F, [2, 3, 8])],
+                              [_floats("gamma", rng.uniform(0.5, 1.5, 8)), _floats("beta", rng.uniform(-1, 1, 8))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    for target in (11, 13, 21, 25):
+        assert _proven(_case(model), target).verdict == OK, target
+    converted = opspec.convert_version(model, 13)
+    kept = [(node.op_type, node.domain) for node in converted.graph.node if node.domain == "com.microsoft"]
+    assert kept == [("SkipLayerNormalization", "com.microsoft"), ("FastGelu", "com.microsoft")]
+    assert {entry.domain: entry.version for entry in converted.opset_import} == {"": 13, "com.microsoft": 1}
+
+
+def test_slice_to_the_end_as_exporters_write_it_goes_below_10():
+    """The largest int64 (torch's "to the end") is a whole number though no float holds it exactly."""
+    end = np.iinfo(np.int64).max
+    model = _model([helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"])],
+                   [helper.make_tensor_value_info("x", F, [2, 5])], [helper.make_tensor_value_info("y", F, [2, 4])],
+                   13, [_ints("starts", [1]), _ints("ends", [end]), _ints("axes", [1])])
+    for target in (9, 7):
+        assert _proven(_case(model), target).verdict == OK, target
+    (slice_node,) = opspec.convert_version(model, 9).graph.node
+    assert [list(a.ints) for a in slice_node.attribute if a.name == "ends"] == [[end]]
+
+
+def _computed_reshape(x_shape, pieces, opset=18):
+    """Reshape(x, Concat(pieces)) with allowzero = 1; a piece is a list of ints (a constant) or
+    (start, end) of Shape(x)."""
+    nodes, names, initializers = [helper.make_node("Shape", ["x"], ["s"])], [], []
+    for index, piece in enumerate(pieces):
+        name = f"p{index}"
+        if isinstance(piece, tuple):
+            initializers += [_ints(f"{name}_start", [piece[0]]), _ints(f"{name}_end", [piece[1]])]
+            nodes.append(helper.make_node("Slice", ["s", f"{name}_start", f"{name}_end"], [name]))
+        else:
+            initializers.append(_ints(name, piece))
+        names.append(name)
+    nodes += [helper.make_node("Concat", names, ["shape"], axis=0),
+              helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1)]
+    rank = sum(piece[1] - piece[0] if isinstance(piece, tuple) else len(piece) for piece in pieces)
+    return _model(nodes, [helper.make_tensor_value_info("x", F, x_shape)],
+                  [helper.make_tensor_value_info("y", F, [f"d{axis}" for axis in range(rank)])], opset, initializers)
+
+
+@pytest.mark.parametrize("x_shape, pieces, converts", [
+    ([2, "S", 8], [(0, 2), [2, 4]], True),  # dims copied at their own places, and numbers other than 0
+    (["N", "M"], [(1, 2), [-1]], True),  # a -1 beside a 0 is invalid, so no element is 0
+    (["N", "M"], [(1, 2), (0, 1)], False),  # the dims swapped: a 0 would copy the other one
+])
+def test_reshape_allowzero_with_a_computed_shape_goes_below_14_where_a_copy_reads_the_same(x_shape, pieces, converts):
+    model = _computed_reshape(x_shape, pieces)
+    if converts:
+        for target in (13, 11):
+            assert _proven(_case(model), target).verdict == OK, target
+    else:
+        (refusal,) = convert(model, 13).refusals
+        assert "allowzero" in refusal.reason
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_to_sizes_goes_below_13_with_empty_roi_and_scales(mode):
+    """As torch's exporter writes an interpolation to a size: no roi and no scales, which Resize 11 needs."""
+    model = _model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode)],
+                   [helper.make_tensor_value_info("x", F, [1, 2, 4, 6])],
+                   [helper.make_tensor_value_info("y", F, [1, 2, 8, 9])], 13, [_ints("sizes", [1, 2, 8, 9])])
+    for target in (12, 11):
+        assert _proven(_case(model), target).verdict == OK, target
+    (resize,) = opspec.convert_version(model, 11).graph.node
+    assert all(resize.input[:4])

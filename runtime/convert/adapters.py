@@ -13,6 +13,7 @@ from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.convert.adapters_ml import ML_ADAPTERS
 from opspec.runtime.convert.adapters_successors import SUCCESSOR_ADAPTERS
 from opspec.runtime.convert.emitter import Emitter
+from opspec.runtime.convert.shape_values import elements
 from opspec.runtime.convert.values import CONSTANT_FORMS, GraphValues, Refusal, ValueType, make_tensor
 from opspec.runtime.convert.work_node import Surrounding, WorkNode, make_attribute
 from opspec.runtime.schema import AttrType, OpSchema
@@ -149,12 +150,41 @@ def shape_without_zero(node: WorkNode, source: OpSchema, target: OpSchema, value
     if target.since_version > source.since_version or not node.value("allowzero"):
         return
     constant = values.values_of(node.inputs[1]) if len(node.inputs) > 1 else None
-    if constant is None:
+    if constant is not None and 0 in constant[1]:
+        raise Refusal("allowzero = 1 and the shape holds a 0, which older versions read as a copied dim")
+    if constant is None and not _copies_agree(node, values):
         raise Refusal("allowzero = 1, and the shape is computed at run time, so whether it holds a 0 "
                       "(which older versions read as a copied dim) is unknown")
-    if 0 in constant[1]:
-        raise Refusal("allowzero = 1 and the shape holds a 0, which older versions read as a copied dim")
     del node.attributes["allowzero"]
+
+
+def _copies_agree(node: WorkNode, values: GraphValues) -> bool:
+    """Whether every element of a computed shape reads the same as a copied dim: a known number
+    other than 0, or a dim equal to the data's dim at its place (which a 0 there would copy).
+
+    A shape holding -1 agrees whatever its other elements: with ``allowzero`` a 0 beside a -1 is
+    invalid, so on every input the model is valid for, no element is 0."""
+    parts = elements(node.inputs[1], values) if len(node.inputs) > 1 else None
+    data = values.type_of(node.inputs[0])
+    if parts is None:
+        return False
+    if -1 in [part for part in parts if isinstance(part, int)]:
+        return True
+    for place, element in enumerate(parts):
+        if isinstance(element, int):
+            if element == 0:
+                return False
+            continue
+        if element is None or data is None or data.dims is None or place >= len(data.dims):
+            return False
+        if element.name == node.inputs[0] and element.index == place:
+            continue
+        source = values.type_of(element.name)
+        theirs = source.symbols[element.index] if source is not None and source.symbols else None
+        ours = data.symbols[place] if data.symbols else None
+        if theirs is None or theirs != ours:
+            return False
+    return True
 
 
 def split_count(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
@@ -199,14 +229,19 @@ def constant_value(node: WorkNode, source: OpSchema, target: OpSchema, values: G
 
 
 def empty_roi(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
-    """Resize before 13 needs ``roi`` even where it reads none: an empty one then."""
-    if target.since_version < source.since_version and (len(node.inputs) < 2 or not node.inputs[1]):
+    """Resize before 13 needs ``roi`` even where it reads none: an empty one then.
+
+    Going down, ``scales`` left out beside ``sizes`` becomes an empty one as well: version 11
+    needs the input, and reads ``sizes`` where it is empty."""
+    if target.since_version > source.since_version:
+        return
+    if len(node.inputs) < 2 or not node.inputs[1]:
         mode = node.value("coordinate_transformation_mode")
         if mode == "tf_crop_and_resize":
             raise Refusal("tf_crop_and_resize reads 'roi', which is absent")
         node.inputs[1:2] = [values.add_constant(f"{node.outputs[0]}_roi", 1, (0,), [])]
-        while len(node.inputs) < 2:
-            node.inputs.append("")
+    if len(node.inputs) > 3 and node.inputs[3] and not node.inputs[2]:
+        node.inputs[2] = values.add_constant(f"{node.outputs[0]}_scales", 1, (0,), [])
 
 
 def ceil_window(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:

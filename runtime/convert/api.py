@@ -137,8 +137,8 @@ def convert(model: ModelSource, target_version: int, domains: Mapping[str, int] 
             entry.version = target_version
         elif entry.domain in result.domains:
             entry.version = result.domains[entry.domain][1]
-    if not any(entry.domain in _STANDARD for entry in copy.opset_import) and _uses_standard(copy.graph):
-        copy.opset_import.add(domain="", version=target_version)  # nodes written beside another domain's
+    if not any(entry.domain in _STANDARD for entry in copy.opset_import):
+        copy.opset_import.add(domain="", version=target_version)  # a model of other domains only: now at the target
     copy.ir_version = max(copy.ir_version, IR_FOR_OPSET.get(target_version, copy.ir_version),
                           *(IR_FOR_DOMAIN_OPSET.get(domain, {}).get(new, 0) for domain, (_, new) in result.domains.items()))
     checked = _verify(before, copy, result, op_set)
@@ -167,17 +167,6 @@ def standard_opset(model: Any) -> int:
         if entry.domain in _STANDARD:
             return entry.version
     return 1
-
-
-def _uses_standard(graph: Any) -> bool:
-    """Whether a node of ``graph`` or of a graph inside it is of the standard domain."""
-    for node in graph.node:
-        if node.domain in _STANDARD:
-            return True
-        for attribute in node.attribute:
-            if any(_uses_standard(sub) for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs)):
-                return True
-    return False
 
 
 def _domain_targets(model: Any, domains: Mapping[str, int], registry: Registry) -> dict[str, tuple[int, int]]:

@@ -281,9 +281,15 @@ def _input_to_attribute(node: WorkNode, target: OpSchema, actual: str, attribute
         value = items[0]
     else:
         raise Refusal(f"input '{actual}' holds {len(items)} values; attribute '{attribute_name}' takes one")
-    if spec.type in (AttrType.INT, AttrType.INTS) and any(float(v) != int(v) for v in items):
+    if spec.type in (AttrType.INT, AttrType.INTS) and not all(_integral(v) for v in items):
         raise Refusal(f"input '{actual}' holds values that are not integers")
     node.set(attribute_name, spec.type, value)
+
+
+def _integral(item: Any) -> bool:
+    """Whether a tensor's item is a whole number (an integer tensor's always is, even past a float's
+    precision, as the INT64_MAX that exporters write for "to the end" is)."""
+    return isinstance(item, int) or (isinstance(item, float) and item.is_integer())
 
 
 def check_types(node: WorkNode, schema: OpSchema, values: GraphValues) -> None:

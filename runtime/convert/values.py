@@ -33,10 +33,13 @@ class Refusal(Exception):
 
 
 class ValueType:
-    """A value's element type and dims (None: unknown dim; ``dims`` None: unknown rank)."""
+    """A value's element type and dims (None: unknown dim; ``dims`` None: unknown rank);
+    ``symbols``: the name inference gives each dim it does not know (None where it gives none),
+    two dims of one name being equal."""
 
     elem: int
     dims: tuple[int | None, ...] | None
+    symbols: tuple[str | None, ...] | None = field(default=None, compare=False)
 
     @property
     def type_string(self) -> str:
@@ -56,10 +59,11 @@ def value_type(type_proto: Any) -> ValueType | str | None:
     tensor = type_proto.tensor_type
     if not tensor.elem_type:
         return None
-    dims = None
+    dims = symbols = None
     if tensor.HasField("shape"):
         dims = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in tensor.shape.dim)
-    return ValueType(tensor.elem_type, dims)
+        symbols = tuple(d.dim_param if d.WhichOneof("value") == "dim_param" else None for d in tensor.shape.dim)
+    return ValueType(tensor.elem_type, dims, symbols)
 
 
 def _type_string(type_proto: Any) -> str | None:
@@ -122,6 +126,7 @@ class GraphValues:
     target_opsets: dict[str, int] = field(default_factory=dict)
     #: Values computed at run time that hold no negative number (outputs of :data:`NON_NEGATIVE_OPS`).
     non_negative: set[str] = field(default_factory=set)
+    _producers: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, graph: Any, types: dict[str, Any], outer: GraphValues | None, overridable: bool,
@@ -158,6 +163,12 @@ class GraphValues:
             name = f"{base}{count}"
         self.taken.add(name)
         return name
+
+    def producer(self, name: str) -> Any | None:
+        """The node of this graph (as the model gave it) that outputs ``name``, if any."""
+        if self._producers is None:
+            self._producers = {output: node for node in self.graph.node for output in node.output if output}
+        return self._producers.get(name)
 
     def is_used(self, name: str) -> bool:
         """Whether a node of the graph (or of a graph inside it) reads ``name``, or the graph gives it."""
