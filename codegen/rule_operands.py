@@ -18,7 +18,7 @@ from opspec.codegen.source import Location
 INPUT_METHODS = frozenset({"has_input", "input_type", "input_shape", "input_with_rank", "input_with_rank_at_least",
                            "input_name", "input_elem", "input_data", "input_values"})
 #: The context's methods whose first argument is an output, by position or name.
-OUTPUT_METHODS = frozenset({"output_type", "output_elem", "set_output", "set_output_shape", "set_output_data",
+OUTPUT_METHODS = frozenset({"has_output", "output_type", "output_elem", "set_output", "set_output_shape", "set_output_data",
                             "output_data"})
 
 

@@ -270,6 +270,12 @@ class InferenceContext(ArgumentReaders):
             self._output_ranges = _ranges(self.schema.outputs, len(self._outputs))
         return self._output_ranges.get(name, range(0))
 
+    def has_output(self, index: Operand) -> bool:
+        """True when the node has output ``index`` (the rule's result there is kept)."""
+        if isinstance(index, str):
+            index = self._output_at(index)
+        return index < len(self._outputs)
+
     def output_type(self, index: Operand):
         """Output ``index``'s type so far (None when unknown, or beyond the node's outputs)."""
         if isinstance(index, str):
