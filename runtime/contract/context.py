@@ -87,7 +87,7 @@ class InferenceContext(ArgumentReaders):
 
     __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "args", "_inputs", "_names", "_data",
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
-                 "_subgraphs", "_infer_subgraph", "unsure_graphs", "_positions")
+                 "_subgraphs", "_infer_subgraph", "unsure_graphs", "_positions", "_table_built")
 
     def __init__(self, schema: OpSchema, inputs: list, attributes: Mapping[str, Any], *,
                  args: Mapping[str, Any] | None = None, data: Sequence | None = None, names: list | None = None,
@@ -95,7 +95,7 @@ class InferenceContext(ArgumentReaders):
                  output_count: int | None = None,
                  subgraphs: Mapping[str, Any] | None = None,
                  infer_subgraph: SubgraphInferrer | None = None,
-                 positions: FormalPositions | None = None) -> None:
+                 positions: Callable[[], FormalPositions] | None = None) -> None:
         """``inputs``: one entry per actual input, its value type or None when unknown.
 
         ``names`` are the node's input names: an empty name marks an omitted optional
@@ -124,8 +124,10 @@ class InferenceContext(ArgumentReaders):
         self._infer_subgraph = infer_subgraph
         #: The graph attributes the rule said may not run (see :meth:`may_not_run`).
         self.unsure_graphs: set[str] = set()
-        #: The schema's names with their positions (built on first use when not given).
+        #: Gives the schema's names with their positions, built once per schema by the engine
+        #: (None: the context builds its own on first use).
         self._positions = positions
+        self._table_built: FormalPositions | None = None
 
     # -- inputs -----------------------------------------------------------------------
     @property
@@ -324,10 +326,11 @@ class InferenceContext(ArgumentReaders):
 
     # -- names ----------------------------------------------------------------------------
     def _table(self) -> FormalPositions:
-        positions = self._positions
-        if positions is None:
-            positions = self._positions = FormalPositions(self.schema)
-        return positions
+        table = self._table_built
+        if table is None:
+            source = self._positions
+            table = self._table_built = source() if source is not None else FormalPositions(self.schema)
+        return table
 
     def _input_at(self, name: str) -> int:
         """The position of formal input ``name``: past the node's inputs when it supplies none."""

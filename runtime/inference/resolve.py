@@ -74,8 +74,16 @@ class OpEntry:
         #: A node of one input and one output gets the input's tensor type unchanged, when its
         #: element type is known (the rule need not run: see ``RuleSpec.passes_input_type``).
         self.passes_type = False
-        #: The schema's input and output names with their positions, for rules that name them.
-        self.positions = FormalPositions(schema) if schema is not None and rule is not None else None
+        #: The schema's input and output names with their positions (see :meth:`formal_positions`).
+        self.positions: FormalPositions | None = None
+
+    def formal_positions(self) -> FormalPositions:
+        """The schema's names with their positions, built when a rule first names an input or output."""
+        positions = self.positions
+        if positions is None:
+            assert self.schema is not None  # only a schema's rule runs
+            positions = self.positions = FormalPositions(self.schema)
+        return positions
 
     def reads_attributes(self) -> None:
         """A rule run looked at a node's attributes: read them with every node from now on."""

@@ -54,9 +54,16 @@ def test_an_unknown_name_is_a_rule_error_that_names_the_op():
         ctx.set_output_shape("mean", (1,))
 
 
-def test_the_table_is_built_once_and_may_be_given():
+def test_the_table_is_asked_for_once_and_only_when_a_name_is_used():
     schema = _schema("LayerNormalization", 17)
-    table = FormalPositions(schema)
-    ctx = InferenceContext(schema, [t(2, 3), t(3)], {}, positions=table)
-    assert ctx.input_shape("Scale") == (3,) and ctx._positions is table
+    table, asked = FormalPositions(schema), []
+
+    def positions() -> FormalPositions:
+        asked.append(1)
+        return table
+
+    ctx = InferenceContext(schema, [t(2, 3), t(3)], {}, positions=positions)
+    assert ctx.input_shape(1) == (3,) and not asked
+    assert ctx.input_shape("Scale") == (3,) and ctx.has_input("X") and ctx.output_type("Y") is None
+    assert asked == [1]
     assert dict(table.inputs) == {"X": 0, "Scale": 1, "B": 2}
