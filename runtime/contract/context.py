@@ -334,7 +334,7 @@ class InferenceContext(ArgumentReaders):
 
     def _input_at(self, name: str) -> int:
         """The position of formal input ``name``: past the node's inputs when it supplies none."""
-        table = self._table()
+        table = self._table_built or self._table()
         position = table.inputs.get(name)
         if position is None:
             raise UnknownOperand(f"{table.op} has no input {name!r}")
@@ -345,7 +345,7 @@ class InferenceContext(ArgumentReaders):
 
     def _output_at(self, name: str) -> int:
         """The position of formal output ``name``: past the node's outputs when it has none."""
-        table = self._table()
+        table = self._table_built or self._table()
         position = table.outputs.get(name)
         if position is None:
             raise UnknownOperand(f"{table.op} has no output {name!r}")
