@@ -395,6 +395,16 @@ def _check_default(declared: AttrDecl, diagnostics: Diagnostics) -> Any:
     return None
 
 
+def _check_operands(found: Any, schema: OpSchema, inputs: set[str], diagnostics: Diagnostics) -> None:
+    """Each input or output name the rule uses as a literal must be one of this version's."""
+    outputs = {p.name for p in schema.outputs}
+    for operand in found.operands:
+        if operand.name not in (outputs if operand.output else inputs):
+            kind = "output" if operand.output else "input"
+            diagnostics.error(operand.location, f"rule {found.spec.name!r} names {kind} {operand.name!r}, which "
+                              f"{schema.name} {schema.since_version} does not have")
+
+
 def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
           rules: Mapping[str, Any]) -> RuleRef | None:
     """The rule reference, checked against the rule's declaration (a ``DeclaredRule``)."""
@@ -407,6 +417,7 @@ def _rule(declared: RuleDecl, schema: OpSchema, diagnostics: Diagnostics,
         return None
     spec = found.spec
     inputs = {p.name for p in schema.inputs}
+    _check_operands(found, schema, inputs, diagnostics)
     attributes = set(schema.attributes)
     args = {}
     for name, value in declared.args.items():

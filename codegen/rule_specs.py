@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from opspec.codegen.diagnostics import Diagnostic, Diagnostics
+from opspec.codegen.rule_operands import ModuleOperands, NamedOperand
 from opspec.codegen.source import Location
 from opspec.runtime.contract.declare import CONSTRUCTORS, DeclarationError, RuleSpec, make_spec
 
@@ -35,6 +36,8 @@ class DeclaredRule:
     spec: RuleSpec
     location: Location
     builtin: bool
+    #: The input and output names the rule uses as literals (checked against each op version bound to it).
+    operands: tuple[NamedOperand, ...] = ()
 
 
 class _Unreadable(Exception):
@@ -153,6 +156,7 @@ def read_declarations(path: Path, diagnostics: Diagnostics, shown: str, builtin:
         diagnostics.error(Location(shown, line, column), f"rule module does not parse: {getattr(error, 'msg', error)}")
         return []
     names = _module_constants(module, path.parent, depth=1)
+    operands = ModuleOperands(module, shown)
     found = []
     for statement in module.body:
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -167,7 +171,8 @@ def read_declarations(path: Path, diagnostics: Diagnostics, shown: str, builtin:
                 kwargs = {k.arg: _literal(k.value, names) for k in decorator.keywords if k.arg is not None}
                 if len(args) != 2 or any(k.arg is None for k in decorator.keywords):
                     raise _Unreadable(decorator, "rule(...) takes a name and a summary, then parameters by keyword")
-                found.append(DeclaredRule(make_spec(args[0], args[1], kwargs), where, builtin))
+                found.append(DeclaredRule(make_spec(args[0], args[1], kwargs), where, builtin,
+                                          operands.of(statement.name)))
             except _Unreadable as error:
                 node = error.node
                 diagnostics.error(Location(shown, getattr(node, "lineno", decorator.lineno),

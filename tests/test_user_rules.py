@@ -193,3 +193,17 @@ def test_subgraph_hook_gives_the_rule_inferred_body_types(tmp_path):
     lines = done.stdout.strip().splitlines()
     assert lines[0] == "declared (TensorType(elem=1, shape=None),) (TensorType(elem=1, shape=None),)"
     assert lines[-1] == "TensorType(elem=1, shape=(3, Sym('N'))) []"
+
+
+def test_input_and_output_names_a_rule_uses_are_checked(tmp_path):
+    source = (EXAMPLE / "rules" / "pixel_shuffle.py").read_text()
+    wrong = (source.replace("ctx.input_with_rank(0, 4)", "ctx.input_with_rank(\"x\", 4)")
+             .replace("ctx.set_output_shape(0,", "_write(ctx,")
+             + "\n\ndef _write(ctx, shape):\n    ctx.set_output_shape(\"Y\", shape)\n    ctx.output_type(\"Z\")\n")
+    tree = _tree_with_rule(tmp_path, wrong, "{rule: pixel_shuffle}")
+    errors = _errors(tree, tmp_path / "out")
+    line = wrong.splitlines().index(next(t for t in wrong.splitlines() if "input_with_rank(\"x\"" in t)) + 1
+    assert any(f"rules/pixel_shuffle.py:{line}:" in e and
+               "rule 'pixel_shuffle' names input 'x', which PixelShuffle 1 does not have" in e for e in errors), errors
+    assert any("names output 'Z', which PixelShuffle 1 does not have" in e for e in errors), errors
+    assert not any("'Y'" in e for e in errors), errors

@@ -21,6 +21,7 @@ from opspec.runtime.contract.declare import (
 )
 from opspec.runtime.contract.elements import BOOL, FLOAT, INT64, STRING, UNDEFINED
 from opspec.runtime.contract.limits import DATA_LIMIT, MAX_DIM, MAX_RANK
+from opspec.runtime.contract.positions import Operand
 from opspec.runtime.contract.values import (
     Data,
     MapType,
@@ -34,7 +35,7 @@ from opspec.runtime.contract.values import (
 
 __all__ = [
     "ABSENT", "BOOL", "DATA_LIMIT", "Data", "FLOAT", "INT64", "InferenceContext", "InferenceError", "IntList",
-    "MAX_DIM", "MAX_RANK", "MapType", "OptionalType", "RuleParam", "RuleSpec", "STRING", "SequenceType",
+    "MAX_DIM", "MAX_RANK", "MapType", "Operand", "OptionalType", "RuleParam", "RuleSpec", "STRING", "SequenceType",
     "SparseTensorType", "Subgraph", "TensorType", "TensorValue", "UNDEFINED", "attribute", "bind_formals",
     "element", "elements", "input", "input_or_attribute", "option", "rule", "rule_spec", "type_string",
 ]

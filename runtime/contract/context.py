@@ -11,6 +11,12 @@ whether the node supplies an input at all; :meth:`InferenceContext.input_type` a
 :meth:`InferenceContext.input_data` say what is known of it. A supplied input whose type
 or data is unknown is present, and a rule must give an answer that holds whatever it is.
 
+An input or output is addressed by its position or by its formal name in the schema
+(``ctx.input_shape("past_key")``, ``ctx.set_output_shape("present_key", ...)``); names are
+resolved once per schema (see :mod:`~opspec.runtime.contract.positions`). A name reads better
+and the compiler checks it against every op version bound to the rule; generic rules shared by
+ops whose inputs have different names (elementwise, reductions) keep positions.
+
 Before the rule runs, the engine gives every output the type its type parameter binds
 to, so most rules only compute shapes.
 """
@@ -20,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence
 
 from opspec.runtime.contract.arguments import ArgumentReaders
 from opspec.runtime.contract.limits import MAX_RANK
+from opspec.runtime.contract.positions import BY_NODE, FormalPositions, Operand, UnknownOperand
 from opspec.runtime.contract.values import Data, TensorType
 from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.shape import Dim, Shape, ShapeError, Sym, SymbolTable, with_rank, with_rank_at_least
@@ -80,14 +87,15 @@ class InferenceContext(ArgumentReaders):
 
     __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "args", "_inputs", "_names", "_data",
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
-                 "_subgraphs", "_infer_subgraph", "unsure_graphs")
+                 "_subgraphs", "_infer_subgraph", "unsure_graphs", "_positions", "_table_built")
 
     def __init__(self, schema: OpSchema, inputs: list, attributes: Mapping[str, Any], *,
                  args: Mapping[str, Any] | None = None, data: Sequence | None = None, names: list | None = None,
                  symbols: SymbolTable | None = None, node_name: str = "", opset: int = 0,
                  output_count: int | None = None,
                  subgraphs: Mapping[str, Any] | None = None,
-                 infer_subgraph: SubgraphInferrer | None = None) -> None:
+                 infer_subgraph: SubgraphInferrer | None = None,
+                 positions: Callable[[], FormalPositions] | None = None) -> None:
         """``inputs``: one entry per actual input, its value type or None when unknown.
 
         ``names`` are the node's input names: an empty name marks an omitted optional
@@ -116,6 +124,10 @@ class InferenceContext(ArgumentReaders):
         self._infer_subgraph = infer_subgraph
         #: The graph attributes the rule said may not run (see :meth:`may_not_run`).
         self.unsure_graphs: set[str] = set()
+        #: Gives the schema's names with their positions, built once per schema by the engine
+        #: (None: the context builds its own on first use).
+        self._positions = positions
+        self._table_built: FormalPositions | None = None
 
     # -- inputs -----------------------------------------------------------------------
     @property
@@ -127,55 +139,73 @@ class InferenceContext(ArgumentReaders):
         """One entry per actual input: its type, or None when unknown or omitted."""
         return self._inputs
 
-    def has_input(self, index: int) -> bool:
+    def has_input(self, index: Operand) -> bool:
         """True when the node supplies input ``index``, known or not (an omitted optional is absent)."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         if index >= len(self._inputs):
             return False
         names = self._names
         return bool(names[index]) if names is not None else self._inputs[index] is not None
 
-    def input_type(self, index: int):
+    def input_type(self, index: Operand):
         """The input's type (``TensorType``, ``SequenceType``, ...) or None when absent or unknown."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         return self._inputs[index] if index < len(self._inputs) else None
 
-    def input_shape(self, index: int) -> Shape:
+    def input_shape(self, index: Operand) -> Shape:
         """The input tensor's shape: a tuple of dims, or None (unknown rank, or not a tensor)."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         value = self._inputs[index] if index < len(self._inputs) else None
         return value.shape if type(value) is TensorType else None
 
-    def input_with_rank(self, index: int, rank: int) -> tuple[Dim, ...]:
+    def input_with_rank(self, index: Operand, rank: int) -> tuple[Dim, ...]:
         """Input ``index``'s shape checked to have ``rank`` (TensorFlow's ``WithRank``): an
         unknown rank becomes ``rank`` unknown dims; another rank fails, naming the input."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         try:
             return with_rank(self.input_shape(index), rank)
         except ShapeError as error:
             self.fail(f"{self.input_name(index)}: {error}")
 
-    def input_with_rank_at_least(self, index: int, rank: int) -> Shape:
+    def input_with_rank_at_least(self, index: Operand, rank: int) -> Shape:
         """Input ``index``'s shape checked to have at least ``rank`` dims (unknown stays unknown)."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         try:
             return with_rank_at_least(self.input_shape(index), rank)
         except ShapeError as error:
             self.fail(f"{self.input_name(index)}: {error}")
 
-    def input_name(self, index: int) -> str:
+    def input_name(self, index: Operand) -> str:
         """The formal name of actual input ``index`` (``inputs[2]`` for the third of a variadic)."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         for param in self.schema.inputs:
             bound = self.input_range(param.name)
             if index in bound:
                 return param.name if len(bound) == 1 and param.option != 2 else f"{param.name}[{index - bound.start}]"
         return f"input {index}"
 
-    def input_elem(self, index: int) -> int:
+    def input_elem(self, index: Operand) -> int:
+        if isinstance(index, str):
+            index = self._input_at(index)
         value = self._inputs[index] if index < len(self._inputs) else None
         return value.elem if type(value) is TensorType else 0
 
-    def input_data(self, index: int) -> Data | None:
+    def input_data(self, index: Operand) -> Data | None:
         """Known contents of input ``index`` (constants, initializers, propagated shapes)."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         return self._data[index] if index < len(self._data) else None
 
-    def input_values(self, index: int) -> tuple | None:
+    def input_values(self, index: Operand) -> tuple | None:
         """Known contents of a scalar or 1-D input as a tuple of elements, or None."""
+        if isinstance(index, str):
+            index = self._input_at(index)
         data = self._data[index] if index < len(self._data) else None
         return data.values if data is not None else None
 
@@ -242,28 +272,44 @@ class InferenceContext(ArgumentReaders):
             self._output_ranges = _ranges(self.schema.outputs, len(self._outputs))
         return self._output_ranges.get(name, range(0))
 
-    def output_type(self, index: int):
+    def has_output(self, index: Operand) -> bool:
+        """True when the node has output ``index`` (the rule's result there is kept)."""
+        if isinstance(index, str):
+            index = self._output_at(index)
+        return index < len(self._outputs)
+
+    def output_type(self, index: Operand):
         """Output ``index``'s type so far (None when unknown, or beyond the node's outputs)."""
+        if isinstance(index, str):
+            index = self._output_at(index)
         return self._outputs[index] if index < len(self._outputs) else None
 
-    def output_elem(self, index: int) -> int:
+    def output_elem(self, index: Operand) -> int:
+        if isinstance(index, str):
+            index = self._output_at(index)
         value = self._outputs[index] if index < len(self._outputs) else None
         return value.elem if type(value) is TensorType else 0
 
-    def set_output(self, index: int, value) -> None:
+    def set_output(self, index: Operand, value) -> None:
         """Set an output's full type (any value type)."""
+        if isinstance(index, str):
+            index = self._output_at(index)
         if index < len(self._outputs):
             self._outputs[index] = value
 
-    def set_output_shape(self, index: int, shape: Shape, elem: int | None = None) -> None:
+    def set_output_shape(self, index: Operand, shape: Shape, elem: int | None = None) -> None:
         """Set a tensor output's shape; the element type is the engine's binding unless given."""
+        if isinstance(index, str):
+            index = self._output_at(index)
         if index < len(self._outputs):
             if elem is None:
                 elem = self.output_elem(index)
             self._outputs[index] = TensorType(elem, shape)
 
-    def set_output_data(self, index: int, data: Data) -> None:
+    def set_output_data(self, index: Operand, data: Data) -> None:
         """Record an output's known contents, for data propagation."""
+        if isinstance(index, str):
+            index = self._output_at(index)
         if index < len(self._output_data):
             self._output_data[index] = data
 
@@ -273,8 +319,40 @@ class InferenceContext(ArgumentReaders):
         runs, and reads both lists after it)."""
         return self._outputs, self._output_data
 
-    def output_data(self, index: int) -> Data | None:
+    def output_data(self, index: Operand) -> Data | None:
+        if isinstance(index, str):
+            index = self._output_at(index)
         return self._output_data[index] if index < len(self._output_data) else None
+
+    # -- names ----------------------------------------------------------------------------
+    def _table(self) -> FormalPositions:
+        table = self._table_built
+        if table is None:
+            source = self._positions
+            table = self._table_built = source() if source is not None else FormalPositions(self.schema)
+        return table
+
+    def _input_at(self, name: str) -> int:
+        """The position of formal input ``name``: past the node's inputs when it supplies none."""
+        table = self._table_built or self._table()
+        position = table.inputs.get(name)
+        if position is None:
+            raise UnknownOperand(f"{table.op} has no input {name!r}")
+        if position != BY_NODE:
+            return position
+        bound = self.input_range(name)
+        return bound.start if len(bound) else len(self._inputs)
+
+    def _output_at(self, name: str) -> int:
+        """The position of formal output ``name``: past the node's outputs when it has none."""
+        table = self._table_built or self._table()
+        position = table.outputs.get(name)
+        if position is None:
+            raise UnknownOperand(f"{table.op} has no output {name!r}")
+        if position != BY_NODE:
+            return position
+        bound = self.output_range(name)
+        return bound.start if len(bound) else len(self._outputs)
 
     # -- helpers ------------------------------------------------------------------------
     def fresh_dim(self) -> Sym | None:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from opspec.runtime.contract import SparseTensorType, TensorType
 from opspec.runtime.contract.declare import SPEC_ATTRIBUTE, RuleSpec
+from opspec.runtime.contract.positions import FormalPositions
 from opspec.runtime.inference.checks import formal_positions
 from opspec.runtime.inference.read_types import type_from_string
 from opspec.runtime.inference.typeops import type_only
@@ -43,7 +44,7 @@ class OpEntry:
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
                  "memo", "has_graphs", "attributes_unread", "data_unread", "types_only",
-                 "recent", "passes_type")
+                 "recent", "passes_type", "positions")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -73,6 +74,16 @@ class OpEntry:
         #: A node of one input and one output gets the input's tensor type unchanged, when its
         #: element type is known (the rule need not run: see ``RuleSpec.passes_input_type``).
         self.passes_type = False
+        #: The schema's input and output names with their positions (see :meth:`formal_positions`).
+        self.positions: FormalPositions | None = None
+
+    def formal_positions(self) -> FormalPositions:
+        """The schema's names with their positions, built when a rule first names an input or output."""
+        positions = self.positions
+        if positions is None:
+            assert self.schema is not None  # only a schema's rule runs
+            positions = self.positions = FormalPositions(self.schema)
+        return positions
 
     def reads_attributes(self) -> None:
         """A rule run looked at a node's attributes: read them with every node from now on."""

@@ -118,7 +118,7 @@ class RuleRunner:
                                data=data_on_demand if data_on_demand is not None else
                                list(data) if data is not None else None, names=in_names, symbols=symbols,
                                node_name=node.name, opset=entry.opset, output_count=output_count,
-                               subgraphs=subgraphs, infer_subgraph=infer_subgraphs)
+                               subgraphs=subgraphs, infer_subgraph=infer_subgraphs, positions=entry.formal_positions)
         outputs, output_data = ctx.results()  # the walk's side of the contract: pre-bound output types
         plan = entry.plans.get((len(inputs), output_count)) or entry.plan(len(inputs), output_count)
         position = 0

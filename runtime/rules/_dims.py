@@ -1,7 +1,7 @@
 """Helpers shared by rules that hold several operands to one dim."""
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext
+from opspec.runtime.contract import InferenceContext, Operand
 from opspec.runtime.contract.arguments import element
 from opspec.runtime.shape import Dim, Shape, ShapeError, div_dim, format_shape, merge_dim, merge_shapes
 
@@ -34,7 +34,7 @@ def alike_shapes(ctx: InferenceContext, first: str, first_shape: Shape | None, s
     return shape
 
 
-def one_value(ctx: InferenceContext, index: int) -> Dim:
+def one_value(ctx: InferenceContext, index: Operand) -> Dim:
     """The value a known one-element input holds, as a dim (an int or a ``Sym``); None when the
     input is absent, unknown, longer, or holds something else."""
     values = ctx.input_values(index)

@@ -13,7 +13,6 @@ from opspec.runtime.contract import InferenceContext, attribute, input, rule
 from opspec.runtime.rules._dims import merged, split_evenly
 from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape
 
-_WEIGHTS, _BIAS, _PAST = 1, 2, 4
 
 
 def divide_or_none(whole, parts):
@@ -28,10 +27,10 @@ def divide_or_none(whole, parts):
 
 def projection_width(ctx: InferenceContext):
     """The merged Q/K/V width of weights and bias, which must agree."""
-    _, width = ctx.input_with_rank(_WEIGHTS, 2)
-    if ctx.has_input(_BIAS):
+    _, width = ctx.input_with_rank("weights", 2)
+    if ctx.has_input("bias"):
         width = merged(ctx, "widths of weights and bias (q + k + v hidden sizes)", width,
-                       ctx.input_with_rank(_BIAS, 1)[0])
+                       ctx.input_with_rank("bias", 1)[0])
     return width
 
 
@@ -73,7 +72,7 @@ def _check_head_split(ctx: InferenceContext, width, heads) -> None:
             split_evenly(ctx, f"{name}'s hidden size (num_heads {heads})", size, heads)
     if type(q) is int and type(k) is int and q != k:
         ctx.fail(f"Q's hidden size {q} and K's {k} differ (qkv_hidden_sizes {list(sizes or ())})")
-    if ctx.has_input(_PAST) and type(k) is int and type(v) is int and k != v:
+    if ctx.has_input("past") and type(k) is int and type(v) is int and k != v:
         ctx.fail(f"with past, K's hidden size {k} and V's {v} must be equal (qkv_hidden_sizes {list(sizes or ())})")
 
 
@@ -81,42 +80,42 @@ def _check_head_split(ctx: InferenceContext, width, heads) -> None:
       "or past's shape when past and present share one buffer.",
       share_buffer=attribute("past_present_share_buffer"), qkv_hidden_sizes=attribute())
 def ort_attention(ctx: InferenceContext) -> None:
-    batch, seq, features = ctx.input_with_rank(0, 3)
-    rows = ctx.input_with_rank(_WEIGHTS, 2)[0]
+    batch, seq, features = ctx.input_with_rank("input", 3)
+    rows = ctx.input_with_rank("weights", 2)[0]
     merged(ctx, "the input's hidden size and the rows of weights", features, rows)
     width = projection_width(ctx)
     v_hidden = v_hidden_size(ctx, width)
     heads: Dim = head_count(ctx)
     _check_head_split(ctx, width, heads)
-    ctx.set_output_shape(0, (batch, seq, v_hidden))
-    if ctx.output_count < 2:
+    ctx.set_output_shape("output", (batch, seq, v_hidden))
+    if not ctx.has_output("present"):
         return
     # kernels differ on the present's head size (V's or Q's) when the hidden sizes differ
     sizes = ctx.ints_attr("qkv_hidden_sizes")
     head_size = divide_or_none(v_hidden, heads) if not sizes or len(set(sizes)) == 1 else None
-    if not ctx.has_input(_PAST):
-        ctx.set_output_shape(1, (2, batch, heads, seq, head_size))
+    if not ctx.has_input("past"):
+        ctx.set_output_shape("present", (2, batch, heads, seq, head_size))
         return
-    two, past_batch, past_heads, past, past_size = ctx.input_with_rank(_PAST, 5)
+    two, past_batch, past_heads, past, past_size = ctx.input_with_rank("past", 5)
     merged(ctx, "past's leading axis (key and value) and 2", two, 2)
     batch = merged(ctx, "batch sizes of input and past", batch, past_batch)
     heads = merged(ctx, "num_heads and past's head axis", heads, past_heads)
     head_size = merged(ctx, "head sizes of V and past", head_size, past_size)
     length = past if ctx.flag_attr("share_buffer") else add_dim(past, seq)
-    ctx.set_output_shape(1, (2, batch, heads, length, head_size))
+    ctx.set_output_shape("present", (2, batch, heads, length, head_size))
 
 
 @rule("qordered_attention", "output (batch, seq, qkv_hidden_sizes[0]): the width the CUDA kernel allocates, which "
       "Q_weight's columns must match; Q_weight's columns when the sizes are not set.",
       qkv_hidden_sizes=attribute(), q_weight=input("Q_weight"))
 def qordered_attention(ctx: InferenceContext) -> None:
-    batch, seq, _ = ctx.input_with_rank(0, 3)
+    batch, seq, _ = ctx.input_with_rank("input", 3)
     weight = ctx.input_arg("q_weight")
     columns = ctx.input_with_rank(weight, 2)[1] if weight is not None else None
     sizes = ctx.ints_attr("qkv_hidden_sizes")
     width = merged(ctx, f"Q_weight's columns and qkv_hidden_sizes[0] = {sizes[0]}", columns, sizes[0]) \
         if sizes else columns
-    ctx.set_output_shape(0, (batch, seq, width))
+    ctx.set_output_shape("output", (batch, seq, width))
 
 
 def rotated_head_size(ctx: InferenceContext, heads_needed: bool) -> Dim:
@@ -169,23 +168,23 @@ def mrotary_embedding(ctx: InferenceContext) -> None:
 @rule("packed_attention", "output (token_count, v_hidden) from packed input (token_count, input_hidden).",
       qkv_hidden_sizes=attribute())
 def packed_attention(ctx: InferenceContext) -> None:
-    tokens, features = ctx.input_with_rank(0, 2)
-    rows = ctx.input_with_rank(_WEIGHTS, 2)[0]
+    tokens, features = ctx.input_with_rank("input", 2)
+    rows = ctx.input_with_rank("weights", 2)[0]
     merged(ctx, "the input's hidden size and the rows of weights", features, rows)
-    ctx.set_output_shape(0, (tokens, v_hidden_size(ctx, projection_width(ctx))))
+    ctx.set_output_shape("output", (tokens, v_hidden_size(ctx, projection_width(ctx))))
 
 
 @rule("gemma_rotary_embedding", "output1 and output2 take q's shape (batch, heads, seq, dim); emb is (batch, seq, "
       "dim).")
 def gemma_rotary_embedding(ctx: InferenceContext) -> None:
-    emb_batch, emb_seq, emb_dim = ctx.input_with_rank(0, 3)
-    batch, heads, seq, dim = ctx.input_with_rank(1, 4)
-    q = ctx.input_shape(1)
-    emb = ctx.input_shape(0)
+    emb_batch, emb_seq, emb_dim = ctx.input_with_rank("emb", 3)
+    batch, heads, seq, dim = ctx.input_with_rank("q", 4)
+    q = ctx.input_shape("q")
+    emb = ctx.input_shape("emb")
     shape = (merged(ctx, f"batch sizes of emb {format_shape(emb)} and q {format_shape(q)}", batch, emb_batch),
              heads,
              merged(ctx, f"sequence lengths of emb {format_shape(emb)} and q {format_shape(q)}", seq, emb_seq),
              merged(ctx, f"rotary dims of emb {format_shape(emb)} and q {format_shape(q)}", dim, emb_dim))
-    ctx.set_output_shape(0, shape)
-    ctx.set_output_shape(1, shape)
+    ctx.set_output_shape("output1", shape)
+    ctx.set_output_shape("output2", shape)
 

@@ -16,9 +16,6 @@ from opspec.runtime.rules.attention import check_groups
 from opspec.runtime.rules.ort_attention import divide_or_none, head_count
 from opspec.runtime.shape import ShapeError, Sym, div_dim, max_dim, mul_dim
 
-_QUERY, _KEY, _VALUE, _PAST_KEY, _PAST_VALUE, _TOTAL, _COS, _SIN = 0, 1, 2, 3, 4, 6, 7, 8
-_PRESENT_KEY, _PRESENT_VALUE, _OUTPUT_QK = 1, 2, 3
-
 
 def known_max(a, b):
     """max(a, b) simplified when one of them is provably the larger; None when either is unknown."""
@@ -54,13 +51,13 @@ def _head_size(ctx: InferenceContext, hidden, heads: int | None, packed: bool, k
 
 def _check_key_value(ctx: InferenceContext, head_size, kv_heads: int | None) -> None:
     """key and value (batch, seq, kv_hidden): the same kv_hidden, kv_num_heads heads of head_size."""
-    if not ctx.has_input(_KEY):
-        if ctx.has_input(_VALUE):
+    if not ctx.has_input("key"):
+        if ctx.has_input("value"):
             ctx.fail("value is given without key; give both, or neither for a packed query")
         return
-    if not ctx.has_input(_VALUE):
+    if not ctx.has_input("value"):
         ctx.fail("key is given without value; give both, or neither for a packed query")
-    key, value = ctx.input_with_rank(_KEY, 3), ctx.input_with_rank(_VALUE, 3)
+    key, value = ctx.input_with_rank("key", 3), ctx.input_with_rank("value", 3)
     kv_hidden = merged(ctx, "hidden sizes of key and value", key[2], value[2])
     kv_size = divide_or_none(kv_hidden, kv_heads)  # that kv_num_heads divides it is declared in the YAML
     merged(ctx, f"the query's head size and key's (hidden {kv_hidden} over {kv_heads} kv heads)", head_size, kv_size)
@@ -69,14 +66,14 @@ def _check_key_value(ctx: InferenceContext, head_size, kv_heads: int | None) -> 
 def _check_rotary_caches(ctx: InferenceContext, head_size, total) -> None:
     """cos_cache and sin_cache (max_positions, rotary_dim / 2), both or neither: the width a multiple
     of 8 and at most (head_size // 16) * 8, head_size a multiple of 16, a row per position."""
-    cos, sin = ctx.has_input(_COS), ctx.has_input(_SIN)
+    cos, sin = ctx.has_input("cos_cache"), ctx.has_input("sin_cache")
     if cos != sin:
         ctx.fail("cos_cache and sin_cache must be given together")
     if not cos:
         return
     if type(head_size) is int and head_size % 16:
         ctx.fail(f"head size {head_size} must be a multiple of 16 to use cos_cache and sin_cache")
-    shapes = {name: ctx.input_with_rank(index, 2) for name, index in (("cos_cache", _COS), ("sin_cache", _SIN))}
+    shapes = {"cos_cache": ctx.input_with_rank("cos_cache", 2), "sin_cache": ctx.input_with_rank("sin_cache", 2)}
     width = merged(ctx, "widths of cos_cache and sin_cache", shapes["cos_cache"][1], shapes["sin_cache"][1])
     if type(width) is int:
         limit = (head_size // 16) * 8 if type(head_size) is int else None
@@ -97,41 +94,39 @@ def group_query_attention(ctx: InferenceContext) -> None:
     heads = head_count(ctx, "num_heads")
     kv_heads = head_count(ctx, "kv_num_heads")
     check_groups(ctx, heads, kv_heads)
-    batch, seq, hidden = ctx.input_with_rank(_QUERY, 3)
-    packed = not ctx.has_input(_KEY)
+    batch, seq, hidden = ctx.input_with_rank("query", 3)
+    packed = not ctx.has_input("key")
     head_size = _head_size(ctx, hidden, heads, packed, kv_heads)
     _check_key_value(ctx, head_size, kv_heads)
-    ctx.set_output_shape(0, (batch, seq, mul_dim(heads, head_size) if packed else hidden))
+    ctx.set_output_shape("output", (batch, seq, mul_dim(heads, head_size) if packed else hidden))
 
-    total = one_value(ctx, _TOTAL)
+    total = one_value(ctx, "total_sequence_length")
     _check_rotary_caches(ctx, head_size, total)
-    if ctx.has_input(_PAST_KEY) != ctx.has_input(_PAST_VALUE):
-        given, missing = ("past_key", "past_value") if ctx.has_input(_PAST_KEY) else ("past_value", "past_key")
+    if ctx.has_input("past_key") != ctx.has_input("past_value"):
+        given, missing = ("past_key", "past_value") if ctx.has_input("past_key") else ("past_value", "past_key")
         ctx.fail(f"{given} is given without {missing}; the cache needs both or neither")
-    if ctx.has_input(_PAST_KEY):
+    if ctx.has_input("past_key"):
         key, value, total = _present_with_cache(ctx, batch, kv_heads, seq, total, head_size)
         elem = None  # the cache's own element type, bound by the engine
     else:
         # without a cache the kernel needs total_sequence_length == seq
         key = value = (batch, kv_heads, seq, head_size)
         total = seq if total is None else total
-        elem = ctx.input_elem(_QUERY) or None
-    if ctx.output_count > _PRESENT_KEY:
-        ctx.set_output_shape(_PRESENT_KEY, key, elem)
-    if ctx.output_count > _PRESENT_VALUE:
-        ctx.set_output_shape(_PRESENT_VALUE, value, elem)
-    if ctx.output_count > _OUTPUT_QK:
-        if ctx.input_shape(_PAST_KEY) is not None and ctx.int_attr("qk_output", 0) == 0:
+        elem = ctx.input_elem("query") or None
+    ctx.set_output_shape("present_key", key, elem)
+    ctx.set_output_shape("present_value", value, elem)
+    if ctx.has_output("output_qk"):
+        if ctx.input_shape("past_key") is not None and ctx.int_attr("qk_output", 0) == 0:
             ctx.fail("output_qk is requested but attribute qk_output is 0 (no output)")
-        ctx.set_output_shape(_OUTPUT_QK, (batch, heads, seq, total))
+        ctx.set_output_shape("output_qk", (batch, heads, seq, total))
 
 
 def _present_with_cache(ctx: InferenceContext, batch, kv_heads, seq, total, head_size):
     """present_key, present_value and the total sequence length when past_key is given.
 
     An empty cache (length 0) needs total_sequence_length == seq, as no cache does."""
-    past_key = ctx.input_with_rank(_PAST_KEY, 4)
-    past_value = ctx.input_with_rank(_PAST_VALUE, 4)
+    past_key = ctx.input_with_rank("past_key", 4)
+    past_value = ctx.input_with_rank("past_value", 4)
     merged(ctx, f"the head size {head_size} and the last axes of past_key and past_value", head_size,
            past_key[3], past_value[3])
     batch = merged(ctx, "batch sizes of query, past_key and past_value", batch, past_key[0], past_value[0])

@@ -23,22 +23,22 @@ def shape_of_rank(ctx: InferenceContext, index: int, rank: int, what: str):
 @rule("remove_padding", "output (tokens, hidden), token_offset (batch, seq), cumulated_seq_len (batch + 1) and "
       "max_seq_len (1) from a (batch, seq, hidden) input.")
 def remove_padding(ctx: InferenceContext) -> None:
-    batch, steps, hidden = ctx.input_with_rank(0, 3)
-    ctx.set_output_shape(0, (None, hidden))
-    ctx.set_output_shape(1, (batch, steps))
-    ctx.set_output_shape(2, (add_dim(batch, 1),))
-    ctx.set_output_shape(3, (1,))
+    batch, steps, hidden = ctx.input_with_rank("input", 3)
+    ctx.set_output_shape("output", (None, hidden))
+    ctx.set_output_shape("token_offset", (batch, steps))
+    ctx.set_output_shape("cumulated_seq_len", (add_dim(batch, 1),))
+    ctx.set_output_shape("max_seq_len", (1,))
 
 
 @rule("restore_padding", "output (batch, seq, hidden) from (tokens, hidden) rows and a (batch, seq) token_offset.")
 def restore_padding(ctx: InferenceContext) -> None:
-    rows, offsets = ctx.input_shape(0), ctx.input_shape(1)
+    rows, offsets = ctx.input_shape("input"), ctx.input_shape("token_offset")
     if rows is not None and offsets is not None:  # onnxruntime checks the ranks of the pair only
         shape_of_rank(ctx, 0, 2, "(tokens, hidden)")
         shape_of_rank(ctx, 1, 2, "(batch, seq)")
     hidden = rows[1] if rows is not None and len(rows) == 2 else None
     batch, steps = offsets if offsets is not None and len(offsets) == 2 else (None, None)
-    ctx.set_output_shape(0, (batch, steps, hidden))
+    ctx.set_output_shape("output", (batch, steps, hidden))
 
 
 @rule("gated_relative_position_bias", "output (batch, num_heads, seq, seq), batch and seq from token_offset when "
@@ -46,17 +46,17 @@ def restore_padding(ctx: InferenceContext) -> None:
 def gated_relative_position_bias(ctx: InferenceContext) -> None:
     heads = ctx.attribute("num_heads")
     heads = heads if type(heads) is int and heads > 0 else None
-    offsets = ctx.input_shape(6) if ctx.has_input(6) else None
+    offsets = ctx.input_shape("token_offset") if ctx.has_input("token_offset") else None
     if offsets is not None:
         if len(offsets) < 2:
             ctx.fail(f"token_offset {format_shape(offsets)} must be (batch, seq)")
-        ctx.set_output_shape(0, (offsets[0], heads, offsets[1], offsets[1]))
+        ctx.set_output_shape("output", (offsets[0], heads, offsets[1], offsets[1]))
         return
-    query = ctx.input_shape(0)
-    if ctx.has_input(6) or query is None or len(query) != 3:
-        ctx.set_output_shape(0, (None, heads, None, None))  # the layout is known to be 4-D
+    query = ctx.input_shape("query_layer")
+    if ctx.has_input("token_offset") or query is None or len(query) != 3:
+        ctx.set_output_shape("output", (None, heads, None, None))  # the layout is known to be 4-D
         return
-    ctx.set_output_shape(0, (query[0], heads, query[1], query[1]))
+    ctx.set_output_shape("output", (query[0], heads, query[1], query[1]))
 
 
 def length_value(ctx: InferenceContext, index: int):

@@ -24,31 +24,31 @@ def windowed_linear_attention(ctx: InferenceContext) -> None:
     if type(window) is not int or not 0 <= window <= MAX_STATE_WINDOW:
         ctx.fail(f"state_window must be in [0, {MAX_STATE_WINDOW}], got {window!r}")
     q_heads, kv_heads = head_attribute(ctx, "q_num_heads"), head_attribute(ctx, "kv_num_heads")
-    query, value = ctx.input_shape(0), ctx.input_shape(2)
+    query, value = ctx.input_shape("query"), ctx.input_shape("value")
     past = ctx.input_index("past_state")
-    elem = None if past is not None else ctx.input_elem(0) or None
+    elem = None if past is not None else ctx.input_elem("query") or None
     heads_known = q_heads > 0 and kv_heads > 0
     if heads_known and query is not None and value is not None:  # as onnxruntime checks them
-        for index, shape in ((0, query), (2, value)):
+        for name, shape in (("query", query), ("value", value)):
             if len(shape) < 3:
-                ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} must be (B, T, heads * head_size)")
+                ctx.fail(f"{name} {format_shape(shape)} must be (B, T, heads * head_size)")
     else:
-        ctx.set_output_shape(0, (query[0], query[1], None) if query is not None and len(query) >= 3 else None)
-        ctx.set_output_shape(1, ctx.input_shape(past) if past is not None else None, elem)
+        ctx.set_output_shape("output", (query[0], query[1], None) if query is not None and len(query) >= 3 else None)
+        ctx.set_output_shape("present_state", ctx.input_shape(past) if past is not None else None, elem)
         return
     assert query is not None and value is not None
     value_size = exact_quotient(value[2], kv_heads)
-    ctx.set_output_shape(0, (query[0], query[1], mul_dim(max(q_heads, kv_heads), value_size)))
+    ctx.set_output_shape("output", (query[0], query[1], mul_dim(max(q_heads, kv_heads), value_size)))
     state = (query[0], kv_heads, exact_quotient(query[2], q_heads), value_size)
-    ctx.set_output_shape(1, (window, *state) if window else state, elem)
+    ctx.set_output_shape("present_state", (window, *state) if window else state, elem)
 
 
 @rule("linear_attention_gate", "decay takes a's shape; beta, when asked for, takes b's (b is then required).")
 def linear_attention_gate(ctx: InferenceContext) -> None:
-    gate = ctx.input_shape(0)
-    ctx.set_output_shape(0, gate)
-    if ctx.output_count > 1:
-        if not ctx.has_input(3):
+    gate = ctx.input_shape("a")
+    ctx.set_output_shape("decay", gate)
+    if ctx.has_output("beta"):
+        if not ctx.has_input("b"):
             ctx.fail("input b is required when the beta output is asked for")
-        rate = ctx.input_shape(3)
-        ctx.set_output_shape(1, rate if rate is not None else gate)
+        rate = ctx.input_shape("b")
+        ctx.set_output_shape("beta", rate if rate is not None else gate)

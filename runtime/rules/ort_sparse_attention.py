@@ -40,7 +40,7 @@ def text_attribute(ctx: InferenceContext, name: str, default: str) -> str:
 
 def query_of_rank(ctx: InferenceContext, rank: int):
     """The query's shape checked to have ``rank`` dims (None when unknown)."""
-    query = ctx.input_shape(0)
+    query = ctx.input_shape("query")
     if query is not None and len(query) != rank:
         ctx.fail(f"query {format_shape(query)} must be {rank}-D")
     return query
@@ -56,45 +56,42 @@ def head_size(ctx: InferenceContext, query, packed: bool):
 
 def attention_output(ctx: InferenceContext, query):
     """The output: the query's shape, or num_heads heads of the packed query's head size."""
-    if query is None or ctx.has_input(2):
+    if query is None or ctx.has_input("value"):
         return query
     return (*query[:-1], mul_dim(int_attribute(ctx, "num_heads"), head_size(ctx, query, True)))
 
 
-def pass_cache(ctx: InferenceContext, output: int, source: int) -> None:
-    """A present cache output takes its past cache's shape (one buffer updated in place)."""
-    if output < ctx.output_count:
-        ctx.set_output_shape(output, ctx.input_shape(source) if ctx.has_input(source) else None)
+def pass_caches(ctx: InferenceContext) -> None:
+    """present_key and present_value take past_key's and past_value's shapes (one buffer updated in place)."""
+    ctx.set_output_shape("present_key", ctx.input_shape("past_key") if ctx.has_input("past_key") else None)
+    ctx.set_output_shape("present_value", ctx.input_shape("past_value") if ctx.has_input("past_value") else None)
 
 
 @rule("sparse_attention", "output in the query's layout with num_heads heads; present key and value take "
       "the past caches' shapes (one buffer, max_cache_sequence_length long).")
 def sparse_attention(ctx: InferenceContext) -> None:
     query = query_of_rank(ctx, 3)
-    ctx.input_with_rank(3, 4)
-    ctx.set_output_shape(0, attention_output(ctx, query))
-    pass_cache(ctx, 1, 3)
-    pass_cache(ctx, 2, 4)
+    ctx.input_with_rank("past_key", 4)
+    ctx.set_output_shape("output", attention_output(ctx, query))
+    pass_caches(ctx)
 
 
 @rule("dynamic_sparse_attention", "output in the query's layout with num_heads heads; present key and value "
       "take the past caches' shapes, else (batch, kv_num_heads, total_sequence_length, head_size).")
 def dynamic_sparse_attention(ctx: InferenceContext) -> None:
     query = query_of_rank(ctx, 3)
-    ctx.set_output_shape(0, attention_output(ctx, query))
-    if ctx.has_input(3):
-        pass_cache(ctx, 1, 3)
-        pass_cache(ctx, 2, 4)
+    ctx.set_output_shape("output", attention_output(ctx, query))
+    if ctx.has_input("past_key"):
+        pass_caches(ctx)
         return
-    batch, size = (query[0], head_size(ctx, query, not ctx.has_input(2))) if query is not None else (None, None)
-    length = one_value(ctx, 10)
+    batch, size = (query[0], head_size(ctx, query, not ctx.has_input("value"))) if query is not None else (None, None)
+    length = one_value(ctx, "total_sequence_length")
     if not (type(length) is Sym or type(length) is int and length >= 0):
         length = None
     kv_heads = int_attribute(ctx, "kv_num_heads")
     present = (batch, kv_heads if kv_heads > 0 else None, length, size)
-    for index in (1, 2):
-        if index < ctx.output_count:
-            ctx.set_output_shape(index, present)
+    ctx.set_output_shape("present_key", present)
+    ctx.set_output_shape("present_value", present)
 
 
 @rule("paged_attention", "output (tokens, num_heads * v_head_size) from the token-major query; the cache "
@@ -105,20 +102,19 @@ def paged_attention(ctx: InferenceContext) -> None:
         ctx.fail(f"kv_cache_layout must be SEPARATE or LATENT, got {layout!r}")
     query = query_of_rank(ctx, 2)
     if layout == "LATENT":
-        ctx.set_output_shape(0, _latent_output(ctx, query))
+        ctx.set_output_shape("output", _latent_output(ctx, query))
     else:
-        ctx.set_output_shape(0, _separate_output(ctx, query))
-    if ctx.output_count > 1:
+        ctx.set_output_shape("output", _separate_output(ctx, query))
+    if ctx.has_output("key_cache_out"):
         _check_cache_outputs(ctx, layout)
-        ctx.input_with_rank(3, 4)
-        ctx.set_output_shape(1, ctx.input_shape(3), ctx.input_elem(3) or None)
-        if ctx.output_count > 2:
-            ctx.set_output_shape(2, ctx.input_shape(4), ctx.input_elem(4) or None)
+        ctx.input_with_rank("key_cache", 4)
+        ctx.set_output_shape("key_cache_out", ctx.input_shape("key_cache"), ctx.input_elem("key_cache") or None)
+        ctx.set_output_shape("value_cache_out", ctx.input_shape("value_cache"), ctx.input_elem("value_cache") or None)
 
 
 def _separate_output(ctx: InferenceContext, query):
     """Output with separate key and value caches: the query's shape, or the packed query unpacked."""
-    if query is None or ctx.has_input(2):
+    if query is None or ctx.has_input("value"):
         return query
     heads, kv_heads = int_attribute(ctx, "num_heads"), int_attribute(ctx, "kv_num_heads")
     hidden = query[1]
@@ -158,7 +154,7 @@ def _check_cache_outputs(ctx: InferenceContext, layout: str) -> None:
         return
     if ctx.output_count != 3:
         ctx.fail("key_cache_out and value_cache_out must be both present or both absent")
-    if not ctx.has_input(4):
+    if not ctx.has_input("value_cache"):
         ctx.fail("value_cache is required when value_cache_out is present")
 
 
@@ -192,23 +188,23 @@ def sparse_attention_indexer(ctx: InferenceContext) -> None:
         ctx.fail("policy_mode 'qsa' produces no present_proj_buffer: the node must declare 2 outputs")
     query = query_of_rank(ctx, 3)
     batch, steps = (query[0], query[1]) if query is not None else (None, None)
-    ctx.set_output_shape(0, (batch, steps, capacity))
+    ctx.set_output_shape("selected_indices", (batch, steps, capacity))
     if qsa:
-        past = ctx.input_with_rank(7, 3)
+        past = ctx.input_with_rank("past_key", 3)
         try:
             batch = merge_dim(batch, past[0])
         except ShapeError:
             ctx.fail(f"query {format_shape(query)} and past_key {format_shape(past)} differ in batch size")
-        ctx.set_output_shape(1, (batch, add_dim(past[1], steps), None))
+        ctx.set_output_shape("present_key", (batch, add_dim(past[1], steps), None))
 
 
 @rule("packed_sparse_attention_indexer", "selected_indices (tokens, capacity) and selected_counts (tokens); the "
       "fixed-size key state and pending buffer keep their shapes.")
 def packed_sparse_attention_indexer(ctx: InferenceContext) -> None:
     capacity = selection_capacity(ctx)
-    query = ctx.input_shape(0)
+    query = ctx.input_shape("query")
     tokens = query[0] if query else None
-    ctx.set_output_shape(0, (tokens, capacity))
-    ctx.set_output_shape(1, (tokens,))
-    for output, source in ((2, 12), (3, 13)):
-        ctx.set_output_shape(output, ctx.input_shape(source))
+    ctx.set_output_shape("selected_indices", (tokens, capacity))
+    ctx.set_output_shape("selected_counts", (tokens,))
+    ctx.set_output_shape("present_key_state", ctx.input_shape("past_key_state"))
+    ctx.set_output_shape("present_kv_buffer", ctx.input_shape("past_kv_buffer"))

@@ -1,0 +1,46 @@
+"""Where a node's inputs and outputs stand, by the names its schema gives them.
+
+Rules may address an input or output by its formal name (``ctx.input_shape("past_key")``)
+instead of by position. A name resolves through a :class:`FormalPositions` table, built
+once per schema: formals before any variadic stand at fixed positions; the others depend on
+how many actual values the node has, and are found from the bound ranges of the node.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+#: How a rule addresses one input or output: its position, or its formal name.
+Operand = int | str
+
+#: Marks a name whose position depends on the node (it follows a variadic, or is one).
+BY_NODE = -1
+
+
+def _fixed(params: Sequence[Any]) -> dict[str, int]:
+    """Each formal's position when it does not depend on the node, else :data:`BY_NODE`."""
+    positions: dict[str, int] = {}
+    variadic_seen = False
+    for position, param in enumerate(params):
+        variadic_seen = variadic_seen or param.option == 2  # Variadic
+        positions[param.name] = BY_NODE if variadic_seen else position
+    return positions
+
+
+class FormalPositions:
+    """A schema's input and output names with their positions (see the module docstring)."""
+
+    __slots__ = ("inputs", "outputs", "op")
+
+    def __init__(self, schema: Any) -> None:
+        self.inputs: Mapping[str, int] = _fixed(schema.inputs)
+        self.outputs: Mapping[str, int] = _fixed(schema.outputs)
+        #: The op and version, as errors name them.
+        self.op = f"{schema.name} {schema.since_version}"
+
+
+class UnknownOperand(LookupError):
+    """A rule named an input or output its schema does not have (the compiler checks the
+    names built-in and tree rules use as literals, so this is a rule's own error)."""
+
+
+__all__ = ["BY_NODE", "FormalPositions", "Operand", "UnknownOperand"]
