@@ -30,6 +30,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       help="memory one worker may map, in MiB (default: the machine's shared among the workers)")
     scan.add_argument("--external-data", action="store_true",
                       help="read small tensors stored in external data files (not read otherwise)")
+    scan.add_argument("--no-cost", dest="cost", action="store_false",
+                      help="skip the cost estimate (MACs, FLOPs, parameters, activation bytes) of each model")
     scan.add_argument("--ray", metavar="ADDRESS",
                       help="run on a Ray cluster (auto, ray://HOST:PORT, or local to start one here); "
                            "needs pip install 'opspec[ray]'")
@@ -62,7 +64,7 @@ def _scan(args: argparse.Namespace) -> int:
             result = scan(args.paths, args.report, jobs=args.jobs, runtime=args.runtime,
                           read_external=args.external_data, timeout=args.timeout,
                           memory=args.memory << 20 if args.memory is not None else None, ray=args.ray,
-                          html=args.html, on_record=count)
+                          html=args.html, cost=args.cost, on_record=count)
     except (ValueError, RayUnavailable) as error:
         raise UserError(str(error)) from None
     except KeyboardInterrupt:

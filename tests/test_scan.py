@@ -69,7 +69,11 @@ def test_each_model_is_one_line_with_its_findings(folder, tmp_path):
     assert ok["typed_values"] == 3 and ok["opsets"] == {"ai.onnx": 17} and ok["ir_version"] == 8
     assert ok["sha256"] == hashlib.sha256((folder / "ok.onnx").read_bytes()).hexdigest()
     assert ok["bytes"] == (folder / "ok.onnx").stat().st_size
-    assert set(ok["timings"]) == {"load", "check", "infer"}
+    assert set(ok["timings"]) == {"load", "check", "infer", "cost"}
+    # Add of two (2, 3) float tensors: 6 additions, no multiply-accumulate, no weights; the three
+    # values of 24 bytes each, with a, b and c all live at once
+    assert ok["cost"] == {"macs": 0, "flops": 6, "parameters": 0, "weight_bytes": 0, "activation_bytes": 72,
+                          "peak_activation_bytes": 72, "kv_cache_bytes": 0, "nodes_of_unknown_macs": 0}
     mixed = found["mixed.onnx"]
     assert mixed["status"] == "problems" and mixed["problems"] == {"input-type": 1} and mixed["problem_count"] == 1
     custom = found["custom.onnx"]
@@ -163,7 +167,7 @@ def test_a_crash_a_hang_a_dead_worker_and_exhausted_memory_are_each_one_failed_l
                         "die.onnx": ("crash", "the worker process analysing the model died"),
                         "hog.onnx": ("memory", "the analysis needs more than the worker's memory of 1,024 MiB")}
     assert {found[name]["status"] for name in ("ok.onnx", "mixed.onnx", "custom.onnx")} == {"ok", "problems"}
-    assert list(found["ok.onnx"]["timings"]) == ["load", "check", "infer", "fault"]  # a step of one's own
+    assert list(found["ok.onnx"]["timings"]) == ["load", "check", "infer", "cost", "fault"]  # a step of one's own
     assert result.summary.failures == {"timeout": 2, "crash": 2, "unreadable": 1, "memory": 1} or \
         sorted(result.summary.failures.items()) == [("crash", 2), ("memory", 1), ("timeout", 2), ("unreadable", 1)]
 

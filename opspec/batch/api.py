@@ -34,13 +34,13 @@ class ScanResult:
 def scan(paths: Iterable[str | os.PathLike[str]], report: str | os.PathLike[str] | None = None, *,
          jobs: int | None = None, runtime: str | None = None, read_external: bool = False,
          timeout: float = ScanOptions.timeout, memory: int | None = None, ray: str | None = None,
-         html: str | os.PathLike[str] | None = None, steps: tuple[Any, ...] = (),
+         html: str | os.PathLike[str] | None = None, steps: tuple[Any, ...] = (), cost: bool = True,
          on_record: Callable[[dict[str, Any]], None] | None = None) -> ScanResult:
     """Analyse every model the paths name (files, folders searched for ``.onnx`` files, globs).
 
-    Each model is loaded, checked (its inference with it) and, with ``runtime``
-    (``onnxruntime[:PROVIDER]``), held against that runtime's kernel table; external data is
-    read only with ``read_external``. ``report`` (a JSON-lines file) gets one line per model as
+    Each model is loaded, checked (its inference with it), with ``runtime``
+    (``onnxruntime[:PROVIDER]``) held against that runtime's kernel table, and with ``cost``
+    costed (``opspec cost``'s totals); external data is read only with ``read_external``. ``report`` (a JSON-lines file) gets one line per model as
     it finishes; models whose SHA-256 is in it already are skipped. ``jobs`` worker processes
     (default: every core) each may take ``timeout`` seconds per model and map ``memory`` bytes
     (default: the machine's memory shared among them); a model past either is one failed line,
@@ -67,7 +67,7 @@ def scan(paths: Iterable[str | os.PathLike[str]], report: str | os.PathLike[str]
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout:g}")
     options = ScanOptions(runtime, read_external, timeout, memory if memory is not None else default_memory(jobs),
-                          tuple(steps))
+                          tuple(steps), cost)
     files = model_files(paths)
     known = {record.get("sha256") for record in read_report(report)} if report is not None else set()
     records: list[dict[str, Any]] = []

@@ -46,6 +46,8 @@ class ScanOptions:
     memory: int | None = None
     #: The analysis (:class:`~.steps.Step` values, in order; empty: the standard ``STEPS``).
     steps: tuple[Any, ...] = ()
+    #: Also estimate what the model costs (``opspec cost``'s totals).
+    cost: bool = True
 
     @property
     def deadline(self) -> float:

@@ -45,6 +45,10 @@ def _runtime_asked(options: ScanOptions) -> bool:
     return options.runtime is not None
 
 
+def _cost_asked(options: ScanOptions) -> bool:
+    return options.cost
+
+
 def _load(analysis: Analysis) -> dict[str, Any]:
     from opspec.runtime.ir import load_model
 
@@ -88,13 +92,26 @@ def _runtime(analysis: Analysis) -> dict[str, Any]:
                         "problems": code_counts(checked.verdict.problems)}}
 
 
+def _cost(analysis: Analysis) -> dict[str, Any]:
+    """The model's totals as ``opspec cost`` gives them: numbers, formula strings of the input
+    symbols, or null where a size is unknown."""
+    from opspec.runtime.cost import cost
+
+    total = cost(analysis.model).to_json()["total"]
+    return {"cost": {"macs": total["macs"], "flops": total["flops"], "parameters": total["parameters"],
+                     "weight_bytes": total["weight_bytes"], "activation_bytes": total["activation_bytes"],
+                     "peak_activation_bytes": total["peak_activation_bytes"],
+                     "kv_cache_bytes": total["kv_cache"]["present_bytes"],
+                     "nodes_of_unknown_macs": total["unknown_nodes"].get("macs", 0)}}
+
+
 #: The analysis, in order (functions of a module, so that a step can be sent to a worker by name).
-#: A cost estimate joins as one more line: ``Step("cost", _cost)``.
 STEPS: tuple[Step, ...] = (
     Step("load", _load),
     Step("check", _check),
     Step("infer", _infer),
     Step("runtime", _runtime, _runtime_asked),
+    Step("cost", _cost, _cost_asked),
 )
 
 
