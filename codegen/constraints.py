@@ -2,16 +2,17 @@
 
 Each part of a constraint must make sense for the attribute's type (bounds for numbers,
 lengths for lists, axes for ints), allowed values must be of that type, and an input a
-limit is relative to must be an input of the version, and a size expression may read only the
-version's int attributes. The default is checked against the
+limit is relative to must be an input of the version, and a size (a formula of
+:mod:`opspec.runtime.formula`) may read only the version's int attributes and call only its
+arithmetic functions. The default is checked against the
 limits that need no input in :mod:`opspec.codegen.resolve`.
 """
 from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from opspec.runtime.formula import ARITHMETIC, FormulaNames, formula_problems
 from opspec.runtime.schema import AttrType, DimRelation, ValueConstraint
-from opspec.runtime.size_expression import SizeSyntaxError, parse_size
 
 _NUMBERS = {AttrType.INT, AttrType.FLOAT, AttrType.INTS, AttrType.FLOATS}
 _INTS = {AttrType.INT, AttrType.INTS}
@@ -76,14 +77,9 @@ def _relation_problems(relation: DimRelation, inputs: set[str], attributes: Mapp
     if relation.rank is not None and not -relation.rank <= relation.axis < relation.rank:
         problems.append(f"{shown}: axis {relation.axis} is not an axis of a rank-{relation.rank} input")
     if relation.size is not None:
-        try:
-            names = parse_size(relation.size).names
-        except SizeSyntaxError as error:
-            return problems + [f"{shown}: {error}"]
-        for name in sorted(names):
-            if attributes.get(name) is not AttrType.INT:
-                ints = ", ".join(sorted(n for n, t in attributes.items() if t is AttrType.INT)) or "none"
-                problems.append(f"{shown}: {name!r} names no int attribute of this version (int attributes: {ints})")
+        names = FormulaNames(attributes={name: kind.spelling for name, kind in attributes.items()},
+                             functions=ARITHMETIC)
+        problems.extend(f"{shown}: {message}" for message, _ in formula_problems(relation.size, names))
     return problems
 
 

@@ -26,7 +26,7 @@ Attributes::
     int divides dim(query, -1)            the value divides dim -1 of input ``query``
     int == dim(W, 0) or -1                the value is W's dim 0, unless it is -1 ("not set")
     int dim(B, 1) == ceil(K / block_size) the dim is a size over the node's int attributes
-                                          (:mod:`opspec.runtime.size_expression`)
+                                          (a formula of :mod:`opspec.runtime.formula`)
     ... if rank(query) == 3               a relation only for an input of that rank
     ... if present(key)                   a relation only for a node that gives input ``key``
     ... as "query's hidden size"          how messages name the dim
@@ -50,7 +50,8 @@ from opspec.runtime.schema import (
     FormalParameterOption,
     ValueConstraint,
 )
-from opspec.runtime.size_expression import SizeSyntaxError, parse_size
+from opspec.runtime.formula import (ARITHMETIC, FormulaNames, FormulaSyntaxError, attribute_names,
+                                    formula_problems, parse_formula)
 
 
 class NotationError(ValueError):
@@ -289,21 +290,34 @@ def _dim_ref(cursor: _Cursor) -> tuple[str, int]:
     return name.text, int(axis.text)
 
 
+def _ends_size(cursor: _Cursor) -> bool:
+    """Whether the next token opens the clause after a size (``if(c, a, b)`` is the size's own)."""
+    ahead = cursor.tokens[cursor.index:cursor.index + 2]
+    return not ahead or (ahead[0].text in _SIZE_ENDS and not (
+        ahead[0].text == "if" and len(ahead) == 2 and ahead[1].text == "("))
+
+
 def _size_text(cursor: _Cursor) -> str:
-    """The size expression after ``dim(X, i) ==``, up to the next clause: checked against its grammar."""
+    """The size after ``dim(X, i) ==``, up to the next clause: a formula calling only arithmetic
+    functions (which attributes it may read is the version's to say)."""
     start = cursor.peek()
-    if start is None or start.text in _SIZE_ENDS:
+    if start is None or _ends_size(cursor):
         raise NotationError("expected a size expression such as ceil(K / block_size)",
                             start.offset if start else len(cursor.text))
     depth, last = 0, start
-    while (token := cursor.peek()) is not None and not (depth == 0 and token.text in _SIZE_ENDS):
+    while (token := cursor.peek()) is not None and not (depth == 0 and _ends_size(cursor)):
         depth += {"(": 1, ")": -1}.get(token.text, 0)
         last = cursor.take()
     text = cursor.text[start.offset:last.offset + len(last.text)]
     try:
-        parse_size(text)
-    except SizeSyntaxError as error:
+        formula = parse_formula(text)
+    except FormulaSyntaxError as error:
         raise NotationError(str(error), start.offset + error.offset) from None
+    any_names = FormulaNames(attributes=dict.fromkeys(attribute_names(formula), "int"), functions=ARITHMETIC)
+    problems = formula_problems(text, any_names)
+    if problems:
+        message, offset = problems[0]
+        raise NotationError(message, start.offset + offset)
     return text
 
 

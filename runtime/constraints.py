@@ -19,8 +19,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from opspec.runtime.contract.context import InferenceError
 from opspec.runtime.contract.values import SequenceType, SparseTensorType, TensorType
+from opspec.runtime.formula import attribute_names, evaluate, parse_formula
 from opspec.runtime.schema import AttrType, DimRelation, DimRelationKind, ValueConstraint
-from opspec.runtime.size_expression import evaluate, parse_size
 
 _SCALARS: dict[AttrType, tuple[type, ...]] = {AttrType.INT: (int,), AttrType.FLOAT: (int, float),
                                               AttrType.STRING: (str,)}
@@ -121,19 +121,41 @@ def _relation_violations(name: str, value: int, relations: Sequence[DimRelation]
     return problems
 
 
+@dataclass(frozen=True)
+class _IntAttributes:
+    """A :class:`~opspec.runtime.formula.FormulaEnv` holding int attribute values and no tensors."""
+
+    values: Mapping[str, int]
+
+    def tensor(self, name: str) -> tuple[bool, Any]:
+        raise LookupError(name)
+
+    def tensor_at(self, output: bool, index: int) -> tuple[bool, Any]:
+        raise LookupError(index)
+
+    def count(self, output: bool) -> int:
+        raise LookupError("count")
+
+    def attribute(self, name: str) -> Any:
+        return self.values[name]
+
+
 def _size_violation(relation: DimRelation, dim: int, schema: Any, attributes: Mapping[str, Any]) -> list[str]:
-    """A dim against its size expression, with each attribute the node leaves out at its default."""
-    expression = parse_size(relation.size or "")
+    """A dim against its size, with each attribute the node leaves out at its default; silent
+    unless every attribute the size reads has an int value."""
+    formula = parse_formula(relation.size or "")
     values = {}
-    for name in expression.names:
+    for name in attribute_names(formula):
         given = attributes.get(name)
         if given is None and name in schema.attributes:
             given = schema.attributes[name].default
+        if type(given) is not int:
+            return []
         values[name] = given
-    wanted = evaluate(expression.tree, values)
-    if wanted is None or wanted == dim:
+    wanted = evaluate(formula, _IntAttributes(values))
+    if type(wanted) is not int or wanted == dim:
         return []
-    bound = ", ".join(f"{name} = {values[name]}" for name in sorted(expression.names))
+    bound = ", ".join(f"{name} = {values[name]}" for name in sorted(values))
     return [f"{relation.dim_name()} is {dim}, but {relation.size} is {wanted} ({bound})"]
 
 

@@ -139,7 +139,7 @@ class DimRelation(Record):
     ``rank``, when set, limits the relation to nodes whose input has that rank (a 3-D query,
     not its packed 5-D form); ``present``, to nodes that give that other input (a key beside
     the query, which is otherwise packed with it). ``size`` is the expression a ``SIZE`` relation holds the dim to
-    (see :mod:`opspec.runtime.size_expression`); ``named`` is how messages name the dim, and
+    (a formula of :mod:`opspec.runtime.formula` over int attributes); ``named`` is how messages name the dim, and
     ``unless`` a value of the attribute that says "not set" and opts out.
     """
 

@@ -15,7 +15,6 @@ from opspec.runtime.contract.values import TensorType
 from opspec.runtime.schema import (Attribute, AttrType, DimRelation, DimRelationKind, FormalParameter, OpSchema,
                                    ValueConstraint)
 from opspec.runtime.shape import Sym
-from opspec.runtime.size_expression import SizeSyntaxError, evaluate, parse_size
 
 SHORT_FORMS = [
     'int divides dim(query, 2) if rank(query) == 3 as "the query\'s hidden size"',
@@ -23,6 +22,7 @@ SHORT_FORMS = [
     "int >= 16 dim(B, 1) == ceil(K / block_size) dim(B, 2) == block_size * bits // 8 if rank(B) == 3",
     "int divides dim(X, -1) divides dim(Y, -1)",
     'int divides dim(query, 2) if present(key) as "hidden size"',
+    "int dim(B, 0) == if(K % 2, K + 1, K) * max(N, 2) // 2 if rank(B) == 2",
 ]
 
 
@@ -43,6 +43,9 @@ def test_each_form_says_what_it_means():
     size = parse_attribute("int dim(B, 1) == ceil(K / block_size) = 32").constraint
     assert size is not None and size.relations == (
         DimRelation(DimRelationKind.SIZE, "B", 1, size="ceil(K / block_size)"),)
+    chosen = parse_attribute("int dim(B, 0) == if(K, 1, -K) if rank(B) == 2").constraint
+    assert chosen is not None and chosen.relations == (
+        DimRelation(DimRelationKind.SIZE, "B", 0, rank=2, size="if(K, 1, -K)"),)
 
 
 @pytest.mark.parametrize("text, offset, message", [
@@ -51,8 +54,15 @@ def test_each_form_says_what_it_means():
     ("int divides dim(X, 1) if rank(Y) == 3", 22, "must be on 'X'"),
     ("int == dim(X, 1) as name", 20, "quoted name"),
     ("int == dim(X, 1) or many", 20, "whole number after 'or'"),
-    ("int dim(B, 1) == ceil(K / )", 26, "expected a number, an attribute or '('"),
+    ("int dim(B, 1) == ceil(K / )", 26, "unexpected ')'"),
     ("int dim(B, 1) == ", 17, "expected a size expression"),
+    ("int dim(B, 1) == K / 2", 19, "only allowed inside ceil() or floor()"),
+    ("int dim(B, 1) == K % ", 20, "ends where a value was expected"),
+    ("int dim(B, 1) == 2 ** 3", 20, "unexpected '*'"),
+    ("int dim(B, 1) == K block_size", 19, "unexpected 'block_size'"),
+    ("int dim(B, 1) == ceil(K) + 1", 22, "expected a ratio `a / b`, found K"),
+    ("int dim(B, 1) == 2 * numel(B)", 21, "numel() is not allowed here (allowed: ceil, floor, if, max, min)"),
+    ("int dim(B, 1) == 2 * root(K)", 21, "unknown function 'root'"),
 ])
 def test_a_broken_relation_is_an_error_at_its_character(text, offset, message):
     with pytest.raises(NotationError) as raised:
@@ -60,15 +70,16 @@ def test_a_broken_relation_is_an_error_at_its_character(text, offset, message):
     assert message in str(raised.value) and raised.value.offset == offset
 
 
-def test_size_expressions():
-    expression = parse_size("ceil(K / block_size) * (bits + 1) - K % 3 + N // 2")
-    assert expression.names == {"K", "block_size", "bits", "N"}
-    assert evaluate(expression.tree, {"K": 80, "block_size": 32, "bits": 4, "N": 9}) == 3 * 5 - 2 + 4
-    assert evaluate(expression.tree, {"K": 80, "block_size": 0, "bits": 4, "N": 9}) is None  # no division by zero
-    assert evaluate(expression.tree, {"K": 80, "bits": 4, "N": 9}) is None  # a value not at hand
-    for text in ("K /", "ceil(K)", "K block_size", "2 ** 3", "floor(K / 2)x("):
-        with pytest.raises(SizeSyntaxError):
-            parse_size(text)
+def test_a_size_is_a_formula_over_the_nodes_int_attributes():
+    size = _schema("dim(B, 0) == ceil(K / block) * (heads + 1) - K % 3 + min(K, 9) // 2")
+    assert _problems(size, {"heads": 4, "block": 32, "K": 80}, None, (17,)) == []  # 3 * 5 - 2 + 4
+    assert _problems(size, {"heads": 4, "block": 32, "K": 80}, None, (16,)) == [
+        "B's axis 0 is 16, but ceil(K / block) * (heads + 1) - K % 3 + min(K, 9) // 2 is 17 "
+        "(K = 80, block = 32, heads = 4)"]
+    assert _problems(size, {"heads": 4, "block": 0, "K": 80}, None, (16,)) == []  # no division by zero
+    assert _problems(size, {"heads": 4, "K": 80}, None, (16,)) == []  # block has no value at hand
+    # checked only where every attribute it reads is a known number, even where the product would be 0
+    assert _problems(_schema("dim(B, 0) == block * 0 + 1"), {"heads": 4}, None, (16,)) == []
 
 
 def test_compile_checks_name_the_versions_inputs_and_int_attributes():
@@ -78,8 +89,11 @@ def test_compile_checks_name_the_versions_inputs_and_int_attributes():
     assert problems == [
         "divides dim(query, 3) if rank(query) == 3: axis 3 is not an axis of a rank-3 input",
         "dim(B, 0) == N * bits: 'B' names no input of this version (inputs: A, query)",
-        "dim(B, 0) == N * bits: 'bits' names no int attribute of this version (int attributes: N)",
+        "dim(B, 0) == N * bits: attribute 'bits' is float, not an int",
     ]
+    unknown = parse_attribute("int dim(A, 0) == (Q + 1) * max(N, 2)").constraint
+    assert unknown is not None and constraint_problems(AttrType.INT, unknown, ["A"], {"N": AttrType.INT}) == [
+        "dim(A, 0) == (Q + 1) * max(N, 2): unknown attribute 'Q'"]
     on_float = parse_attribute("float divides dim(A, 0)").constraint
     assert on_float is not None and constraint_problems(AttrType.FLOAT, on_float, ["A"], {}) == [
         "a relation to a dim (divides, ==, dim(...)) needs an int, not float"]
@@ -123,7 +137,11 @@ def test_generate_locates_relation_errors(tmp_path, capsys, monkeypatch):
     assert code == 1 and lines[0].startswith("opdefs/x.test/f/Foo.yaml:10:40: error: attribute 'heads': ")
     code, lines = _generate(tmp_path, "{type: int, relations: [{relation: size, input: X, axis: 0, size: 'K +'}]}",
                             capsys)
-    assert code == 1 and lines[0].endswith("dim(X, 0) == K +: the size expression ends too soon")
+    assert code == 1 and lines[0].endswith("dim(X, 0) == K +: the formula ends where a value was expected")
+    code, lines = _generate(tmp_path, "{type: int, relations: [{relation: size, input: X, axis: 0, size: 'dim(X, 1)'}]}",
+                            capsys)
+    assert code == 1 and lines[0].endswith("dim(X, 0) == dim(X, 1): dim() is not allowed here "
+                                           "(allowed: ceil, floor, if, max, min)")
     code, _ = _generate(tmp_path, "{type: int, relations: [{relation: divides, input: X, axis: -1, rank: 2}]}", capsys)
     assert code == 0
 

@@ -7,7 +7,7 @@ from typing import Iterator, Mapping
 from .functions import FUNCTIONS, ArgKind
 from .syntax import Call, Formula, FormulaSyntaxError, Name, Number, Operation, Ratio, parse_formula
 
-__all__ = ["FormulaNames", "formula_problems"]
+__all__ = ["FormulaNames", "attribute_names", "formula_problems"]
 
 _LIST_KINDS = frozenset({"ints"})
 _ANY_LIST_KINDS = frozenset({"ints", "floats", "strings"})
@@ -17,13 +17,15 @@ _VALUE_KINDS = frozenset({"int"})
 @dataclass(frozen=True)
 class FormulaNames:
     """What a formula may name: inputs and outputs (in order) and attributes with their kinds
-    (``int``, ``ints``, ``float``, ...), and how many inputs and outputs a node may have at most."""
+    (``int``, ``ints``, ``float``, ...), how many inputs and outputs a node may have at most, and
+    the functions it may call (None: every one)."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     attributes: Mapping[str, str] = field(default_factory=dict)
     max_inputs: int | None = None
     max_outputs: int | None = None
+    functions: frozenset[str] | None = None
 
 
 def formula_problems(text: str, names: FormulaNames) -> list[tuple[str, int]]:
@@ -74,16 +76,24 @@ def _problems(node: Formula, kind: ArgKind, names: FormulaNames) -> Iterator[tup
         yield from _problems(node.left, ArgKind.VALUE, names)
         yield from _problems(node.right, ArgKind.VALUE, names)
         return
-    if node.function in ("input", "output"):
+    if node.function in ("input", "output") and _callable(node.function, names):
         yield f"{node.function}() names a tensor; use it inside dim(), rank() or numel()", node.offset
         return
     yield from _call_problems(node, names)
 
 
+def _callable(function: str, names: FormulaNames) -> bool:
+    return function in FUNCTIONS and (names.functions is None or function in names.functions)
+
+
 def _call_problems(node: Call, names: FormulaNames) -> Iterator[tuple[str, int]]:
     function = FUNCTIONS.get(node.function)
+    allowed = ", ".join(sorted(FUNCTIONS if names.functions is None else names.functions)) or "none"
     if function is None:
-        yield f"unknown function {node.function!r} (known: {', '.join(sorted(FUNCTIONS))})", node.offset
+        yield f"unknown function {node.function!r} (known: {allowed})", node.offset
+        return
+    if not _callable(node.function, names):
+        yield f"{node.function}() is not allowed here (allowed: {allowed})", node.offset
         return
     if not function.accepts(len(node.args)):
         yield f"{node.function}() takes {function.arity} arguments, not {len(node.args)}", node.offset
@@ -105,3 +115,19 @@ def _tensor_problems(node: Formula, names: FormulaNames) -> Iterator[tuple[str, 
                 yield f"{node.function}({node.args[0].value}): the operator has at most {limit}", node.offset
         return
     yield f"expected an input or output name, found {node}", node.offset
+
+
+def attribute_names(formula: Formula) -> frozenset[str]:
+    """The attributes ``formula`` reads: each bare name outside a tensor argument."""
+    if isinstance(formula, Name):
+        return frozenset({formula.name})
+    if isinstance(formula, Operation):
+        return attribute_names(formula.left) | attribute_names(formula.right)
+    if isinstance(formula, Ratio):
+        return attribute_names(formula.numerator) | attribute_names(formula.denominator)
+    if isinstance(formula, Call):
+        function = FUNCTIONS.get(formula.function)
+        return frozenset().union(*(
+            attribute_names(arg) for position, arg in enumerate(formula.args)
+            if function is None or function.kind_at(position) is not ArgKind.TENSOR))
+    return frozenset()

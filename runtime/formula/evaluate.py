@@ -22,7 +22,8 @@ Tensor = tuple[bool, Any]
 
 
 class FormulaEnv(Protocol):
-    """What a formula reads from the node it is evaluated for."""
+    """What a formula reads from the node it is evaluated for. A method may raise
+    :class:`LookupError` for what the env does not hold: the formula's value is then unknown."""
 
     def tensor(self, name: str) -> Tensor:
         """The input or output of that name."""
@@ -47,7 +48,7 @@ def evaluate(formula: Formula | str, env: FormulaEnv) -> Value:
         formula = parse_formula(formula)
     try:
         return _value(formula, env)
-    except (_Unknown, ShapeError, ZeroDivisionError, OverflowError):
+    except (_Unknown, LookupError, ShapeError, ZeroDivisionError, OverflowError):
         return None
 
 
@@ -73,7 +74,7 @@ def _soft(node: Formula, env: FormulaEnv) -> Value:
     """The value, or None when unknown (so that ``unknown * 0`` can still be 0)."""
     try:
         return _value(node, env)
-    except (_Unknown, ShapeError, ZeroDivisionError):
+    except (_Unknown, LookupError, ShapeError, ZeroDivisionError):
         return None
 
 
@@ -95,6 +96,8 @@ def _operate(op: str, left: Value, right: Value) -> Value:
         return left - right
     if op == "*":
         return left * right
+    if op == "%":
+        return _remainder(left, right)
     return _floor_div(left, right)
 
 
@@ -108,6 +111,15 @@ def _floor_div(left: Any, right: Any) -> Value:
             return 0
         raise _Unknown
     return left // right
+
+
+def _remainder(left: Any, right: Any) -> Value:
+    """``left % right`` with Python's sign convention: ``left - right * (left // right)``."""
+    if type(left) is int and type(right) is int:
+        if right == 0:
+            raise _Unknown
+        return left % right
+    return left - right * _floor_div(left, right)
 
 
 def _ceil_div(left: Any, right: Any) -> Value:

@@ -5,7 +5,7 @@ import enum
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["ArgKind", "FUNCTIONS", "Function"]
+__all__ = ["ARITHMETIC", "ArgKind", "FUNCTIONS", "Function"]
 
 
 class ArgKind(enum.Enum):
@@ -28,6 +28,8 @@ class Function:
     #: The last argument kind repeats (at least once more than ``args`` minus one).
     repeats: bool = False
     doc: str = ""
+    #: Its value follows from its arguments' values alone: it reads no tensor and no list attribute.
+    arithmetic: bool = False
 
     @property
     def arity(self) -> str:
@@ -60,9 +62,11 @@ FUNCTIONS = MappingProxyType({function.name: function for function in (
     Function("outputs", (), doc="how many outputs the node has"),
     Function("prod", (_L,), doc="the product of a list attribute's values"),
     Function("len", (_AL,), doc="the length of a list attribute"),
-    Function("min", (_V, _V), repeats=True, doc="the least of its arguments"),
-    Function("max", (_V, _V), repeats=True, doc="the greatest of its arguments"),
-    Function("ceil", (_R,), doc="`ceil(a / b)`"),
-    Function("floor", (_R,), doc="`floor(a / b)`"),
-    Function("if", (_V, _V, _V), doc="`if(c, a, b)`: `a` when `c` is not 0, else `b`"),
+    Function("min", (_V, _V), repeats=True, doc="the least of its arguments", arithmetic=True),
+    Function("max", (_V, _V), repeats=True, doc="the greatest of its arguments", arithmetic=True),
+    Function("ceil", (_R,), doc="`ceil(a / b)`", arithmetic=True),
+    Function("floor", (_R,), doc="`floor(a / b)`", arithmetic=True),
+    Function("if", (_V, _V, _V), doc="`if(c, a, b)`: `a` when `c` is not 0, else `b`", arithmetic=True),
 )})
+#: The functions a formula over int attributes alone may call.
+ARITHMETIC = frozenset(name for name, function in FUNCTIONS.items() if function.arithmetic)

@@ -4,7 +4,7 @@ Grammar (Python-like precedence)::
 
     formula := sum
     sum     := product (("+" | "-") product)*
-    product := unary (("*" | "//") unary)*
+    product := unary (("*" | "//" | "%") unary)*
     unary   := "-" unary | primary
     primary := INT | NAME | NAME "(" [args] ")" | "(" sum ")"
     args    := arg ("," arg)*
@@ -19,7 +19,7 @@ from typing import Union
 
 __all__ = ["Call", "Formula", "FormulaSyntaxError", "Name", "Number", "Operation", "Ratio", "parse_formula"]
 
-_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>//|[-+*/(),]))")
+_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>//|[-+*/%(),]))")
 #: Longer texts are refused: a formula is a line, not a program.
 MAX_LENGTH = 2000
 #: Deeper nesting is refused rather than risking Python's stack.
@@ -56,7 +56,7 @@ class Name:
 
 @dataclass(frozen=True)
 class Operation:
-    """``left op right`` with op one of ``+ - * //``; a negation is ``0 - operand``."""
+    """``left op right`` with op one of ``+ - * // %``; a negation is ``0 - operand``."""
 
     op: str
     left: "Formula"
@@ -153,7 +153,7 @@ class _Reader:
 
     def product(self) -> Formula:
         value = self.unary()
-        while self._peek() in ("*", "//"):
+        while self._peek() in ("*", "//", "%"):
             op, offset = self.tokens[self.pos][1], self._column()
             self.pos += 1
             value = Operation(op, value, self.unary(), offset)

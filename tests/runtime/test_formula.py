@@ -5,7 +5,8 @@ from typing import Any
 
 import pytest
 
-from opspec.runtime.formula import FormulaNames, FormulaSyntaxError, evaluate, formula_problems, parse_formula
+from opspec.runtime.formula import (ARITHMETIC, FormulaNames, FormulaSyntaxError, attribute_names, evaluate,
+                                    formula_problems, parse_formula)
 from opspec.runtime.shape import Sym, parse_dim
 
 B, S = Sym("B"), Sym("S")
@@ -46,6 +47,9 @@ class Env:
     ("inputs() - 1 + outputs() + len(kernel_shape) + rank(input(1))", 6),
     ("-dim(W, 1) // 5", -7),
     ("numel(X) * 0", 0),
+    ("-dim(W, 1) % 5 + 7 % -3 * 10 + dim(A, 2) % dim(W, 1)", 3 - 20 + 0),
+    ("(dim(A, 1) * 4 + 3) % 2 + 0 % dim(A, 0)", 1),
+    ("dim(A, 1) * 6 % dim(A, 1)", 0),
 ])
 def test_evaluates_exactly(text: str, expected: Any) -> None:
     assert evaluate(text, Env()) == expected
@@ -53,7 +57,8 @@ def test_evaluates_exactly(text: str, expected: Any) -> None:
 
 @pytest.mark.parametrize("text", [
     "numel(X)", "dim(X, 0)", "dim(A, 3)", "dim(C, 0)", "dim(A, 1) // dim(A, 0)", "alpha", "5 // 0",
-    "ceil(dim(A, 0) / 0)", "if(dim(A, 0), 1, 2)", "prod(alpha)",
+    "ceil(dim(A, 0) / 0)", "if(dim(A, 0), 1, 2)", "prod(alpha)", "5 % 0", "dim(A, 1) % 0", "7 % dim(A, 1)",
+    "dim(A, 1) % dim(A, 0)",
 ])
 def test_unknown_when_a_needed_value_is(text: str) -> None:
     assert evaluate(text, Env()) is None
@@ -81,6 +86,22 @@ NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": 
 def test_problems_are_located(text: str, message: str, column: int) -> None:
     problems = formula_problems(text, NAMES)
     assert len(problems) == 1 and message in problems[0][0] and problems[0][1] == column, problems
+
+
+def test_a_formula_may_be_held_to_some_functions() -> None:
+    arithmetic = FormulaNames(attributes={"K": "int", "block": "int", "X": "ints"}, functions=ARITHMETIC)
+    assert formula_problems("ceil(K / block) * max(K, 2) % if(K, 3, 4)", arithmetic) == []
+    assert formula_problems("K + numel(input(0))", arithmetic) == [
+        ("numel() is not allowed here (allowed: ceil, floor, if, max, min)", 4)]
+    assert formula_problems("input(0)", arithmetic) == [
+        ("input() is not allowed here (allowed: ceil, floor, if, max, min)", 0)]
+    assert formula_problems("prod(X)", arithmetic)[0][0].startswith("prod() is not allowed here")
+
+
+def test_attribute_names_are_the_names_outside_tensor_arguments() -> None:
+    assert attribute_names(parse_formula("dim(A, axis) * ceil(K / block) + numel(Y, start) + prod(kernel)")) == {
+        "axis", "K", "block", "start", "kernel"}
+    assert attribute_names(parse_formula("rank(A) + 1")) == frozenset()
 
 
 def test_sound_formulas_have_no_problems() -> None:
