@@ -45,6 +45,14 @@ def _problems(node: Formula, kind: ArgKind, names: FormulaNames) -> Iterator[tup
         if not isinstance(node, Name) or names.attributes.get(node.name) not in allowed:
             yield f"{node} is not a list attribute ({', '.join(sorted(allowed))}) of the operator", node.offset
         return
+    if kind is ArgKind.STRING:
+        if not isinstance(node, Name) or names.attributes.get(node.name) != "string":
+            yield f"{node} is not a string attribute of the operator", node.offset
+        return
+    if kind is ArgKind.WORD:
+        if not isinstance(node, Name):
+            yield f"expected a bare word (a value of the string attribute), found {node}", node.offset
+        return
     if kind is ArgKind.RATIO:
         if not isinstance(node, Ratio):
             yield f"expected a ratio `a / b`, found {node}", node.offset

@@ -18,7 +18,7 @@ class Env:
         "A": (True, (B, S, 64)), "W": (True, (64, 32)), "C": (False, None), "X": (True, None),
         "Y": (True, (B, S, 32)),
     }
-    attributes: dict[str, Any] = {"transA": 1, "kernel_shape": [3, 3], "alpha": 0.5}
+    attributes: dict[str, Any] = {"transA": 1, "kernel_shape": [3, 3], "alpha": 0.5, "mode": "silu"}
 
     def tensor(self, name: str) -> tuple[bool, Any]:
         return self.tensors[name]
@@ -46,6 +46,8 @@ class Env:
     ("inputs() - 1 + outputs() + len(kernel_shape) + rank(input(1))", 6),
     ("-dim(W, 1) // 5", -7),
     ("numel(X) * 0", 0),
+    ("is(mode, silu) * numel(Y) + is(mode, none, relu)", 32 * B * S),
+    ("is(mode, swish, silu)", 1),
 ])
 def test_evaluates_exactly(text: str, expected: Any) -> None:
     assert evaluate(text, Env()) == expected
@@ -53,13 +55,14 @@ def test_evaluates_exactly(text: str, expected: Any) -> None:
 
 @pytest.mark.parametrize("text", [
     "numel(X)", "dim(X, 0)", "dim(A, 3)", "dim(C, 0)", "dim(A, 1) // dim(A, 0)", "alpha", "5 // 0",
-    "ceil(dim(A, 0) / 0)", "if(dim(A, 0), 1, 2)", "prod(alpha)",
+    "ceil(dim(A, 0) / 0)", "if(dim(A, 0), 1, 2)", "prod(alpha)", "is(unset, silu)", "is(alpha, silu)",
 ])
 def test_unknown_when_a_needed_value_is(text: str) -> None:
     assert evaluate(text, Env()) is None
 
 
-NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": "ints", "alpha": "float"}, 3, 1)
+NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": "ints", "alpha": "float",
+                                                   "mode": "string"}, 3, 1)
 
 
 @pytest.mark.parametrize("text, message, column", [
@@ -74,6 +77,10 @@ NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": 
     ("len(alpha)", "not a list attribute (floats, ints, strings)", 4),
     ("dim(A, 0) / 2", "only allowed inside ceil() or floor()", 10),
     ("ceil(dim(A, 0))", "expected a ratio", 5),
+    ("is(transA, silu)", "transA is not a string attribute", 3),
+    ("is(mode, 1)", "expected a bare word", 9),
+    ("is(mode)", "is() takes 2 or more arguments, not 1", 0),
+    ("mode + 1", "attribute 'mode' is string, not an int", 0),
     ("dim(A, ", "ends where a value was expected", 7),
     ("1 $ 2", "unexpected character '$'", 2),
     ("", "empty", 0),
@@ -85,7 +92,8 @@ def test_problems_are_located(text: str, message: str, column: int) -> None:
 
 def test_sound_formulas_have_no_problems() -> None:
     for text in ("numel(Y) * dim(A, -1)", "present(C) * numel(Y)", "prod(kernel_shape) * numel(output(0))",
-                 "if(transA, dim(A, 0), dim(A, 1))", "ceil(dim(A, 1) / 2)", "max(1, inputs() - 1) * numel(Y)"):
+                 "if(transA, dim(A, 0), dim(A, 1))", "ceil(dim(A, 1) / 2)", "max(1, inputs() - 1) * numel(Y)",
+                 "is(mode, silu, swish) * numel(Y)"):
         assert formula_problems(text, NAMES) == []
 
 
