@@ -107,7 +107,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx/nn/CausalConvWithState.yaml',
         line=11,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(output) * numel(weight, 2)',
+            'flops': '(present(bias) + is(activation, silu, swish)) * numel(output)',
+            'transcendental': 'is(activation, silu, swish) * numel(output)',
         }),
     ),
 )

@@ -160,7 +160,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx/nn/LinearAttention.yaml',
         line=12,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': '(numel(output) + numel(value) * (1 + is(update_rule, delta, gated_delta))) * dim(present_state, -2)',
+            'flops': 'numel(value) * (dim(present_state, -2) * is(update_rule, gated, gated_delta) + 2 * is(update_rule, delta, gated_delta)) + numel(output)',
+            'transcendental': 'is(update_rule, gated, gated_delta) * numel(decay)',
         }),
     ),
 )

@@ -95,7 +95,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/ai.onnx.preview/preview/FlexAttention.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': '(numel(Q) + numel(Y)) * dim(K, -2)',
+            'flops': '4 * numel(Q, 0, -1) * dim(K, -2)',
+            'transcendental': 'numel(Q, 0, -1) * dim(K, -2)',
         }),
     ),
 )

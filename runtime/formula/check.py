@@ -47,6 +47,14 @@ def _problems(node: Formula, kind: ArgKind, names: FormulaNames) -> Iterator[tup
         if not isinstance(node, Name) or names.attributes.get(node.name) not in allowed:
             yield f"{node} is not a list attribute ({', '.join(sorted(allowed))}) of the operator", node.offset
         return
+    if kind is ArgKind.STRING:
+        if not isinstance(node, Name) or names.attributes.get(node.name) != "string":
+            yield f"{node} is not a string attribute of the operator", node.offset
+        return
+    if kind is ArgKind.WORD:
+        if not isinstance(node, Name):
+            yield f"expected a bare word (a value of the string attribute), found {node}", node.offset
+        return
     if kind is ArgKind.RATIO:
         if not isinstance(node, Ratio):
             yield f"expected a ratio `a / b`, found {node}", node.offset
@@ -118,7 +126,7 @@ def _tensor_problems(node: Formula, names: FormulaNames) -> Iterator[tuple[str, 
 
 
 def attribute_names(formula: Formula) -> frozenset[str]:
-    """The attributes ``formula`` reads: each bare name outside a tensor argument."""
+    """The attributes ``formula`` reads: each bare name outside a tensor argument or a word."""
     if isinstance(formula, Name):
         return frozenset({formula.name})
     if isinstance(formula, Operation):
@@ -129,5 +137,5 @@ def attribute_names(formula: Formula) -> frozenset[str]:
         function = FUNCTIONS.get(formula.function)
         return frozenset().union(*(
             attribute_names(arg) for position, arg in enumerate(formula.args)
-            if function is None or function.kind_at(position) is not ArgKind.TENSOR))
+            if function is None or function.kind_at(position) not in (ArgKind.TENSOR, ArgKind.WORD)))
     return frozenset()

@@ -238,6 +238,14 @@ def _if(node: Call, env: FormulaEnv) -> Value:
     raise _Unknown
 
 
+def _is(node: Call, env: FormulaEnv) -> Value:
+    name = node.args[0]
+    value = env.attribute(name.name) if isinstance(name, Name) else None
+    if not isinstance(value, str):
+        raise _Unknown
+    return int(any(isinstance(word, Name) and word.name == value for word in node.args[1:]))
+
+
 def _tensor_only(node: Call, env: FormulaEnv) -> Value:
     raise _Unknown  # input()/output() outside a tensor argument: the checker refuses it
 
@@ -245,6 +253,6 @@ def _tensor_only(node: Call, env: FormulaEnv) -> Value:
 _CALLS: dict[str, Callable[[Call, FormulaEnv], Value]] = {
     "dim": _dim, "rank": _rank, "numel": _numel, "present": _present, "inputs": _count, "outputs": _count,
     "prod": _prod, "len": _len, "min": _min_max, "max": _min_max, "ceil": _rounded, "floor": _rounded,
-    "if": _if, "input": _tensor_only, "output": _tensor_only,
+    "if": _if, "is": _is, "input": _tensor_only, "output": _tensor_only,
 }
 assert set(_CALLS) == set(FUNCTIONS)

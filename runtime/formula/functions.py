@@ -17,6 +17,8 @@ class ArgKind(enum.Enum):
     ANY_LIST = "any_list"    # the name of a list attribute of any kind
     RATIO = "ratio"          # a / b
     INDEX = "index"          # a literal position
+    STRING = "string"        # the name of a string attribute
+    WORD = "word"            # a bare word: one value a string attribute may take
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class Function:
 
 
 _V, _T, _L, _R, _I = ArgKind.VALUE, ArgKind.TENSOR, ArgKind.LIST, ArgKind.RATIO, ArgKind.INDEX
-_AL = ArgKind.ANY_LIST
+_AL, _S, _W = ArgKind.ANY_LIST, ArgKind.STRING, ArgKind.WORD
 
 FUNCTIONS = MappingProxyType({function.name: function for function in (
     Function("dim", (_T, _V), doc="a dim of a tensor; a negative axis counts from the end"),
@@ -67,6 +69,8 @@ FUNCTIONS = MappingProxyType({function.name: function for function in (
     Function("ceil", (_R,), doc="`ceil(a / b)`", arithmetic=True),
     Function("floor", (_R,), doc="`floor(a / b)`", arithmetic=True),
     Function("if", (_V, _V, _V), doc="`if(c, a, b)`: `a` when `c` is not 0, else `b`", arithmetic=True),
+    Function("is", (_S, _W), repeats=True,
+             doc="`is(s, w1, w2, ...)`: 1 when the string attribute `s` is one of the words, else 0"),
 )})
 #: The functions a formula over int attributes alone may call.
 ARITHMETIC = frozenset(name for name, function in FUNCTIONS.items() if function.arithmetic)

@@ -19,7 +19,7 @@ class Env:
         "A": (True, (B, S, 64)), "W": (True, (64, 32)), "C": (False, None), "X": (True, None),
         "Y": (True, (B, S, 32)),
     }
-    attributes: dict[str, Any] = {"transA": 1, "kernel_shape": [3, 3], "alpha": 0.5}
+    attributes: dict[str, Any] = {"transA": 1, "kernel_shape": [3, 3], "alpha": 0.5, "mode": "silu"}
 
     def tensor(self, name: str) -> tuple[bool, Any]:
         return self.tensors[name]
@@ -50,6 +50,8 @@ class Env:
     ("-dim(W, 1) % 5 + 7 % -3 * 10 + dim(A, 2) % dim(W, 1)", 3 - 20 + 0),
     ("(dim(A, 1) * 4 + 3) % 2 + 0 % dim(A, 0)", 1),
     ("dim(A, 1) * 6 % dim(A, 1)", 0),
+    ("is(mode, silu) * numel(Y) + is(mode, none, relu)", 32 * B * S),
+    ("is(mode, swish, silu)", 1),
 ])
 def test_evaluates_exactly(text: str, expected: Any) -> None:
     assert evaluate(text, Env()) == expected
@@ -59,12 +61,14 @@ def test_evaluates_exactly(text: str, expected: Any) -> None:
     "numel(X)", "dim(X, 0)", "dim(A, 3)", "dim(C, 0)", "dim(A, 1) // dim(A, 0)", "alpha", "5 // 0",
     "ceil(dim(A, 0) / 0)", "if(dim(A, 0), 1, 2)", "prod(alpha)", "5 % 0", "dim(A, 1) % 0", "7 % dim(A, 1)",
     "dim(A, 1) % dim(A, 0)",
+    "is(unset, silu)", "is(alpha, silu)",
 ])
 def test_unknown_when_a_needed_value_is(text: str) -> None:
     assert evaluate(text, Env()) is None
 
 
-NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": "ints", "alpha": "float"}, 3, 1)
+NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": "ints", "alpha": "float",
+                                                   "mode": "string"}, 3, 1)
 
 
 @pytest.mark.parametrize("text, message, column", [
@@ -79,6 +83,10 @@ NAMES = FormulaNames(("A", "W", "C"), ("Y",), {"transA": "int", "kernel_shape": 
     ("len(alpha)", "not a list attribute (floats, ints, strings)", 4),
     ("dim(A, 0) / 2", "only allowed inside ceil() or floor()", 10),
     ("ceil(dim(A, 0))", "expected a ratio", 5),
+    ("is(transA, silu)", "transA is not a string attribute", 3),
+    ("is(mode, 1)", "expected a bare word", 9),
+    ("is(mode)", "is() takes 2 or more arguments, not 1", 0),
+    ("mode + 1", "attribute 'mode' is string, not an int", 0),
     ("dim(A, ", "ends where a value was expected", 7),
     ("1 $ 2", "unexpected character '$'", 2),
     ("", "empty", 0),
@@ -102,11 +110,13 @@ def test_attribute_names_are_the_names_outside_tensor_arguments() -> None:
     assert attribute_names(parse_formula("dim(A, axis) * ceil(K / block) + numel(Y, start) + prod(kernel)")) == {
         "axis", "K", "block", "start", "kernel"}
     assert attribute_names(parse_formula("rank(A) + 1")) == frozenset()
+    assert attribute_names(parse_formula("is(mode, silu, swish) * K")) == {"mode", "K"}
 
 
 def test_sound_formulas_have_no_problems() -> None:
     for text in ("numel(Y) * dim(A, -1)", "present(C) * numel(Y)", "prod(kernel_shape) * numel(output(0))",
-                 "if(transA, dim(A, 0), dim(A, 1))", "ceil(dim(A, 1) / 2)", "max(1, inputs() - 1) * numel(Y)"):
+                 "if(transA, dim(A, 0), dim(A, 1))", "ceil(dim(A, 1) / 2)", "max(1, inputs() - 1) * numel(Y)",
+                 "is(mode, silu, swish) * numel(Y)"):
         assert formula_problems(text, NAMES) == []
 
 

@@ -86,7 +86,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/tensorrt/DisentangledAttention_TRT.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'flops': '3 * numel(disentangled_attention)',
         }),
     ),
 )

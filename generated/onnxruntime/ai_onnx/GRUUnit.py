@@ -94,7 +94,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'flops': '5 * numel(hidden)',
+            'transcendental': '2 * numel(hidden)',
         }),
     ),
     OpSchema(
@@ -129,9 +130,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         node_determinism=NodeDeterminism.Unknown,
         change_class='breaking',
         file='opdefs/onnxruntime/ai.onnx/deprecated/GRUUnit.yaml',
-        line=23,
+        line=26,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'flops': '5 * numel(hidden)',
+            'transcendental': '2 * numel(hidden)',
         }),
     ),
 )

@@ -103,7 +103,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/tensorrt/MultilevelCropAndResize_TRT.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'unknown': "a TensorRT plugin computes it, with an interpolation that is the plugin's own choice",
         }),
     ),
 )

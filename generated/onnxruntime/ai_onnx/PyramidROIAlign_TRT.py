@@ -97,7 +97,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/ai.onnx/tensorrt/PyramidROIAlign_TRT.yaml',
         line=8,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'unknown': "a TensorRT plugin computes it, and how many points it samples per patch cell is the plugin's own choice",
         }),
     ),
 )

@@ -205,7 +205,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/AttnLSTM.yaml',
         line=10,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'dim(X, 0) * dim(X, 1) * (numel(W) + numel(R) + numel(QW) + dim(M, 1) * numel(V) + dim(W, 0) * numel(M, 1) + numel(AW)) + numel(M, 0, 2) * numel(MW)',
+            'transcendental': 'dim(X, 0) * dim(X, 1) * (numel(W, 0, 2) + dim(M, 1) * (numel(V) + dim(W, 0)))',
         }),
     ),
 )

@@ -119,7 +119,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/CausalConvWithState.yaml',
         line=10,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(output) * numel(weight, 2)',
+            'flops': '(present(bias) + is(activation, silu, swish)) * numel(output)',
+            'transcendental': 'is(activation, silu, swish) * numel(output)',
         }),
     ),
 )

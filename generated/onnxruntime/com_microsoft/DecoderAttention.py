@@ -162,7 +162,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/attention/DecoderAttention.yaml',
         line=11,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'unknown': 'boolean inputs decide at run time whether the keys and values are projected or taken from the caches, and how many keys are attended',
         }),
     ),
 )

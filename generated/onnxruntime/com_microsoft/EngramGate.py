@@ -107,7 +107,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/EngramGate.yaml',
         line=10,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(key)',
+            'flops': '8 * numel(key) + numel(output) + 4 * numel(gated_value_normed)',
+            'transcendental': '4 * numel(key, 0, -1) + numel(gated_value_normed, 0, -1)',
         }),
     ),
 )

@@ -199,7 +199,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/GatedDeltaNet.yaml',
         line=11,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(output) * if(present(key), dim(key, -1), dim(initial_state, -1)) * (2 + is(update_rule, delta, gated_delta))',
+            'flops': 'numel(output) * (1 + 2 * is(update_rule, delta, gated_delta) + if(present(key), dim(key, -1), dim(initial_state, -1)) * is(update_rule, gated, gated_delta)) + 2 * is(gate_activation, qwen) * numel(decay) + if(qk_l2_norm, 2 * if(present(key), numel(query) + numel(key), numel(query) - numel(output)), 0)',
+            'transcendental': '(is(update_rule, gated, gated_delta) + is(gate_activation, qwen)) * numel(decay) + is(beta_activation, sigmoid) * numel(beta) + if(qk_l2_norm, if(present(key), numel(query) + numel(key), numel(query) - numel(output)) // if(present(key), dim(key, -1), dim(initial_state, -1)), 0)',
         }),
     ),
 )

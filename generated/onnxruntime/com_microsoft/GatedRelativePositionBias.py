@@ -111,7 +111,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/attention/GatedRelativePositionBias.yaml',
         line=14,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(query_layer) * dim(weight, 1)',
+            'flops': 'numel(query_layer) + numel(query_layer, 0, -1) * num_heads * (2 * dim(weight, 1) + 4) + numel(output)',
+            'transcendental': '2 * numel(query_layer, 0, -1) * num_heads',
         }),
     ),
 )

@@ -93,7 +93,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/HyperConnectionPostMix.yaml',
         line=9,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(stream_mix) * dim(block_output, -1) + numel(output)',
         }),
     ),
 )

@@ -85,7 +85,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/HyperConnectionPreMix.yaml',
         line=9,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(streams)',
+            'flops': 'numel(output)',
         }),
     ),
 )

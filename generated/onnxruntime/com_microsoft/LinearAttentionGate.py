@@ -91,7 +91,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/attention/LinearAttentionGate.yaml',
         line=11,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'flops': '2 * numel(decay)',
+            'transcendental': 'numel(decay) + numel(beta)',
         }),
     ),
 )

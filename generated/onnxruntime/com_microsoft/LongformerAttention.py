@@ -115,7 +115,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/attention/LongformerAttention.yaml',
         line=13,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'unknown': 'the work of the global attention depends on how many tokens the global input flags, which the data holds',
         }),
     ),
 )

@@ -226,7 +226,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/quantization/QOrderedAttention.yaml',
         line=11,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(input) * (dim(Q_weight, 1) + dim(K_weight, 1) + dim(V_weight, 1)) + 2 * numel(output) * dim(input, 1)',
+            'flops': '4 * numel(input, 0, 2) * num_heads * dim(input, 1)',
+            'transcendental': 'numel(input, 0, 2) * num_heads * dim(input, 1)',
         }),
     ),
 )

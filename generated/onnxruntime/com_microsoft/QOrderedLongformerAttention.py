@@ -190,7 +190,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/quantization/QOrderedLongformerAttention.yaml',
         line=10,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'unknown': 'the work of the global attention depends on how many tokens the global input flags, which the data holds',
         }),
     ),
 )

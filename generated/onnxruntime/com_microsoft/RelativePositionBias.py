@@ -91,7 +91,8 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/attention/RelativePositionBias.yaml',
         line=12,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'flops': '8 * numel(output, 2)',
+            'transcendental': 'numel(output, 2)',
         }),
     ),
 )

@@ -131,7 +131,9 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/VarlenCausalConvWithState.yaml',
         line=10,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'macs': 'numel(output) * numel(weight, 2)',
+            'flops': '(present(bias) + is(activation, silu, swish)) * numel(output)',
+            'transcendental': 'is(activation, silu, swish) * numel(output)',
         }),
     ),
 )

@@ -135,7 +135,7 @@ SCHEMAS: tuple[OpSchema, ...] = (
         file='opdefs/onnxruntime/com.microsoft/misc/WordConvEmbedding.yaml',
         line=9,
         cost=MappingProxyType({
-            'unknown': 'no formula is declared for this op yet',
+            'unknown': "the convolution runs over each word's length, counted from the character ids the data holds",
         }),
     ),
 )
