@@ -98,9 +98,12 @@ def downward(older: OpSchema, newer: OpSchema) -> str:
 def below_first(schema: OpSchema) -> str:
     """What happens to a node of the first version below the opset it appears in."""
     from opspec.runtime.convert.expand import BUILDERS
+    from opspec.runtime.convert.widen import WIDENED
 
     if schema.functions or (schema.domain, schema.name) in BUILDERS:
-        return "expanded into its function body, when every operator of the body exists there"
+        widened = (" (float16 and bfloat16 inputs computed at float32 between Casts)"
+                   if (schema.domain, schema.name) in WIDENED else "")
+        return f"expanded into its function body{widened}, when every operator of the body exists there"
     return "refused: the operator does not exist there"
 
 

@@ -15,6 +15,7 @@ from opspec.runtime.convert.bodies_older import einsum, grid_sample, range_const
 from opspec.runtime.convert.bodies_normalization import gelu, group_normalization, layer_normalization, rms_normalization
 from opspec.runtime.convert.bodies_tensor import cast_like, shape_range, split_count, trilu
 from opspec.runtime.convert.values import GraphValues, Refusal
+from opspec.runtime.convert.widen import widened
 from opspec.runtime.convert.work_node import WorkNode, bind_formals, make_attribute
 from opspec.runtime.schema import AttrType, OpSchema
 
@@ -22,7 +23,16 @@ Builder = Callable[[WorkNode, OpSchema, GraphValues], list[WorkNode]]
 
 
 def expand(node: WorkNode, schema: OpSchema, target_opset: int, values: GraphValues) -> tuple[int, list[WorkNode]]:
-    """``(opset of the body, its nodes)`` for ``node``, or raise :class:`Refusal`."""
+    """``(opset of the body, its nodes)`` for ``node``, or raise :class:`Refusal`; a normalization
+    of 16-bit floats is computed at float32 between Casts (:mod:`.widen`)."""
+    wide = widened(node, schema, values)
+    if wide is None:
+        return _body(node, schema, target_opset, values)
+    opset, body = _body(wide.node, schema, target_opset, values)
+    return opset, [*wide.before, *body, *wide.after]
+
+
+def _body(node: WorkNode, schema: OpSchema, target_opset: int, values: GraphValues) -> tuple[int, list[WorkNode]]:
     builder = BUILDERS.get((schema.domain, schema.name))
     if builder is not None:
         return builder.opset, builder.build(node, schema, values)
