@@ -1,6 +1,6 @@
 """Numbers of the ONNX wire format that reading and writing the IR rely on, as enums.
 
-Element types are :class:`~opspec.runtime.contract.elements.ElemType` and attribute kinds
+Element types are :class:`~opspec.runtime.contract.elements.ElementType` and attribute kinds
 :class:`~opspec.runtime.schema.AttrType`; both are re-exported here so the IR modules
 take every code from one place.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from opspec.runtime.contract.elements import ElemType
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.schema import AttrType
 
 
@@ -49,4 +49,4 @@ class DataLocation(enum.IntEnum):
 #: Attribute kinds that hold graphs.
 GRAPH_KINDS = frozenset({AttrType.GRAPH, AttrType.GRAPHS})
 
-__all__ = ["AttrType", "DataLocation", "ElemType", "GRAPH_KINDS", "TypeCase"]
+__all__ = ["AttrType", "DataLocation", "ElementType", "GRAPH_KINDS", "TypeCase"]
