@@ -46,7 +46,18 @@ class DataLocation(enum.IntEnum):
     EXTERNAL = 1
 
 
+class WireType(enum.IntEnum):
+    """How a protobuf field's value is encoded after its key (the key's low three bits)."""
+
+    VARINT = 0
+    FIXED64 = 1
+    LENGTH_DELIMITED = 2
+    START_GROUP = 3
+    END_GROUP = 4
+    FIXED32 = 5
+
+
 #: Attribute kinds that hold graphs.
 GRAPH_KINDS = frozenset({AttrType.GRAPH, AttrType.GRAPHS})
 
-__all__ = ["AttrType", "DataLocation", "ElementType", "GRAPH_KINDS", "TypeCase"]
+__all__ = ["AttrType", "DataLocation", "ElementType", "GRAPH_KINDS", "TypeCase", "WireType"]
