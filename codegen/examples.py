@@ -26,7 +26,7 @@ from opspec.runtime.schema import AttrType, OpSchema
 from opspec.runtime.shape.parse import is_name, parse_dim
 from opspec.runtime.shape.render import format_shape
 from opspec.runtime.shape.sym import Sym
-from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
+from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES, ElementType
 
 if TYPE_CHECKING:
     from opspec.runtime.op_set import OpSet
@@ -287,7 +287,7 @@ def _add_input(graph: Any, name: str, param: Any, text: str) -> str:
         except ValueError:
             raise ExampleProblem(f"input {param.name}: values must be integers, got {text!r}") from None
         tensor = graph.initializer.add(name=name, data_type=elem, dims=[len(numbers)])
-        if elem == ELEMENT_TYPES["int64"]:
+        if elem == ElementType.INT64:
             tensor.int64_data.extend(numbers)
         else:
             tensor.int32_data.extend(numbers)

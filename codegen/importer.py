@@ -80,13 +80,13 @@ def _scalar(text: str) -> str:
 
 
 def _attribute_spec(attribute: Any) -> str:
-    from onnx import helper
+    from onnx import AttributeProto, helper
 
     kind = attribute.type.name.lower()
     if attribute.required:
         return f"{kind} required"
     default = attribute.default_value
-    if default is not None and default.type != 0:
+    if default is not None and default.type != AttributeProto.UNDEFINED:
         return f"{kind} = {format_value(helper.get_attribute_value(default), bare_words=True)}"
     return kind
 

@@ -6,7 +6,8 @@ opdefs references and to write the rules reference before any code of the tree r
 the worked examples run a tree's rules, once the tree is known to be sound); so it reads
 the source: the decorator's arguments are literals,
 calls of the parameter constructors with literal arguments, or names bound to such values
-at module level (in the module itself or in a sibling module it imports them from).
+at module level (in the module itself or in a sibling module it imports them from), or the
+element type names rules import from the contract (``FLOAT``, ``INT64``).
 The built-in rules are read the same way, from the source of :mod:`opspec.runtime.rules`.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from opspec.codegen.diagnostics import Diagnostic, Diagnostics
 from opspec.codegen.rule_operands import ModuleOperands, NamedOperand
 from opspec.codegen.source import Location
+from opspec.runtime.contract import elements
 from opspec.runtime.contract.declare import CONSTRUCTORS, DeclarationError, RuleSpec, make_spec
 
 #: The folder of an opdefs tree that holds the tree's own rule modules.
@@ -182,11 +184,19 @@ def read_declarations(path: Path, diagnostics: Diagnostics, shown: str, builtin:
     return found
 
 
+#: The modules rules take element type names from (their values are plain ints).
+_ELEMENT_MODULES = frozenset({"opspec.runtime.contract", "opspec.runtime.contract.elements"})
+
+
 def _module_constants(module: ast.Module, folder: Path, depth: int) -> dict[str, Any]:
     """Names bound at module level to readable values, and such names imported from siblings."""
     names: dict[str, Any] = {}
     for statement in module.body:
-        if isinstance(statement, ast.ImportFrom) and statement.module and depth > 0:
+        if isinstance(statement, ast.ImportFrom) and statement.module in _ELEMENT_MODULES:
+            for alias in statement.names:
+                if type(getattr(elements, alias.name, None)) is int:
+                    names[alias.asname or alias.name] = getattr(elements, alias.name)
+        elif isinstance(statement, ast.ImportFrom) and statement.module and depth > 0:
             theirs = _sibling_constants(folder / f"{statement.module.rsplit('.', 1)[-1]}.py", depth - 1)
             if theirs is not None:
                 for alias in statement.names:

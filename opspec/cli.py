@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from opspec.cli_common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError, plural
+from opspec.cli_common import ExitCode, UserError, plural
 
 
 #: What the last command made that is large and needed until its end (see :func:`run`); emptied as a
@@ -38,13 +38,13 @@ def _generate(args: argparse.Namespace) -> int:
         for problem in error.problems:
             print(f"{problem}", file=sys.stderr)
         print(f"opspec: nothing written to {out}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     except OSError as error:
         where = error.filename or out
         raise UserError(f"cannot write the output to {where}: {error.strerror or error}") from None
     except CompileError as error:
         _print_errors(error.diagnostics, opdefs, args)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     def counts(domains: tuple) -> str:
         return (f"{plural(len(domains), 'domain')}, {plural(sum(len(d.ops) for d in domains), 'op')}, "
                 f"{plural(sum(d.schema_count for d in domains), 'schema')}")
@@ -58,9 +58,9 @@ def _generate(args: argparse.Namespace) -> int:
                 print(f"stale: {out / path}", file=sys.stderr)
             print(f"opspec: {out} is out of date ({plural(len(result.stale), 'file')}); run `make generate`",
                   file=sys.stderr)
-            return EXIT_FAILED
+            return ExitCode.FAILED
         print(f"{out} is up to date: {summary}")
-        return EXIT_OK
+        return ExitCode.OK
     for layer, domains in (("", result.domains), *result.layers.items()):
         for domain in domains:
             name = f"{layer}: {domain.decl.name}" if layer else domain.decl.name
@@ -68,7 +68,7 @@ def _generate(args: argparse.Namespace) -> int:
                   f"{len(domain.ops):>5,} ops  {domain.schema_count:>6,} schemas")
     changed = len(result.written) + len(result.removed)
     print(f"generated {summary} -> {out} ({plural(changed, 'file')} changed)")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _print_errors(diagnostics: Sequence[Any], opdefs: Path, args: argparse.Namespace) -> None:
@@ -121,7 +121,7 @@ def _show(args: argparse.Namespace) -> int:
         print(f"\ninference: {schema.inference.name}{f'({args_text})' if args_text else ''}")
     print(f"\ninputs {schema.min_input}..{_bound(schema.max_input)}, "
           f"outputs {schema.min_output}..{_bound(schema.max_output)}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _bound(count: int) -> str:
@@ -157,7 +157,7 @@ def _import(args: argparse.Namespace) -> int:
               "`inference: null`; name a rule or write one (docs/rules.md lists them)", file=sys.stderr)
     print(f"{len(report.drafted):,} drafted, {len(report.skipped):,} kept, {len(report.failed):,} failed; "
           "write descriptions in place of the TODO markers")
-    return EXIT_FAILED if report.failed else EXIT_OK
+    return ExitCode.FAILED if report.failed else ExitCode.OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -256,18 +256,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UserError as error:
         print(f"opspec: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # the reader went away (``opspec infer m.onnx | head``)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+        return ExitCode.OK
     except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
         if os.environ.get("OPSPEC_DEBUG"):
             raise
         print(f"opspec: internal error: {type(error).__name__}: {error} (set OPSPEC_DEBUG=1 for details)",
               file=sys.stderr)
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL
 
 
 def run() -> None:
@@ -283,5 +283,5 @@ def run() -> None:
         except BrokenPipeError:  # the reader went away: as in main, not a failure
             pass
         except (OSError, ValueError):  # the output could not be written whole
-            code = code or EXIT_FAILED
+            code = code or ExitCode.FAILED
     os._exit(code)

@@ -1,10 +1,17 @@
 """What every ``opspec`` subcommand shares: exit codes and the one-line user error."""
 from __future__ import annotations
 
-#: Exit codes: the command did its work and found nothing wrong; it found problems in
-#: its input (a model or an opdefs tree); the input could not be read or the command
-#: line is wrong (argparse uses 2 for usage errors too); opspec itself failed.
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """How an ``opspec`` command ends."""
+
+    OK = 0  # it did its work and found nothing wrong
+    FAILED = 1  # it found problems in its input (a model or an opdefs tree)
+    USAGE = 2  # the input could not be read or the command line is wrong (argparse's code too)
+    INTERNAL = 3  # opspec itself failed
+    INTERRUPTED = 130  # stopped by Ctrl-C (128 + SIGINT, as shells report it)
 
 
 class UserError(Exception):
@@ -17,4 +24,4 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "UserError", "plural"]
+__all__ = ["ExitCode", "UserError", "plural"]

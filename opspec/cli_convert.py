@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
+from opspec.cli_common import ExitCode, UserError, plural
 from opspec.cli_report import write_json
 
 
@@ -60,14 +60,14 @@ def _convert(args: argparse.Namespace) -> int:
                 print(refusal, file=out)
             print(f"opspec: cannot convert from opset {result.source_opset} to {result.target_opset}: "
                   f"{plural(len(result.refusals), 'node')} refused; nothing written", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     if args.format == "text":
         for data, destination in copied:
             print(f"copied external data {data} to {destination}", file=out)
         others = "".join(f", {domain} {old} to {new}" for domain, (old, new) in result.domains.items())
         print(f"converted from opset {result.source_opset} to {result.target_opset}{others}: "
               f"{shown_output(args.output)}", file=out)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _domain_opsets(given: list[str]) -> dict[str, int]:

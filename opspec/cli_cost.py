@@ -6,7 +6,7 @@ import re
 import sys
 from typing import Any, Sequence, TextIO
 
-from opspec.cli_common import EXIT_OK, UserError, plural
+from opspec.cli_common import ExitCode, UserError, plural
 from opspec.cli_models import STANDARD_STREAM, load, shown_name
 from opspec.cli_report import write_json
 
@@ -56,7 +56,7 @@ def _cost(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print_report(report, shown_name(args.model), args.nodes, sys.stdout)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _shown(value: Any) -> str:

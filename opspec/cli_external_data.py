@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from opspec.cli_common import UserError, plural
+from opspec.runtime.ir.codes import DataLocation
 
-#: ``TensorProto.DataLocation.EXTERNAL``.
-_EXTERNAL = 1
 #: Bytes read at a time when a data file is copied or compared.
 _CHUNK = 1 << 20
 
@@ -150,7 +149,7 @@ def _may_refer(source: str) -> bool:
 
 
 def _stored_externally(tensors: Any) -> Iterator[Any]:
-    return (tensor for tensor in tensors if tensor.data_location == _EXTERNAL)
+    return (tensor for tensor in tensors if tensor.data_location == DataLocation.EXTERNAL)
 
 
 def _location(tensor: Any) -> str:

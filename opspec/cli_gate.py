@@ -10,7 +10,7 @@ import time
 from types import TracebackType
 from typing import Any, Callable, TextIO
 
-from opspec.cli_common import EXIT_FAILED, EXIT_OK, plural
+from opspec.cli_common import ExitCode, plural
 
 #: Seconds of work before progress appears (short runs stay silent).
 PROGRESS_AFTER = 2.0
@@ -30,8 +30,8 @@ def add_gate_options(command: argparse.ArgumentParser, runtime: bool = False) ->
 def gate_status(errors: int, unknown_ops: int, ops_without_rule: int, fail_on_unknown: bool) -> int:
     """The exit status: node errors fail; ops nobody knows fail only when asked."""
     if errors or (fail_on_unknown and (unknown_ops or ops_without_rule)):
-        return EXIT_FAILED
-    return EXIT_OK
+        return ExitCode.FAILED
+    return ExitCode.OK
 
 
 def summary_line(model: str, nodes: int, values: int, errors: int, unknown_ops: int, ops_without_rule: int) -> str:

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any, Iterable
 
-from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError, plural
+from opspec.cli_common import ExitCode, UserError, plural
 from opspec.cli_gate import Progress, add_gate_options, gate_status
 from opspec.cli_models import check_output, load, report_stream, shown_name, source_path, write
 from opspec.cli_runtime import add_runtime_option, runtime_problem_json, runtime_target, verdict_line
@@ -63,7 +63,7 @@ def _infer(args: argparse.Namespace) -> int:
             write_json({"ok": False, "errors": [{"message": str(error)}]}, out)
         else:
             print(f"opspec: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     without_rule = ops_without_rule(model.opset_import, result.op_types)
     value_count = result.value_count
     listed = args.format == "json" or (not args.quiet and (args.values or value_count <= TABLE_LIMIT))
@@ -136,7 +136,7 @@ def _check(args: argparse.Namespace) -> int:
         if checked.placement is not None:
             document.update(checked.placement.json())
         write_json(document, sys.stdout)
-        return EXIT_FAILED if problems or unknown else EXIT_OK
+        return ExitCode.FAILED if problems or unknown else ExitCode.OK
     for problem in problems:
         print(problem)
     if not args.quiet or unknown:
@@ -162,13 +162,13 @@ def _check(args: argparse.Namespace) -> int:
         else:
             print(f"opspec: {plural(len(problems), 'problem')} in {in_nodes}{_runtime_count(checked)}{also}",
                   file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     if unknown:
         print(f"opspec: no problem, but {unknowns} (--fail-on-unknown)", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     if not args.quiet:
         print(f"ok: {plural(checked.node_count, 'node')} conform to their schemas")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _unknown_counts(without_rule: list[tuple[str, str, int]], unbound: tuple[Any, ...]) -> list[str]:

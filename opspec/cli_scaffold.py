@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
-from opspec.cli_common import EXIT_OK, UserError
+from opspec.cli_common import ExitCode, UserError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -50,21 +50,21 @@ def _init(args: argparse.Namespace) -> int:
     _written(lambda: init_tree(folder, args.domain), args.folder)
     print(f"next: opspec generate --opdefs {folder / 'opdefs'} --out {folder / 'build' / module_name(args.domain)}, "
           f"then python -m pytest {folder / 'tests'} (see {folder / 'README.md'})")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _new_op(args: argparse.Namespace) -> int:
     from opspec.codegen.scaffold import new_op
 
     _written(lambda: new_op(Path(args.tree), args.op, args.domain, args.family), args.tree)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _schema_path(args: argparse.Namespace) -> int:
     from opspec.codegen.schema_paths import schema_file, schema_folder
 
     print(schema_file(args.kind) if args.kind else schema_folder())
-    return EXIT_OK
+    return ExitCode.OK
 
 
 __all__ = ["register"]

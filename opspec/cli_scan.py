@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import Any
 
-from opspec.cli_common import EXIT_FAILED, EXIT_OK, UserError
+from opspec.cli_common import ExitCode, UserError
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +75,7 @@ def _scan(args: argparse.Namespace) -> int:
         raise UserError(f"cannot write {error.filename or args.report}: {error.strerror or error}") from None
     print(table(result.summary))
     statuses = result.summary.statuses
-    return EXIT_FAILED if statuses.get("problems") or statuses.get("failed") else EXIT_OK
+    return ExitCode.FAILED if statuses.get("problems") or statuses.get("failed") else ExitCode.OK
 
 
 __all__ = ["register"]

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, TextIO
 
-from opspec.cli_common import EXIT_OK, plural
+from opspec.cli_common import ExitCode, plural
 from opspec.cli_gate import summary_line
 from opspec.cli_models import shown_output
 from opspec.cli_report import ValueRow, print_summary, print_table, problem_json, values_json, write_json
@@ -58,7 +58,7 @@ def infer_report(name: str, status: int, result: Any, value_count: int, rows: Ca
 def render_json(report: InferReport, out: TextIO) -> None:
     """The report as one JSON document."""
     write_json({
-        "ok": report.status == EXIT_OK, "nodes": report.node_count,
+        "ok": report.status == ExitCode.OK, "nodes": report.node_count,
         "values": values_json(report.rows()),
         "errors": [problem_json(error) for error in report.errors],
         "notes": [problem_json(note) for note in report.notes],

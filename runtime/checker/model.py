@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 from opspec.runtime.checker.problems import ModelProblem
 from opspec.runtime.checker.tensors import DATA_TYPES, check_sparse, check_tensor
 from opspec.runtime.inference.graph_checks import node_label
+from opspec.runtime.ir.codes import AttrType, ElementType
 from opspec.runtime.op_set import OpSet, op_set_or_installed
 from opspec.runtime.registry import Registry, SchemaError
 
@@ -21,13 +22,17 @@ MIN_IR_VERSION, MAX_IR_VERSION = 3, 14
 #: The IR version that brought model-local functions (older models cannot hold them).
 FUNCTIONS_SINCE_IR = 8
 
-# AttributeProto.AttributeType -> the field that holds its value.
-_ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
-                     8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
+# Attribute kind -> the field that holds its value.
+_ATTRIBUTE_FIELDS: dict[int, str] = {
+    AttrType.FLOAT: "f", AttrType.INT: "i", AttrType.STRING: "s", AttrType.TENSOR: "t", AttrType.GRAPH: "g",
+    AttrType.SPARSE_TENSOR: "sparse_tensor", AttrType.TYPE_PROTO: "tp", AttrType.FLOATS: "floats",
+    AttrType.INTS: "ints", AttrType.STRINGS: "strings", AttrType.TENSORS: "tensors", AttrType.GRAPHS: "graphs",
+    AttrType.SPARSE_TENSORS: "sparse_tensors", AttrType.TYPE_PROTOS: "type_protos",
+}
 _VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
-# Attribute types of one message (tensor, graph, sparse tensor, type), which must be present;
+# Attribute kinds of one message (tensor, graph, sparse tensor, type), which must be present;
 # a number or text left out reads as zero or empty, as a writer that omits defaults leaves it.
-_MESSAGE_TYPES = frozenset({4, 5, 11, 13})
+_MESSAGE_TYPES = frozenset({AttrType.TENSOR, AttrType.GRAPH, AttrType.SPARSE_TENSOR, AttrType.TYPE_PROTO})
 _HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})  # fields holding messages
 _TENSOR_TYPE_CASES = ("tensor_type", "sparse_tensor_type")
 
@@ -203,7 +208,7 @@ def _type_problems(proto: Any, read: bool, tensors: bool = True) -> Iterator[str
             return
         if not tensor_type.HasField("elem_type"):
             yield "has a tensor type with no element type"
-        elif tensor_type.elem_type not in DATA_TYPES and (read or tensor_type.elem_type != 0):
+        elif tensor_type.elem_type not in DATA_TYPES and (read or tensor_type.elem_type != ElementType.UNDEFINED):
             yield f"has element type {tensor_type.elem_type}, which is not an ONNX data type"
     elif case == "map_type":
         if not proto.map_type.HasField("key_type"):

@@ -11,23 +11,42 @@ import math
 from typing import Any, Callable, Iterator
 
 from opspec.runtime.checker.problems import ModelProblem
+from opspec.runtime.ir.codes import DataLocation, ElementType
 
-_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
-_STRING = 8
 _FIELDS = frozenset({"float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data",
                      "uint64_data"})
 
 #: data type -> (the field its values go in, stored items per element, raw bytes per element);
 #: None where ONNX does not define the packing.
 _LAYOUT: dict[int, tuple[str, float | None, float | None]] = {
-    1: ("float_data", 1, 4), 2: ("int32_data", 1, 1), 3: ("int32_data", 1, 1), 4: ("int32_data", 1, 2),
-    5: ("int32_data", 1, 2), 6: ("int32_data", 1, 4), 7: ("int64_data", 1, 8), 8: ("string_data", 1, None),
-    9: ("int32_data", 1, 1), 10: ("int32_data", 1, 2), 11: ("double_data", 1, 8), 12: ("uint64_data", 1, 4),
-    13: ("uint64_data", 1, 8), 14: ("float_data", 2, 8), 15: ("double_data", 2, 16), 16: ("int32_data", 1, 2),
-    17: ("int32_data", 1, 1), 18: ("int32_data", 1, 1), 19: ("int32_data", 1, 1), 20: ("int32_data", 1, 1),
-    21: ("int32_data", 0.5, 0.5), 22: ("int32_data", 0.5, 0.5), 23: ("int32_data", 0.5, 0.5),
-    24: ("int32_data", 1, 1), 25: ("int32_data", 0.25, 0.25), 26: ("int32_data", 0.25, 0.25),
-    27: ("int32_data", None, None), 28: ("int32_data", None, None),
+    ElementType.FLOAT: ("float_data", 1, 4),
+    ElementType.UINT8: ("int32_data", 1, 1),
+    ElementType.INT8: ("int32_data", 1, 1),
+    ElementType.UINT16: ("int32_data", 1, 2),
+    ElementType.INT16: ("int32_data", 1, 2),
+    ElementType.INT32: ("int32_data", 1, 4),
+    ElementType.INT64: ("int64_data", 1, 8),
+    ElementType.STRING: ("string_data", 1, None),
+    ElementType.BOOL: ("int32_data", 1, 1),
+    ElementType.FLOAT16: ("int32_data", 1, 2),
+    ElementType.DOUBLE: ("double_data", 1, 8),
+    ElementType.UINT32: ("uint64_data", 1, 4),
+    ElementType.UINT64: ("uint64_data", 1, 8),
+    ElementType.COMPLEX64: ("float_data", 2, 8),
+    ElementType.COMPLEX128: ("double_data", 2, 16),
+    ElementType.BFLOAT16: ("int32_data", 1, 2),
+    ElementType.FLOAT8E4M3FN: ("int32_data", 1, 1),
+    ElementType.FLOAT8E4M3FNUZ: ("int32_data", 1, 1),
+    ElementType.FLOAT8E5M2: ("int32_data", 1, 1),
+    ElementType.FLOAT8E5M2FNUZ: ("int32_data", 1, 1),
+    ElementType.UINT4: ("int32_data", 0.5, 0.5),
+    ElementType.INT4: ("int32_data", 0.5, 0.5),
+    ElementType.FLOAT4E2M1: ("int32_data", 0.5, 0.5),
+    ElementType.FLOAT8E8M0: ("int32_data", 1, 1),
+    ElementType.UINT2: ("int32_data", 0.25, 0.25),
+    ElementType.INT2: ("int32_data", 0.25, 0.25),
+    ElementType.FLOAT6E2M3: ("int32_data", None, None),
+    ElementType.FLOAT6E3M2: ("int32_data", None, None),
 }
 
 #: The element types ONNX defines (TensorProto.DataType without UNDEFINED).
@@ -58,7 +77,7 @@ def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, s
         elif name == "data_type":
             data_type = value
         elif name == "data_location":
-            external = value == _EXTERNAL
+            external = value == DataLocation.EXTERNAL
     layout = _LAYOUT.get(data_type)
     if layout is None:
         _report_data_type(tensor, data_type, report)
@@ -74,7 +93,7 @@ def check_tensor(tensor: Any, report: Report, location_problem: Callable[[str, s
     if len(filled) == 1 and count and layout is not None:
         field, size = filled[0]
         expected_field, per_item, per_byte = layout
-        if field == "raw_data" and data_type != _STRING:
+        if field == "raw_data" and data_type != ElementType.STRING:
             if per_byte is not None and size != _stored(count, per_byte):
                 report(f"tensor '{tensor.name}' has {size} bytes of raw_data, but dims {list(dims)} of data type "
                        f"{data_type} need {_stored(count, per_byte)}", "tensor-data-count")
@@ -101,7 +120,7 @@ def _fine_raw(tensor: Any) -> bool:
     if not raw or tensor.data_location:
         return False
     layout = _LAYOUT.get(tensor.data_type)
-    if layout is None or layout[2] is None or tensor.data_type == _STRING:
+    if layout is None or layout[2] is None or tensor.data_type == ElementType.STRING:
         return False
     dims = tensor.dims
     return (len(raw) == _stored(math.prod(dims), layout[2]) and (not dims or min(dims) >= 0)
@@ -110,7 +129,7 @@ def _fine_raw(tensor: Any) -> bool:
 
 
 def _report_data_type(tensor: Any, data_type: int, report: Report) -> None:
-    if data_type == 0:
+    if data_type == ElementType.UNDEFINED:
         report(f"tensor '{tensor.name}' has data type UNDEFINED", "tensor-data-type")
     else:
         report(f"tensor '{tensor.name}' has data type {data_type}, which is not an ONNX data type",
@@ -172,7 +191,7 @@ def check_sparse(sparse: Any, report: Report, location_problem: Callable[[str, s
 
 
 def _int64_values(tensor: Any) -> Iterator[int]:
-    if tensor.data_type != 7:
+    if tensor.data_type != ElementType.INT64:
         return iter(())
     if tensor.raw_data:
         data = tensor.raw_data

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence
 
 from opspec.runtime.contract.arguments import ArgumentReaders
+from opspec.runtime.contract.elements import UNDEFINED, ElementType
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.contract.positions import BY_NODE, FormalPositions, Operand, UnknownOperand
 from opspec.runtime.contract.values import Data, TensorType
@@ -38,17 +39,20 @@ _NO_ARGS: Mapping[str, Any] = {}
 
 
 #: Attribute kinds whose plain values a rule may read as numbers or text (AttributeProto
-#: numbering): the Python types each holds, and for lists the types of their elements.
-_SCALAR_KINDS = {1: (float,), 2: (int,), 3: (str, bytes)}
-_LIST_KINDS = {6: (float,), 7: (int,), 8: (str, bytes)}
+#: numbering; the contract does not import the schema module that names them): the Python types
+#: each holds, and for lists the types of their elements (an element type's member is an int too).
+_SCALAR_KINDS: dict[int, tuple[type, ...]] = {1: (float,), 2: (int, ElementType), 3: (str, bytes)}
+_LIST_KINDS: dict[int, tuple[type, ...]] = {6: (float,), 7: (int, ElementType), 8: (str, bytes)}
 _KIND_NAMES = {1: "a float", 2: "an int", 3: "a string", 4: "a tensor", 6: "a list of floats", 7: "a list of ints",
                8: "a list of strings"}
+#: ``FormalParameterOption.Variadic`` (AttributeProto's ``TENSOR`` kind is 4).
+_VARIADIC, _TENSOR = 2, 4
 
 
 def _fits(kind: int, value: object) -> bool:
     """Whether a node's attribute value is of the kind the schema declares (kinds rules do not
     read as numbers or text always fit)."""
-    if kind == 4:  # TENSOR
+    if kind == _TENSOR:
         return hasattr(value, "elem")  # a TensorValue, or any object with its fields
     scalar = _SCALAR_KINDS.get(kind)
     if scalar is not None:
@@ -187,14 +191,15 @@ class InferenceContext(ArgumentReaders):
         for param in self.schema.inputs:
             bound = self.input_range(param.name)
             if index in bound:
-                return param.name if len(bound) == 1 and param.option != 2 else f"{param.name}[{index - bound.start}]"
+                single = len(bound) == 1 and param.option != _VARIADIC
+                return param.name if single else f"{param.name}[{index - bound.start}]"
         return f"input {index}"
 
     def input_elem(self, index: Operand) -> int:
         if isinstance(index, str):
             index = self._input_at(index)
         value = self._inputs[index] if index < len(self._inputs) else None
-        return value.elem if type(value) is TensorType else 0
+        return value.elem if type(value) is TensorType else UNDEFINED
 
     def input_data(self, index: Operand) -> Data | None:
         """Known contents of input ``index`` (constants, initializers, propagated shapes)."""
@@ -288,7 +293,7 @@ class InferenceContext(ArgumentReaders):
         if isinstance(index, str):
             index = self._output_at(index)
         value = self._outputs[index] if index < len(self._outputs) else None
-        return value.elem if type(value) is TensorType else 0
+        return value.elem if type(value) is TensorType else UNDEFINED
 
     def set_output(self, index: Operand, value) -> None:
         """Set an output's full type (any value type)."""
@@ -386,12 +391,12 @@ def bind_formals(params, count: int) -> list[range]:
     """
     ranges, position = [], 0
     for index, param in enumerate(params):
-        if param.option == 2:  # Variadic
+        if param.option == _VARIADIC:
             end = max(position, count - (len(params) - index - 1))
         else:
             end = min(position + 1, count)
         ranges.append(range(position, max(position, end)))
-        position = max(position, end) if param.option == 2 else position + 1
+        position = max(position, end) if param.option == _VARIADIC else position + 1
     return ranges
 
 

@@ -1,26 +1,15 @@
 """The one table of element types: ONNX wire numbers (TensorProto.DataType), names and kinds.
 
-Every module that needs an element type number takes it from here.
+Every module that needs an element type number takes it from here: :class:`ElementType` names
+them all (an ``IntEnum``, so a member goes wherever a plain number does: protobuf fields, table
+keys); the short names and tables below are plain ints derived from it.
 """
 from __future__ import annotations
 
 import enum
 
-#: Element type name (as written in type strings) -> TensorProto.DataType number.
-ELEMENT_TYPES: dict[str, int] = {
-    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
-    "string": 8, "bool": 9, "float16": 10, "double": 11, "uint32": 12, "uint64": 13,
-    "complex64": 14, "complex128": 15, "bfloat16": 16, "float8e4m3fn": 17,
-    "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20, "uint4": 21, "int4": 22,
-    "float4e2m1": 23, "float8e8m0": 24, "uint2": 25, "int2": 26, "float6e2m3": 27,
-    "float6e3m2": 28,
-}
-#: TensorProto.DataType number -> element type name.
-ELEMENT_NAMES: dict[int, str] = {number: name for name, number in ELEMENT_TYPES.items()}
 
-
-
-class ElemType(enum.IntEnum):
+class ElementType(enum.IntEnum):
     """Element types by their TensorProto.DataType number (0: not known)."""
 
     UNDEFINED = 0
@@ -54,24 +43,52 @@ class ElemType(enum.IntEnum):
     FLOAT6E3M2 = 28
 
 
-UNDEFINED = 0
-FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL = 1, 2, 3, 4, 5, 6, 7, 8, 9
-FLOAT16, DOUBLE, UINT32, UINT64, COMPLEX64, COMPLEX128, BFLOAT16 = 10, 11, 12, 13, 14, 15, 16
+#: Element type name (as written in type strings) -> its number (``"float"`` -> 1).
+ELEMENT_TYPES: dict[str, int] = {
+    member.name.lower(): int(member) for member in ElementType if member is not ElementType.UNDEFINED
+}
+#: TensorProto.DataType number -> element type name.
+ELEMENT_NAMES: dict[int, str] = {number: name for name, number in ELEMENT_TYPES.items()}
+
+# The short names rules use, and the tables below, hold plain ints taken from the enum: CPython
+# compares and hashes an exact int on its fast path and an IntEnum member about three times
+# slower, and these meet the numbers read from every model's protobuf in the engine's hot loop.
+UNDEFINED = int(ElementType.UNDEFINED)
+FLOAT, UINT8, INT8 = int(ElementType.FLOAT), int(ElementType.UINT8), int(ElementType.INT8)
+UINT16, INT16 = int(ElementType.UINT16), int(ElementType.INT16)
+INT32, INT64 = int(ElementType.INT32), int(ElementType.INT64)
+STRING, BOOL = int(ElementType.STRING), int(ElementType.BOOL)
+FLOAT16, DOUBLE = int(ElementType.FLOAT16), int(ElementType.DOUBLE)
+UINT32, UINT64 = int(ElementType.UINT32), int(ElementType.UINT64)
+COMPLEX64, COMPLEX128 = int(ElementType.COMPLEX64), int(ElementType.COMPLEX128)
+BFLOAT16 = int(ElementType.BFLOAT16)
+
+
+def _numbers(*members: ElementType) -> tuple[int, ...]:
+    return tuple(int(member) for member in members)
+
+
+_UINT4, _INT4, _UINT2, _INT2 = _numbers(ElementType.UINT4, ElementType.INT4, ElementType.UINT2, ElementType.INT2)
+#: Floating-point element types of 8 bits or fewer.
+_SMALL_FLOAT_BITS: dict[int, int] = dict(zip(_numbers(
+    ElementType.FLOAT8E4M3FN, ElementType.FLOAT8E4M3FNUZ, ElementType.FLOAT8E5M2, ElementType.FLOAT8E5M2FNUZ,
+    ElementType.FLOAT4E2M1, ElementType.FLOAT8E8M0, ElementType.FLOAT6E2M3, ElementType.FLOAT6E3M2,
+), (8, 8, 8, 8, 4, 8, 6, 6)))
 
 #: Integer element types with (bits, signed).
 INT_WIDTHS: dict[int, tuple[int, bool]] = {
     UINT8: (8, False), INT8: (8, True), UINT16: (16, False), INT16: (16, True), INT32: (32, True),
-    INT64: (64, True), UINT32: (32, False), UINT64: (64, False), 21: (4, False), 22: (4, True),
-    25: (2, False), 26: (2, True),
+    INT64: (64, True), UINT32: (32, False), UINT64: (64, False), _UINT4: (4, False), _INT4: (4, True),
+    _UINT2: (2, False), _INT2: (2, True),
 }
 #: Storage width in bits of every fixed-size element type (strings have none).
 ELEMENT_BITS: dict[int, int] = {
     **{elem: bits for elem, (bits, _) in INT_WIDTHS.items()},
     FLOAT: 32, BOOL: 8, FLOAT16: 16, DOUBLE: 64, COMPLEX64: 64, COMPLEX128: 128, BFLOAT16: 16,
-    17: 8, 18: 8, 19: 8, 20: 8, 23: 4, 24: 8, 27: 6, 28: 6,
+    **_SMALL_FLOAT_BITS,
 }
 #: Floating-point element types (complex ones excluded).
-FLOAT_ELEMS = frozenset({FLOAT, FLOAT16, DOUBLE, BFLOAT16, 17, 18, 19, 20, 23, 24, 27, 28})
+FLOAT_ELEMS = frozenset({FLOAT, FLOAT16, DOUBLE, BFLOAT16, *_SMALL_FLOAT_BITS})
 #: Element types whose small tensors carry data through inference (shapes, axes, sizes, masks).
 DATA_INT_ELEMS = frozenset({UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, UINT32, UINT64})
 #: Floating-point element types whose small tensors carry data.
@@ -94,4 +111,6 @@ def element_code(value: object) -> int | None:
         value = value.decode("utf-8", "replace")
     if isinstance(value, str):
         return ELEMENT_TYPES.get(value.strip().lower())
-    return value if type(value) is int and value in ELEMENT_NAMES else None
+    if type(value) is int or type(value) is ElementType:
+        return int(value) if value in ELEMENT_NAMES else None
+    return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.adapters_ml import ML_ADAPTERS
 from opspec.runtime.convert.adapters_successors import SUCCESSOR_ADAPTERS
 from opspec.runtime.convert.emitter import Emitter
@@ -118,9 +118,9 @@ def dropout_mask(node: WorkNode, source: OpSchema, target: OpSchema, values: Gra
     up = target.since_version > source.since_version
     shape = values.type_of(node.outputs[1])
     given, fresh = _renamed_output(node, values, 1)
-    _typed(values, fresh, ELEMENT_TYPES["bool"] if up else known.elem, shape.rank if shape is not None else None)
+    _typed(values, fresh, ElementType.BOOL if up else known.elem, shape.rank if shape is not None else None)
     emit = Emitter(node, values)
-    emit("Cast", fresh, out=given, to=known.elem if up else ELEMENT_TYPES["bool"])
+    emit("Cast", fresh, out=given, to=known.elem if up else ElementType.BOOL)
     return Surrounding(after=tuple(emit.nodes))
 
 

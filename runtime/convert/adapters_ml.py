@@ -11,16 +11,17 @@ import math
 import struct
 from typing import Any
 
-from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.values import GraphValues, Refusal, make_tensor
 from opspec.runtime.convert.work_node import WorkNode, make_attribute
 from opspec.runtime.inference.read_tensors import counted_tensor_data
 from opspec.runtime.schema import AttrType, OpSchema
 
-_STRING, _INT64, _FLOAT, _DOUBLE = (ELEMENT_TYPES[name] for name in ("string", "int64", "float", "double"))
 #: LabelEncoder's list attributes by element type: (suffix of keys_*/values_*, default_* attribute).
-_LABEL_LISTS = {_STRING: ("strings", "default_string"), _INT64: ("int64s", "default_int64"),
-                _FLOAT: ("floats", "default_float")}
+_LABEL_LISTS: dict[int, tuple[str, str]] = {
+    ElementType.STRING: ("strings", "default_string"), ElementType.INT64: ("int64s", "default_int64"),
+    ElementType.FLOAT: ("floats", "default_float"),
+}
 _LIST_KIND = {"strings": AttrType.STRINGS, "int64s": AttrType.INTS, "floats": AttrType.FLOATS}
 _SINGLE_KIND = {"strings": AttrType.STRING, "int64s": AttrType.INT, "floats": AttrType.FLOAT}
 
@@ -28,7 +29,7 @@ _SINGLE_KIND = {"strings": AttrType.STRING, "int64s": AttrType.INT, "floats": At
 def tensor_items(tensor: Any) -> tuple[int, list]:
     """``(element type, the elements)`` of a tensor attribute, whatever its size."""
     elem = tensor.data_type
-    if elem == _STRING:
+    if elem == ElementType.STRING:
         return elem, [item.decode("utf-8", "replace") for item in tensor.string_data]
     count = math.prod(tensor.dims)
     data = counted_tensor_data(tensor, elem, tuple(tensor.dims), count)
@@ -54,13 +55,13 @@ def label_classes(node: WorkNode, source: OpSchema, target: OpSchema, values: Gr
         if not classes:
             raise Refusal("classes_strings is absent, so the table version 2 needs cannot be written")
         if elem is None:
-            elem = _STRING if _input_elem(node, values, 0, "outputs") == _INT64 else \
-                _INT64 if _input_elem(node, values, 0, "outputs") == _STRING else None
-        if elem not in (_STRING, _INT64):
+            elem = ElementType.STRING if _input_elem(node, values, 0, "outputs") == ElementType.INT64 else \
+                ElementType.INT64 if _input_elem(node, values, 0, "outputs") == ElementType.STRING else None
+        if elem not in (ElementType.STRING, ElementType.INT64):
             raise Refusal("the input's element type, which says which way classes_strings maps, is unknown")
         positions = list(range(len(classes)))
         del node.attributes["classes_strings"]
-        if elem == _STRING:
+        if elem == ElementType.STRING:
             node.set("keys_strings", AttrType.STRINGS, classes)
             node.set("values_int64s", AttrType.INTS, positions)
         else:
@@ -131,7 +132,7 @@ def tree_tensors(node: WorkNode, source: OpSchema, target: OpSchema, values: Gra
         if attribute is None:
             continue
         elem, items = tensor_items(attribute.t)
-        if elem not in (_FLOAT, _DOUBLE):
+        if elem not in (ElementType.FLOAT, ElementType.DOUBLE):
             raise Refusal(f"{name}_as_tensor holds element type {elem}, not float or double")
         if not all(float32_exact(float(item)) for item in items):
             raise Refusal(f"{name}_as_tensor holds values that are not exactly floats, which version "

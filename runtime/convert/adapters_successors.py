@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.adapters_ml import float32_exact as _float32_exact
 from opspec.runtime.convert.adapters_ml import tensor_attribute, tensor_items
 from opspec.runtime.convert.emitter import Emitter
@@ -16,8 +16,6 @@ from opspec.runtime.convert.values import GraphValues, Refusal, ValueType
 from opspec.runtime.convert.work_node import Surrounding, WorkNode
 from opspec.runtime.schema import AttrType, OpSchema
 
-_FLOAT, _UINT8 = ELEMENT_TYPES["float"], ELEMENT_TYPES["uint8"]
-_INT64, _STRING = ELEMENT_TYPES["int64"], ELEMENT_TYPES["string"]
 
 
 def upsample_scales(node: WorkNode, source: OpSchema, target: OpSchema, values: GraphValues) -> None:
@@ -70,7 +68,7 @@ def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: Gr
     if target.name == "TreeEnsembleClassifier":
         raise Refusal("TreeEnsemble gives scores only, which a TreeEnsembleClassifier does not state alone")
     known = values.type_of(node.inputs[0])
-    if known is None or known.elem != _FLOAT or known.rank != 2:
+    if known is None or known.elem != ElementType.FLOAT or known.rank != 2:
         raise Refusal("only a float input of rank 2 converts, which TreeEnsemble reads as the older operators do "
                       "and answers in the same type")
     if target.name != "TreeEnsemble":
@@ -95,7 +93,7 @@ def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: Gr
     given = node.outputs[0]
     raw = values.fresh(f"{given}_raw")
     node.outputs = [raw]
-    values.types[raw] = ValueType(_FLOAT, (None, count))
+    values.types[raw] = ValueType(ElementType.FLOAT, (None, count))
     emit = Emitter(node, values)
     emit(_OUTSIDE[transform], raw, out=given)
     return Surrounding(after=tuple(emit.nodes))
@@ -145,12 +143,13 @@ def _classifier_to_tree_ensemble(node: WorkNode, values: GraphValues, transform:
     given = node.outputs[1] if len(node.outputs) > 1 and node.outputs[1] else ""
     scores = given if given and transform == "NONE" else values.fresh(f"{label}_scores")
     node.outputs = [scores]
-    values.types[scores] = ValueType(_FLOAT, (None, len(labels)))
+    values.types[scores] = ValueType(ElementType.FLOAT, (None, len(labels)))
     emit = Emitter(node, values)
     if given and transform != "NONE":
         emit(_OUTSIDE[transform], scores, out=given)
     best = emit("ArgMax", scores, axis=1, keepdims=0)
-    table = values.add_constant(f"{label}_labels", _INT64 if integers else _STRING, (len(labels),), labels)
+    table_elem = ElementType.INT64 if integers else ElementType.STRING
+    table = values.add_constant(f"{label}_labels", table_elem, (len(labels),), labels)
     emit("Gather", table, best, out=label, axis=0)
     return Surrounding(after=tuple(emit.nodes))
 
@@ -233,15 +232,18 @@ def _to_tree_ensemble(node: WorkNode, prefix: str, count: int) -> None:
     node.set("post_transform", AttrType.INT, _TRANSFORMS.index(transform))
     node.set("tree_roots", AttrType.INTS, roots)
     node.set("nodes_featureids", AttrType.INTS, [branch.feature for branch in branches])
-    node.attributes["nodes_modes"] = tensor_attribute("nodes_modes", _UINT8, [branch.mode for branch in branches])
-    node.attributes["nodes_splits"] = tensor_attribute("nodes_splits", _FLOAT, [branch.split for branch in branches])
+    node.attributes["nodes_modes"] = tensor_attribute("nodes_modes", ElementType.UINT8,
+                                                      [branch.mode for branch in branches])
+    node.attributes["nodes_splits"] = tensor_attribute("nodes_splits", ElementType.FLOAT,
+                                                       [branch.split for branch in branches])
     node.set("nodes_missing_value_tracks_true", AttrType.INTS, [branch.missing_true for branch in branches])
     node.set("nodes_trueleafs", AttrType.INTS, [int(branch.true_child[0]) for branch in branches])
     node.set("nodes_truenodeids", AttrType.INTS, [branch.true_child[1] for branch in branches])
     node.set("nodes_falseleafs", AttrType.INTS, [int(branch.false_child[0]) for branch in branches])
     node.set("nodes_falsenodeids", AttrType.INTS, [branch.false_child[1] for branch in branches])
     node.set("leaf_targetids", AttrType.INTS, [target_id for target_id, _ in leaves])
-    node.attributes["leaf_weights"] = tensor_attribute("leaf_weights", _FLOAT, [weight for _, weight in leaves])
+    node.attributes["leaf_weights"] = tensor_attribute("leaf_weights", ElementType.FLOAT,
+                                                       [weight for _, weight in leaves])
 
 
 def _root(branches: list[_Branch], roots: list[int], top: tuple[bool, int]) -> None:

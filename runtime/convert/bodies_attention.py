@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.emitter import Emitter, element_of
 from opspec.runtime.convert.values import GraphValues, Refusal
 from opspec.runtime.convert.work_node import WorkNode
@@ -114,13 +115,13 @@ def attention(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[Wor
         mask = values.type_of(inputs[3])
         if mask is None:
             raise Refusal("the mask's type is unknown")
-        bias = emit("Where", inputs[3], zero, blocked) if mask.elem == 9 else \
+        bias = emit("Where", inputs[3], zero, blocked) if mask.elem == ElementType.BOOL else \
             (inputs[3] if mask.elem == elem else emit("Cast", inputs[3], to=elem))
         scores = emit("Add", scores, bias)
     if node.value("is_causal"):
         lengths = [emit("Gather", emit("Shape", t), emit.ints("sequence_axis", [2]), axis=0) for t in (q, k)]
         ones = emit("Expand", emit.scalar("one", elem, 1.0), emit("Concat", *lengths, axis=0))
-        allowed = emit("Cast", emit("Trilu", ones, upper=0), to=9)
+        allowed = emit("Cast", emit("Trilu", ones, upper=0), to=ElementType.BOOL)
         scores = emit("Add", scores, emit("Where", allowed, zero, blocked))
     weights = emit("Softmax", scores, axis=-1)
     if inputs[3]:  # a row the mask blocks entirely attends to nothing: zeros, not the NaN softmax gives

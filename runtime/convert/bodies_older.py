@@ -7,13 +7,12 @@ from __future__ import annotations
 import math
 import struct
 
-from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.emitter import Emitter
 from opspec.runtime.convert.values import GraphValues, Refusal
 from opspec.runtime.convert.work_node import WorkNode
 from opspec.runtime.schema import OpSchema
 
-_FLOAT, _DOUBLE = ELEMENT_TYPES["float"], ELEMENT_TYPES["double"]
 #: The most elements a Range folded into a constant may have.
 RANGE_LIMIT = 1 << 16
 
@@ -34,8 +33,8 @@ def range_constant(node: WorkNode, schema: OpSchema, values: GraphValues) -> lis
     start, limit, delta = (item[1][0] for item in found if item is not None)
     if delta == 0:
         raise Refusal("delta is 0")
-    rounded = _float32 if elem == _FLOAT else (lambda value: value)
-    floating = elem in (_FLOAT, _DOUBLE)
+    rounded = _float32 if elem == ElementType.FLOAT else (lambda value: value)
+    floating = elem in (ElementType.FLOAT, ElementType.DOUBLE)
     count = max(math.ceil(rounded(limit - start) / delta), 0) if floating else max(-(-(limit - start) // delta), 0)
     if count > RANGE_LIMIT:
         raise Refusal(f"the range has {count} elements, more than the {RANGE_LIMIT} folded into a constant")
@@ -128,7 +127,6 @@ def _matrix_product(emit: Emitter, node: WorkNode, terms: list[str], output: str
     return emit.nodes
 
 
-_INT64 = ELEMENT_TYPES["int64"]
 
 
 def _text(value: object, default: str) -> str:
@@ -151,14 +149,14 @@ def grid_sample(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[W
     if padding not in ("zeros", "border"):
         raise Refusal(f"padding_mode {padding!r} is not written in older operators")
     known = values.type_of(node.inputs[0])
-    if known is None or known.rank != 4 or known.elem not in (_FLOAT, _DOUBLE):
+    if known is None or known.rank != 4 or known.elem not in (ElementType.FLOAT, ElementType.DOUBLE):
         raise Refusal("only a float or double input of rank 4 is written in older operators")
     elem = known.elem
     emit = Emitter(node, values)
     x, grid = node.inputs[0], node.inputs[1]
     shape = emit("Shape", x)
-    height = emit("Gather", shape, emit.scalar("at", _INT64, 2), axis=0)
-    width = emit("Gather", shape, emit.scalar("at", _INT64, 3), axis=0)
+    height = emit("Gather", shape, emit.scalar("at", ElementType.INT64, 2), axis=0)
+    width = emit("Gather", shape, emit.scalar("at", ElementType.INT64, 3), axis=0)
     one, half = emit.scalar("one", elem, 1.0), emit.scalar("half", elem, 0.5)
 
     extents = {size: emit("Cast", size, to=elem) for size in (height, width)}
@@ -186,7 +184,7 @@ def grid_sample(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[W
     def pixels(columns: str, rows: str) -> str:
         """The input's pixels at whole positions ``columns``, ``rows`` (of the input's float type,
         [N, Ho, Wo]), as [N, C, Ho, Wo]."""
-        held = [emit("Cast", emit("Clip", place, zero, emit("Sub", extents[size], one)), to=_INT64)
+        held = [emit("Cast", emit("Clip", place, zero, emit("Sub", extents[size], one)), to=ElementType.INT64)
                 for place, size in ((columns, width), (rows, height))]
         index = emit("Add", emit("Mul", held[1], width), held[0])
         index = emit("Expand", emit("Reshape", index, emit.ints("flat", [0, 1, -1])), spread)

@@ -1,6 +1,7 @@
 """Bodies of tensor operators an older opset lacks or cannot state: Shape ranges, CastLike, Split into a count, Trilu."""
 from __future__ import annotations
 
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.emitter import Emitter, element_of
 from opspec.runtime.convert.values import GraphValues, Refusal
 from opspec.runtime.convert.work_node import WorkNode
@@ -27,7 +28,7 @@ def split_count(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[W
 def trilu(node: WorkNode, schema: OpSchema, values: GraphValues) -> list[WorkNode]:
     """Trilu as a mask of the last two axes: keep (i, j) where j - i >= k (upper) or <= k (lower)."""
     known = values.type_of(node.inputs[0])
-    if known is None or known.rank is None or known.rank < 2 or known.elem == 9:
+    if known is None or known.rank is None or known.rank < 2 or known.elem == ElementType.BOOL:
         raise Refusal("the input's rank is unknown, or it is boolean")
     rank = known.rank
     emit = Emitter(node, values)

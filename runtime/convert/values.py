@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opspec.generated.opspec_ir_pb2 import TensorProto
-from opspec.runtime.contract.elements import ELEMENT_NAMES, ELEMENT_TYPES
+from opspec.runtime.contract.elements import ELEMENT_NAMES, ElementType
 from opspec.runtime.inference.read_attributes import attribute_value
 from opspec.runtime.inference.read_tensors import tensor_data
 
@@ -235,19 +235,19 @@ def read_names(graph: Any) -> set[str]:
     return names
 
 
-_PACKED = {ELEMENT_TYPES["float16"]: "e", ELEMENT_TYPES["float"]: "f", ELEMENT_TYPES["double"]: "d",
-           ELEMENT_TYPES["int64"]: "q", ELEMENT_TYPES["int32"]: "i", ELEMENT_TYPES["int8"]: "b",
-           ELEMENT_TYPES["uint8"]: "B", ELEMENT_TYPES["int16"]: "h", ELEMENT_TYPES["uint16"]: "H",
-           ELEMENT_TYPES["uint32"]: "I", ELEMENT_TYPES["uint64"]: "Q", ELEMENT_TYPES["bool"]: "?"}
-_BFLOAT16 = ELEMENT_TYPES["bfloat16"]
+_PACKED: dict[int, str] = {
+    ElementType.FLOAT16: "e", ElementType.FLOAT: "f", ElementType.DOUBLE: "d", ElementType.INT64: "q",
+    ElementType.INT32: "i", ElementType.INT8: "b", ElementType.UINT8: "B", ElementType.INT16: "h",
+    ElementType.UINT16: "H", ElementType.UINT32: "I", ElementType.UINT64: "Q", ElementType.BOOL: "?",
+}
 
 
 def make_tensor(name: str, elem: int, dims: tuple[int, ...], values: list) -> Any:
     """A ``TensorProto`` with ``values`` stored as little-endian raw data."""
-    if elem == ELEMENT_TYPES["string"]:
+    if elem == ElementType.STRING:
         strings = [v.encode() if isinstance(v, str) else v for v in values]
         return TensorProto(name=name, data_type=elem, dims=list(dims), string_data=strings)
-    if elem == _BFLOAT16:
+    if elem == ElementType.BFLOAT16:
         raw = b"".join(struct.pack("<f", float(v))[2:] for v in values)
     elif elem in _PACKED:
         code = _PACKED[elem]
@@ -259,9 +259,9 @@ def make_tensor(name: str, elem: int, dims: tuple[int, ...], values: list) -> An
 
 
 #: The typed value attributes of Constant (version 12 on): element type, and whether a list.
-CONSTANT_FORMS = {"value_float": (ELEMENT_TYPES["float"], False), "value_floats": (ELEMENT_TYPES["float"], True),
-                  "value_int": (ELEMENT_TYPES["int64"], False), "value_ints": (ELEMENT_TYPES["int64"], True),
-                  "value_string": (ELEMENT_TYPES["string"], False), "value_strings": (ELEMENT_TYPES["string"], True)}
+CONSTANT_FORMS = {"value_float": (ElementType.FLOAT, False), "value_floats": (ElementType.FLOAT, True),
+                  "value_int": (ElementType.INT64, False), "value_ints": (ElementType.INT64, True),
+                  "value_string": (ElementType.STRING, False), "value_strings": (ElementType.STRING, True)}
 
 
 def constant_tensor(node: Any) -> Any | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from opspec.runtime.contract.elements import ELEMENT_TYPES
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.convert.values import GraphValues
 from opspec.runtime.convert.work_node import WorkNode, bind_formals
 from opspec.runtime.schema import AttrType, FormalParameter, OpSchema
@@ -22,8 +22,7 @@ from opspec.runtime.schema import AttrType, FormalParameter, OpSchema
 WIDENED = frozenset({("", "LayerNormalization"), ("", "RMSNormalization"), ("", "GroupNormalization"),
                      ("", "MeanVarianceNormalization")})
 
-_FLOAT = ELEMENT_TYPES["float"]
-_NARROW = frozenset({ELEMENT_TYPES["float16"], ELEMENT_TYPES["bfloat16"]})
+_NARROW = frozenset({ElementType.FLOAT16, ElementType.BFLOAT16})
 
 
 @dataclass(frozen=True)
@@ -72,8 +71,8 @@ def widened(node: WorkNode, schema: OpSchema, values: GraphValues) -> Widened | 
             wide.inputs[position] = values.fresh(f"{actual}_float")
             known = values.type_of(actual)
             if known is not None:
-                values.types[wide.inputs[position]] = replace(known, elem=_FLOAT)
-            before.append(_cast(node, f"in{len(before)}", actual, wide.inputs[position], _FLOAT))
+                values.types[wide.inputs[position]] = replace(known, elem=ElementType.FLOAT)
+            before.append(_cast(node, f"in{len(before)}", actual, wide.inputs[position], ElementType.FLOAT))
     for position, formal, actual in _bound(schema.outputs, node.outputs):
         if actual and formal.type_str in narrow:
             wide.outputs[position] = values.fresh(f"{actual}_float")

@@ -11,6 +11,7 @@ from opspec.runtime.inference.read_tensors import initializer_data, tensor_type
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, normalize_opsets, resolve
 from opspec.runtime.ir import ModelSource, load_model
+from opspec.runtime.ir.codes import DataLocation
 from opspec.runtime.op_set import OpSet, op_set_or_installed
 from opspec.runtime.shape import Sym
 
@@ -22,7 +23,6 @@ from .sizes import Size, element_count, tensor_bytes, value_bytes
 
 __all__ = ["cost"]
 
-_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 #: Subgraphs nested deeper than inference follows are not costed (their cost is unknown).
 MAX_NESTING = 64
 #: Above this many candidates a symbolic peak is left unknown (it needs the symbols set): a max of
@@ -56,7 +56,7 @@ class _Walk:
 
     def constant(self, name: str) -> int | None:
         tensor = self.constants.get(name)
-        if tensor is None or tensor.data_location == _EXTERNAL:
+        if tensor is None or tensor.data_location == DataLocation.EXTERNAL:
             return None
         data = initializer_data(tensor)
         if data is None or len(data.values) != 1 or type(data.values[0]) is not int:
@@ -263,7 +263,7 @@ def cost(model: ModelSource, bindings: Mapping[str, int] | None = None, *, op_se
         size = tensor_bytes(tensor.data_type, count) or 0
         parameters += count
         weight_bytes += size
-        if tensor.data_location == _EXTERNAL:
+        if tensor.data_location == DataLocation.EXTERNAL:
             external_bytes += size
 
     initializer_names = {t.name for t in graph.initializer}

@@ -14,13 +14,13 @@ from opspec.runtime.contract.elements import DATA_FLOAT_ELEMS as FLOAT_ELEMS
 from opspec.runtime.contract.elements import DATA_INT_ELEMS as INT_ELEMS
 from opspec.runtime.contract.limits import DATA_LIMIT, FLOAT_DATA_LIMIT
 from opspec.runtime.contract.values import Data, TensorType, TensorValue
-from opspec.runtime.ir.codes import DataLocation, ElemType
+from opspec.runtime.ir.codes import DataLocation, ElementType
 
 #: ``struct`` codes of the element types whose raw data is read (bfloat16: raw 16-bit patterns, widened).
-_RAW_FORMATS = {ElemType.FLOAT: "f", ElemType.UINT8: "B", ElemType.INT8: "b", ElemType.UINT16: "H",
-                ElemType.INT16: "h", ElemType.INT32: "i", ElemType.INT64: "q", ElemType.BOOL: "?",
-                ElemType.FLOAT16: "e", ElemType.DOUBLE: "d", ElemType.UINT32: "I", ElemType.UINT64: "Q",
-                ElemType.BFLOAT16: "H"}
+_RAW_FORMATS = {ElementType.FLOAT: "f", ElementType.UINT8: "B", ElementType.INT8: "b", ElementType.UINT16: "H",
+                ElementType.INT16: "h", ElementType.INT32: "i", ElementType.INT64: "q", ElementType.BOOL: "?",
+                ElementType.FLOAT16: "e", ElementType.DOUBLE: "d", ElementType.UINT32: "I", ElementType.UINT64: "Q",
+                ElementType.BFLOAT16: "H"}
 _EXTERNAL = DataLocation.EXTERNAL
 
 
@@ -87,30 +87,30 @@ def _raw_data(elem: int, dims: tuple[int, ...], raw: bytes) -> Data | None:
     if code is None or len(raw) != count * struct.calcsize(code):
         return None
     values = struct.unpack(f"<{count}{code}", raw)
-    if elem == ElemType.BFLOAT16:
+    if elem == ElementType.BFLOAT16:
         values = tuple([_bfloat16(bits) for bits in values])
     return _data(elem, dims, values)
 
 
 def _data(elem: int, dims: tuple[int, ...], values: tuple[Any, ...]) -> Data:
-    if elem == ElemType.BOOL:
+    if elem == ElementType.BOOL:
         values = tuple(int(bool(v)) for v in values)
     return Data(dims, values)
 
 
 def _typed_values(tensor: Any, elem: int) -> tuple[Any, ...]:
     """The elements of a tensor from the typed field its element type uses."""
-    if elem == ElemType.INT64:
+    if elem == ElementType.INT64:
         return tuple(tensor.int64_data)
-    if elem == ElemType.UINT32 or elem == ElemType.UINT64:
+    if elem == ElementType.UINT32 or elem == ElementType.UINT64:
         return tuple(tensor.uint64_data)
-    if elem == ElemType.FLOAT:
+    if elem == ElementType.FLOAT:
         return tuple(tensor.float_data)
-    if elem == ElemType.DOUBLE:
+    if elem == ElementType.DOUBLE:
         return tuple(tensor.double_data)
-    if elem == ElemType.FLOAT16:
+    if elem == ElementType.FLOAT16:
         return tuple([_float16(bits) for bits in tensor.int32_data])
-    if elem == ElemType.BFLOAT16:
+    if elem == ElementType.BFLOAT16:
         return tuple([_bfloat16(bits) for bits in tensor.int32_data])
     return tuple(tensor.int32_data)
 

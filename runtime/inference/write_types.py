@@ -10,11 +10,11 @@ from typing import Any, Container, Iterable, Mapping
 from opspec.runtime.contract.values import LongShape, MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.inference.deferred_types import UnreadType
 from opspec.runtime.inference.read_types import INT64_MAX
-from opspec.runtime.ir.codes import TypeCase
+from opspec.runtime.ir.codes import TypeCase, WireType
 from opspec.runtime.ir.varint import encode_varint
 from opspec.runtime.shape import Sym
 
-_LENGTH_DELIMITED = 2
+_LENGTH_DELIMITED = int(WireType.LENGTH_DELIMITED)
 
 
 def _tag(field: int) -> int:

@@ -1,6 +1,6 @@
 """Numbers of the ONNX wire format that reading and writing the IR rely on, as enums.
 
-Element types are :class:`~opspec.runtime.contract.elements.ElemType` and attribute kinds
+Element types are :class:`~opspec.runtime.contract.elements.ElementType` and attribute kinds
 :class:`~opspec.runtime.schema.AttrType`; both are re-exported here so the IR modules
 take every code from one place.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from opspec.runtime.contract.elements import ElemType
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.schema import AttrType
 
 
@@ -46,7 +46,18 @@ class DataLocation(enum.IntEnum):
     EXTERNAL = 1
 
 
+class WireType(enum.IntEnum):
+    """How a protobuf field's value is encoded after its key (the key's low three bits)."""
+
+    VARINT = 0
+    FIXED64 = 1
+    LENGTH_DELIMITED = 2
+    START_GROUP = 3
+    END_GROUP = 4
+    FIXED32 = 5
+
+
 #: Attribute kinds that hold graphs.
 GRAPH_KINDS = frozenset({AttrType.GRAPH, AttrType.GRAPHS})
 
-__all__ = ["AttrType", "DataLocation", "ElemType", "GRAPH_KINDS", "TypeCase"]
+__all__ = ["AttrType", "DataLocation", "ElementType", "GRAPH_KINDS", "TypeCase", "WireType"]

@@ -11,7 +11,7 @@ import os
 import stat
 from typing import Any
 
-_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+from opspec.runtime.ir.codes import DataLocation
 
 
 class ExternalData:
@@ -32,7 +32,7 @@ class ExternalData:
     def inlined(self, tensor: Any, max_bytes: int) -> Any | None:
         """A copy of ``tensor`` with its external bytes as ``raw_data``; None when it is not
         external, is larger than ``max_bytes``, or its file cannot or may not be read."""
-        if tensor.data_location != _EXTERNAL:
+        if tensor.data_location != DataLocation.EXTERNAL:
             return None
         entries = {entry.key: entry.value for entry in tensor.external_data}
         location = entries.get("location", "")

@@ -16,6 +16,7 @@ from google.protobuf.message import DecodeError, Message
 
 from opspec.generated.opspec_ir_pb2 import ModelProto
 from opspec.runtime.atomic_file import write_output
+from opspec.runtime.ir.codes import WireType
 from opspec.runtime.ir.varint import encode_varint, read_varint
 
 __all__ = ["LoadedModel", "ModelLoadError", "ModelSource", "SourceKind", "check_plausible", "load_model", "save_model",
@@ -141,10 +142,10 @@ def save_model(model: SavedModel, path: str | os.PathLike[str] | BinaryIO, graph
     return None
 
 
-#: ``ModelProto.graph``: field 7, length-delimited.
-_GRAPH_FIELD, _LENGTH_DELIMITED = 7, 2
-#: Bytes each wire type of a field takes after its key, where that is fixed (64-bit, 32-bit).
-_FIXED_WIDTH = {1: 8, 5: 4}
+#: ``ModelProto.graph``'s field number (a length-delimited field).
+_GRAPH_FIELD = 7
+#: Bytes each wire type of a field takes after its key, where that is fixed.
+_FIXED_WIDTH: dict[int, int] = {WireType.FIXED64: 8, WireType.FIXED32: 4}
 
 
 def with_graph_fields(model: bytes, fields: bytes) -> list[bytes | memoryview]:
@@ -158,14 +159,14 @@ def with_graph_fields(model: bytes, fields: bytes) -> list[bytes | memoryview]:
         start = position
         key, position = read_varint(view, position)
         number, wire_type = key >> 3, key & 7
-        if wire_type == _LENGTH_DELIMITED:
+        if wire_type == WireType.LENGTH_DELIMITED:
             length, position = read_varint(view, position)
             if number == _GRAPH_FIELD:
                 end = position + length
                 header = encode_varint(key) + encode_varint(length + len(fields))
                 return [view[:start], header, view[position:end], fields, view[end:]]
             position += length
-        elif wire_type == 0:
+        elif wire_type == WireType.VARINT:
             position = read_varint(view, position)[1]
         elif wire_type in _FIXED_WIDTH:
             position += _FIXED_WIDTH[wire_type]

@@ -8,12 +8,19 @@ whose values are only known when the graph holds them (initializers, constants, 
 """
 from __future__ import annotations
 
+import enum
+
 from opspec.runtime.contract import InferenceContext, Subgraph, TensorType, attribute, rule
 from opspec.runtime.rules._dims import one_value
 from opspec.runtime.shape import ShapeError, format_shape, sub_dim
 
-#: model_type of Whisper: input_ids holds (batch, mel bins, frames) audio features.
-WHISPER = 2
+
+class ModelType(enum.IntEnum):
+    """The ``model_type`` attribute of the generation ops: which kind of model drives the search."""
+
+    DECODER_ONLY = 0  # GPT-like: the prompt is (batch, sequence_length) token ids and grows
+    ENCODER_DECODER = 1  # T5-like
+    WHISPER = 2  # input_ids holds (batch, mel bins, frames) audio features
 
 
 def positive_scalar(ctx: InferenceContext, index: int, strict: bool):
@@ -39,8 +46,8 @@ def prompt_shape(ctx: InferenceContext, whisper: bool):
 
 
 def model_type(ctx: InferenceContext) -> int:
-    value = ctx.attribute("model_type", 0)
-    return value if type(value) is int else 0
+    value = ctx.attribute("model_type", ModelType.DECODER_ONLY)
+    return value if type(value) is int else ModelType.DECODER_ONLY
 
 
 def generated_steps(max_length, prompt):
@@ -80,7 +87,7 @@ def vocabulary(ctx: InferenceContext):
       "from vocab_size or else the decoder's logits.", decoder=attribute())
 def beam_search(ctx: InferenceContext) -> None:
     kind = model_type(ctx)
-    batch, prompt = prompt_shape(ctx, kind == WHISPER)
+    batch, prompt = prompt_shape(ctx, kind == ModelType.WHISPER)
     # onnxruntime checks the counts only once all three are known
     strict = all(type(one_value(ctx, index)) is int for index in (1, 3, 4))
     max_length = positive_scalar(ctx, 1, strict)
@@ -88,13 +95,13 @@ def beam_search(ctx: InferenceContext) -> None:
     returned = positive_scalar(ctx, 4, strict)
     if type(beams) is int and type(returned) is int and returned > beams:
         ctx.fail(f"num_return_sequences {returned} is more than num_beams {beams}; only the beams can be returned")
-    if kind == 0:
+    if kind == ModelType.DECODER_ONLY:
         check_room_to_generate(ctx, max_length, prompt)
     ctx.set_output_shape(0, (batch, returned, max_length))
     if ctx.output_count > 1:
         ctx.set_output_shape(1, (batch, returned))
     if ctx.output_count > 2:
-        steps = generated_steps(max_length, prompt) if kind == 0 else None
+        steps = generated_steps(max_length, prompt) if kind == ModelType.DECODER_ONLY else None
         ctx.set_output_shape(2, (steps, batch, beams, vocabulary(ctx)))
     if ctx.output_count > 4:
         ctx.set_output_shape(4, (batch,))
@@ -105,7 +112,7 @@ def beam_search(ctx: InferenceContext) -> None:
 def greedy_search(ctx: InferenceContext) -> None:
     batch, prompt = prompt_shape(ctx, False)
     max_length = positive_scalar(ctx, 1, True)
-    if model_type(ctx) == 0:
+    if model_type(ctx) == ModelType.DECODER_ONLY:
         check_room_to_generate(ctx, max_length, prompt)
     ctx.set_output_shape(0, (batch, max_length))
 

@@ -7,11 +7,10 @@ the length of cumulative_sequence_length minus one.
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import InferenceContext, attribute, rule
+from opspec.runtime.contract import FLOAT, InferenceContext, attribute, rule
 from opspec.runtime.rules._dims import merged
 from opspec.runtime.shape import Dim, ShapeError, add_dim, div_dim, format_shape, mul_dim, sub_dim
 
-FLOAT = 1
 #: The largest state window or capture capacity the operators accept.
 _MAX_WINDOW = 8
 

@@ -6,6 +6,7 @@ from an attribute, another input's shape, or the known value of a size input.
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, input, option, rule
+from opspec.runtime.contract.elements import FLOAT, INT32
 from opspec.runtime.shape import Sym, add_dim, div_dim, format_shape
 
 
@@ -25,12 +26,12 @@ def _scalar_value(ctx: InferenceContext, index: int):
 
 @rule("random_tensor", "A tensor of the 'shape' attribute's dims, of the 'dtype' attribute's element type.",
       shape=attribute(required=True), dtype=attribute(),
-      default_dtype=option("int", 1, doc="the element type when the dtype attribute is not set"))
+      default_dtype=option("int", FLOAT, doc="the element type when the dtype attribute is not set"))
 def random_tensor(ctx: InferenceContext) -> None:
     dims = ctx.ints_attr("shape")
     if dims is not None and any(d < 0 for d in dims):
         ctx.fail(f"shape {list(dims)} has a negative dim")
-    ctx.set_output_shape(0, dims, ctx.elem_attr("dtype", ctx.option("default_dtype", 1)))
+    ctx.set_output_shape(0, dims, ctx.elem_attr("dtype", ctx.option("default_dtype", FLOAT)))
 
 
 @rule("random_like", "A tensor shaped like the input, of the 'dtype' attribute's element type or else the input's.",
@@ -41,13 +42,13 @@ def random_like(ctx: InferenceContext) -> None:
 
 @rule("multinomial", "(batch, sample_size) class indices drawn from (batch, classes) scores.",
       sample_size=attribute(), dtype=attribute(),
-      default_dtype=option("int", 6, doc="the element type when the dtype attribute is not set"))
+      default_dtype=option("int", INT32, doc="the element type when the dtype attribute is not set"))
 def multinomial(ctx: InferenceContext) -> None:
     batch, _ = ctx.input_with_rank(0, 2)
     samples = ctx.int_attr("sample_size", 1)
     if samples < 1:
         ctx.fail(f"sample_size {samples} must be positive")
-    ctx.set_output_shape(0, (batch, samples), ctx.elem_attr("dtype", ctx.option("default_dtype", 6)))
+    ctx.set_output_shape(0, (batch, samples), ctx.elem_attr("dtype", ctx.option("default_dtype", INT32)))
 
 
 @rule("window", "A 1-D window of as many elements as the size input holds.",

@@ -12,6 +12,7 @@ from opspec.codegen.diagnostics import Diagnostics
 from opspec.codegen.rule_specs import read_catalogue
 from opspec.runtime.contract import MapType, OptionalType, SequenceType, SparseTensorType, TensorType
 from opspec.runtime.contract.declare import DeclarationError, make_spec
+from opspec.runtime.contract.elements import ElementType
 from opspec.runtime.inference.read_types import type_from_string
 from opspec.runtime.rulebook import RULES
 from opspec.runtime.testing import INT64, run_rule, t, vec
@@ -26,6 +27,22 @@ def test_a_rule_flag_is_read_alike_at_run_time_and_by_the_compiler():
     assert elementwise is not None and not elementwise.constant_output
     catalogue = read_catalogue(None, Diagnostics())
     assert catalogue["constant"].spec == RULES.spec("constant")
+
+
+def test_element_type_names_in_a_declaration_are_read_as_their_numbers(tmp_path):
+    # a rule's option default written FLOAT reads as 1 for the compiler as at run time
+    catalogue = read_catalogue(None, Diagnostics())
+    for name in ("random_tensor", "multinomial"):
+        assert catalogue[name].spec == RULES.spec(name)
+    (tmp_path / "mine.py").write_text(
+        "from opspec.runtime.contract import INT64, option, rule\n"
+        "from opspec.runtime.contract.elements import DOUBLE as WIDE\n"
+        "@rule('mine', 'A rule.', narrow=option('int', INT64), wide=option('int', WIDE))\n"
+        "def mine(ctx):\n    pass\n")
+    diagnostics = Diagnostics()
+    declared = read_catalogue(tmp_path, diagnostics)["mine"]
+    assert not diagnostics.items
+    assert declared.spec.defaults() == {"narrow": ElementType.INT64, "wide": ElementType.DOUBLE}
 
 
 def test_a_rule_flag_must_be_a_boolean():
