@@ -339,25 +339,21 @@ class InferenceContext(ArgumentReaders):
 
     def _input_at(self, name: str) -> int:
         """The position of formal input ``name``: past the node's inputs when it supplies none."""
-        table = self._table_built or self._table()
-        position = table.inputs.get(name)
-        if position is None:
-            raise UnknownOperand(f"{table.op} has no input {name!r}")
-        if position != BY_NODE:
-            return position
-        bound = self.input_range(name)
-        return bound.start if len(bound) else len(self._inputs)
+        return self._position_of(name, False)
 
     def _output_at(self, name: str) -> int:
         """The position of formal output ``name``: past the node's outputs when it has none."""
+        return self._position_of(name, True)
+
+    def _position_of(self, name: str, output: bool) -> int:
         table = self._table_built or self._table()
-        position = table.outputs.get(name)
+        position = (table.outputs if output else table.inputs).get(name)
         if position is None:
-            raise UnknownOperand(f"{table.op} has no output {name!r}")
+            raise UnknownOperand(f"{table.op} has no {'output' if output else 'input'} {name!r}")
         if position != BY_NODE:
             return position
-        bound = self.output_range(name)
-        return bound.start if len(bound) else len(self._outputs)
+        bound = self.output_range(name) if output else self.input_range(name)
+        return bound.start if len(bound) else len(self._outputs if output else self._inputs)
 
     # -- helpers ------------------------------------------------------------------------
     def fresh_dim(self) -> Sym | None:
