@@ -16,7 +16,7 @@ from opspec.runtime.inference.checks import formal_positions
 from opspec.runtime.inference.read_types import type_from_string
 from opspec.runtime.inference.typeops import type_only
 from opspec.runtime.ir.codes import GRAPH_KINDS
-from opspec.runtime.op_set import OpSet
+from opspec.runtime.op_set import OpSet, SchemaCache
 from opspec.runtime.registry import Registry, SchemaError
 from opspec.runtime.rulebook import RuleBook
 from opspec.runtime.schema import FormalParameterOption, OpSchema
@@ -48,10 +48,11 @@ class OpEntry:
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
-                 constant_output: bool = False) -> None:
+                 constant_output: bool = False, plans: dict[tuple[int, int], BindingPlan] | None = None) -> None:
         self.kind, self.schema, self.rule, self.args, self.opset = kind, schema, rule, args or _EMPTY, opset
         self.function, self.reason = function, reason
-        self.plans: dict[tuple[int, int], BindingPlan] = {}
+        #: Binding plans by (input count, output count): a schema's own, possibly shared by entries.
+        self.plans: dict[tuple[int, int], BindingPlan] = {} if plans is None else plans
         #: The rule's outputs are the node's own constants: their data is kept without data propagation.
         self.constant_output = constant_output
         #: Whether the op has graph attributes (inferred before its rule runs).
@@ -199,12 +200,13 @@ def resolve(op_set: OpSet, domain: str, op_type: str, opsets: dict[str, int], fu
         if function is not None:
             return OpEntry(EntryKind.FUNCTION, function=function)
         return OpEntry(EntryKind.UNKNOWN, reason=str(error))
-    return schema_entry(schema, op_set.rules, version)
+    return schema_entry(schema, op_set.rules, version, op_set.schema_cache)
 
 
-def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0) -> OpEntry:
+def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0, cache: SchemaCache | None = None) -> OpEntry:
     """The entry of a schema: its rule (from ``rules``), with the declared defaults of the rule's
-    arguments overridden by the schema's own."""
+    arguments overridden by the schema's own. With ``cache``, the schema's binding plans are
+    shared with every entry of it made through that cache (they follow from the schema alone)."""
     rule, args, constant_output, passes = None, _EMPTY, False, False
     if schema.inference is not None:
         rule = rules.lookup(schema.inference.name)
@@ -217,7 +219,13 @@ def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0) -> OpEntry:
             own = getattr(rule, SPEC_ATTRIBUTE, None)
             passes = isinstance(own, RuleSpec) and own.passes_input_type and all(
                 value is None for value in args.values())
-    entry = OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output)
+    plans = None
+    if cache is not None:
+        plans = cache.get(schema)
+        if plans is None:
+            plans = {}
+            cache.put(schema, plans)
+    entry = OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output, plans=plans)
     # Nothing of the node is checked (no attribute constraints), and the output's type parameter
     # is the input's own: then the type passes unchanged.
     entry.passes_type = passes and entry.types_only and [sources for sources, _ in entry.plan(1, 1)] == [(0,)]
