@@ -15,9 +15,10 @@ from opspec.runtime.rulebook import RuleBook
 
 
 class SchemaCache:
-    """What the engine derives from one schema alone (its output-type binding plans), kept across
-    calls. Keyed by the schema object itself (held, so that its identity stays its own): a schema
-    registered later is another object and gets its own entry."""
+    """What the engine derives from one schema (its rule's arguments, its output-type binding
+    plans), kept across calls. Keyed by the schema object itself (held, so that its identity stays
+    its own): a schema registered later is another object and gets its own entry; the engine
+    checks that a kept entry's rule is still the one the rules give."""
 
     __slots__ = ("_by_schema",)
 

@@ -7,6 +7,7 @@ parameter takes from the inputs (or the single type it allows) before the rule r
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from opspec.runtime.contract import SparseTensorType, TensorType
@@ -205,31 +206,54 @@ def resolve(op_set: OpSet, domain: str, op_type: str, opsets: dict[str, int], fu
 
 def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0, cache: SchemaCache | None = None) -> OpEntry:
     """The entry of a schema: its rule (from ``rules``), with the declared defaults of the rule's
-    arguments overridden by the schema's own. With ``cache``, the schema's binding plans are
-    shared with every entry of it made through that cache (they follow from the schema alone)."""
-    rule, args, constant_output, passes = None, _EMPTY, False, False
+    arguments overridden by the schema's own.
+
+    With ``cache``, what follows from the schema and its rule alone (the arguments, the binding
+    plans) is kept there and shared by every later entry of the schema, for as long as ``rules``
+    gives the same rule and declaration for it."""
+    rule = spec = None
     if schema.inference is not None:
         rule = rules.lookup(schema.inference.name)
         spec = rules.spec(schema.inference.name)
-        if rule is not None and spec is not None:
-            args = spec.defaults()
-            args.update(schema.inference.args)
-            constant_output = spec.constant_output
-            # (the function that runs must declare it: the flag speaks for that function alone)
-            own = getattr(rule, SPEC_ATTRIBUTE, None)
-            passes = isinstance(own, RuleSpec) and own.passes_input_type and all(
-                value is None for value in args.values())
-    plans = None
+    parts: _SchemaParts | None = None
     if cache is not None:
-        plans = cache.get(schema)
-        if plans is None:
-            plans = {}
-            cache.put(schema, plans)
-    entry = OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output, plans=plans)
+        parts = cache.get(schema)
+        if parts is None or parts.rule is not rule or parts.spec is not spec:
+            parts = _schema_parts(schema, rule, spec)
+            cache.put(schema, parts)
+    else:
+        parts = _schema_parts(schema, rule, spec)
+    entry = OpEntry(EntryKind.SCHEMA, schema, rule, parts.args, opset, constant_output=parts.constant_output,
+                    plans=parts.plans)
     # Nothing of the node is checked (no attribute constraints), and the output's type parameter
     # is the input's own: then the type passes unchanged.
-    entry.passes_type = passes and entry.types_only and [sources for sources, _ in entry.plan(1, 1)] == [(0,)]
+    entry.passes_type = parts.passes and entry.types_only and [sources for sources, _ in entry.plan(1, 1)] == [(0,)]
     return entry
+
+
+@dataclass(frozen=True)
+class _SchemaParts:
+    """What an entry takes from its schema and rule: the rule's arguments, whether its outputs are
+    the node's constants, whether it may pass its input's type on, and the binding plans so far."""
+
+    rule: Callable[..., Any] | None
+    spec: RuleSpec | None
+    args: dict[str, Any]
+    constant_output: bool
+    passes: bool
+    plans: dict[tuple[int, int], BindingPlan]
+
+
+def _schema_parts(schema: OpSchema, rule: Callable[..., Any] | None, spec: RuleSpec | None) -> _SchemaParts:
+    args, constant_output, passes = _EMPTY, False, False
+    if schema.inference is not None and rule is not None and spec is not None:
+        args = spec.defaults()
+        args.update(schema.inference.args)
+        constant_output = spec.constant_output
+        # (the function that runs must declare it: the flag speaks for that function alone)
+        own = getattr(rule, SPEC_ATTRIBUTE, None)
+        passes = isinstance(own, RuleSpec) and own.passes_input_type and all(value is None for value in args.values())
+    return _SchemaParts(rule, spec, args, constant_output, passes, {})
 
 
 __all__ = ["BindingPlan", "ELEM_ONLY", "EntryKind", "OpEntry", "bind_output", "binding_plan",

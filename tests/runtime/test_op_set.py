@@ -89,5 +89,8 @@ def test_binding_plans_are_kept_per_schema_across_entries():
     assert again.plans is first.plans and (2, 1) in again.plans  # computed once, reused
     assert schema_entry(relu, rules, 14, cache).plans is not first.plans
     assert schema_entry(add, rules, 14).plans is not first.plans  # no cache: an entry's own
+    # Rules that change (as registering a module may) are followed, not the kept rule.
+    assert schema_entry(add, _NoRules(), 14, cache).rule is None
+    assert schema_entry(add, rules, 14, cache).rule is first.rule is not None
     # Another schema object (as a later registration makes) never sees this one's plans.
     assert cache.get(copy.copy(add)) is None
