@@ -196,11 +196,11 @@ def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Seq
     given the node's input types ``inputs`` (None where unknown)."""
     violations: list[Violation] = []
     declared = schema.attributes
-    for name, value in attributes.items():
+    for name in attributes:
         spec = declared.get(name)
         if spec is None or spec.constraint is None:
-            continue
-        constraint = spec.constraint
+            continue  # its value is not even read
+        value, constraint = attributes[name], spec.constraint
         tensor = spec.type is AttrType.TENSOR
         if not tensor and not _fits(spec.type, value):
             continue

@@ -8,9 +8,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from opspec.runtime.registry import Registry
 from opspec.runtime.rulebook import RuleBook
+
+
+class SchemaCache:
+    """What the engine derives from one schema (its rule's arguments, its output-type binding
+    plans), kept across calls. Keyed by the schema object itself (held, so that its identity stays
+    its own): a schema registered later is another object and gets its own entry; the engine
+    checks that a kept entry's rule is still the one the rules give."""
+
+    __slots__ = ("_by_schema",)
+
+    def __init__(self) -> None:
+        self._by_schema: dict[int, tuple[object, Any]] = {}
+
+    def get(self, schema: object) -> Any:
+        """What was kept for ``schema``, or None."""
+        found = self._by_schema.get(id(schema))
+        return found[1] if found is not None and found[0] is schema else None
+
+    def put(self, schema: object, value: Any) -> None:
+        """Keep ``value`` for ``schema``."""
+        self._by_schema[id(schema)] = (schema, value)
 
 
 @dataclass(frozen=True)
@@ -24,6 +46,8 @@ class OpSet:
     registry: Registry
     rules: RuleBook
     implied_domains: frozenset[str] = field(default=frozenset())
+    #: Per schema, what inference derives from it (not part of the op set's value).
+    schema_cache: SchemaCache = field(default_factory=SchemaCache, compare=False, repr=False)
 
 
 def implied_domains(registry: Registry, standard: Registry) -> frozenset[str]:
@@ -57,4 +81,4 @@ def op_set_or_installed(op_set: OpSet | None) -> OpSet:
     return installed_op_set() if op_set is None else op_set
 
 
-__all__ = ["OpSet", "implied_domains", "installed_op_set", "op_set_or_installed", "standard_op_set"]
+__all__ = ["OpSet", "SchemaCache", "implied_domains", "installed_op_set", "op_set_or_installed", "standard_op_set"]

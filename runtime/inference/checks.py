@@ -1,7 +1,7 @@
 """Validating one node against its schema: arity, input types, attributes (``check_type``)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from opspec.runtime.constraints import Violation, attribute_violations
 from opspec.runtime.contract.context import bind_formals
@@ -56,7 +56,7 @@ def _kind_name(kind: int) -> str:
 
 
 def check_node(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
-               attributes: Sequence[Any], values: dict[str, Any]) -> list[str | Violation]:
+               attributes: Sequence[Any], values: Mapping[str, Any]) -> list[str | Violation]:
     """Every way the node breaks ``schema``, one message or broken attribute constraint
     each (empty when it conforms).
 
@@ -87,7 +87,7 @@ _CONFORMING_LIMIT = 16384
 
 
 def _problems(schema: OpSchema, input_names: Sequence[str], output_count: int, inputs: Sequence[Any],
-              attributes: Sequence[Any], values: dict) -> list[str | Violation]:
+              attributes: Sequence[Any], values: Mapping[str, Any]) -> list[str | Violation]:
     problems: list[str | Violation] = []
     count = len(input_names)
     problem = _arity("input", count, schema.min_input, schema.max_input)

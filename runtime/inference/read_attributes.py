@@ -6,7 +6,7 @@ types value types; graphs stay protobuf messages (the subgraph module infers the
 from __future__ import annotations
 
 from operator import methodcaller
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from opspec.runtime.contract.values import TensorValue
 from opspec.runtime.inference.read_tensors import sparse_tensor_value, tensor_value
@@ -101,13 +101,15 @@ class AttributeReader:
 
     __slots__ = ("_seen",)
 
-    #: Attribute sets whose serialized form is longer than this are read every time, not kept.
+    #: Attribute sets whose serialized form is longer than this are not kept: each attribute
+    #: of them is read when a rule asks for it (:class:`AttributesByName`), and the node's
+    #: result is not remembered (few rules look at more than a handful of a large set).
     LARGEST_KEPT = 4096
 
     def __init__(self) -> None:
         self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]] = {}
 
-    def read(self, attributes: Any) -> tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]:
+    def read(self, attributes: Any) -> tuple[Mapping[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]:
         """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, their key by
         value (:func:`freeze`) and their exact key (each attribute's serialized form, which also
         tells apart encodings of the same value).
@@ -118,12 +120,41 @@ class AttributeReader:
         key = (protos[0].SerializeToString(),) if len(protos) == 1 else tuple(map(_SERIALIZED, protos))
         found = self._seen.get(key)
         if found is None:
+            if sum(map(len, key)) > self.LARGEST_KEPT:
+                return AttributesByName(protos), None, key
             values = attribute_values(attributes)
             frozen = freeze(values) if values else ()
             found = (values, frozen, key)
-            if frozen is not None and sum(map(len, key)) <= self.LARGEST_KEPT:  # never graphs: each is its own
+            if frozen is not None:  # never graphs: each is its own
                 self._seen[key] = found
         return found
+
+
+class AttributesByName(Mapping[str, Any]):
+    """A node's attributes by name, each read from its message when first asked for (the last
+    of a repeated name wins, as in :func:`attribute_values`)."""
+
+    __slots__ = ("_protos", "_values")
+
+    def __init__(self, protos: Iterable[Any]) -> None:
+        self._protos = {proto.name: proto for proto in protos}
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        values = self._values
+        if name in values:
+            return values[name]
+        value = values[name] = attribute_value(self._protos[name])
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._protos
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._protos)
+
+    def __len__(self) -> int:
+        return len(self._protos)
 
 
 class AttributesOnDemand(Mapping[str, Any]):
@@ -158,5 +189,5 @@ class AttributesOnDemand(Mapping[str, Any]):
         return len(self._loaded())
 
 
-__all__ = ["AttributeReader", "AttributesOnDemand", "attribute_kind", "attribute_value", "attribute_values",
+__all__ = ["AttributeReader", "AttributesByName", "AttributesOnDemand", "attribute_kind", "attribute_value", "attribute_values",
            "freeze"]

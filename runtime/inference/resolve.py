@@ -7,6 +7,7 @@ parameter takes from the inputs (or the single type it allows) before the rule r
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from opspec.runtime.contract import SparseTensorType, TensorType
@@ -16,7 +17,7 @@ from opspec.runtime.inference.checks import formal_positions
 from opspec.runtime.inference.read_types import type_from_string
 from opspec.runtime.inference.typeops import type_only
 from opspec.runtime.ir.codes import GRAPH_KINDS
-from opspec.runtime.op_set import OpSet
+from opspec.runtime.op_set import OpSet, SchemaCache
 from opspec.runtime.registry import Registry, SchemaError
 from opspec.runtime.rulebook import RuleBook
 from opspec.runtime.schema import FormalParameterOption, OpSchema
@@ -48,10 +49,11 @@ class OpEntry:
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
-                 constant_output: bool = False) -> None:
+                 constant_output: bool = False, plans: dict[tuple[int, int], BindingPlan] | None = None) -> None:
         self.kind, self.schema, self.rule, self.args, self.opset = kind, schema, rule, args or _EMPTY, opset
         self.function, self.reason = function, reason
-        self.plans: dict[tuple[int, int], BindingPlan] = {}
+        #: Binding plans by (input count, output count): a schema's own, possibly shared by entries.
+        self.plans: dict[tuple[int, int], BindingPlan] = {} if plans is None else plans
         #: The rule's outputs are the node's own constants: their data is kept without data propagation.
         self.constant_output = constant_output
         #: Whether the op has graph attributes (inferred before its rule runs).
@@ -199,29 +201,59 @@ def resolve(op_set: OpSet, domain: str, op_type: str, opsets: dict[str, int], fu
         if function is not None:
             return OpEntry(EntryKind.FUNCTION, function=function)
         return OpEntry(EntryKind.UNKNOWN, reason=str(error))
-    return schema_entry(schema, op_set.rules, version)
+    return schema_entry(schema, op_set.rules, version, op_set.schema_cache)
 
 
-def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0) -> OpEntry:
+def schema_entry(schema: OpSchema, rules: RuleBook, opset: int = 0, cache: SchemaCache | None = None) -> OpEntry:
     """The entry of a schema: its rule (from ``rules``), with the declared defaults of the rule's
-    arguments overridden by the schema's own."""
-    rule, args, constant_output, passes = None, _EMPTY, False, False
+    arguments overridden by the schema's own.
+
+    With ``cache``, what follows from the schema and its rule alone (the arguments, the binding
+    plans) is kept there and shared by every later entry of the schema, for as long as ``rules``
+    gives the same rule and declaration for it."""
+    rule = spec = None
     if schema.inference is not None:
         rule = rules.lookup(schema.inference.name)
         spec = rules.spec(schema.inference.name)
-        if rule is not None and spec is not None:
-            args = spec.defaults()
-            args.update(schema.inference.args)
-            constant_output = spec.constant_output
-            # (the function that runs must declare it: the flag speaks for that function alone)
-            own = getattr(rule, SPEC_ATTRIBUTE, None)
-            passes = isinstance(own, RuleSpec) and own.passes_input_type and all(
-                value is None for value in args.values())
-    entry = OpEntry(EntryKind.SCHEMA, schema, rule, args, opset, constant_output=constant_output)
+    parts: _SchemaParts | None = None
+    if cache is not None:
+        parts = cache.get(schema)
+        if parts is None or parts.rule is not rule or parts.spec is not spec:
+            parts = _schema_parts(schema, rule, spec)
+            cache.put(schema, parts)
+    else:
+        parts = _schema_parts(schema, rule, spec)
+    entry = OpEntry(EntryKind.SCHEMA, schema, rule, parts.args, opset, constant_output=parts.constant_output,
+                    plans=parts.plans)
     # Nothing of the node is checked (no attribute constraints), and the output's type parameter
     # is the input's own: then the type passes unchanged.
-    entry.passes_type = passes and entry.types_only and [sources for sources, _ in entry.plan(1, 1)] == [(0,)]
+    entry.passes_type = parts.passes and entry.types_only and [sources for sources, _ in entry.plan(1, 1)] == [(0,)]
     return entry
+
+
+@dataclass(frozen=True)
+class _SchemaParts:
+    """What an entry takes from its schema and rule: the rule's arguments, whether its outputs are
+    the node's constants, whether it may pass its input's type on, and the binding plans so far."""
+
+    rule: Callable[..., Any] | None
+    spec: RuleSpec | None
+    args: dict[str, Any]
+    constant_output: bool
+    passes: bool
+    plans: dict[tuple[int, int], BindingPlan]
+
+
+def _schema_parts(schema: OpSchema, rule: Callable[..., Any] | None, spec: RuleSpec | None) -> _SchemaParts:
+    args, constant_output, passes = _EMPTY, False, False
+    if schema.inference is not None and rule is not None and spec is not None:
+        args = spec.defaults()
+        args.update(schema.inference.args)
+        constant_output = spec.constant_output
+        # (the function that runs must declare it: the flag speaks for that function alone)
+        own = getattr(rule, SPEC_ATTRIBUTE, None)
+        passes = isinstance(own, RuleSpec) and own.passes_input_type and all(value is None for value in args.values())
+    return _SchemaParts(rule, spec, args, constant_output, passes, {})
 
 
 __all__ = ["BindingPlan", "ELEM_ONLY", "EntryKind", "OpEntry", "bind_output", "binding_plan",

@@ -64,7 +64,7 @@ class RuleRunner:
             raise raised
 
     def _conforms(self, entry: OpEntry, index: int, node: Any, in_names: list[str], output_count: int,
-                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: dict[str, Any] | None,
+                  inputs: tuple[Any, ...], attribute_protos: Any, attributes: Mapping[str, Any] | None,
                   exact: tuple[bytes, ...] | None, errors: list[NodeError], strict: bool) -> bool:
         """Check the node against its schema (``check_type``); whether it conforms.
 
@@ -90,7 +90,7 @@ class RuleRunner:
 
     def _infer_node(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
                     output_count: int, inputs: tuple[Any, ...], data: tuple[Any, ...] | None,
-                    attributes: dict[str, Any] | None, conforms: bool,
+                    attributes: Mapping[str, Any] | None, conforms: bool,
                     key: Any) -> tuple[Sequence[Any], Sequence[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
         the outputs and their data. A clean result is remembered under ``key`` for reuse.

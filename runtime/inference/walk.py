@@ -11,7 +11,7 @@ graph declares and store them. Function calls and graph attributes are handed to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType
@@ -170,7 +170,7 @@ class Walker(RuleRunner):
                 if _reorder(nodes, index, rest):
                     continue
             data: tuple[Any, ...] | None
-            attributes: dict[str, Any] | None
+            attributes: Mapping[str, Any] | None
             if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
                 data, conforms = None, True
                 attributes, frozen, exact = _UNREAD
@@ -234,7 +234,7 @@ class Walker(RuleRunner):
         else:
             data = tuple(map(datas.get, in_names))
         check_type = self.check_type
-        attributes: dict[str, Any] | None
+        attributes: Mapping[str, Any] | None
         if entry.attributes_unread and not check_type:  # read only if the rule looks
             attribute_protos = None
             attributes, frozen, exact = _UNREAD

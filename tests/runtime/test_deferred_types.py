@@ -49,8 +49,8 @@ def _both_ways(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> tuple
         patch.setattr(graph, "deferred_types", lambda reader, value_infos: reader.value_infos(value_infos))
         entry_of = resolve.schema_entry
 
-        def never_passing(schema: Any, rules: Any, opset: int = 0) -> resolve.OpEntry:
-            entry = entry_of(schema, rules, opset)
+        def never_passing(schema: Any, rules: Any, opset: int = 0, cache: Any = None) -> resolve.OpEntry:
+            entry = entry_of(schema, rules, opset, cache)
             entry.passes_type = False
             return entry
 

@@ -147,3 +147,35 @@ def test_a_new_value_whose_serialized_type_holds_a_percent_byte_is_written():
                               [helper.make_tensor_value_info("z", F, None)])
     out = opspec.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert [(v.name, _dims(v)) for v in out.graph.value_info] == [("y", [37, 37])]
+
+
+def test_a_large_attribute_set_is_read_only_as_far_as_the_rule_looks(monkeypatch):
+    from opspec.runtime.inference import read_attributes
+
+    decoded = []
+    real = read_attributes._decode
+
+    def counting(raw):
+        decoded.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(read_attributes, "_decode", counting)
+    note = ["n" * 100] * 100  # far past what the reader keeps: read attribute by attribute
+    nodes = [helper.make_node("Transpose", ["x"], [f"t{i}"], perm=perm, note=note)
+             for i, perm in enumerate([[1, 0, 2], [2, 1, 0], [1, 0, 2]])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3, 4])],
+                              [helper.make_tensor_value_info(f"t{i}", F, None) for i in range(3)])
+    out = opspec.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert [_dims(v) for v in out.graph.output] == [[3, 2, 4], [4, 3, 2], [3, 2, 4]]
+    assert not decoded  # the rule never asked for ``note``
+
+
+def test_a_large_attribute_set_reads_as_its_values():
+    from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
+
+    protos = [helper.make_attribute("note", ["n" * 100] * 100), helper.make_attribute("axis", 1),
+              helper.make_attribute("axis", 2)]
+    values, frozen, _ = AttributeReader().read(protos)
+    assert frozen is None  # not keyed: the node's result is not remembered
+    assert "axis" in values and "other" not in values and len(values) == 2
+    assert dict(values) == attribute_values(protos)  # the last of a repeated name wins, as before

@@ -2,6 +2,7 @@
 for its own call only, and nothing global changes."""
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import onnx
@@ -74,3 +75,22 @@ def test_the_checker_and_the_converter_take_the_op_set():
     converted = opspec.convert_version(relu, 14, op_set=replace(installed_op_set(), rules=_NoRules()))
     assert isinstance(converted, onnx.ModelProto) and _dims(converted) is None
     assert _dims(opspec.convert_version(relu, 14)) == ["N", 2]
+
+
+def test_binding_plans_are_kept_per_schema_across_entries():
+    from opspec.runtime.inference.resolve import schema_entry
+    from opspec.runtime.op_set import SchemaCache
+
+    cache, rules = SchemaCache(), installed_op_set().rules
+    add, relu = defs.REGISTRY.get_schema("Add", 14), defs.REGISTRY.get_schema("Relu", 14)
+    first = schema_entry(add, rules, 14, cache)
+    first.plan(2, 1)
+    again = schema_entry(add, rules, 14, cache)
+    assert again.plans is first.plans and (2, 1) in again.plans  # computed once, reused
+    assert schema_entry(relu, rules, 14, cache).plans is not first.plans
+    assert schema_entry(add, rules, 14).plans is not first.plans  # no cache: an entry's own
+    # Rules that change (as registering a module may) are followed, not the kept rule.
+    assert schema_entry(add, _NoRules(), 14, cache).rule is None
+    assert schema_entry(add, rules, 14, cache).rule is first.rule is not None
+    # Another schema object (as a later registration makes) never sees this one's plans.
+    assert cache.get(copy.copy(add)) is None
