@@ -1,6 +1,6 @@
 """Steps that fail on purpose, for the scan's tests: a model whose file name says so crashes the
 analysis, hangs it, kills its worker, blocks the worker's alarm and hangs, exhausts memory or
-takes a while. A module of its own, so that worker processes import the steps by name."""
+takes a while, or waits for the test to let it go. A module of its own, so that worker processes import the steps by name."""
 from __future__ import annotations
 
 import os
@@ -29,6 +29,11 @@ def _fault(analysis: Analysis) -> dict[str, Any]:
         return {"held": len(held)}
     if name.startswith("slow"):
         time.sleep(0.4)
+    if name.startswith("wait"):  # until the test lets it go (a file "release" beside it), a minute at most
+        release = os.path.join(os.path.dirname(analysis.task.path), "release")
+        deadline = time.monotonic() + 60
+        while not os.path.exists(release) and time.monotonic() < deadline:
+            time.sleep(0.05)
     return {}
 
 

@@ -177,8 +177,9 @@ def test_ctrl_c_leaves_whole_lines_and_a_second_run_finishes(tmp_path):
 
     models = tmp_path / "slow"
     models.mkdir()
-    for index in range(12):
-        (models / f"slow{index:02}.onnx").write_bytes(_add(name=f"g{index}"))
+    for index in range(12):  # two lines come, then the scan waits until the interrupt is sent
+        kind = "slow" if index < 2 else "wait"
+        (models / f"{kind}{index:02}.onnx").write_bytes(_add(name=f"g{index}"))
     report = tmp_path / "scan.jsonl"
     script = ("import sys, opspec; sys.path.insert(0, sys.argv[3]); from scan_faults import FAULTY; "
               "opspec.scan([sys.argv[1]], sys.argv[2], jobs=1, steps=FAULTY)")
@@ -194,9 +195,10 @@ def test_ctrl_c_leaves_whole_lines_and_a_second_run_finishes(tmp_path):
     assert data.endswith(b"\n")
     written = [json.loads(line) for line in data.splitlines()]
     assert 2 <= len(written) < 12
+    (models / "release").touch()
     again = opspec.scan([models], report, jobs=2, steps=FAULTY)
     assert len(again.skipped) == len(written) and len(again.records) == 12 - len(written)
-    assert sorted(record["path"] for record in read_report(report)) == sorted(map(str, models.iterdir()))
+    assert sorted(record["path"] for record in read_report(report)) == sorted(map(str, models.glob("*.onnx")))
 
 
 def test_the_command_prints_the_summary_and_fails_on_problems(folder, tmp_path, capsys):
