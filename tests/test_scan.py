@@ -181,7 +181,9 @@ def test_ctrl_c_leaves_whole_lines_and_a_second_run_finishes(tmp_path):
         kind = "slow" if index < 2 else "wait"
         (models / f"{kind}{index:02}.onnx").write_bytes(_add(name=f"g{index}"))
     report = tmp_path / "scan.jsonl"
-    script = ("import sys, opspec; sys.path.insert(0, sys.argv[3]); from scan_faults import FAULTY; "
+    # Ctrl-C as in a terminal, also where the tests run with SIGINT ignored (started in the background)
+    script = ("import signal, sys, opspec; signal.signal(signal.SIGINT, signal.default_int_handler); "
+              "sys.path.insert(0, sys.argv[3]); from scan_faults import FAULTY; "
               "opspec.scan([sys.argv[1]], sys.argv[2], jobs=1, steps=FAULTY)")
     process = subprocess.Popen([sys.executable, "-c", script, str(models), str(report), str(TESTS)],
                                start_new_session=True, stderr=subprocess.PIPE)
