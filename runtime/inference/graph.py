@@ -17,16 +17,16 @@ from opspec.runtime.inference.input_symbols import with_input_symbols
 from opspec.runtime.inference.node_errors import NodeError
 from opspec.runtime.inference.options import InferenceOptions
 from opspec.runtime.inference.read_tensors import DATA_LIMIT, INITIALIZER_DATA_LIMITS, INT_ELEMS, counted_tensor_data
-from opspec.runtime.inference.read_types import MAX_TYPE_DEPTH, DimReader
+from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
+from opspec.runtime.inference.taken_names import taken_names
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
 from opspec.runtime.inference.walk import GraphWalk, Walker
 from opspec.runtime.inference.write_back import write_graph
 from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.contract.values import TensorType
-from opspec.runtime.ir import ModelLoadError
-from opspec.runtime.ir.codes import AttrType, DataLocation, TypeCase
+from opspec.runtime.ir.codes import DataLocation
 from opspec.runtime.op_set import OpSet, op_set_or_installed
 from opspec.runtime.shape import Sym, SymbolTable
 
@@ -100,72 +100,21 @@ class GraphOutcome:
 
 
 class _LazySymbols(SymbolTable):
-    """A symbol table that reads the rest of the model's dim_params before its first fresh name."""
+    """A symbol table that, before its first fresh name, reserves the names of that form the
+    rest of the model uses (read by ``pending`` from the table's prefix)."""
 
     __slots__ = ("_pending",)
 
-    def __init__(self, names: Iterable[str], pending: Callable[[], Iterable[str]]) -> None:
+    def __init__(self, names: Iterable[str], pending: Callable[[str], Iterable[str]]) -> None:
         super().__init__(names)
-        self._pending: Callable[[], Iterable[str]] | None = pending
+        self._pending: Callable[[str], Iterable[str]] | None = pending
 
     def fresh_name(self) -> str:
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            for name in pending():
+            for name in pending(self._prefix):
                 self.add(name)
         return super().fresh_name()
-
-
-def _text(name: str | bytes) -> str:
-    """A dim_param as text (invalid UTF-8 arrives as bytes and is read with replacements)."""
-    return name if isinstance(name, str) else name.decode("utf-8", "replace")
-
-
-_TENSOR_CASES = (TypeCase.TENSOR.field, TypeCase.SPARSE_TENSOR.field)
-_CONTAINER_CASES = (TypeCase.SEQUENCE.field, TypeCase.OPTIONAL.field)
-
-
-def dim_params(model: Any) -> set[str]:
-    """Every dim_param text in the model: graphs, nested graphs, function bodies.
-
-    Walks with an explicit stack; raises :class:`ModelLoadError` past ``MAX_TYPE_DEPTH`` levels.
-    """
-    found: set[str] = set()
-    pending: list[tuple[str, Any, int]] = []
-    if model.HasField("graph"):
-        pending.append(("graph", model.graph, 0))
-    for function in model.functions:
-        pending += [("type", value_info.type, 0) for value_info in function.value_info]
-        pending.append(("nodes", function.node, 0))
-    while pending:
-        kind, item, depth = pending.pop()
-        if depth > MAX_TYPE_DEPTH:
-            raise ModelLoadError(f"cannot read the model: types or graphs are nested deeper than {MAX_TYPE_DEPTH} levels")
-        if kind == "type":
-            which = item.WhichOneof("value")
-            if which in _TENSOR_CASES:
-                found.update(_text(dim.dim_param) for dim in getattr(item, which).shape.dim if dim.dim_param)
-            elif which in _CONTAINER_CASES:
-                pending.append(("type", getattr(item, which).elem_type, depth + 1))
-            elif which == TypeCase.MAP.field:
-                pending.append(("type", item.map_type.value_type, depth + 1))
-        elif kind == "graph":
-            for group in (item.input, item.output, item.value_info):
-                pending += [("type", value_info.type, depth) for value_info in group]
-            pending.append(("nodes", item.node, depth))
-        else:
-            for node in item:
-                for attribute in node.attribute:
-                    code = attribute.type
-                    if code == AttrType.GRAPH:
-                        pending.append(("graph", attribute.g, depth + 1))
-                    elif code == AttrType.GRAPHS:
-                        pending += [("graph", graph, depth + 1) for graph in attribute.graphs]
-                    elif code == AttrType.TYPE_PROTO:
-                        pending.append(("type", attribute.tp, depth))
-                    elif code == AttrType.TYPE_PROTOS:
-                        pending += [("type", type_proto, depth) for type_proto in attribute.type_protos]
-    return found
 
 
 #: IR versions before this one list every initializer as a graph input as well.
@@ -213,7 +162,7 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
     origins = outcome.origins
 
     input_names = [value_info.name for value_info in graph.input]
-    symbols = _LazySymbols(reader.names, lambda: dim_params(model))
+    symbols = _LazySymbols(reader.names, lambda prefix: taken_names(model, prefix))
     input_values = with_input_symbols(deferred_types(reader, graph.input), symbols)
     origins.update(dict.fromkeys(input_names, INPUT))
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
@@ -385,7 +334,7 @@ def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types
         output_types, encoder, merge=merge_new, plain_outputs=plain_outputs, output_names=output_names)
 
 
-__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "dim_params", "infer_model", "with_collector_paused"]
+__all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "infer_model", "with_collector_paused"]
 
 
 def _symbol_names(values: Iterable[Any]) -> set[str]:

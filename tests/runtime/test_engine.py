@@ -277,6 +277,21 @@ def test_fresh_symbols_avoid_every_name_in_the_model(fake_rules):
     assert dims(result.model.graph.output[0]) == fresh
 
 
+def test_fresh_symbols_avoid_names_in_function_bodies_and_type_attributes(fake_rules):
+    fake_rules["elementwise"] = lambda ctx: ctx.set_output_shape(0, (ctx.fresh_dim(), ctx.fresh_dim(), ctx.fresh_dim()))
+    body = helper.make_function("local", "F", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
+                                [helper.make_opsetid("", 17)])
+    body.value_info.extend([tensor("a", F, ["unk__0"])])
+    typed = helper.make_tensor_type_proto(F, ["2*unk__1", "prefix_unk__2"])
+    nodes = [helper.make_node("Relu", ["X"], ["Y"]),
+             helper.make_node("Custom", ["X"], ["Z"], domain="local.custom", hint=typed)]
+    source = model(nodes, [tensor("X", F, [3])], [tensor("Y")], functions=[body],
+                   opsets=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    fresh = [str(d) for d in infer(source).values["Y"][0].shape]
+    # a name inside an expression is taken; one that merely contains the form only costs a number
+    assert fresh == ["unk__3", "unk__4", "unk__5"]
+
+
 def test_symbolic_dims_round_trip(fake_rules):
     source = model([helper.make_node("Relu", ["X"], ["Y"])],
                    [tensor("X", F, ["batch size", "2*N", None, 5])], [tensor("Y")])
