@@ -4,8 +4,7 @@ Works in place on a model the caller owns (the API hands it a private copy).
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
+from gc import disable, enable, isenabled
 from functools import wraps
 from itertools import islice
 from math import prod
@@ -126,11 +125,19 @@ _Parameters = ParamSpec("_Parameters")
 
 
 def with_collector_paused(function: Callable[_Parameters, _Result]) -> Callable[_Parameters, _Result]:
-    """``function`` run with the cycle collector paused (see ``_collector_paused``)."""
+    """``function`` run with Python's cycle collector paused, and restored after as it was:
+    inference builds many objects and frees them by reference counting, and the collector's
+    passes over them would cost about a tenth of the time without freeing anything. (A plain
+    ``try``, not a context manager: this wraps every call, and nested calls find it paused.)"""
     @wraps(function)
     def paused(*args: _Parameters.args, **kwargs: _Parameters.kwargs) -> _Result:
-        with _collector_paused():
+        if not isenabled():
             return function(*args, **kwargs)
+        disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            enable()
     return paused
 
 
@@ -276,20 +283,6 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
     # the reader made is freed now, not at the cycle collector's next pass over all of it.
     engine.subgraphs = engine.call_function = engine.deferred = None
     return outcome
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector (restored after, as it was): inference builds many
-    objects and frees them by reference counting, and the collector's passes over them
-    would cost about a tenth of the time without freeing anything."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _op_labels(nodes: Any) -> list[str]:

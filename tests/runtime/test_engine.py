@@ -646,3 +646,25 @@ def test_nodes_differing_only_in_data_their_rule_never_reads_share_one_result(fa
     result = infer(model(constants + nodes, [], [tensor("r0"), tensor("r1")]))
     assert calls == ["n0"]
     assert result.values["r1"][0] == TensorType(F, (3,))
+
+
+def test_inference_pauses_the_cycle_collector_and_restores_it_as_it_was():
+    import gc
+
+    from opspec.runtime.inference.graph import with_collector_paused
+
+    seen = []
+    paused = with_collector_paused(lambda fail: seen.append(gc.isenabled()) or (1 / 0 if fail else None))
+    assert gc.isenabled()
+    paused(False)
+    with pytest.raises(ZeroDivisionError):
+        paused(True)
+    assert gc.isenabled() and seen == [False, False]
+    gc.disable()
+    try:
+        paused(False)
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()
+    infer_shapes(chain_model())
+    assert gc.isenabled()
