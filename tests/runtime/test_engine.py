@@ -654,7 +654,13 @@ def test_inference_pauses_the_cycle_collector_and_restores_it_as_it_was():
     from opspec.runtime.inference.graph import with_collector_paused
 
     seen = []
-    paused = with_collector_paused(lambda fail: seen.append(gc.isenabled()) or (1 / 0 if fail else None))
+
+    def note(fail: bool) -> None:
+        seen.append(gc.isenabled())
+        if fail:
+            raise ZeroDivisionError
+
+    paused = with_collector_paused(note)
     assert gc.isenabled()
     paused(False)
     with pytest.raises(ZeroDivisionError):
