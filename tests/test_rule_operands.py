@@ -2,9 +2,18 @@
 from __future__ import annotations
 
 import ast
+import shutil
 import textwrap
+from pathlib import Path
 
+import pytest
+
+from opspec.codegen import rule_specs
+from opspec.codegen.compiler import compile_tree
+from opspec.codegen.diagnostics import CompileError
 from opspec.codegen.rule_operands import ModuleOperands
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _names(source: str, function: str = "rule") -> set[tuple[str, bool, int]]:
@@ -57,3 +66,31 @@ def test_literals_a_loop_or_comprehension_walks_are_read():
                 ctx.input_shape(text)
     """) == {("gamma", False, 3), ("beta", False, 3), ("W", False, 5), ("R", False, 5), ("A", False, 7),
              ("B", False, 7)}
+
+
+@pytest.fixture
+def builtin_rules(tmp_path, monkeypatch) -> Path:
+    """A copy of the built-in rule modules that the compiler reads in place of the installed ones."""
+    folder = tmp_path / "rules"
+    shutil.copytree(rule_specs.builtin_rules_folder(), folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(rule_specs, "builtin_rules_folder", lambda: folder)
+    return folder
+
+
+def test_a_misspelt_name_in_a_built_in_rule_is_a_located_error(builtin_rules):
+    module = builtin_rules / "ort_misc.py"
+    source = module.read_text()
+    wrong = (source.replace('ctx.input_shape("cur_tokens")', 'ctx.input_shape("cur_token")', 1)
+             .replace('("Sequence", "W", "B", "C")', '("Sequence", "W", "b", "C")', 1))
+    assert wrong.count("cur_token") == source.count("cur_token") and wrong != source
+    module.write_text(wrong)
+    with pytest.raises(CompileError) as caught:
+        compile_tree(REPO / "opdefs" / "onnxruntime")
+    errors = [str(d) for d in caught.value.diagnostics]
+    lines = wrong.splitlines()
+    cur = next(i for i, text in enumerate(lines, 1) if '"cur_token"' in text)
+    assert any(f"runtime/rules/ort_misc.py:{cur}:" in e and "rule 'ort_bifurcation_detector' names input "
+               "'cur_token', which BifurcationDetector 1 does not have" in e for e in errors), errors
+    assert any("rule 'word_conv_embedding' names input 'b', which WordConvEmbedding 1 does not have" in e
+               for e in errors), errors
+    assert len(errors) == 2, errors
