@@ -95,11 +95,17 @@ def _literal_names(target: ast.expr, values: ast.expr) -> dict[str, list[ast.Con
 
 
 def _loop_literals(function: ast.AST) -> dict[str, list[ast.Constant]]:
-    """The names a function's loops and comprehensions bind to string literals only."""
+    """The names a function's loops and comprehensions bind to string literals only, walking a
+    literal tuple or a name the function binds to one."""
+    tuples = {node.targets[0].id: node.value for node in ast.walk(function)
+              if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, (ast.Tuple, ast.List))}
     found: dict[str, list[ast.Constant]] = {}
     for node in ast.walk(function):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            for name, literals in _literal_names(node.target, node.iter).items():
+            walked = tuples.get(node.iter.id, node.iter) if isinstance(node.iter, ast.Name) else node.iter
+            for name, literals in _literal_names(node.target, walked).items():
+
                 found.setdefault(name, []).extend(literals)
     return found
 

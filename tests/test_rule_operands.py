@@ -64,8 +64,11 @@ def test_literals_a_loop_or_comprehension_walks_are_read():
                 ctx.set_output_shape(index, None)
             for text in ("x", some_name):
                 ctx.input_shape(text)
+            counts = ("max_length", "num_beams")
+            [ctx.input_values(count) for count in counts]
     """) == {("gamma", False, 3), ("beta", False, 3), ("W", False, 5), ("R", False, 5), ("A", False, 7),
-             ("B", False, 7)}
+             ("B", False, 7), ("max_length", False, 12), ("num_beams", False, 12)}
+
 
 
 @pytest.fixture
