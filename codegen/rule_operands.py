@@ -94,20 +94,35 @@ def _literal_names(target: ast.expr, values: ast.expr) -> dict[str, list[ast.Con
     return found
 
 
-def _loop_literals(function: ast.AST) -> dict[str, list[ast.Constant]]:
-    """The names a function's loops and comprehensions bind to string literals only, walking a
-    literal tuple or a name the function binds to one."""
+#: Names bound to string literals, with the code where they hold.
+_Scope = tuple[dict[str, list[ast.Constant]], list[ast.AST]]
+
+
+def _loop_scopes(function: ast.AST) -> list[_Scope]:
+    """Each loop and comprehension of a function that binds names to string literals only: those
+    names with their literals, and where they hold (the loop's body; the comprehension's element
+    and conditions). A loop walks a literal tuple or a name the function binds to one."""
     tuples = {node.targets[0].id: node.value for node in ast.walk(function)
               if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
               and isinstance(node.value, (ast.Tuple, ast.List))}
-    found: dict[str, list[ast.Constant]] = {}
-    for node in ast.walk(function):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            walked = tuples.get(node.iter.id, node.iter) if isinstance(node.iter, ast.Name) else node.iter
-            for name, literals in _literal_names(node.target, walked).items():
 
-                found.setdefault(name, []).extend(literals)
-    return found
+    def walked(values: ast.expr) -> ast.expr:
+        return tuples.get(values.id, values) if isinstance(values, ast.Name) else values
+
+    scopes: list[_Scope] = []
+    for node in ast.walk(function):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            bound = _literal_names(node.target, walked(node.iter))
+            if bound:
+                scopes.append((bound, list(node.body)))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            results: list[ast.AST] = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            conditions = [condition for generator in node.generators for condition in generator.ifs]
+            for generator in node.generators:
+                bound = _literal_names(generator.target, walked(generator.iter))
+                if bound:
+                    scopes.append((bound, [*results, *conditions]))
+    return scopes
 
 
 def _operand_slots(functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> dict[str, _Slots]:
@@ -135,9 +150,9 @@ def _operand_slots(functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef])
 
 
 def _uses(function: ast.AST, slots: dict[str, _Slots], shown: str) -> _FunctionUse:
-    operands: list[NamedOperand] = []
+    found: list[ast.Constant] = []
+    outputs: list[bool] = []
     calls: set[str] = set()
-    loops = _loop_literals(function)
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
@@ -145,15 +160,20 @@ def _uses(function: ast.AST, slots: dict[str, _Slots], shown: str) -> _FunctionU
             calls.add(node.func.id)
         for argument, output in _call_slots(node, slots):
             if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                literals = [argument]
-            elif isinstance(argument, ast.Name):
-                literals = loops.get(argument.id, [])
-            else:
-                literals = []
-            operands.extend(NamedOperand(str(literal.value), output,
-                                         Location(shown, literal.lineno, literal.col_offset + 1))
-                            for literal in literals)
-    return _FunctionUse(tuple(operands), frozenset(calls))
+                found.append(argument)
+                outputs.append(output)
+    for bound, code in _loop_scopes(function):
+        for part in code:
+            for node in ast.walk(part):
+                if isinstance(node, ast.Call):
+                    for argument, output in _call_slots(node, slots):
+                        if isinstance(argument, ast.Name):
+                            literals = bound.get(argument.id, [])
+                            found.extend(literals)
+                            outputs.extend([output] * len(literals))
+    operands = tuple(NamedOperand(str(literal.value), output, Location(shown, literal.lineno, literal.col_offset + 1))
+                     for literal, output in zip(found, outputs))
+    return _FunctionUse(operands, frozenset(calls))
 
 
 class ModuleOperands:

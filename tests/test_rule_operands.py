@@ -66,8 +66,14 @@ def test_literals_a_loop_or_comprehension_walks_are_read():
                 ctx.input_shape(text)
             counts = ("max_length", "num_beams")
             [ctx.input_values(count) for count in counts]
+            for name in ("Y_h", "Y_c"):
+                ctx.set_output_shape(name, None)
+            ctx.input_shape(name)
+
     """) == {("gamma", False, 3), ("beta", False, 3), ("W", False, 5), ("R", False, 5), ("A", False, 7),
-             ("B", False, 7), ("max_length", False, 12), ("num_beams", False, 12)}
+             ("B", False, 7), ("max_length", False, 12), ("num_beams", False, 12), ("Y_h", True, 14),
+             ("Y_c", True, 14)}
+
 
 
 
