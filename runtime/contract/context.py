@@ -29,6 +29,7 @@ from opspec.runtime.contract.elements import UNDEFINED, ElementType
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.contract.positions import BY_NODE, FormalPositions, Operand, UnknownOperand
 from opspec.runtime.contract.values import Data, TensorType
+from opspec.runtime.kinds import AttrType, FormalParameterOption
 from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.shape import Dim, Shape, ShapeError, Sym, SymbolTable, with_rank, with_rank_at_least
 
@@ -38,21 +39,23 @@ if TYPE_CHECKING:
 _NO_ARGS: Mapping[str, Any] = {}
 
 
-#: Attribute kinds whose plain values a rule may read as numbers or text (AttributeProto
-#: numbering; the contract does not import the schema module that names them): the Python types
-#: each holds, and for lists the types of their elements (an element type's member is an int too).
-_SCALAR_KINDS: dict[int, tuple[type, ...]] = {1: (float,), 2: (int, ElementType), 3: (str, bytes)}
-_LIST_KINDS: dict[int, tuple[type, ...]] = {6: (float,), 7: (int, ElementType), 8: (str, bytes)}
-_KIND_NAMES = {1: "a float", 2: "an int", 3: "a string", 4: "a tensor", 6: "a list of floats", 7: "a list of ints",
-               8: "a list of strings"}
-#: ``FormalParameterOption.Variadic`` (AttributeProto's ``TENSOR`` kind is 4).
-_VARIADIC, _TENSOR = 2, 4
+#: Attribute kinds whose plain values a rule may read as numbers or text: the Python types each
+#: holds, and for lists the types of their elements (an element type's member is an int too).
+_SCALAR_KINDS: dict[int, tuple[type, ...]] = {
+    AttrType.FLOAT: (float,), AttrType.INT: (int, ElementType), AttrType.STRING: (str, bytes)}
+_LIST_KINDS: dict[int, tuple[type, ...]] = {
+    AttrType.FLOATS: (float,), AttrType.INTS: (int, ElementType), AttrType.STRINGS: (str, bytes)}
+_KIND_NAMES = {AttrType.FLOAT: "a float", AttrType.INT: "an int", AttrType.STRING: "a string",
+               AttrType.TENSOR: "a tensor", AttrType.FLOATS: "a list of floats", AttrType.INTS: "a list of ints",
+               AttrType.STRINGS: "a list of strings"}
+_VARIADIC = FormalParameterOption.Variadic
 
 
 def _fits(kind: int, value: object) -> bool:
     """Whether a node's attribute value is of the kind the schema declares (kinds rules do not
     read as numbers or text always fit)."""
-    if kind == _TENSOR:
+    if kind == AttrType.TENSOR:
+
         return hasattr(value, "elem")  # a TensorValue, or any object with its fields
     scalar = _SCALAR_KINDS.get(kind)
     if scalar is not None:
