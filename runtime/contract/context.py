@@ -49,6 +49,9 @@ _KIND_NAMES = {AttrType.FLOAT: "a float", AttrType.INT: "an int", AttrType.STRIN
                AttrType.TENSOR: "a tensor", AttrType.FLOATS: "a list of floats", AttrType.INTS: "a list of ints",
                AttrType.STRINGS: "a list of strings"}
 _VARIADIC = FormalParameterOption.Variadic
+#: What a name the schema does not have resolves to (a position is never negative; BY_NODE is -1).
+_UNKNOWN = BY_NODE - 1
+
 
 
 def _fits(kind: int, value: object) -> bool:
@@ -340,23 +343,24 @@ class InferenceContext(ArgumentReaders):
             table = self._table_built = source() if source is not None else FormalPositions(self.schema)
         return table
 
+    # A name before any variadic resolves in one lookup (a named read costs little more than a
+    # positional one); the rest, and unknown names, go to ``_position_by_node``.
     def _input_at(self, name: str) -> int:
         """The position of formal input ``name``: past the node's inputs when it supplies none."""
-        return self._position_of(name, False)
+        position = (self._table_built or self._table()).inputs.get(name, _UNKNOWN)
+        return position if position >= 0 else self._position_by_node(name, position, False)
 
     def _output_at(self, name: str) -> int:
         """The position of formal output ``name``: past the node's outputs when it has none."""
-        return self._position_of(name, True)
+        position = (self._table_built or self._table()).outputs.get(name, _UNKNOWN)
+        return position if position >= 0 else self._position_by_node(name, position, True)
 
-    def _position_of(self, name: str, output: bool) -> int:
-        table = self._table_built or self._table()
-        position = (table.outputs if output else table.inputs).get(name)
-        if position is None:
-            raise UnknownOperand(f"{table.op} has no {'output' if output else 'input'} {name!r}")
+    def _position_by_node(self, name: str, position: int, output: bool) -> int:
         if position != BY_NODE:
-            return position
+            raise UnknownOperand(f"{self._table().op} has no {'output' if output else 'input'} {name!r}")
         bound = self.output_range(name) if output else self.input_range(name)
         return bound.start if len(bound) else len(self._outputs if output else self._inputs)
+
 
     # -- helpers ------------------------------------------------------------------------
     def fresh_dim(self) -> Sym | None:
