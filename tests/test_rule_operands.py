@@ -103,3 +103,15 @@ def test_a_misspelt_name_in_a_built_in_rule_is_a_located_error(builtin_rules):
     assert any("rule 'word_conv_embedding' names input 'b', which WordConvEmbedding 1 does not have" in e
                for e in errors), errors
     assert len(errors) == 2, errors
+
+
+def test_rules_run_on_a_rearranged_view_read_no_operand_by_name():
+    """A view (channels-last operators, FusedMatMul) holds a node's operands in an order of its own
+    under the node's schema, where a formal name would find the wrong one."""
+    import inspect
+
+    from opspec.runtime.rules import linalg, ort_nhwc
+
+    for function in (*ort_nhwc.STANDARD.values(), linalg.matmul):
+        module = ast.parse(Path(inspect.getfile(function)).read_text())
+        assert ModuleOperands(module, "m.py").of(function.__name__) == (), function.__name__
