@@ -312,10 +312,13 @@ class InferenceContext(ArgumentReaders):
         """Set a tensor output's shape; the element type is the engine's binding unless given."""
         if isinstance(index, str):
             index = self._output_at(index)
-        if index < len(self._outputs):
+        outputs = self._outputs
+        if index < len(outputs):
             if elem is None:
-                elem = self.output_elem(index)
-            self._outputs[index] = TensorType(elem, shape)
+                value = outputs[index]
+                elem = value.elem if type(value) is TensorType else UNDEFINED
+            outputs[index] = TensorType(elem, shape)
+
 
     def set_output_data(self, index: Operand, data: Data) -> None:
         """Record an output's known contents, for data propagation."""
