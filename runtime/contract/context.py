@@ -48,7 +48,8 @@ _LIST_KINDS: dict[int, tuple[type, ...]] = {
 _KIND_NAMES = {AttrType.FLOAT: "a float", AttrType.INT: "an int", AttrType.STRING: "a string",
                AttrType.TENSOR: "a tensor", AttrType.FLOATS: "a list of floats", AttrType.INTS: "a list of ints",
                AttrType.STRINGS: "a list of strings"}
-_VARIADIC = FormalParameterOption.Variadic
+# Members read once here: reading an enum class's member costs several times a module global.
+_VARIADIC, _TENSOR = FormalParameterOption.Variadic, AttrType.TENSOR
 #: What a name the schema does not have resolves to (a position is never negative; BY_NODE is -1).
 _UNKNOWN = BY_NODE - 1
 
@@ -57,7 +58,8 @@ _UNKNOWN = BY_NODE - 1
 def _fits(kind: int, value: object) -> bool:
     """Whether a node's attribute value is of the kind the schema declares (kinds rules do not
     read as numbers or text always fit)."""
-    if kind == AttrType.TENSOR:
+    if kind == _TENSOR:
+
 
         return hasattr(value, "elem")  # a TensorValue, or any object with its fields
     scalar = _SCALAR_KINDS.get(kind)

@@ -16,6 +16,7 @@ Operand = int | str
 
 #: Marks a name whose position depends on the node (it follows a variadic, or is one).
 BY_NODE = -1
+_VARIADIC = FormalParameterOption.Variadic
 
 
 def _fixed(params: Sequence[Any]) -> dict[str, int]:
@@ -23,7 +24,8 @@ def _fixed(params: Sequence[Any]) -> dict[str, int]:
     positions: dict[str, int] = {}
     variadic_seen = False
     for position, param in enumerate(params):
-        variadic_seen = variadic_seen or param.option == FormalParameterOption.Variadic
+        variadic_seen = variadic_seen or param.option == _VARIADIC
+
 
         positions[param.name] = BY_NODE if variadic_seen else position
     return positions
