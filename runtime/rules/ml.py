@@ -10,6 +10,7 @@ from opspec.runtime.contract import (
     FLOAT,
     INT64,
     STRING,
+    UNDEFINED,
     InferenceContext,
     MapType,
     SequenceType,
@@ -117,7 +118,7 @@ def label_encoder(ctx: InferenceContext) -> None:
     elif given("values_floats"):
         elem = FLOAT
     elif not ctx.declares("values_strings"):  # the first version maps strings to codes and back
-        elem = STRING if ctx.input_elem("X") == INT64 else INT64 if ctx.input_elem("X") == STRING else 0
+        elem = STRING if ctx.input_elem("X") == INT64 else INT64 if ctx.input_elem("X") == STRING else UNDEFINED
     else:
         elem = ctx.output_elem("Y")
     ctx.set_output_shape("Y", x, elem)
@@ -125,7 +126,7 @@ def label_encoder(ctx: InferenceContext) -> None:
 
 @rule("category_mapper", "Input shape; strings become integers and integers strings.")
 def category_mapper(ctx: InferenceContext) -> None:
-    elem = {STRING: INT64, INT64: STRING}.get(ctx.input_elem("X"), 0)
+    elem = {STRING: INT64, INT64: STRING}.get(ctx.input_elem("X"), UNDEFINED)
     ctx.set_output_shape("Y", ctx.input_shape("X"), elem)
 
 
@@ -156,7 +157,8 @@ def cast_map(ctx: InferenceContext) -> None:
       string_vocabulary=attribute(), int64_vocabulary=attribute())
 def dict_vectorizer(ctx: InferenceContext) -> None:
     source = ctx.input_type("X")
-    elem = 0
+    elem = UNDEFINED
+
     if type(source) is MapType and type(source.value) is TensorType:
         elem = source.value.elem
     if elem not in (INT64, FLOAT, DOUBLE, STRING):
