@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from opspec.cli_common import UserError, plural
 from opspec.runtime.ir.codes import DataLocation
+from opspec.runtime.kinds import AttrType
 
 #: Bytes read at a time when a data file is copied or compared.
 _CHUNK = 1 << 20
@@ -120,8 +121,12 @@ def external_tensors(model: Any) -> Iterator[Any]:
                     yield from _in_attribute(attribute, graphs)
 
 
-#: ``AttributeProto.type`` of the attributes that may hold tensors or graphs (0: not stated, so looked into).
-_HOLDING_TENSORS_OR_GRAPHS = frozenset({0, 4, 5, 9, 10, 11, 12})
+#: ``AttributeProto.type`` of the attributes that may hold tensors or graphs (0: not stated, so looked into),
+#: as plain ints, which every node's attributes are compared with.
+_HOLDING_TENSORS_OR_GRAPHS = frozenset({0, *(int(kind) for kind in (
+    AttrType.TENSOR, AttrType.GRAPH, AttrType.TENSORS, AttrType.GRAPHS, AttrType.SPARSE_TENSOR,
+    AttrType.SPARSE_TENSORS))})
+
 
 
 def _in_attribute(attribute: Any, graphs: list[Any]) -> Iterator[Any]:

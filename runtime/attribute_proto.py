@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Attribute kinds with defaults (numbered as ``AttributeProto.AttributeType``): the field
-#: that holds the value and whether it holds text.
-_FIELDS = {1: ("f", False), 2: ("i", False), 3: ("s", True), 6: ("floats", False), 7: ("ints", False),
-           8: ("strings", True)}
+from opspec.runtime.kinds import AttrType
+
+#: Attribute kinds with defaults: the field that holds the value and whether it holds text.
+_FIELDS = {AttrType.FLOAT: ("f", False), AttrType.INT: ("i", False), AttrType.STRING: ("s", True),
+           AttrType.FLOATS: ("floats", False), AttrType.INTS: ("ints", False), AttrType.STRINGS: ("strings", True)}
+
 
 
 def default_proto(attribute: Any) -> Any:
@@ -25,12 +27,12 @@ def default_proto(attribute: Any) -> Any:
     value = attribute.default
     if value is None:
         return proto
-    kind = int(attribute.type)
+    kind = AttrType(attribute.type)
     if kind not in _FIELDS:
         raise TypeError(f"attribute {attribute.name!r}: {attribute.type.spelling} defaults have no proto form")
     field, text = _FIELDS[kind]
     proto.name = attribute.name
-    proto.type = kind
+    proto.type = int(kind)
     if isinstance(value, (list, tuple)):
         getattr(proto, field).extend(item.encode() if text else item for item in value)
     else:

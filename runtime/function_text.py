@@ -19,6 +19,8 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
+from opspec.runtime.contract.elements import ElementType
+from opspec.runtime.kinds import AttrType
 from opspec.runtime.types import ELEMENT_TYPES
 
 _TOKEN = re.compile(
@@ -30,10 +32,14 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
-_ATTR_TYPES = {"float": 1, "int": 2, "string": 3, "tensor": 4, "graph": 5, "floats": 6, "ints": 7,
-               "strings": 8}
-_TENSOR_FIELD = {1: "float_data", 11: "double_data", 7: "int64_data", 8: "string_data", 12: "uint64_data",
-                 13: "uint64_data"}
+#: The attribute kinds a body's text may declare, by their spelling (``ints``).
+_ATTR_TYPES = {kind.spelling: kind for kind in (AttrType.FLOAT, AttrType.INT, AttrType.STRING, AttrType.TENSOR,
+                                                AttrType.GRAPH, AttrType.FLOATS, AttrType.INTS, AttrType.STRINGS)}
+#: The TensorProto field that holds a constant's values, by element type (others: ``int32_data``).
+_TENSOR_FIELD = {ElementType.FLOAT: "float_data", ElementType.DOUBLE: "double_data", ElementType.INT64: "int64_data",
+                 ElementType.STRING: "string_data", ElementType.UINT32: "uint64_data",
+                 ElementType.UINT64: "uint64_data"}
+
 
 
 class FunctionTextError(ValueError):

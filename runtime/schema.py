@@ -16,6 +16,8 @@ import math
 from collections import namedtuple
 from types import MappingProxyType
 
+from opspec.runtime.kinds import AttrType, FormalParameterOption
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,54 +53,12 @@ _EMPTY: Mapping[str, object] = MappingProxyType({})
 UNBOUNDED = 2**31 - 1
 
 
-class FormalParameterOption(enum.IntEnum):
-    """How many actual values a formal input or output binds."""
-
-    Single = 0
-    Optional = 1
-    Variadic = 2
-
-
 class DifferentiationCategory(enum.IntEnum):
     """Whether gradients flow through a formal parameter."""
 
     Unknown = 0
     Differentiable = 1
     NonDifferentiable = 2
-
-
-class AttrType(enum.IntEnum):
-    """Attribute kinds, numbered as in the ONNX wire format (AttributeProto.AttributeType)."""
-
-    FLOAT = 1
-    INT = 2
-    STRING = 3
-    TENSOR = 4
-    GRAPH = 5
-    FLOATS = 6
-    INTS = 7
-    STRINGS = 8
-    TENSORS = 9
-    GRAPHS = 10
-    SPARSE_TENSOR = 11
-    SPARSE_TENSORS = 12
-    TYPE_PROTO = 13
-    TYPE_PROTOS = 14
-
-    @property
-    def spelling(self) -> str:
-        """The name used in opdefs YAML (``int``, ``floats``, ``sparse_tensor``...)."""
-        return self.name.lower()
-
-    @property
-    def is_list(self) -> bool:
-        return self in _LIST_TYPES
-
-
-_LIST_TYPES = frozenset(
-    {AttrType.FLOATS, AttrType.INTS, AttrType.STRINGS, AttrType.TENSORS, AttrType.GRAPHS,
-     AttrType.SPARSE_TENSORS, AttrType.TYPE_PROTOS}
-)
 
 
 class FormalParameter(Record):

@@ -197,8 +197,8 @@ def test_subgraph_hook_gives_the_rule_inferred_body_types(tmp_path):
 
 def test_input_and_output_names_a_rule_uses_are_checked(tmp_path):
     source = (EXAMPLE / "rules" / "pixel_shuffle.py").read_text()
-    wrong = (source.replace("ctx.input_with_rank(0, 4)", "ctx.input_with_rank(\"x\", 4)")
-             .replace("ctx.set_output_shape(0,", "_write(ctx,")
+    wrong = (source.replace('ctx.input_with_rank("X", 4)', 'ctx.input_with_rank("x", 4)')
+             .replace('ctx.set_output_shape("Y",', '_write(ctx,')
              + "\n\ndef _write(ctx, shape):\n    ctx.set_output_shape(\"Y\", shape)\n    ctx.output_type(\"Z\")\n")
     tree = _tree_with_rule(tmp_path, wrong, "{rule: pixel_shuffle}")
     errors = _errors(tree, tmp_path / "out")

@@ -29,6 +29,7 @@ from opspec.runtime.contract.elements import UNDEFINED, ElementType
 from opspec.runtime.contract.limits import MAX_RANK
 from opspec.runtime.contract.positions import BY_NODE, FormalPositions, Operand, UnknownOperand
 from opspec.runtime.contract.values import Data, TensorType
+from opspec.runtime.kinds import AttrType, FormalParameterOption
 from opspec.runtime.onnx_compat import onnx_bases
 from opspec.runtime.shape import Dim, Shape, ShapeError, Sym, SymbolTable, with_rank, with_rank_at_least
 
@@ -38,21 +39,28 @@ if TYPE_CHECKING:
 _NO_ARGS: Mapping[str, Any] = {}
 
 
-#: Attribute kinds whose plain values a rule may read as numbers or text (AttributeProto
-#: numbering; the contract does not import the schema module that names them): the Python types
-#: each holds, and for lists the types of their elements (an element type's member is an int too).
-_SCALAR_KINDS: dict[int, tuple[type, ...]] = {1: (float,), 2: (int, ElementType), 3: (str, bytes)}
-_LIST_KINDS: dict[int, tuple[type, ...]] = {6: (float,), 7: (int, ElementType), 8: (str, bytes)}
-_KIND_NAMES = {1: "a float", 2: "an int", 3: "a string", 4: "a tensor", 6: "a list of floats", 7: "a list of ints",
-               8: "a list of strings"}
-#: ``FormalParameterOption.Variadic`` (AttributeProto's ``TENSOR`` kind is 4).
-_VARIADIC, _TENSOR = 2, 4
+#: Attribute kinds whose plain values a rule may read as numbers or text: the Python types each
+#: holds, and for lists the types of their elements (an element type's member is an int too).
+_SCALAR_KINDS: dict[int, tuple[type, ...]] = {
+    AttrType.FLOAT: (float,), AttrType.INT: (int, ElementType), AttrType.STRING: (str, bytes)}
+_LIST_KINDS: dict[int, tuple[type, ...]] = {
+    AttrType.FLOATS: (float,), AttrType.INTS: (int, ElementType), AttrType.STRINGS: (str, bytes)}
+_KIND_NAMES = {AttrType.FLOAT: "a float", AttrType.INT: "an int", AttrType.STRING: "a string",
+               AttrType.TENSOR: "a tensor", AttrType.FLOATS: "a list of floats", AttrType.INTS: "a list of ints",
+               AttrType.STRINGS: "a list of strings"}
+# Members read once here: reading an enum class's member costs several times a module global.
+_VARIADIC, _TENSOR = FormalParameterOption.Variadic, AttrType.TENSOR
+#: What a name the schema does not have resolves to (a position is never negative; BY_NODE is -1).
+_UNKNOWN = BY_NODE - 1
+
 
 
 def _fits(kind: int, value: object) -> bool:
     """Whether a node's attribute value is of the kind the schema declares (kinds rules do not
     read as numbers or text always fit)."""
     if kind == _TENSOR:
+
+
         return hasattr(value, "elem")  # a TensorValue, or any object with its fields
     scalar = _SCALAR_KINDS.get(kind)
     if scalar is not None:
@@ -306,10 +314,13 @@ class InferenceContext(ArgumentReaders):
         """Set a tensor output's shape; the element type is the engine's binding unless given."""
         if isinstance(index, str):
             index = self._output_at(index)
-        if index < len(self._outputs):
+        outputs = self._outputs
+        if index < len(outputs):
             if elem is None:
-                elem = self.output_elem(index)
-            self._outputs[index] = TensorType(elem, shape)
+                value = outputs[index]
+                elem = value.elem if type(value) is TensorType else UNDEFINED
+            outputs[index] = TensorType(elem, shape)
+
 
     def set_output_data(self, index: Operand, data: Data) -> None:
         """Record an output's known contents, for data propagation."""
@@ -337,23 +348,24 @@ class InferenceContext(ArgumentReaders):
             table = self._table_built = source() if source is not None else FormalPositions(self.schema)
         return table
 
+    # A name before any variadic resolves in one lookup (a named read costs little more than a
+    # positional one); the rest, and unknown names, go to ``_position_by_node``.
     def _input_at(self, name: str) -> int:
         """The position of formal input ``name``: past the node's inputs when it supplies none."""
-        return self._position_of(name, False)
+        position = (self._table_built or self._table()).inputs.get(name, _UNKNOWN)
+        return position if position >= 0 else self._position_by_node(name, position, False)
 
     def _output_at(self, name: str) -> int:
         """The position of formal output ``name``: past the node's outputs when it has none."""
-        return self._position_of(name, True)
+        position = (self._table_built or self._table()).outputs.get(name, _UNKNOWN)
+        return position if position >= 0 else self._position_by_node(name, position, True)
 
-    def _position_of(self, name: str, output: bool) -> int:
-        table = self._table_built or self._table()
-        position = (table.outputs if output else table.inputs).get(name)
-        if position is None:
-            raise UnknownOperand(f"{table.op} has no {'output' if output else 'input'} {name!r}")
+    def _position_by_node(self, name: str, position: int, output: bool) -> int:
         if position != BY_NODE:
-            return position
+            raise UnknownOperand(f"{self._table().op} has no {'output' if output else 'input'} {name!r}")
         bound = self.output_range(name) if output else self.input_range(name)
         return bound.start if len(bound) else len(self._outputs if output else self._inputs)
+
 
     # -- helpers ------------------------------------------------------------------------
     def fresh_dim(self) -> Sym | None:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from opspec.runtime.kinds import FormalParameterOption
+
 #: How a rule addresses one input or output: its position, or its formal name.
 Operand = int | str
 
 #: Marks a name whose position depends on the node (it follows a variadic, or is one).
 BY_NODE = -1
+_VARIADIC = FormalParameterOption.Variadic
 
 
 def _fixed(params: Sequence[Any]) -> dict[str, int]:
@@ -21,7 +24,9 @@ def _fixed(params: Sequence[Any]) -> dict[str, int]:
     positions: dict[str, int] = {}
     variadic_seen = False
     for position, param in enumerate(params):
-        variadic_seen = variadic_seen or param.option == 2  # Variadic
+        variadic_seen = variadic_seen or param.option == _VARIADIC
+
+
         positions[param.name] = BY_NODE if variadic_seen else position
     return positions
 

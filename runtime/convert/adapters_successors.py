@@ -72,9 +72,9 @@ def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: Gr
         raise Refusal("only a float input of rank 2 converts, which TreeEnsemble reads as the older operators do "
                       "and answers in the same type")
     if target.name != "TreeEnsemble":
-        if node.value("post_transform") in (1, 2):
-            # The standard numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.31 runs 1 as LOGISTIC and 2
-            # as SOFTMAX (measured): what the model means is not known.
+        if node.value("post_transform") in _SWAPPED:
+            # onnxruntime 1.31 runs the standard's SOFTMAX as LOGISTIC and LOGISTIC as SOFTMAX
+            # (measured): what the model means is not known.
             raise Refusal("post_transform 1 or 2, which onnxruntime reads the other way round from the standard "
                           "(SOFTMAX, LOGISTIC)")
         _from_tree_ensemble(node)
@@ -102,6 +102,8 @@ def tree_ensemble(node: WorkNode, source: OpSchema, target: OpSchema, values: Gr
 #: Transforms of several scores written after TreeEnsemble (whose numbers for them onnxruntime
 #: reads swapped): the standard operator computing each.
 _OUTSIDE = {"SOFTMAX": "Softmax", "LOGISTIC": "Sigmoid"}
+#: TreeEnsemble's numbers of those transforms (1 and 2).
+_SWAPPED = frozenset(_TRANSFORMS.index(name) for name in _OUTSIDE)
 
 
 def _text(value: object, default: str) -> str:
@@ -296,8 +298,10 @@ def _from_tree_ensemble(node: WorkNode) -> None:
     transform = node.value("post_transform")
     node.attributes.clear()
     node.set("n_targets", AttrType.INT, count)
-    node.set("aggregate_function", AttrType.STRING, _AGGREGATES[1 if aggregate is None else aggregate])
-    node.set("post_transform", AttrType.STRING, _TRANSFORMS[transform or 0])
+    node.set("aggregate_function", AttrType.STRING,
+             _AGGREGATES[aggregate] if aggregate is not None else "SUM")  # TreeEnsemble's default
+    node.set("post_transform", AttrType.STRING, _TRANSFORMS[transform] if transform else "NONE")
+
     for name in ("treeids", "nodeids", "featureids", "truenodeids", "falsenodeids"):
         node.set(f"nodes_{name}", AttrType.INTS, columns[name])
     node.set("nodes_modes", AttrType.STRINGS, columns["modes"])

@@ -26,15 +26,14 @@ def head_count(ctx: InferenceContext, key: str, operand: str) -> int:
     return heads
 
 
-def split_view(ctx: InferenceContext, index: int, heads_key: str):
-    """Input ``index`` as (batch, heads, seq, head_size) and its rank (None when unknown).
+def split_view(ctx: InferenceContext, name: str, heads_key: str):
+    """Input ``name`` as (batch, heads, seq, head_size) and its rank (None when unknown).
 
     A packed 3-D input splits its last axis into the attribute's head count; an input that
     is absent or of unknown rank gives four unknown dims."""
-    shape = ctx.input_shape(index)
+    shape = ctx.input_shape(name)
     if shape is None:
         return None, _UNKNOWN_VIEW
-    name = ctx.input_name(index)
     if len(shape) == 4:
         return 4, shape
     if len(shape) != 3:
@@ -55,12 +54,6 @@ def check_groups(ctx: InferenceContext, q_heads, kv_heads) -> None:
         ctx.fail(f"{q_heads} query heads do not split evenly into groups over {kv_heads} key/value heads")
 
 
-def _output(ctx: InferenceContext, name: str):
-    """The index of output ``name`` when the node asks for it, else None."""
-    bound = ctx.output_range(name)
-    return bound.start if len(bound) else None
-
-
 @rule("attention", "Y in Q's layout with V's head size; present key and value (batch, kv_heads, past + kv_seq, "
       "head_size); the QK product (batch, q_heads, q_seq, past + kv_seq).",
       q_num_heads=attribute(), kv_num_heads=attribute(),
@@ -69,9 +62,9 @@ def _output(ctx: InferenceContext, name: str):
 def attention(ctx: InferenceContext) -> None:
     if ctx.option("strict"):
         _check_usage(ctx)
-    q_rank, (q_batch, q_heads, q_seq, q_size) = split_view(ctx, 0, "q_num_heads")
-    _, (k_batch, k_heads, k_seq, k_size) = split_view(ctx, 1, "kv_num_heads")
-    _, (v_batch, v_heads, v_seq, v_size) = split_view(ctx, 2, "kv_num_heads")
+    q_rank, (q_batch, q_heads, q_seq, q_size) = split_view(ctx, "Q", "q_num_heads")
+    _, (k_batch, k_heads, k_seq, k_size) = split_view(ctx, "K", "kv_num_heads")
+    _, (v_batch, v_heads, v_seq, v_size) = split_view(ctx, "V", "kv_num_heads")
     batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
     kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
     kv_seq = merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
@@ -97,16 +90,14 @@ def attention(ctx: InferenceContext) -> None:
                  merged(ctx, "head sizes of past_value and V", past_value[3], v_size))
 
     if q_rank == 4:
-        ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
+        ctx.set_output_shape("Y", (batch, q_heads, q_seq, v_size))
     elif q_rank == 3:
-        ctx.set_output_shape(0, (batch, q_seq, mul_dim(q_heads, v_size)))
+        ctx.set_output_shape("Y", (batch, q_seq, mul_dim(q_heads, v_size)))
     else:
-        ctx.set_output_shape(0, None)
-    for name, shape in (("present_key", key), ("present_value", value),
-                        ("qk_matmul_output", (batch, q_heads, q_seq, total))):
-        index = _output(ctx, name)
-        if index is not None:
-            ctx.set_output_shape(index, shape)
+        ctx.set_output_shape("Y", None)
+    ctx.set_output_shape("present_key", key)
+    ctx.set_output_shape("present_value", value)
+    ctx.set_output_shape("qk_matmul_output", (batch, q_heads, q_seq, total))
 
 
 def _check_usage(ctx: InferenceContext) -> None:
@@ -115,7 +106,7 @@ def _check_usage(ctx: InferenceContext) -> None:
         size = ctx.attribute(name, -1)
         if type(size) is not int or size < -1:
             ctx.fail(f"{name} must be -1 (unbounded) or at least 0, got {size}")
-    q = ctx.input_shape(0)
+    q = ctx.input_shape("Q")
     if q is not None and len(q) == 4 and (ctx.has_attribute("q_num_heads") or ctx.has_attribute("kv_num_heads")):
         ctx.fail("q_num_heads and kv_num_heads are for 3-D (packed) inputs; Q is 4-D")
     if ctx.output_count == 2:  # an output the node leaves out in the middle is not seen, so only this is sure
@@ -134,26 +125,26 @@ def _past(ctx: InferenceContext, name: str):
 
 @rule("flex_attention", "Y (batch, q_heads, q_seq, v_head_size) from split (4-D) Q, K and V.")
 def flex_attention(ctx: InferenceContext) -> None:
-    q_batch, q_heads, q_seq, q_size = ctx.input_with_rank(0, 4)
-    k_batch, k_heads, k_seq, k_size = ctx.input_with_rank(1, 4)
-    v_batch, v_heads, v_seq, v_size = ctx.input_with_rank(2, 4)
+    q_batch, q_heads, q_seq, q_size = ctx.input_with_rank("Q", 4)
+    k_batch, k_heads, k_seq, k_size = ctx.input_with_rank("K", 4)
+    v_batch, v_heads, v_seq, v_size = ctx.input_with_rank("V", 4)
     batch = merged(ctx, "batch sizes of Q, K and V", q_batch, k_batch, v_batch)
     kv_heads = merged(ctx, "head counts of K and V", k_heads, v_heads)
     merged(ctx, "sequence lengths of K and V", k_seq, v_seq)
     merged(ctx, "head sizes of Q and K", q_size, k_size)
     check_groups(ctx, q_heads, kv_heads)
-    ctx.set_output_shape(0, (batch, q_heads, q_seq, v_size))
+    ctx.set_output_shape("Y", (batch, q_heads, q_seq, v_size))
 
 
 @rule("rotary_embedding", "Y takes X's shape; X is (batch, seq, hidden), which needs 'num_heads', or "
       "(batch, heads, seq, head_size).", num_heads=attribute())
 def rotary_embedding(ctx: InferenceContext) -> None:
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     if x is not None and len(x) not in (3, 4):
         ctx.fail(f"input {format_shape(x)} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size)")
     if x is not None and len(x) == 3:
         head_count(ctx, "num_heads", "input")
-    ctx.set_output_shape(0, x)
+    ctx.set_output_shape("Y", x)
 
 
 _UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
@@ -168,31 +159,30 @@ def linear_attention(ctx: InferenceContext) -> None:
     q_heads = head_count(ctx, "q_num_heads", "query")
     kv_heads = head_count(ctx, "kv_num_heads", "key")
     check_groups(ctx, q_heads, kv_heads)
-    query, key, value = (ctx.input_with_rank(index, 3) for index in range(3))
+    query, key, value = (ctx.input_with_rank(name, 3) for name in ("query", "key", "value"))
     key_size = merged(ctx, "key head sizes of query and key",
-                      _head_size(ctx, 0, query[2], q_heads), _head_size(ctx, 1, key[2], kv_heads))
-    value_size = _head_size(ctx, 2, value[2], kv_heads)
+                      _head_size(ctx, "query", query[2], q_heads), _head_size(ctx, "key", key[2], kv_heads))
+    value_size = _head_size(ctx, "value", value[2], kv_heads)
     batch = merged(ctx, "batch sizes of query, key and value", query[0], key[0], value[0])
     steps = merged(ctx, "sequence lengths of query, key and value", query[1], key[1], value[1])
     state: tuple[Dim, ...] = (batch, kv_heads, key_size, value_size)
-    past = ctx.input_index("past_state")
-    if past is not None:
-        past_state = ctx.input_with_rank(past, 4)
+    past = ctx.has_input("past_state")
+    if past:
+        past_state = ctx.input_with_rank("past_state", 4)
         try:
             state = merge_shapes(state, past_state)
         except ShapeError:
             ctx.fail(f"past_state {format_shape(past_state)} must be (B, kv_heads, d_k, d_v) = {format_shape(state)}")
-    ctx.set_output_shape(0, (state[0], steps, mul_dim(q_heads, state[3])))
-    if ctx.output_count > 1:
-        # without past_state the state takes the query's element type
-        ctx.set_output_shape(1, state, None if past is not None else ctx.input_elem(0) or None)
+    ctx.set_output_shape("output", (state[0], steps, mul_dim(q_heads, state[3])))
+    # without past_state the state takes the query's element type
+    ctx.set_output_shape("present_state", state, None if past else ctx.input_elem("query") or None)
 
 
-def _head_size(ctx: InferenceContext, index: int, hidden, heads):
+def _head_size(ctx: InferenceContext, name: str, hidden, heads):
     try:
         return div_dim(hidden, heads)
     except ShapeError:
-        ctx.fail(f"{ctx.input_name(index)}: hidden size {hidden} does not split into {heads} heads")
+        ctx.fail(f"{name}: hidden size {hidden} does not split into {heads} heads")
 
 
 _ACTIVATIONS = ("none", "silu", "swish")
@@ -204,24 +194,22 @@ def causal_conv_with_state(ctx: InferenceContext) -> None:
     activation = ctx.attr("activation", "none")
     if activation not in _ACTIVATIONS:
         ctx.fail(f"activation {activation!r} is not one of {', '.join(_ACTIVATIONS)}")
-    batch, channels, length = ctx.input_with_rank(0, 3)
-    kernel_channels, one, kernel = ctx.input_with_rank(1, 3)
+    batch, channels, length = ctx.input_with_rank("input", 3)
+    kernel_channels, one, kernel = ctx.input_with_rank("weight", 3)
     if type(one) is int and one != 1:
         ctx.fail(f"weight's second axis is {one}: a depthwise kernel is (C, 1, k)")
     if type(kernel) is int and kernel < 1:
         ctx.fail(f"kernel size k must be at least 1, got {kernel}")
     channel_dims = [channels, kernel_channels]
-    bias = ctx.input_index("bias")
-    if bias is not None:
-        channel_dims.append(ctx.input_with_rank(bias, 1)[0])
+    if ctx.has_input("bias"):
+        channel_dims.append(ctx.input_with_rank("bias", 1)[0])
     carried = None if kernel is None else add_dim(kernel, -1)
-    past = ctx.input_index("past_state")
-    if past is not None:
-        past_batch, past_channels, past_carried = ctx.input_with_rank(past, 3)
+    if ctx.has_input("past_state"):
+        past_batch, past_channels, past_carried = ctx.input_with_rank("past_state", 3)
         batch = merged(ctx, "batch sizes of input and past_state", batch, past_batch)
         channel_dims.append(past_channels)
         carried = merged(ctx, "past_state's length and the kernel size minus one", carried, past_carried)
     channels = merged(ctx, "channel counts of input, weight, bias and past_state", *channel_dims)
-    ctx.set_output_shape(0, (batch, channels, length))
-    if ctx.output_count > 1:
-        ctx.set_output_shape(1, (batch, channels, carried))
+    ctx.set_output_shape("output", (batch, channels, length))
+    ctx.set_output_shape("present_state", (batch, channels, carried))
+

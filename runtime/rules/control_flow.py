@@ -133,8 +133,8 @@ def loop(ctx: InferenceContext) -> None:
     for index, value in enumerate(carried):
         ctx.set_output(index, value)
     trips: Dim = None
-    if ctx.has_input(0) and not ctx.has_input(1):  # a for loop: exactly M iterations
-        values = ctx.input_values(0)
+    if ctx.has_input("M") and not ctx.has_input("cond"):  # a for loop: exactly M iterations
+        values = ctx.input_values("M")
         if values is not None and len(values) == 1:
             if type(values[0]) is int:
                 trips = max(values[0], 0)  # a negative count runs no iteration

@@ -67,16 +67,16 @@ def einsum(ctx: InferenceContext) -> None:
         output = ("..." if any("..." in term for term in terms) else "") + "".join(
             sorted(letter for letter, count in counts.items() if count == 1))
     if not known:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("Output", None)
         return
     try:
         broadcast = broadcast_shapes(*ellipsis) if ellipsis else ()
     except ShapeError as error:
         ctx.fail(f"the '...' dims do not broadcast: {error}")
     if broadcast is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("Output", None)
         return
     head, _, tail = output.partition("...")
     out = tuple(dims.get(c) for c in head) + (tuple(broadcast) if "..." in output else ()) + \
         tuple(dims.get(c) for c in tail)
-    ctx.set_output_shape(0, out)
+    ctx.set_output_shape("Output", out)

@@ -125,24 +125,24 @@ def same_shape(ctx: InferenceContext) -> None:
 @rule("cast_like", "Input 0's shape (and known data) in the element type of input 1.")
 def cast_like(ctx: InferenceContext) -> None:
     """CastLike: the target element type comes from the second input's type, not an attribute."""
-    elem = ctx.input_elem(1) or ctx.output_elem(0)
-    ctx.set_output_shape(0, ctx.input_shape(0), elem)
-    data = ctx.input_data(0)
+    elem = ctx.input_elem("target_type") or ctx.output_elem("output")
+    ctx.set_output_shape("output", ctx.input_shape("input"), elem)
+    data = ctx.input_data("input")
     if data is not None and elem:
         result = unary_data(data, "cast", elem)
         if result is not None:
-            ctx.set_output_data(0, result)
+            ctx.set_output_data("output", result)
 
 
 @rule("bit_cast", "Input 0's shape, its bits read as the element type of the 'to' attribute (same width).",
       to=attribute(required=True, doc="the attribute holding the target element type"))
 def bit_cast(ctx: InferenceContext) -> None:
     """BitCast: one output element per input element, so the widths must agree."""
-    target, source = ctx.elem_attr("to"), ctx.input_elem(0)
+    target, source = ctx.elem_attr("to"), ctx.input_elem("input")
     target_bits, source_bits = ELEMENT_BITS.get(target or 0), ELEMENT_BITS.get(source)
     if target is not None and target_bits is None:
         ctx.fail(f"cannot reinterpret bits as {element_name(target)}, which has no fixed width")
     if target is not None and target_bits and source_bits and target_bits != source_bits:
         ctx.fail(f"{element_name(source)} has {source_bits} bits and {element_name(target)} has {target_bits}; "
                  "a bit cast needs equal widths")
-    ctx.set_output_shape(0, ctx.input_shape(0), target)
+    ctx.set_output_shape("output", ctx.input_shape("input"), target)

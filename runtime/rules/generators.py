@@ -76,9 +76,9 @@ def constant(ctx: InferenceContext) -> None:
     elif name == "value_ints":
         _set_constant(ctx, INT64, (len(value),), tuple([int(v) for v in value]))
     elif name == "value_string":
-        ctx.set_output_shape(0, (), STRING)
+        ctx.set_output_shape("output", (), STRING)
     else:
-        ctx.set_output_shape(0, (len(value),), STRING)
+        ctx.set_output_shape("output", (len(value),), STRING)
 
 
 @rule("constant_of_shape", "A tensor of the requested shape filled with 'value'.",
@@ -100,7 +100,7 @@ def constant_of_shape(ctx: InferenceContext) -> None:
         fill = values[0] if values else None
     index = ctx.input_arg("input")
     if index is None:
-        ctx.set_output_shape(0, None, elem)
+        ctx.set_output_shape("output", None, elem)
         return
     source = ctx.input_shape(index)
     if source is not None and len(source) != 1:
@@ -110,7 +110,7 @@ def constant_of_shape(ctx: InferenceContext) -> None:
         length = source[0] if source is not None else None
         dims = ctx.unknown_dims(length) if type(length) is int else None
         shape: Shape = tuple([ctx.fresh_dim() for _ in dims]) if dims is not None else None
-        ctx.set_output_shape(0, shape, elem)
+        ctx.set_output_shape("output", shape, elem)
         return
     sizes: list[Dim] = []
     for dim in requested:
@@ -121,10 +121,10 @@ def constant_of_shape(ctx: InferenceContext) -> None:
         else:
             sizes.append(dim if type(dim) is Sym else ctx.fresh_dim())
     shape = tuple(sizes)
-    ctx.set_output_shape(0, shape, elem)
+    ctx.set_output_shape("output", shape, elem)
     count = _count(shape)
     if fill is not None and count is not None and count <= DATA_LIMIT and _numeric((fill,)):
-        ctx.set_output_data(0, Data(shape, (fill,) * count))
+        ctx.set_output_data("output", Data(shape, (fill,) * count))
 
 
 def _scalar(ctx: InferenceContext, index: int, name: str):

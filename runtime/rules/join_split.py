@@ -32,7 +32,7 @@ def concat(ctx: InferenceContext) -> None:
     shapes = [shape_of(ctx, i) for i in indices]
     known = [s for s in shapes if s is not None]
     if not known:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("concat_result", None)
         return
     rank = len(known[0])
     for i, s in zip(indices, shapes):
@@ -59,7 +59,7 @@ def concat(ctx: InferenceContext) -> None:
         if total is None:
             break
     out[axis] = total
-    ctx.set_output_shape(0, tuple(out))
+    ctx.set_output_shape("concat_result", tuple(out))
     if rank == 1:
         _concat_data(ctx, indices, shapes)
 
@@ -141,7 +141,7 @@ def split(ctx: InferenceContext) -> None:
         pieces = [piece] * count
     for i, size in enumerate(pieces):
         ctx.set_output_shape(i, source[:axis] + (size,) + source[axis + 1:])
-    data = ctx.input_data(0)
+    data = ctx.input_data("input")
     known = all_ints(pieces)
     if data is not None and len(source) == 1 and known is not None and sum(known) == len(data.values):
         start = 0

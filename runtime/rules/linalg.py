@@ -51,18 +51,18 @@ def matmul(ctx: InferenceContext) -> None:
       transA=attribute(), transB=attribute())
 def gemm(ctx: InferenceContext) -> None:
     """(M, K) x (K, N) after optional transposes; C must broadcast onto (M, N)."""
-    a, b = ctx.input_with_rank(0, 2), ctx.input_with_rank(1, 2)
+    a, b = ctx.input_with_rank("A", 2), ctx.input_with_rank("B", 2)
     m, ka = (a[1], a[0]) if ctx.flag_attr("transA") else a
     kb, n = (b[1], b[0]) if ctx.flag_attr("transB") else b
     _inner(ctx, ka, kb, a, b)
     out: Shape = (m, n)
-    if ctx.input_count > 2 and ctx.has_input(2):
-        c = ctx.input_shape(2)
+    if ctx.has_input("C"):
+        c = ctx.input_shape("C")
         if c is not None:
             try:
                 out = unidirectional_broadcast(out, c)
             except ShapeError as e:
                 ctx.fail(f"bias C of shape {format_shape(c)} does not fit the product "
                          f"{format_shape(out)}: {e}")
-    ctx.set_output_shape(0, out)
+    ctx.set_output_shape("Y", out)
 

@@ -43,13 +43,13 @@ def loss(ctx: InferenceContext) -> None:
 
 @rule("det", "The determinants of a batch of square matrices: the input's shape without its last two axes.")
 def det(ctx: InferenceContext) -> None:
-    x = ctx.input_with_rank_at_least(0, 2)
+    x = ctx.input_with_rank_at_least("X", 2)
     if x is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("Y", None)
         return
     if type(x[-1]) is int and type(x[-2]) is int and x[-1] != x[-2]:
         ctx.fail(f"input {format_shape(x)} is not a batch of square matrices")
-    ctx.set_output_shape(0, tuple(x[:-2]))
+    ctx.set_output_shape("Y", tuple(x[:-2]))
 
 
 @rule("grid_sample", "(N, C, *grid's spatial dims): the input sampled at the grid's points.")

@@ -10,6 +10,7 @@ from opspec.runtime.contract import (
     FLOAT,
     INT64,
     STRING,
+    UNDEFINED,
     InferenceContext,
     MapType,
     SequenceType,
@@ -24,7 +25,7 @@ from opspec.runtime.shape import Dim, add_dim, format_shape
 
 def _batch(ctx: InferenceContext):
     """The row count of a feature input: ``(N, F)`` gives N, ``(F,)`` is one row."""
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     if x is None:
         return None
     if len(x) not in (1, 2):
@@ -43,11 +44,11 @@ def _label_elem(ctx: InferenceContext) -> int:
                                                "(some classifiers score a binary problem in one column)"))
 def classifier(ctx: InferenceContext) -> None:
     batch = _batch(ctx)
-    ctx.set_output_shape(0, (batch,), _label_elem(ctx))
-    if ctx.output_count > 1:
+    ctx.set_output_shape("Y", (batch,), _label_elem(ctx))
+    if ctx.has_output("Z"):
         labels = ctx.attr("labels_strings") or ctx.attr("labels_ints")
         columns = len(labels) if labels and ctx.option("score_per_label") else None
-        ctx.set_output_shape(1, (batch, columns), FLOAT)
+        ctx.set_output_shape("Z", (batch, columns), FLOAT)
 
 
 @rule("svm_classifier", "Labels (N,) of the label attribute's type; scores (N, columns) in float, one column per "
@@ -59,8 +60,8 @@ def svm_classifier(ctx: InferenceContext) -> None:
     or one with Platt coefficients scores each class; otherwise each pair of classes gets its
     decision value, and a two-class problem two columns."""
     batch = _batch(ctx)
-    ctx.set_output_shape(0, (batch,), _label_elem(ctx))
-    if ctx.output_count < 2:
+    ctx.set_output_shape("Y", (batch,), _label_elem(ctx))
+    if not ctx.has_output("Z"):
         return
     labels = ctx.attr("labels_strings") or ctx.attr("labels_ints")
     classes = len(labels) if isinstance(labels, (list, tuple)) and labels else None
@@ -72,14 +73,14 @@ def svm_classifier(ctx: InferenceContext) -> None:
         columns = classes
     else:
         columns = classes * (classes - 1) // 2 if classes > 2 else 2
-    ctx.set_output_shape(1, (batch, columns), FLOAT)
+    ctx.set_output_shape("Z", (batch, columns), FLOAT)
 
 
 @rule("regressor", "(N, targets) float predictions; the target count from an attribute when it gives one.",
       targets=attribute(None), fixed_targets=option("int", 0, doc="the target count when the op always has it"))
 def regressor(ctx: InferenceContext) -> None:
     targets = ctx.attr("targets") or ctx.option("fixed_targets") or None
-    ctx.set_output_shape(0, (_batch(ctx), targets))
+    ctx.set_output_shape("Y", (_batch(ctx), targets))
 
 
 #: LabelEncoder's families of exclusive attributes: from version 2 a node sets exactly one of each
@@ -93,7 +94,7 @@ _LABEL_ENCODER_FAMILIES = (("keys_strings", "keys_int64s", "keys_floats", "keys_
       keys_strings=attribute(), keys_int64s=attribute(), keys_floats=attribute(), keys_tensor=attribute(),
       values_strings=attribute(), values_int64s=attribute(), values_floats=attribute(), values_tensor=attribute())
 def label_encoder(ctx: InferenceContext) -> None:
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
 
     def given(key: str) -> bool:  # set by the node itself (a schema default says nothing)
         name = ctx.named(key)
@@ -117,26 +118,26 @@ def label_encoder(ctx: InferenceContext) -> None:
     elif given("values_floats"):
         elem = FLOAT
     elif not ctx.declares("values_strings"):  # the first version maps strings to codes and back
-        elem = STRING if ctx.input_elem(0) == INT64 else INT64 if ctx.input_elem(0) == STRING else 0
+        elem = STRING if ctx.input_elem("X") == INT64 else INT64 if ctx.input_elem("X") == STRING else UNDEFINED
     else:
-        elem = ctx.output_elem(0)
-    ctx.set_output_shape(0, x, elem)
+        elem = ctx.output_elem("Y")
+    ctx.set_output_shape("Y", x, elem)
 
 
 @rule("category_mapper", "Input shape; strings become integers and integers strings.")
 def category_mapper(ctx: InferenceContext) -> None:
-    elem = {STRING: INT64, INT64: STRING}.get(ctx.input_elem(0), 0)
-    ctx.set_output_shape(0, ctx.input_shape(0), elem)
+    elem = {STRING: INT64, INT64: STRING}.get(ctx.input_elem("X"), UNDEFINED)
+    ctx.set_output_shape("Y", ctx.input_shape("X"), elem)
 
 
 @rule("zip_map", "A sequence of maps from class label to score, one map per row.",
       classlabels_strings=attribute(), classlabels_int64s=attribute())
 def zip_map(ctx: InferenceContext) -> None:
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     if x is not None and len(x) not in (1, 2):
         ctx.fail(f"input {format_shape(x)} must be (N, classes) or (classes,)")
     key = STRING if ctx.attr("classlabels_strings") else INT64
-    ctx.set_output(0, SequenceType(MapType(key, TensorType(FLOAT, None))))
+    ctx.set_output("Z", SequenceType(MapType(key, TensorType(FLOAT, None))))
 
 
 _CAST_TO = {"TO_FLOAT": FLOAT, "TO_STRING": STRING, "TO_INT64": INT64}
@@ -149,29 +150,30 @@ def cast_map(ctx: InferenceContext) -> None:
     if target not in _CAST_TO:
         ctx.fail(f"cast_to {target!r} is not one of {', '.join(_CAST_TO)}")
     dense = ctx.attr("map_form", "DENSE") == "DENSE"
-    ctx.set_output_shape(0, (1, None if dense else ctx.attr("max_map")), _CAST_TO[target])
+    ctx.set_output_shape("Y", (1, None if dense else ctx.attr("max_map")), _CAST_TO[target])
 
 
 @rule("dict_vectorizer", "The map's values laid out by the vocabulary, of the map's value type.",
       string_vocabulary=attribute(), int64_vocabulary=attribute())
 def dict_vectorizer(ctx: InferenceContext) -> None:
-    source = ctx.input_type(0)
-    elem = 0
+    source = ctx.input_type("X")
+    elem = UNDEFINED
+
     if type(source) is MapType and type(source.value) is TensorType:
         elem = source.value.elem
     if elem not in (INT64, FLOAT, DOUBLE, STRING):
-        elem = ctx.output_elem(0)
-    ctx.set_output_shape(0, None, elem)  # one map gives a vector, a batch of maps a matrix
+        elem = ctx.output_elem("Y")
+    ctx.set_output_shape("Y", None, elem)  # one map gives a vector, a batch of maps a matrix
 
 
 @rule("one_hot_encoder", "The input's shape plus an axis of one flag per category.",
       cats_strings=attribute(), cats_int64s=attribute())
 def one_hot_encoder(ctx: InferenceContext) -> None:
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     categories = ctx.attr("cats_strings") or ctx.attr("cats_int64s")
     if not categories:
         ctx.fail("one of cats_strings and cats_int64s must be set")
-    ctx.set_output_shape(0, None if x is None else tuple(x) + (len(categories),), FLOAT)
+    ctx.set_output_shape("Y", None if x is None else tuple(x) + (len(categories),), FLOAT)
 
 
 @rule("feature_vectorizer", "(N, sum of inputdimensions): the inputs' features side by side.",
@@ -190,14 +192,14 @@ def feature_vectorizer(ctx: InferenceContext) -> None:
         total = 0
         for width in widths:
             total = add_dim(total, width)
-    ctx.set_output_shape(0, (batch, total), FLOAT)
+    ctx.set_output_shape("Y", (batch, total), FLOAT)
 
 
 @rule("array_feature_extractor", "The selected columns of the last axis, as many as there are indices.")
 def array_feature_extractor(ctx: InferenceContext) -> None:
-    x, indices = ctx.input_shape(0), ctx.input_shape(1)
+    x, indices = ctx.input_shape("X"), ctx.input_shape("Y")
     if x is None or len(x) < 2:
-        ctx.set_output_shape(0, None)  # a 1-D input gives a row, whose layout varies
+        ctx.set_output_shape("Z", None)  # a 1-D input gives a row, whose layout varies
         return
     count = None
     sizes = [d for d in indices if type(d) is int] if indices is not None else []
@@ -205,4 +207,4 @@ def array_feature_extractor(ctx: InferenceContext) -> None:
         count = 1
         for size in sizes:
             count *= size
-    ctx.set_output_shape(0, tuple(x[:-1]) + (count,))
+    ctx.set_output_shape("Z", tuple(x[:-1]) + (count,))

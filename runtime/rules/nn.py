@@ -150,7 +150,7 @@ def batch_norm(ctx: InferenceContext) -> None:
       axis=attribute(), stash_type=attribute())
 def layer_norm(ctx: InferenceContext) -> None:
     """Y takes X's shape; Mean and InvStdDev keep the axes before ``axis`` (the rest become 1)."""
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     stash = ctx.int_attr("stash_type", 1)
     axis = ctx.int_attr("axis", -1)
     stats = None
@@ -160,7 +160,7 @@ def layer_norm(ctx: InferenceContext) -> None:
         for index in range(1, min(ctx.input_count, 3)):
             if ctx.has_input(index):
                 unidirectional_broadcast(x, ctx.input_shape(index))
-    ctx.set_output_shape(0, x)
+    ctx.set_output_shape("Y", x)
     for index in range(1, ctx.output_count):
         ctx.set_output_shape(index, stats, elem=stash)
 
@@ -247,6 +247,6 @@ def dropout(ctx: InferenceContext) -> None:
         shape = ctx.input_shape(index)
         if shape is not None and shape != ():
             ctx.fail(f"{ctx.input_name(index)} must be a scalar, got shape {format_shape(shape)}")
-    shape = ctx.input_shape(0)
+    shape = ctx.input_shape("data")
     for index in range(ctx.output_count):
         ctx.set_output_shape(index, shape)

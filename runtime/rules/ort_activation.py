@@ -15,7 +15,7 @@ from opspec.runtime.shape import ShapeError, div_dim, format_shape, merge_dim, m
 def bias_split_gelu(ctx: InferenceContext) -> None:
     """X is 3-D and bias 1-D of X's last dim; the output keeps X's first two dims and half of D
     (rounded down, as onnxruntime computes it)."""
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     index = ctx.input_arg("bias")
     bias = ctx.input_shape(index) if index is not None else None
     if x is not None and len(x) != 3:
@@ -29,23 +29,22 @@ def bias_split_gelu(ctx: InferenceContext) -> None:
             width = merge_dim(width, bias[0])
         except ShapeError:
             ctx.fail(f"bias {format_shape(bias)} must match the last dim of X {format_shape(x)}")
-    ctx.set_output_shape(0, (x[0], x[1], div_dim(width, 2, evenly=False)))
+    ctx.set_output_shape("Y", (x[0], x[1], div_dim(width, 2, evenly=False)))
 
 
 @rule("scaled_silu", "Y takes X's shape; the optional scale input is a scalar (rank 0).")
 def scaled_silu(ctx: InferenceContext) -> None:
-    if ctx.input_count > 1 and ctx.has_input(1):
-        scale = ctx.input_shape(1)
-        if scale is not None and len(scale) != 0:
-            ctx.fail(f"scale {format_shape(scale)} must be a scalar (rank 0), not a tensor of rank {len(scale)}")
-    ctx.set_output_shape(0, ctx.input_shape(0))
+    scale = ctx.input_shape("scale")
+    if scale is not None and len(scale) != 0:
+        ctx.fail(f"scale {format_shape(scale)} must be a scalar (rank 0), not a tensor of rank {len(scale)}")
+    ctx.set_output_shape("Y", ctx.input_shape("X"))
 
 
 @rule("gated_add", "output takes X's shape (..., C); Y has X's shape and gate (..., 1) the same leading dims.")
 def gated_add(ctx: InferenceContext) -> None:
     """X + Y * gate with one gate value per row: the kernels broadcast nothing else."""
-    gate = ctx.input_shape(2)
-    shape = alike_shapes(ctx, "X", ctx.input_shape(0), "Y", ctx.input_shape(1))
+    gate = ctx.input_shape("gate")
+    shape = alike_shapes(ctx, "X", ctx.input_shape("X"), "Y", ctx.input_shape("Y"))
     if gate is not None and shape is not None:
         rows = tuple(shape[:-1]) + (1,)
         try:
@@ -54,4 +53,5 @@ def gated_add(ctx: InferenceContext) -> None:
             ctx.fail(f"gate {format_shape(gate)} must be {format_shape(rows)}: X's shape {format_shape(shape)} with a "
                      "last axis of 1")
         shape = tuple(merged_rows[:-1]) + (shape[-1],)
-    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape("output", shape)
+

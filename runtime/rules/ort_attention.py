@@ -126,7 +126,7 @@ def rotated_head_size(ctx: InferenceContext, heads_needed: bool) -> Dim:
     rotary = ctx.int_attr("rotary_embedding_dim", 0)
     if rotary > 0 and heads <= 0:
         ctx.fail(f"rotary_embedding_dim {rotary} needs num_heads (positive), which is not set")
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("input")
     if x is None:
         return None
     if len(x) not in (3, 4):
@@ -144,7 +144,8 @@ def rotated_head_size(ctx: InferenceContext, heads_needed: bool) -> Dim:
       num_heads=attribute(), rotary_embedding_dim=attribute())
 def ort_rotary_embedding(ctx: InferenceContext) -> None:
     rotated_head_size(ctx, heads_needed=False)
-    ctx.set_output_shape(0, ctx.input_shape(0))
+    ctx.set_output_shape("output", ctx.input_shape("input"))
+
 
 
 @rule("mrotary_embedding", "output takes input's shape: (batch, seq, hidden) or (batch, heads, seq, head_size); "
@@ -162,7 +163,8 @@ def mrotary_embedding(ctx: InferenceContext) -> None:
         if sections is not None and sum(sections) != rotary // 2:
             ctx.fail(f"mrope_section {list(sections)} sums to {sum(sections)}, but half the rotated channels "
                      f"is {rotary // 2}")
-    ctx.set_output_shape(0, ctx.input_shape(0))
+    ctx.set_output_shape("output", ctx.input_shape("input"))
+
 
 
 @rule("packed_attention", "output (token_count, v_hidden) from packed input (token_count, input_hidden).",

@@ -12,11 +12,11 @@ from opspec.runtime.rules._dims import one_value
 from opspec.runtime.shape import add_dim, format_shape
 
 
-def shape_of_rank(ctx: InferenceContext, index: int, rank: int, what: str):
-    """Input ``index``'s shape, a node error when its known rank is not ``rank``."""
-    shape = ctx.input_shape(index)
+def shape_of_rank(ctx: InferenceContext, name: str, rank: int, what: str):
+    """Input ``name``'s shape, a node error when its known rank is not ``rank``."""
+    shape = ctx.input_shape(name)
     if shape is not None and len(shape) != rank:
-        ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} must be {rank}-D {what}")
+        ctx.fail(f"{ctx.input_name(name)} {format_shape(shape)} must be {rank}-D {what}")
     return shape
 
 
@@ -34,8 +34,8 @@ def remove_padding(ctx: InferenceContext) -> None:
 def restore_padding(ctx: InferenceContext) -> None:
     rows, offsets = ctx.input_shape("input"), ctx.input_shape("token_offset")
     if rows is not None and offsets is not None:  # onnxruntime checks the ranks of the pair only
-        shape_of_rank(ctx, 0, 2, "(tokens, hidden)")
-        shape_of_rank(ctx, 1, 2, "(batch, seq)")
+        shape_of_rank(ctx, "input", 2, "(tokens, hidden)")
+        shape_of_rank(ctx, "token_offset", 2, "(batch, seq)")
     hidden = rows[1] if rows is not None and len(rows) == 2 else None
     batch, steps = offsets if offsets is not None and len(offsets) == 2 else (None, None)
     ctx.set_output_shape("output", (batch, steps, hidden))
@@ -59,15 +59,16 @@ def gated_relative_position_bias(ctx: InferenceContext) -> None:
     ctx.set_output_shape("output", (query[0], heads, query[1], query[1]))
 
 
-def length_value(ctx: InferenceContext, index: int):
+def length_value(ctx: InferenceContext, name: str):
     """The sequence length a scalar input holds, when known."""
-    value = one_value(ctx, index)
+    value = one_value(ctx, name)
     return value if type(value) is int and value >= 0 else None
 
 
 @rule("relative_position_bias", "output (1, num_heads, query_length, key_length), num_heads from the bias "
       "table's second axis and the lengths from the scalar inputs' values.")
 def relative_position_bias(ctx: InferenceContext) -> None:
-    table = ctx.input_with_rank_at_least(0, 2)
+    table = ctx.input_with_rank_at_least("bias_table", 2)
     heads = table[1] if table is not None else None
-    ctx.set_output_shape(0, (1, heads, length_value(ctx, 1), length_value(ctx, 2)))
+    ctx.set_output_shape("output", (1, heads, length_value(ctx, "query_length"), length_value(ctx, "key_length")))
+

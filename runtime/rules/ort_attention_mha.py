@@ -183,8 +183,9 @@ def packed_multi_head_attention(ctx: InferenceContext) -> None:
 def decoder_attention(ctx: InferenceContext) -> None:
     query = ctx.input_shape("query")
     ctx.set_output_shape("output", query)
-    if ctx.output_count < 2:
+    if not ctx.has_output("new_key_cache"):
         return
+
     if query is not None and len(query) == 3:
         heads = head_count(ctx)
         cache: tuple[Dim, ...] = (query[1], heads, None, divide_or_none(query[2], heads))

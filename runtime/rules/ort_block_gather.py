@@ -11,11 +11,15 @@ any other axis (a scales dim of 1).
 from __future__ import annotations
 
 from opspec.runtime.contract import InferenceContext, attribute, rule
-from opspec.runtime.contract.elements import UINT8
+from opspec.runtime.contract.elements import UINT8, ElementType
 from opspec.runtime.shape import format_shape, mul_dim
 
-INT4_ELEMS = frozenset({21, 22})  # uint4, int4
-FLOAT_CODE_ELEMS = frozenset({17, 18, 19, 20, 23})  # the float8 types and float4e2m1
+INT4_ELEMS = frozenset(int(t) for t in (ElementType.UINT4, ElementType.INT4))
+#: The float8 types and float4e2m1.
+FLOAT_CODE_ELEMS = frozenset(int(t) for t in (ElementType.FLOAT8E4M3FN, ElementType.FLOAT8E4M3FNUZ,
+                                              ElementType.FLOAT8E5M2, ElementType.FLOAT8E5M2FNUZ,
+                                              ElementType.FLOAT4E2M1))
+
 UINT8_BITS = (2, 4, 8)
 
 
@@ -69,12 +73,11 @@ def check_scales(ctx: InferenceContext, data, scales, quantize: int, per_element
 def check_zero_points(ctx: InferenceContext, scales, quantize: int, elem: int, bits: int) -> None:
     """Zero points take the scales' shape; packed uint8 ones may hold 8 / bits per byte along the
     quantized axis."""
-    index = ctx.input_index("zero_points")
-    if index is None:
+    if not ctx.has_input("zero_points"):
         return
     if elem in FLOAT_CODE_ELEMS:
         ctx.fail("zero_points must not be given for FP8 or FP4 data: their quantization is symmetric")
-    zero_points = ctx.input_shape(index)
+    zero_points = ctx.input_shape("zero_points")
     if zero_points is None or not elem:  # packing depends on the element type
         return
     if len(zero_points) != len(scales):
@@ -103,12 +106,12 @@ def gathered_shape(data, indices, gather: int, quantize: int, per_element):
       gather_axis=attribute(), quantize_axis=attribute(), block_size=attribute(), bits=attribute())
 def gather_block_quantized(ctx: InferenceContext) -> None:
     """Gather's shape, with uint8's quantized axis multiplied by 8 / bits."""
-    data, indices, scales = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
-    elem = ctx.input_elem(0)
+    data, indices, scales = ctx.input_shape("data"), ctx.input_shape("indices"), ctx.input_shape("scales")
+    elem = ctx.input_elem("data")
     bits, block_size = ctx.int_attr("bits", 4), ctx.int_attr("block_size", 128)
     gather, quantize = ctx.int_attr("gather_axis", 0), ctx.int_attr("quantize_axis", 1)
     if data is None or indices is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     rank = len(data)
     checked = scales is not None  # the checks need every operand's rank, as a gather of them would
@@ -117,7 +120,7 @@ def gather_block_quantized(ctx: InferenceContext) -> None:
     if not (-rank <= gather < rank and -rank <= quantize < rank):
         if checked:
             ctx.fail(f"gather_axis {gather} and quantize_axis {quantize} must lie in [{-rank}, {rank - 1}]")
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     gather, quantize = gather % rank, quantize % rank
     per_element = values_per_element(elem, bits)
@@ -126,12 +129,13 @@ def gather_block_quantized(ctx: InferenceContext) -> None:
         check_scales(ctx, data, scales, quantize, per_element, block_size, elem in FLOAT_CODE_ELEMS or not elem)
         check_zero_points(ctx, scales, quantize, elem, bits)
     if elem == UINT8 and per_element != 1 and gather == quantize:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     if elem == UINT8 and per_element != 1 and quantize != rank - 1:
         # uint8 packs along the last axis while the blocks run along another: say neither size
         out = gathered_shape(data, indices, gather, quantize, None)
-        ctx.set_output_shape(0, out[:-1] + (None,))
+        ctx.set_output_shape("output", out[:-1] + (None,))
         return
-    ctx.set_output_shape(0, gathered_shape(data, indices, gather, quantize, per_element))
+    ctx.set_output_shape("output", gathered_shape(data, indices, gather, quantize, per_element))
+
 

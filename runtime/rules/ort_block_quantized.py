@@ -13,11 +13,11 @@ from opspec.runtime.contract.elements import UINT8
 from opspec.runtime.shape import format_shape, mul_dim
 
 
-def activation(ctx: InferenceContext, index: int = 0):
+def activation(ctx: InferenceContext):
     """A's shape checked to have rank at least 1 (None when unknown)."""
-    shape = ctx.input_shape(index)
+    shape = ctx.input_shape("A")
     if shape is not None and len(shape) == 0:
-        ctx.fail(f"{ctx.input_name(index)} is a scalar; it needs at least one axis (the features)")
+        ctx.fail("A is a scalar; it needs at least one axis (the features)")
     return shape
 
 
@@ -27,7 +27,7 @@ def check_features(ctx: InferenceContext, shape, features, what: str) -> None:
         return
     last = shape[-1]
     if type(last) is int and type(features) is int and last != features:
-        ctx.fail(f"{ctx.input_name(0)} {format_shape(shape)} has {last} features in its last axis, "
+        ctx.fail(f"A {format_shape(shape)} has {last} features in its last axis, "
                  f"but {what} is {features}")
 
 
@@ -40,10 +40,7 @@ def rows_of(shape, features):
 
 def check_vector(ctx: InferenceContext, name: str, size, size_name: str) -> None:
     """Optional input ``name``, when present with a known shape, must be 1-D of ``size``."""
-    index = ctx.input_index(name)
-    if index is None:
-        return
-    shape = ctx.input_shape(index)
+    shape = ctx.input_shape(name)
     if shape is None:
         return
     if len(shape) != 1 or (type(shape[0]) is int and type(size) is int and shape[0] != size):
@@ -64,7 +61,7 @@ def matmul_quantized_weight(ctx: InferenceContext) -> None:
     bias = ctx.named("bias")
     if bias is not None:
         check_vector(ctx, bias, n, "N")
-    ctx.set_output_shape(0, rows_of(a, outer))
+    ctx.set_output_shape("Y", rows_of(a, outer))
 
 
 @rule("matmul_nbits", "A (..., K) times a block-quantized (K, N) weight: (..., N); B, scales and zero_points "
@@ -84,26 +81,23 @@ def matmul_nbits(ctx: InferenceContext) -> None:
         return  # a prepacked weight has a layout of its own
     blocks = -(-k // block)
     laid_out = f"K={k}, N={n}, bits={bits}, block_size={block}"
-    check_layout(ctx, 1, [(n, blocks, block * bits // 8)], laid_out)
-    check_layout(ctx, 2, [(n * blocks,), (n, blocks)], laid_out)
-    zero_points = ctx.input_index("zero_points")
-    if zero_points is not None:
-        columns = -(-blocks * bits // 8) if ctx.input_elem(zero_points) == UINT8 else blocks
-        check_layout(ctx, zero_points, [(n * columns,), (n, columns)], laid_out)
+    check_layout(ctx, "B", [(n, blocks, block * bits // 8)], laid_out)
+    check_layout(ctx, "scales", [(n * blocks,), (n, blocks)], laid_out)
+    if ctx.has_input("zero_points"):
+        columns = -(-blocks * bits // 8) if ctx.input_elem("zero_points") == UINT8 else blocks
+        check_layout(ctx, "zero_points", [(n * columns,), (n, columns)], laid_out)
 
 
-def check_layout(ctx: InferenceContext, index: int, layouts: list[tuple[int, ...]], laid_out: str) -> None:
-    """Input ``index``, when its shape is known, must have one of ``layouts`` (symbolic dims match any size)."""
-    if index >= ctx.input_count or not ctx.has_input(index):
-        return
-    shape = ctx.input_shape(index)
+def check_layout(ctx: InferenceContext, name: str, layouts: list[tuple[int, ...]], laid_out: str) -> None:
+    """Input ``name``, when its shape is known, must have one of ``layouts`` (symbolic dims match any size)."""
+    shape = ctx.input_shape(name)
     if shape is None:
         return
     for layout in layouts:
         if len(layout) == len(shape) and all(type(d) is not int or d == want for d, want in zip(shape, layout)):
             return
     wanted = " or ".join(format_shape(layout) for layout in layouts)
-    ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} does not match {wanted}, the shape {laid_out} give")
+    ctx.fail(f"{name} {format_shape(shape)} does not match {wanted}, the shape {laid_out} give")
 
 
 @rule("matmul_nbits_mlp", "Y (..., N) from A (..., K) through the gate and up projections; the residual "
@@ -113,15 +107,14 @@ def matmul_nbits_mlp(ctx: InferenceContext) -> None:
     k, n = ctx.int_attr("k", -1), ctx.int_attr("n", -1)
     a = activation(ctx)
     check_features(ctx, a, k, "attribute K")
-    norm_present = ctx.input_index("norm_scale") is not None
-    if ctx.input_index("skip") is not None and not norm_present:
+    norm_present = ctx.has_input("norm_scale")
+    if ctx.has_input("skip") and not norm_present:
         ctx.fail("skip is given without norm_scale; the skip form normalizes A + skip with norm_scale")
     check_vector(ctx, "norm_scale", k, "K")
     for bias in ("gate_bias", "up_bias"):
         check_vector(ctx, bias, n, "N")
-    ctx.set_output_shape(0, rows_of(a, n))
-    if ctx.output_count > 1:
-        ctx.set_output_shape(1, a)
+    ctx.set_output_shape("Y", rows_of(a, n))
+    ctx.set_output_shape("input_skip_bias_sum", a)
 
 
 @rule("matmul_nbits_qkv", "Q (..., Nq), K and V (..., Nkv) from the normalized A; the residual sum takes "
@@ -133,10 +126,9 @@ def matmul_nbits_qkv(ctx: InferenceContext) -> None:
     check_vector(ctx, "q_bias", nq, "Nq")
     check_vector(ctx, "k_bias", nkv, "Nkv")
     check_vector(ctx, "v_bias", nkv, "Nkv")
-    for index, features in enumerate((nq, nkv, nkv)):
-        ctx.set_output_shape(index, rows_of(a, features))
-    if ctx.output_count > 3:
-        ctx.set_output_shape(3, a)
+    for name, features in (("Q", nq), ("K", nkv), ("V", nkv)):
+        ctx.set_output_shape(name, rows_of(a, features))
+    ctx.set_output_shape("input_skip_bias_sum", a)
 
 
 @rule("matmul_block_scaled_weight", "A (..., K) times the transpose of a 2-D (N, K / per_byte) weight: "
@@ -145,7 +137,7 @@ def matmul_nbits_qkv(ctx: InferenceContext) -> None:
 def matmul_block_scaled_weight(ctx: InferenceContext) -> None:
     """N is the weight's first dim; its second, times ``per_byte``, must equal A's last."""
     per_byte = ctx.option("per_byte", 1)
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    a, b = ctx.input_shape("A"), ctx.input_shape("B")
     n = None
     if a is not None and b is not None:  # both known: the operands' ranks are checked together
         activation(ctx)
@@ -154,14 +146,14 @@ def matmul_block_scaled_weight(ctx: InferenceContext) -> None:
         check_features(ctx, a, mul_dim(b[1], per_byte), f"K of weight {format_shape(b)} (x{per_byte})")
     if b is not None and len(b) == 2:
         n = b[0]
-    ctx.set_output_shape(0, rows_of(a, n))
+    ctx.set_output_shape("Y", rows_of(a, n))
 
 
 @rule("matmul_fp_q4", "A (..., K) times a packed (K, N) weight whose dims the B_shape input holds: (..., N).",
       b_shape=input("B_shape"))
 def matmul_fp_q4(ctx: InferenceContext) -> None:
     """The weight's (K, N) come from B_shape's known values; without them N is unknown."""
-    a = ctx.input_shape(0)
+    a = ctx.input_shape("A")
     index = ctx.input_arg("b_shape")
     data = ctx.input_data(index) if index is not None else None
     n = None
@@ -174,7 +166,7 @@ def matmul_fp_q4(ctx: InferenceContext) -> None:
         a = activation(ctx)
         check_features(ctx, a, k, "B_shape's K")
         check_fp_q4_blob(ctx, k, n)
-    ctx.set_output_shape(0, rows_of(a, n))
+    ctx.set_output_shape("Y", rows_of(a, n))
 
 
 #: MatMulFpQ4's block formats by blk_quant_type: (values per block, bytes per block). Each block
@@ -185,7 +177,7 @@ _FP_Q4_BLOCKS = {0: (32, 20), 1: (32, 21), 2: (64, 36), 4: (128, 68)}
 
 def check_fp_q4_blob(ctx: InferenceContext, k, n) -> None:
     """B, a 1-D blob, must hold exactly N * ceil(K / block) blocks of the format blk_quant_type names."""
-    blob = ctx.input_shape(1)
+    blob = ctx.input_shape("B")
     if blob is None or type(k) is not int or type(n) is not int:
         return
     if len(blob) != 1:
@@ -202,11 +194,12 @@ def check_fp_q4_blob(ctx: InferenceContext, k, n) -> None:
       transA=attribute(), transB=attribute(), dtype=attribute())
 def gemm_float8(ctx: InferenceContext) -> None:
     """Both operands are matrices; the result's rows come from A and its columns from B."""
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    a, b = ctx.input_shape("A"), ctx.input_shape("B")
     if a is not None and b is not None:
-        for index, shape in ((0, a), (1, b)):
+        for name, shape in (("A", a), ("B", b)):
             if len(shape) != 2:
-                ctx.fail(f"{ctx.input_name(index)} {format_shape(shape)} must be a matrix (rank 2)")
+                ctx.fail(f"{name} {format_shape(shape)} must be a matrix (rank 2)")
     m = None if a is None or len(a) != 2 else a[1 if ctx.flag_attr("transA") else 0]
     n = None if b is None or len(b) != 2 else b[0 if ctx.flag_attr("transB") else 1]
-    ctx.set_output_shape(0, (m, n), ctx.elem_attr("dtype", FLOAT))
+    ctx.set_output_shape("Y", (m, n), ctx.elem_attr("dtype", FLOAT))
+

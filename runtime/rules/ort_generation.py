@@ -23,19 +23,19 @@ class ModelType(enum.IntEnum):
     WHISPER = 2  # input_ids holds (batch, mel bins, frames) audio features
 
 
-def positive_scalar(ctx: InferenceContext, index: int, strict: bool):
+def positive_scalar(ctx: InferenceContext, name: str, strict: bool):
     """A count input's known value; with ``strict``, a value below 1 is a node error."""
-    value = one_value(ctx, index)
+    value = one_value(ctx, name)
     if type(value) is int and value <= 0:
         if strict:
-            ctx.fail(f"{ctx.input_name(index)} must be a positive scalar, got {value}")
+            ctx.fail(f"{ctx.input_name(name)} must be a positive scalar, got {value}")
         return None
     return value
 
 
 def prompt_shape(ctx: InferenceContext, whisper: bool):
     """input_ids' (batch, length): 2-D token ids, or 3-D audio features for Whisper."""
-    shape = ctx.input_shape(0)
+    shape = ctx.input_shape("input_ids")
     rank = 3 if whisper else 2
     if shape is not None and len(shape) != rank:
         kind = "(batch, features, frames) audio features" if whisper else "(batch, sequence_length) token ids"
@@ -89,34 +89,34 @@ def beam_search(ctx: InferenceContext) -> None:
     kind = model_type(ctx)
     batch, prompt = prompt_shape(ctx, kind == ModelType.WHISPER)
     # onnxruntime checks the counts only once all three are known
-    strict = all(type(one_value(ctx, index)) is int for index in (1, 3, 4))
-    max_length = positive_scalar(ctx, 1, strict)
-    beams = positive_scalar(ctx, 3, strict)
-    returned = positive_scalar(ctx, 4, strict)
+    counts = ("max_length", "num_beams", "num_return_sequences")
+    strict = all(type(one_value(ctx, name)) is int for name in counts)
+    max_length, beams, returned = (positive_scalar(ctx, name, strict) for name in counts)
     if type(beams) is int and type(returned) is int and returned > beams:
         ctx.fail(f"num_return_sequences {returned} is more than num_beams {beams}; only the beams can be returned")
     if kind == ModelType.DECODER_ONLY:
         check_room_to_generate(ctx, max_length, prompt)
-    ctx.set_output_shape(0, (batch, returned, max_length))
-    if ctx.output_count > 1:
-        ctx.set_output_shape(1, (batch, returned))
-    if ctx.output_count > 2:
+    ctx.set_output_shape("sequences", (batch, returned, max_length))
+    if ctx.has_output("sequences_scores"):
+        ctx.set_output_shape("sequences_scores", (batch, returned))
+    if ctx.has_output("scores"):
         steps = generated_steps(max_length, prompt) if kind == ModelType.DECODER_ONLY else None
-        ctx.set_output_shape(2, (steps, batch, beams, vocabulary(ctx)))
-    if ctx.output_count > 4:
-        ctx.set_output_shape(4, (batch,))
+        ctx.set_output_shape("scores", (steps, batch, beams, vocabulary(ctx)))
+    for index in ctx.output_range("non_speech_probs"):  # WhisperBeamSearch's alone
+        ctx.set_output_shape(index, (batch,))
 
 
 @rule("greedy_search", "sequences (batch, max_length); Sampling's debugging output filtered_logits is left "
       "unknown (onnxruntime may leave it empty).")
 def greedy_search(ctx: InferenceContext) -> None:
     batch, prompt = prompt_shape(ctx, False)
-    max_length = positive_scalar(ctx, 1, True)
+    max_length = positive_scalar(ctx, "max_length", True)
     if model_type(ctx) == ModelType.DECODER_ONLY:
         check_room_to_generate(ctx, max_length, prompt)
-    ctx.set_output_shape(0, (batch, max_length))
+    ctx.set_output_shape("sequences", (batch, max_length))
 
 
 @rule("ngram_repeat_block", "scores_out takes the shape of scores (batch, vocab_size).")
 def ngram_repeat_block(ctx: InferenceContext) -> None:
-    ctx.set_output_shape(0, ctx.input_shape(1))
+    ctx.set_output_shape("scores_out", ctx.input_shape("scores"))
+

@@ -30,7 +30,7 @@ def _crop_length(ctx: InferenceContext, axis: str, size, start: int, end: int, w
 def crop(ctx: InferenceContext) -> None:
     """input is (N, C, H, W); border is (left, top, right, bottom), none negative; scale, when set,
     is the (height, width) of the window kept from the top-left border on."""
-    n, c, h, w = ctx.input_with_rank(0, 4)
+    n, c, h, w = ctx.input_with_rank("input", 4)
     border = ctx.ints_attr("border")
     if border is None or len(border) != 4:
         ctx.fail(f"'border' must hold 4 values (left, top, right, bottom), got {list(border or ())}")
@@ -45,7 +45,7 @@ def crop(ctx: InferenceContext) -> None:
     left, top, right, bottom = border
     height = _crop_length(ctx, "height", h, top, bottom, scale[0] if scale else None)
     width = _crop_length(ctx, "width", w, left, right, scale[1] if scale else None)
-    ctx.set_output_shape(0, (n, c, height, width))
+    ctx.set_output_shape("output", (n, c, height, width))
 
 
 # ---------------------------------------------------------------------------------- GivenTensorFill
@@ -58,18 +58,18 @@ def given_tensor_fill(ctx: InferenceContext) -> None:
     dims = ctx.ints_attr("shape")
     if dims is not None:
         _no_negative(ctx, "shape", dims)
-        ctx.set_output_shape(0, dims)
+        ctx.set_output_shape("X", dims)
         return
-    if not ctx.has_input(0):
-        ctx.set_output_shape(0, None)
+    if not ctx.has_input("shape"):
+        ctx.set_output_shape("X", None)
         return
     extra = ctx.ints_attr("extra_shape") or ()
     _no_negative(ctx, "extra_shape", extra)
     if ctx.flag_attr("input_as_shape"):
         lead = _shape_from_values(ctx)
     else:
-        lead = ctx.input_shape(0)
-    ctx.set_output_shape(0, lead + extra if lead is not None else None)
+        lead = ctx.input_shape("shape")
+    ctx.set_output_shape("X", lead + extra if lead is not None else None)
 
 
 def _no_negative(ctx: InferenceContext, name: str, dims: tuple) -> None:
@@ -79,11 +79,11 @@ def _no_negative(ctx: InferenceContext, name: str, dims: tuple) -> None:
 
 def _shape_from_values(ctx: InferenceContext) -> tuple | None:
     """The dims the 1-D shape input holds: its values when known, else as many unknown dims as it has."""
-    data = ctx.input_data(0)
+    data = ctx.input_data("shape")
     if data is not None and len(data.shape) == 1:
         return tuple(d if d is None or type(d) is not int or d >= 0 else None
                      for d in (element(v) for v in data.values))
-    shape = ctx.input_shape(0)
+    shape = ctx.input_shape("shape")
     if shape is not None and len(shape) == 1 and type(shape[0]) is int:
         return ctx.unknown_dims(shape[0])
     return None
@@ -96,14 +96,15 @@ def _shape_from_values(ctx: InferenceContext) -> tuple | None:
       max_output_boxes=attribute())
 def efficient_nms_trt(ctx: InferenceContext) -> None:
     """Fixed-size detections per image: B is the boxes input's first dim."""
-    boxes = ctx.input_with_rank_at_least(0, 1)
+    boxes = ctx.input_with_rank_at_least("boxes", 1)
     limit = ctx.int_attr("max_output_boxes", 1)
     if limit < 1:
         ctx.fail(f"'max_output_boxes' is {limit}; it must be at least 1")
     batch = boxes[0] if boxes is not None else None
-    shapes = ((batch, 1), (batch, limit, 4), (batch, limit), (batch, limit))
-    for index in range(ctx.output_count):
-        ctx.set_output_shape(index, shapes[index] if index < len(shapes) else None)
+    ctx.set_output_shape("num_detections", (batch, 1))
+    ctx.set_output_shape("detection_boxes", (batch, limit, 4))
+    ctx.set_output_shape("detection_scores", (batch, limit))
+    ctx.set_output_shape("detection_classes", (batch, limit))
 
 
 @rule("trt_roi_patches", "(batch, boxes, channels, pooled_size, pooled_size): one square patch per box, with "
@@ -111,12 +112,13 @@ def efficient_nms_trt(ctx: InferenceContext) -> None:
       pooled_size=attribute())
 def trt_roi_patches(ctx: InferenceContext) -> None:
     """boxes is (batch, boxes, ...); feature_map_0 is (batch, channels, ...)."""
-    boxes = ctx.input_with_rank_at_least(0, 2)
-    features = ctx.input_with_rank_at_least(1, 2) if ctx.input_count > 1 else None
+    boxes = ctx.input_with_rank_at_least("boxes", 2)
+    features = ctx.input_with_rank_at_least("feature_map_0", 2)
     size = ctx.int_attr("pooled_size", 1)
     if size < 1:
         ctx.fail(f"'pooled_size' is {size}; it must be at least 1")
     batch, count = (boxes[0], boxes[1]) if boxes is not None else (None, None)
     channels = features[1] if features is not None else None
-    ctx.set_output_shape(0, (batch, count, channels, size, size))
+    ctx.set_output_shape("patches", (batch, count, channels, size, size))
+
 

@@ -55,9 +55,9 @@ def ort_causal_conv_with_state(ctx: InferenceContext) -> None:
         ctx.fail(f"channels_last must be 0 or 1, got {channels_last}")
     if channels_last and ndim != 1:
         ctx.fail(f"channels_last needs ndim 1, got {ndim}")
-    x, weight = ctx.input_with_rank_at_least(0, 2), ctx.input_with_rank_at_least(1, 2)
-    ctx.set_output_shape(0, x)
-    if ctx.output_count < 2:
+    x, weight = ctx.input_with_rank_at_least("input", 2), ctx.input_with_rank_at_least("weight", 2)
+    ctx.set_output_shape("output", x)
+    if not ctx.has_output("present_state"):
         return
     carried = _state_length(weight[-1] if weight is not None else None, dilation)
     leading = (window,) if window else ()
@@ -67,11 +67,10 @@ def ort_causal_conv_with_state(ctx: InferenceContext) -> None:
         state = leading + (x[0], carried) + x[2:]
     else:
         state = leading + (x[0], x[1]) + x[2:-1] + (carried,)
-    past = ctx.input_index("past_state")
-    if state is not None and past is not None and ctx.input_shape(past) is not None:
+    if state is not None and ctx.input_shape("past_state") is not None:
         state = tuple(merged(ctx, f"dim {i} of past_state and the carried state", a, b)
-                      for i, (a, b) in enumerate(zip(state, ctx.input_with_rank(past, len(state)))))
-    ctx.set_output_shape(1, state)
+                      for i, (a, b) in enumerate(zip(state, ctx.input_with_rank("past_state", len(state)))))
+    ctx.set_output_shape("present_state", state)
 
 
 @rule("ort_varlen_causal_conv_with_state", "output takes input's shape (T, C); final_state (B, C, (k - 1) * "
@@ -79,27 +78,25 @@ def ort_causal_conv_with_state(ctx: InferenceContext) -> None:
       dilation=attribute(), state_update_capacity=attribute())
 def ort_varlen_causal_conv_with_state(ctx: InferenceContext) -> None:
     capacity, dilation = _window(ctx, "state_update_capacity"), _dilation(ctx)
-    x = ctx.input_with_rank(0, 2)
-    weight = ctx.input_with_rank(1, 3)
-    (cumulative,) = ctx.input_with_rank(2, 1)
+    x = ctx.input_with_rank("input", 2)
+    weight = ctx.input_with_rank("weight", 3)
+    (cumulative,) = ctx.input_with_rank("cumulative_sequence_length", 1)
     if type(cumulative) is int and cumulative < 2:
         ctx.fail(f"cumulative_sequence_length has {cumulative} elements; it needs at least 2")
     batch = _batch_of(cumulative)
     if type(x[0]) is int and type(batch) is int and x[0] < batch:
         ctx.fail(f"{x[0]} tokens cannot hold {batch} requests of at least one token each")
-    counts = ctx.input_index("capture_count")
-    if counts is not None:
+    if ctx.has_input("capture_count"):
         batch = merged(ctx, "request counts of cumulative_sequence_length and capture_count",
-                        batch, ctx.input_with_rank(counts, 1)[0])
+                        batch, ctx.input_with_rank("capture_count", 1)[0])
     channels = merged(ctx, "channel counts of input and weight", x[1], weight[0])
     state: tuple[Dim, ...] = (batch, channels, _state_length(weight[2], dilation))
-    initial = ctx.input_index("initial_state")
-    if initial is not None:
+    if ctx.has_input("initial_state"):
         state = tuple(merged(ctx, f"dim {i} of initial_state and the carried state", a, b)
-                      for i, (a, b) in enumerate(zip(state, ctx.input_with_rank(initial, 3))))
-    ctx.set_output_shape(0, (x[0], state[1]))
-    ctx.set_output_shape(1, state)
-    ctx.set_output_shape(2, (state[0], capacity, state[1]))
+                      for i, (a, b) in enumerate(zip(state, ctx.input_with_rank("initial_state", 3))))
+    ctx.set_output_shape("output", (x[0], state[1]))
+    ctx.set_output_shape("final_state", state)
+    ctx.set_output_shape("state_update", (state[0], capacity, state[1]))
 
 
 @rule("ort_gated_delta_net", "output (tokens..., max(Hq, Hv), d_v); final_state takes initial_state's shape; "
@@ -107,22 +104,20 @@ def ort_varlen_causal_conv_with_state(ctx: InferenceContext) -> None:
       state_update_capacity=attribute())
 def ort_gated_delta_net(ctx: InferenceContext) -> None:
     capacity = _window(ctx, "state_update_capacity")
-    initial = ctx.input_index("initial_state")
-    state = ctx.input_with_rank(initial, 4) if initial is not None else None
-    ctx.set_output_shape(1, state, FLOAT)
-    query, value = ctx.input_shape(0), ctx.input_shape(2) if ctx.has_input(2) else None
+    state = ctx.input_with_rank("initial_state", 4) if ctx.has_input("initial_state") else None
+    ctx.set_output_shape("final_state", state, FLOAT)
+    query, value = ctx.input_shape("query"), ctx.input_shape("value")
     if query is None or value is None:
-        ctx.set_output_shape(0, None)
-        ctx.set_output_shape(2, (None, None), FLOAT)
+        ctx.set_output_shape("output", None)
+        ctx.set_output_shape("state_update", (None, None), FLOAT)
         return
     if len(query) not in (3, 4) or len(value) != len(query):
         ctx.fail(f"query {format_shape(query)} and value {format_shape(value)} must both be rank 3 or both rank 4")
     tokens = len(query) - 2
     q_heads, head_size, v_heads, v_size = query[tokens], query[tokens + 1], value[tokens], value[tokens + 1]
     heads = max(q_heads, v_heads) if type(q_heads) is int and type(v_heads) is int else None
-    ctx.set_output_shape(0, query[:tokens] + (heads, v_size))
-    counts = ctx.input_index("capture_count")
-    count_shape = ctx.input_shape(counts) if counts is not None else None
+    ctx.set_output_shape("output", query[:tokens] + (heads, v_size))
+    count_shape = ctx.input_shape("capture_count")
     if count_shape is not None and len(count_shape) == 1:
         batch = count_shape[0]
     elif tokens == 2:
@@ -132,7 +127,7 @@ def ort_gated_delta_net(ctx: InferenceContext) -> None:
     width = None
     if all(d is not None for d in (q_heads, head_size, v_heads, v_size)):
         width = mul_dim(capacity, add_dim(add_dim(v_heads, mul_dim(q_heads, head_size)), mul_dim(v_heads, v_size)))
-    ctx.set_output_shape(2, (batch, width), FLOAT)
+    ctx.set_output_shape("state_update", (batch, width), FLOAT)
 
 
 def _ngram_heads(ctx: InferenceContext) -> tuple[int, int]:
@@ -147,18 +142,16 @@ def _ngram_heads(ctx: InferenceContext) -> tuple[int, int]:
 
 def _check_ngram_tables(ctx: InferenceContext, history: int, heads: int) -> None:
     """multipliers (at least max_ngram_size,), vocab_sizes and head_offsets (heads,), a scalar eos_token_id."""
-    (multipliers,) = ctx.input_with_rank(1, 1)
+    (multipliers,) = ctx.input_with_rank("multipliers", 1)
     if type(multipliers) is int and multipliers < history + 1:
         ctx.fail(f"multipliers has {multipliers} elements; max_ngram_size needs at least {history + 1}")
     for name in ("vocab_sizes", "head_offsets"):
-        index = ctx.input_index(name)
-        if index is not None:
-            (length,) = ctx.input_with_rank(index, 1)
+        if ctx.has_input(name):
+            (length,) = ctx.input_with_rank(name, 1)
             if type(length) is int and length != heads:
                 ctx.fail(f"{name} has {length} elements; there are {heads} hash heads")
-    eos = ctx.input_index("eos_token_id")
-    if eos is not None:
-        ctx.input_with_rank(eos, 0)
+    if ctx.has_input("eos_token_id"):
+        ctx.input_with_rank("eos_token_id", 0)
 
 
 @rule("ort_ngram_hash_mapping", "hash_ids (B, S, (max_ngram_size - 1) * n_head_per_ngram); present_ids "
@@ -166,19 +159,17 @@ def _check_ngram_tables(ctx: InferenceContext, history: int, heads: int) -> None
 def ort_ngram_hash_mapping(ctx: InferenceContext) -> None:
     history, heads = _ngram_heads(ctx)
     _check_ngram_tables(ctx, history, heads)
-    batch, steps = ctx.input_with_rank(0, 2)
-    segments = ctx.input_index("segment_ids")
-    if segments is not None:
-        segment_batch, segment_steps = ctx.input_with_rank(segments, 2)
+    batch, steps = ctx.input_with_rank("input_ids", 2)
+    if ctx.has_input("segment_ids"):
+        segment_batch, segment_steps = ctx.input_with_rank("segment_ids", 2)
         batch = merged(ctx, "batch sizes of input_ids and segment_ids", batch, segment_batch)
         steps = merged(ctx, "sequence lengths of input_ids and segment_ids", steps, segment_steps)
-    past = ctx.input_index("past_ids")
-    if past is not None:
-        past_batch, past_history = ctx.input_with_rank(past, 2)
+    if ctx.has_input("past_ids"):
+        past_batch, past_history = ctx.input_with_rank("past_ids", 2)
         batch = merged(ctx, "batch sizes of input_ids and past_ids", batch, past_batch)
         merged(ctx, "past_ids' length and max_ngram_size - 1", history, past_history)
-    ctx.set_output_shape(0, (batch, steps, heads))
-    ctx.set_output_shape(1, (batch, history))
+    ctx.set_output_shape("hash_ids", (batch, steps, heads))
+    ctx.set_output_shape("present_ids", (batch, history))
 
 
 @rule("ort_varlen_ngram_hash_mapping", "hash_ids (T, heads); present ids and segment ids (B, max_ngram_size - 1); "
@@ -188,34 +179,33 @@ def ort_varlen_ngram_hash_mapping(ctx: InferenceContext) -> None:
     history, heads = _ngram_heads(ctx)
     capacity = _window(ctx, "state_update_capacity")
     _check_ngram_tables(ctx, history, heads)
-    (tokens,) = ctx.input_with_rank(0, 1)
-    (cumulative,) = ctx.input_with_rank(3, 1)
+    (tokens,) = ctx.input_with_rank("input_ids", 1)
+    (cumulative,) = ctx.input_with_rank("cumulative_sequence_length", 1)
     if type(cumulative) is int and cumulative < 2:
         ctx.fail(f"cumulative_sequence_length has {cumulative} elements; it needs at least 2")
     batch = _batch_of(cumulative)
     for name in ("past_ids", "past_segment_ids"):
-        index = ctx.input_index(name)
-        if index is not None:
-            past_batch, past_history = ctx.input_with_rank(index, 2)
+        if ctx.has_input(name):
+            past_batch, past_history = ctx.input_with_rank(name, 2)
             batch = merged(ctx, f"request counts of cumulative_sequence_length and {name}", batch, past_batch)
             merged(ctx, f"{name}' length and max_ngram_size - 1", history, past_history)
-    ctx.set_output_shape(0, (tokens, heads))
-    ctx.set_output_shape(1, (batch, history))
-    ctx.set_output_shape(2, (batch, history))
-    ctx.set_output_shape(3, (batch, capacity, history))
+    ctx.set_output_shape("hash_ids", (tokens, heads))
+    ctx.set_output_shape("present_ids", (batch, history))
+    ctx.set_output_shape("present_segment_ids", (batch, history))
+    ctx.set_output_shape("state_update", (batch, capacity, history))
 
 
 @rule("ort_engram_gate", "output and gated_value_normed take key's shape (B, S, hc_mult, hidden).")
 def ort_engram_gate(ctx: InferenceContext) -> None:
-    key, query = ctx.input_with_rank(0, 4), ctx.input_with_rank(1, 4)
-    value = ctx.input_with_rank(2, 3)
+    key, query = ctx.input_with_rank("key", 4), ctx.input_with_rank("query", 4)
+    value = ctx.input_with_rank("value", 3)
     shape = tuple(merged(ctx, f"dim {i} of key and query", a, b) for i, (a, b) in enumerate(zip(key, query)))
     batch = merged(ctx, "batch sizes of key and value", shape[0], value[0])
     steps = merged(ctx, "sequence lengths of key and value", shape[1], value[1])
     hidden = merged(ctx, "hidden sizes of key and value", shape[3], value[2])
     shape = (batch, steps, shape[2], hidden)
-    ctx.set_output_shape(0, shape)
-    ctx.set_output_shape(1, shape)
+    ctx.set_output_shape("output", shape)
+    ctx.set_output_shape("gated_value_normed", shape)
 
 
 @rule("ort_hyper_connection_pre_mix", "Y (..., H): grouped streams (..., C, H), or flattened (..., C * H) with "
@@ -224,14 +214,14 @@ def ort_hyper_connection_pre_mix(ctx: InferenceContext) -> None:
     branches = ctx.int_attr("num_branches", 0)
     if branches < 0:
         ctx.fail(f"num_branches must be positive for flattened streams, got {branches}")
-    streams = ctx.input_shape(0)
+    streams = ctx.input_shape("streams")
     if streams is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     if not branches:
         if len(streams) < 2:
             ctx.fail(f"grouped streams {format_shape(streams)} need rank 2 or more: (..., C, H)")
-        ctx.set_output_shape(0, streams[:-2] + streams[-1:])
+        ctx.set_output_shape("output", streams[:-2] + streams[-1:])
         return
     if not streams:
         ctx.fail("flattened streams need rank 1 or more: (..., C * H)")
@@ -239,9 +229,10 @@ def ort_hyper_connection_pre_mix(ctx: InferenceContext) -> None:
         hidden = div_dim(streams[-1], branches) if streams[-1] is not None else None
     except ShapeError:
         ctx.fail(f"the width of streams {format_shape(streams)} does not divide into {branches} branches")
-    ctx.set_output_shape(0, streams[:-1] + (hidden,))
+    ctx.set_output_shape("output", streams[:-1] + (hidden,))
 
 
 @rule("ort_hyper_connection_post_mix", "output takes the shape of streams.")
 def ort_hyper_connection_post_mix(ctx: InferenceContext) -> None:
-    ctx.set_output_shape(0, ctx.input_shape(0))
+    ctx.set_output_shape("output", ctx.input_shape("streams"))
+

@@ -18,7 +18,10 @@ from opspec.runtime.rules import elementwise, losses, nn, padding, unpool
 from opspec.runtime.rules._operand_view import OperandView, rule_defaults
 from opspec.runtime.shape import ShapeError, format_shape
 
-#: The standard rules a channels-last operator may borrow, by rule name.
+#: The standard rules a channels-last operator may borrow, by rule name. They read their operands by
+#: position or through their arguments, never by formal name: a view holds the operands in the order
+#: the 'operands' option gives, which need not be the schema's.
+
 STANDARD: dict[str, Callable[[InferenceContext], None]] = {
     "conv": nn.conv, "conv_transpose": nn.conv_transpose, "pool": nn.pool, "global_pool": nn.global_pool,
     "batch_norm": nn.batch_norm, "elementwise": elementwise.elementwise, "depth_to_space": padding.depth_to_space,

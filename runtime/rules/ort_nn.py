@@ -30,28 +30,28 @@ def fused_matmul(ctx: InferenceContext) -> None:
     """``matmul`` on the rearranged operands (a vector operand is never transposed). With a batch
     transpose the kernel needs both operands of one rank, at least 3."""
     if ctx.flag_attr("transBatchA") or ctx.flag_attr("transBatchB"):
-        a, b = ctx.input_shape(0), ctx.input_shape(1)
+        a, b = ctx.input_shape("A"), ctx.input_shape("B")
         ranks = [len(shape) for shape in (a, b) if shape is not None]
         if any(rank < 3 for rank in ranks) or (len(ranks) == 2 and ranks[0] != ranks[1]):
             ctx.fail(f"with transBatchA or transBatchB, A {format_shape(a)} and B {format_shape(b)} must have "
                      "one rank, at least 3")
     operands = []
-    for index, trans, trans_batch in ((0, "transA", "transBatchA"), (1, "transB", "transBatchB")):
-        value = ctx.input_type(index)
+    for name, trans, trans_batch in (("A", "transA", "transBatchA"), ("B", "transB", "transBatchB")):
+        value = ctx.input_type(name)
         if type(value) is TensorType:
             value = TensorType(value.elem, matmul_operand(value.shape, ctx.flag_attr(trans),
                                                           ctx.flag_attr(trans_batch)))
         operands.append(value)
     view = OperandView(ctx, (0, 1), operands, rule_defaults(linalg.matmul))
     linalg.matmul(view)
-    ctx.set_output(0, view.output_type(0))
+    ctx.set_output("Y", view.output_type("Y"))
 
 
 @rule("sparse_dense_matmul", "(M, N) from sparse A (M, K) and dense B (K, N), after the transposes transA and transB.",
       transA=attribute(), transB=attribute())
 def sparse_dense_matmul(ctx: InferenceContext) -> None:
     """Both operands are matrices; the result is dense, of B's element type."""
-    a_type, b = ctx.input_type(0), ctx.input_with_rank(1, 2)
+    a_type, b = ctx.input_type("A"), ctx.input_with_rank("B", 2)
     a = a_type.shape if type(a_type) in (SparseTensorType, TensorType) else None
     if a is not None and len(a) != 2:
         ctx.fail(f"A {format_shape(a)} must be a sparse matrix (rank 2)")
@@ -60,7 +60,7 @@ def sparse_dense_matmul(ctx: InferenceContext) -> None:
     kb, n = (b[1], b[0]) if ctx.flag_attr("transB") else b
     if type(ka) is int and type(kb) is int and ka != kb:
         ctx.fail(f"cannot multiply A {format_shape(a)} by B {format_shape(b)}: inner dims {ka} and {kb} differ")
-    ctx.set_output_shape(0, (m, n))
+    ctx.set_output_shape("Y", (m, n))
 
 
 @rule("conv_transpose_dynamic_pads", "(N, W.shape[1] * group, out...): ConvTranspose's spatial arithmetic with the "
@@ -72,10 +72,11 @@ def conv_transpose_dynamic_pads(ctx: InferenceContext) -> None:
     """Spatial dims are known only from known pads, with auto_pad NOTSET."""
     operands = conv_transpose_operands(ctx)
     if operands is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("Y", None)
         return
     x, w, channels = operands
-    ctx.set_output_shape(0, (x[0], channels) + _dynamic_spatial(ctx, x[2:], w[2:], len(x) - 2))
+    ctx.set_output_shape("Y", (x[0], channels) + _dynamic_spatial(ctx, x[2:], w[2:], len(x) - 2))
+
 
 
 def _dynamic_spatial(ctx: InferenceContext, sizes: tuple, kernel_dims: tuple, count: int) -> tuple:

@@ -51,7 +51,7 @@ def _check_rank(ctx: InferenceContext, name: str, shape: tuple | None) -> None:
 def skip_layer_norm(ctx: InferenceContext) -> None:
     """input (and skip) are 2-D or 3-D with equal last two dims; gamma, beta and bias are
     ``(hidden,)``. A 3-D skip needs a 3-D input; a 2-D input needs skip of its very shape."""
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("input")
     skip = _operand(ctx, "skip")
     skip_shape = skip[1] if skip is not None else None
     _check_rank(ctx, "input", x)
@@ -78,8 +78,10 @@ def skip_layer_norm(ctx: InferenceContext) -> None:
                                   f"{name} {format_shape(shape)} must match the hidden size of input {format_shape(x)}")
         x = tuple(out)
     stats = x[:-1] + (1,) if x is not None else None
-    for index in range(ctx.output_count):
-        ctx.set_output_shape(index, stats if index in (1, 2) else x)
+    ctx.set_output_shape("output", x)
+    ctx.set_output_shape("mean", stats)
+    ctx.set_output_shape("inv_std_var", stats)
+    ctx.set_output_shape("input_skip_bias_sum", x)
 
 
 # ---------------------------------------------------------------------------------- embed
@@ -123,7 +125,7 @@ def _embedding_width(ctx: InferenceContext, key: str):
 def embed_layer_norm(ctx: InferenceContext) -> None:
     """input_ids, segment_ids and mask share one 2-D shape; position_ids is (batch or 1, sequence);
     the three tables are 2-D and, with gamma and beta, share the hidden size."""
-    ids = ctx.input_shape(0)
+    ids = ctx.input_shape("input_ids")
     if ids is not None and len(ids) != 2:
         ctx.fail(f"input_ids {format_shape(ids)} must be 2-D (batch, sequence)")
     grid = _token_grid(ctx, ids, "segment_ids")
@@ -138,19 +140,17 @@ def embed_layer_norm(ctx: InferenceContext) -> None:
             hidden = _merged(ctx, hidden, _vector_length(ctx, *operand),
                              f"{operand[0]} {format_shape(operand[1])} must match the embeddings' width")
     output = (grid[0], grid[1], hidden)
-    ctx.set_output_shape(0, output)
-    if ctx.output_count > 1:
-        # onnxruntime's kernel writes one count per sequence also when mask_index_type is 0
-        ctx.set_output_shape(1, (grid[0],))
-    if ctx.output_count > 2:
-        ctx.set_output_shape(2, output)
+    ctx.set_output_shape("output", output)
+    # onnxruntime's kernel writes one count per sequence also when mask_index_type is 0
+    ctx.set_output_shape("mask_index", (grid[0],))
+    ctx.set_output_shape("embedding_sum", output)
 
 
 @rule("gated_rms_norm", "Y takes X's shape (..., H * C); gate has X's shape, and scale's size C divides X's last axis.")
 def gated_rms_norm(ctx: InferenceContext) -> None:
     """Each group of C = scale's element count along X's last axis is normalized on its own."""
-    scale = ctx.input_shape(1)
-    shape = alike_shapes(ctx, "X", ctx.input_shape(0), "gate", ctx.input_shape(2))
+    scale = ctx.input_shape("scale")
+    shape = alike_shapes(ctx, "X", ctx.input_shape("X"), "gate", ctx.input_shape("gate"))
     sizes = [dim for dim in scale if type(dim) is int] if scale is not None else []
     if scale is not None and len(sizes) == len(scale):
         size = 1
@@ -161,4 +161,5 @@ def gated_rms_norm(ctx: InferenceContext) -> None:
         last = shape[-1] if shape else None
         if type(last) is int and last % size:
             ctx.fail(f"X's last axis ({last}) is not a multiple of scale's {size} elements {format_shape(scale)}")
-    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape("Y", shape)
+

@@ -36,7 +36,7 @@ def quantized_broadcast(ctx: InferenceContext) -> None:
         shape = broadcast_shapes(*shapes)
     except ShapeError as error:
         ctx.fail(f"operands {', '.join(format_shape(s) for s in shapes)} do not broadcast: {error}")
-    ctx.set_output_shape(0, named_where_undecided(ctx, shape, *shapes))
+    ctx.set_output_shape(0, named_where_undecided(ctx, shape, *shapes))  # C, or Z for QLinearWhere
 
 
 # ---------------------------------------------------------------------------------- gemm
@@ -64,7 +64,7 @@ def quantized_gemm(ctx: InferenceContext) -> None:
         except ShapeError as error:
             ctx.fail(f"C {format_shape(c)} does not broadcast onto the product {format_shape(out)}: {error}")
     zero_point = ctx.input_arg("y_zero_point")
-    ctx.set_output_shape(0, out, ctx.input_elem(zero_point) if zero_point is not None else FLOAT)
+    ctx.set_output_shape("Y", out, ctx.input_elem(zero_point) if zero_point is not None else FLOAT)
 
 
 # ---------------------------------------------------------------------------------- concat
@@ -82,7 +82,7 @@ def quantized_concat(ctx: InferenceContext) -> None:
     shapes = [ctx.input_shape(i) for i in indices]
     known = [s for s in shapes if s is not None]
     if not known:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("Y", None)
         return
     rank = len(known[0])
     if any(len(s) != rank for s in known):
@@ -104,4 +104,4 @@ def quantized_concat(ctx: InferenceContext) -> None:
                 ctx.fail(f"tensors {', '.join(format_shape(s) for s in shapes)} differ at axis {j}, "
                          f"which is not the concatenation axis {axis}")
     out[axis] = total
-    ctx.set_output_shape(0, tuple(out))
+    ctx.set_output_shape("Y", tuple(out))

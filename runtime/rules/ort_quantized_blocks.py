@@ -36,8 +36,8 @@ def _divided(ctx: InferenceContext, dim, by: int, what: str):
 def matmul_int32(ctx: InferenceContext) -> None:
     """MatMulInteger16: the ``matmul`` rule's shape; the product is accumulated in int32."""
     matmul(ctx)
-    result = ctx.output_type(0)
-    ctx.set_output_shape(0, result.shape if result is not None else None, INT32)
+    result = ctx.output_type("Y")
+    ctx.set_output_shape("Y", result.shape if result is not None else None, INT32)
 
 
 # ---------------------------------------------------------------------------------- attention
@@ -47,15 +47,15 @@ def matmul_int32(ctx: InferenceContext) -> None:
       past_present_share_buffer=attribute())
 def quantized_attention(ctx: InferenceContext) -> None:
     """QAttention: input (B, S, Hin), weight (Hin, 3 * hidden), bias (3 * hidden,)."""
-    x, weight, bias = ctx.input_with_rank(0, 3), ctx.input_with_rank(1, 2), ctx.input_with_rank(2, 1)
+    x, weight, bias = ctx.input_with_rank("input", 3), ctx.input_with_rank("weight", 2), ctx.input_with_rank("bias", 1)
     _merged(ctx, "input hidden size", [(f"input {format_shape(x)}", x[2]),
                                        (f"weight {format_shape(weight)}", weight[0])])
     packed = _merged(ctx, "packed Q, K, V size", [(f"bias {format_shape(bias)}", bias[0]),
                                                  (f"weight {format_shape(weight)}", weight[1])])
     hidden = _divided(ctx, packed, 3, "the packed Q, K, V size")
-    ctx.set_output_shape(0, (x[0], x[1], hidden))
-    if ctx.output_count > 1:
-        ctx.set_output_shape(1, _present(ctx, x, hidden))
+    ctx.set_output_shape("output", (x[0], x[1], hidden))
+    if ctx.has_output("present"):
+        ctx.set_output_shape("present", _present(ctx, x, hidden))
 
 
 def _present(ctx: InferenceContext, x: tuple, hidden) -> tuple:
@@ -81,21 +81,22 @@ def _present(ctx: InferenceContext, x: tuple, hidden) -> tuple:
       "the embeddings' width.")
 def quantized_embed_layer_norm(ctx: InferenceContext) -> None:
     """QEmbedLayerNormalization: ids (B, S); segment ids and mask, when given, share their shape."""
-    ids = ctx.input_with_rank(0, 2)
+    ids = ctx.input_with_rank("input_ids", 2)
     batch, seq = ids
-    for index in (1, 7):
-        if ctx.has_input(index):
-            other = ctx.input_with_rank(index, 2)
-            batch = _merged(ctx, "batch", [("input_ids", batch), (ctx.input_name(index), other[0])])
-            seq = _merged(ctx, "sequence length", [("input_ids", seq), (ctx.input_name(index), other[1])])
+    for name in ("segment_ids", "mask"):
+        if ctx.has_input(name):
+            other = ctx.input_with_rank(name, 2)
+            batch = _merged(ctx, "batch", [("input_ids", batch), (name, other[0])])
+            seq = _merged(ctx, "sequence length", [("input_ids", seq), (name, other[1])])
     widths = []
-    for index, rank in ((2, 2), (3, 2), (4, 2), (5, 1), (6, 1)):
-        if ctx.has_input(index):
-            shape = ctx.input_with_rank(index, rank)
-            widths.append((f"{ctx.input_name(index)} {format_shape(shape)}", shape[-1]))
+    for name, rank in (("word_embedding_quant", 2), ("position_embedding_quant", 2), ("segment_embedding", 2),
+                       ("gamma_quant", 1), ("beta_quant", 1)):
+        if ctx.has_input(name):
+            shape = ctx.input_with_rank(name, rank)
+            widths.append((f"{name} {format_shape(shape)}", shape[-1]))
     hidden = _merged(ctx, "hidden size", widths)
-    ctx.set_output_shape(0, (batch, seq, hidden))
-    ctx.set_output_shape(1, (batch,), INT32)
+    ctx.set_output_shape("layernorm_out", (batch, seq, hidden))
+    ctx.set_output_shape("mask_index_out", (batch,), INT32)
 
 
 # ---------------------------------------------------------------------------------- lstm
@@ -109,7 +110,7 @@ def quantized_lstm(ctx: InferenceContext) -> None:
     if direction not in ("forward", "reverse", "bidirectional"):
         ctx.fail(f"direction {direction!r} is not forward, reverse or bidirectional")
     directions = 2 if direction == "bidirectional" else 1
-    x, w, r = (ctx.input_with_rank(i, 3) for i in range(3))
+    x, w, r = (ctx.input_with_rank(name, 3) for name in ("X", "W", "R"))
     _merged(ctx, "directions", [(f"direction {direction!r}", directions), (f"W {format_shape(w)}", w[0]),
                                 (f"R {format_shape(r)}", r[0])])
     _merged(ctx, "input size", [(f"X {format_shape(x)}", x[2]), (f"W {format_shape(w)}", w[1])])
@@ -117,9 +118,9 @@ def quantized_lstm(ctx: InferenceContext) -> None:
         ("hidden_size", ctx.attr("hidden_size")), (f"R {format_shape(r)}", r[1]),
         (f"R {format_shape(r)} / 4 gates", _divided(ctx, r[2], 4, "R's gate width")),
         (f"W {format_shape(w)} / 4 gates", _divided(ctx, w[2], 4, "W's gate width"))])
-    ctx.set_output_shape(0, (x[0], directions, x[1], hidden))
-    for index in (1, 2):
-        ctx.set_output_shape(index, (directions, x[1], hidden))
+    ctx.set_output_shape("Y", (x[0], directions, x[1], hidden))
+    for name in ("Y_h", "Y_c"):
+        ctx.set_output_shape(name, (directions, x[1], hidden))
 
 
 # ---------------------------------------------------------------------------------- block floating point
@@ -127,14 +128,15 @@ def quantized_lstm(ctx: InferenceContext) -> None:
 @rule("quantize_bfp", "y: uint8 bytes of a size the format decides; shape and strides: one int64 per axis of x.")
 def quantize_bfp(ctx: InferenceContext) -> None:
     """QuantizeBFP: the packed bytes' count depends on the format, so only their type is known."""
-    x = ctx.input_shape(0)
-    ctx.set_output_shape(0, None, UINT8)
-    for index in (1, 2):
-        ctx.set_output_shape(index, (len(x) if x is not None else None,), INT64)
+    x = ctx.input_shape("x")
+    ctx.set_output_shape("y", None, UINT8)
+    for name in ("shape", "strides"):
+        ctx.set_output_shape(name, (len(x) if x is not None else None,), INT64)
 
 
 @rule("dequantize_bfp", "y in the element type 'dtype' names; its shape is not inferred.",
       dtype=attribute(doc="the attribute holding the output element type"))
 def dequantize_bfp(ctx: InferenceContext) -> None:
     """DequantizeBFP: the element type from ``dtype``; onnxruntime infers no shape either."""
-    ctx.set_output_shape(0, None, ctx.elem_attr("dtype", ctx.output_elem(0)))
+    ctx.set_output_shape("y", None, ctx.elem_attr("dtype", ctx.output_elem("y")))
+

@@ -19,19 +19,19 @@ def _target_axes(ctx: InferenceContext, rank: int, axes) -> list | None:
 @rule("pad", "Each padded dim grows by its begin and end amounts from 'pads' (negative amounts crop).",
       pads=input_or_attribute(required=True), axes=input())
 def pad(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
+    source = ctx.input_shape("data")
     pads = ctx.ints_arg("pads")
     axes = ctx.ints_arg("axes")
     if not pads.present:
         ctx.fail("'pads' is required")
     if source is None:
         rank = pads.length // 2 if pads.length is not None and not axes.present else None
-        ctx.set_output_shape(0, ctx.unknown_dims(rank))
+        ctx.set_output_shape("output", ctx.unknown_dims(rank))
         return
     rank = len(source)
     targets = _target_axes(ctx, rank, axes.values if axes.present else None)
     if targets is None or axes.present and axes.values is None:
-        ctx.set_output_shape(0, (None,) * rank)  # which axes grow is unknown
+        ctx.set_output_shape("output", (None,) * rank)  # which axes grow is unknown
         return
     if pads.length is not None and pads.length != 2 * len(targets):
         ctx.fail(f"{pads.length} pads for {len(targets)} axes: there must be a begin and an end for each")
@@ -45,22 +45,22 @@ def pad(ctx: InferenceContext) -> None:
         if type(grown) is int and grown < 0:
             ctx.fail(f"pads {begin} and {end} crop axis {axis} of {format_shape(source)} below zero")
         out[axis] = grown
-    ctx.set_output_shape(0, within_limits(ctx, tuple(out)))
+    ctx.set_output_shape("output", within_limits(ctx, tuple(out)))
 
 
 @rule("center_crop_pad", "The listed axes (all when none) take the sizes of the shape input.",
       shape=input(required=True), axes=attribute())
 def center_crop_pad(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
+    source = ctx.input_shape("input_data")
     sizes = ctx.ints_arg("shape")
     axes = ctx.ints_attr("axes")
     if source is None:
         rank = sizes.length if axes is None else None
-        ctx.set_output_shape(0, ctx.unknown_dims(rank))
+        ctx.set_output_shape("output_data", ctx.unknown_dims(rank))
         return
     targets = _target_axes(ctx, len(source), axes)
     if targets is None:  # not for an ints attribute, whose values are always known
-        ctx.set_output_shape(0, ctx.unknown_dims(len(source)))
+        ctx.set_output_shape("output_data", ctx.unknown_dims(len(source)))
         return
     if sizes.length is not None and sizes.length != len(targets):
         ctx.fail(f"shape holds {sizes.length} sizes for {len(targets)} axes")
@@ -70,36 +70,36 @@ def center_crop_pad(ctx: InferenceContext) -> None:
         if type(size) is int and size < 0:
             ctx.fail(f"size {size} for axis {axis} is negative")
         out[axis] = size
-    ctx.set_output_shape(0, tuple(out))
+    ctx.set_output_shape("output_data", tuple(out))
 
 
 @rule("tile", "Each dim multiplied by its entry of 'repeats'; data of a known vector is repeated too.",
       repeats=input())
 def tile(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
+    source = ctx.input_shape("input")
     if not ctx.declares("repeats"):  # the first version repeats along one axis given as data
-        ctx.set_output_shape(0, ctx.unknown_dims(None if source is None else len(source)))
+        ctx.set_output_shape("output", ctx.unknown_dims(None if source is None else len(source)))
         return
     repeats = ctx.ints_arg("repeats")
     if source is None:
-        ctx.set_output_shape(0, ctx.unknown_dims(repeats.length))
+        ctx.set_output_shape("output", ctx.unknown_dims(repeats.length))
         return
     if repeats.length is not None and repeats.length != len(source):
         ctx.fail(f"{repeats.length} repeats for an input of rank {len(source)}")
     if repeats.values is None:
-        ctx.set_output_shape(0, (None,) * len(source))
+        ctx.set_output_shape("output", (None,) * len(source))
         return
     for count in repeats.values:
         if type(count) is int and count < 0:
             ctx.fail(f"repeats {list(repeats.values)} must not be negative")
     shape = within_limits(ctx, tuple(mul_dim(dim, count) for dim, count in zip(source, repeats.values)))
-    ctx.set_output_shape(0, shape)
-    data = ctx.input_data(0)
+    ctx.set_output_shape("output", shape)
+    data = ctx.input_data("input")
     count, size = repeats.values[0] if source else None, shape[0] if shape else None
     if (data is not None and len(source) == 1 and type(count) is int and type(size) is int and size <= DATA_LIMIT
             and len(data.values) == source[0]):
         values = tuple(data.values) * count
-        ctx.set_output_data(0, Data((len(values),), values))
+        ctx.set_output_data("output", Data((len(values),), values))
 
 
 def _blocksize(ctx: InferenceContext) -> int:

@@ -116,7 +116,7 @@ def _aspect_sizes(x: tuple, axes: tuple, sizes: tuple, policy: str) -> tuple:
       scales=input_or_attribute(), sizes=input(), axes=attribute(), keep_aspect_ratio_policy=attribute(),
       height_scale=attribute(), width_scale=attribute())
 def resize(ctx: InferenceContext) -> None:
-    x = ctx.input_shape(0)
+    x = ctx.input_shape("X")
     scales, sizes = _read(ctx, "scales"), _read(ctx, "sizes")
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
     if policy not in _POLICIES:
@@ -128,7 +128,7 @@ def resize(ctx: InferenceContext) -> None:
     if ctx.declares("sizes") and not scales.given and not sizes.given:
         ctx.fail("one of 'scales' and 'sizes' must be given")
     if x is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("Y", None)
         return
     axes = _axes(ctx, len(x))
     out = list(x)
@@ -150,4 +150,4 @@ def resize(ctx: InferenceContext) -> None:
             values = tuple(_scaled(x[axis], scale) for axis, scale in zip(axes, chosen.values))
         for axis, value in zip(axes, values):
             out[axis] = value
-    ctx.set_output_shape(0, tuple(out))
+    ctx.set_output_shape("Y", tuple(out))

@@ -31,24 +31,24 @@ def random_tensor(ctx: InferenceContext) -> None:
     dims = ctx.ints_attr("shape")
     if dims is not None and any(d < 0 for d in dims):
         ctx.fail(f"shape {list(dims)} has a negative dim")
-    ctx.set_output_shape(0, dims, ctx.elem_attr("dtype", ctx.option("default_dtype", FLOAT)))
+    ctx.set_output_shape("output", dims, ctx.elem_attr("dtype", ctx.option("default_dtype", FLOAT)))
 
 
 @rule("random_like", "A tensor shaped like the input, of the 'dtype' attribute's element type or else the input's.",
       dtype=attribute())
 def random_like(ctx: InferenceContext) -> None:
-    ctx.set_output_shape(0, ctx.input_shape(0), ctx.elem_attr("dtype", ctx.input_elem(0)))
+    ctx.set_output_shape("output", ctx.input_shape("input"), ctx.elem_attr("dtype", ctx.input_elem("input")))
 
 
 @rule("multinomial", "(batch, sample_size) class indices drawn from (batch, classes) scores.",
       sample_size=attribute(), dtype=attribute(),
       default_dtype=option("int", INT32, doc="the element type when the dtype attribute is not set"))
 def multinomial(ctx: InferenceContext) -> None:
-    batch, _ = ctx.input_with_rank(0, 2)
+    batch, _ = ctx.input_with_rank("input", 2)
     samples = ctx.int_attr("sample_size", 1)
     if samples < 1:
         ctx.fail(f"sample_size {samples} must be positive")
-    ctx.set_output_shape(0, (batch, samples), ctx.elem_attr("dtype", ctx.option("default_dtype", INT32)))
+    ctx.set_output_shape("output", (batch, samples), ctx.elem_attr("dtype", ctx.option("default_dtype", INT32)))
 
 
 @rule("window", "A 1-D window of as many elements as the size input holds.",
@@ -56,8 +56,8 @@ def multinomial(ctx: InferenceContext) -> None:
 def window(ctx: InferenceContext) -> None:
     index = ctx.input_arg("size")
     length = _scalar_value(ctx, index) if index is not None else None
-    elem = ctx.elem_attr("output_datatype", ctx.output_elem(0))
-    ctx.set_output_shape(0, (length if length is not None else ctx.fresh_dim(),), elem)
+    elem = ctx.elem_attr("output_datatype", ctx.output_elem("output"))
+    ctx.set_output_shape("output", (length if length is not None else ctx.fresh_dim(),), elem)
 
 
 @rule("mel_weight_matrix", "(floor(dft_length / 2) + 1, num_mel_bins) weights of a mel filter bank.",
@@ -67,4 +67,4 @@ def mel_weight_matrix(ctx: InferenceContext) -> None:
     bins = _scalar_value(ctx, bins_index) if bins_index is not None else None
     length = _scalar_value(ctx, length_index) if length_index is not None else None
     rows = add_dim(div_dim(length, 2, evenly=False), 1) if length is not None else None
-    ctx.set_output_shape(0, (rows, bins), ctx.elem_attr("output_datatype", ctx.output_elem(0)))
+    ctx.set_output_shape("output", (rows, bins), ctx.elem_attr("output_datatype", ctx.output_elem("output")))

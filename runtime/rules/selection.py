@@ -14,7 +14,7 @@ from opspec.runtime.shape import Dim, Shape, format_shape, num_elements
 @rule("top_k", "X's shape with 'axis' shortened to k, for both the values and their indices.",
       k=input_or_attribute(required=True), axis=attribute())
 def top_k(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
+    source = ctx.input_shape("X")
     count = single_size(ctx, "k", 0)
     if source is not None:
         axis = ctx.normalize_axis(ctx.int_attr("axis", -1), len(source))
@@ -24,8 +24,8 @@ def top_k(ctx: InferenceContext) -> None:
         if count is None:
             count = ctx.fresh_dim()  # k is data
         source = source[:axis] + (count,) + source[axis + 1:]
-    for index in range(ctx.output_count):
-        ctx.set_output_shape(index, source)
+    ctx.set_output_shape("Values", source)
+    ctx.set_output_shape("Indices", source)
 
 
 def _kept(ctx: InferenceContext, flags, size):
@@ -42,40 +42,40 @@ def _kept(ctx: InferenceContext, flags, size):
 @rule("compress", "Keep the slices along 'axis' (the flattened elements without it) that condition selects.",
       axis=attribute())
 def compress(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
-    ctx.input_with_rank(1, 1)
-    data = ctx.input_data(1)
+    source = ctx.input_shape("input")
+    ctx.input_with_rank("condition", 1)
+    data = ctx.input_data("condition")
     flags = data.values if data is not None else None
     axis = ctx.attr("axis")
     if axis is None:
-        ctx.set_output_shape(0, (_kept(ctx, flags, num_elements(source) if source is not None else None),))
+        ctx.set_output_shape("output", (_kept(ctx, flags, num_elements(source) if source is not None else None),))
         return
     if source is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     if not source:
         ctx.fail("cannot compress a scalar along an axis")
     axis = ctx.normalize_axis(int(axis), len(source))
-    ctx.set_output_shape(0, source[:axis] + (_kept(ctx, flags, source[axis]),) + source[axis + 1:])
+    ctx.set_output_shape("output", source[:axis] + (_kept(ctx, flags, source[axis]),) + source[axis + 1:])
 
 
 @rule("non_zero", "(rank of X, count of non-zero elements): one column of coordinates per non-zero element.")
 def non_zero(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
-    data = ctx.input_data(0)
+    source = ctx.input_shape("X")
+    data = ctx.input_data("X")
     count: Dim = None
     if data is not None and all(type(value) in (int, float, bool) for value in data.values):
         count = sum(1 for value in data.values if value)
     if count is None:
         count = ctx.fresh_dim()
     rank = len(source) if source else None  # a scalar's coordinates are laid out as numpy's differ
-    ctx.set_output_shape(0, (rank, count))
+    ctx.set_output_shape("Y", (rank, count))
 
 
 @rule("unique", "The distinct elements (or slices along 'axis'), their first positions, the inverse map and counts.",
       axis=attribute())
 def unique(ctx: InferenceContext) -> None:
-    source = ctx.input_shape(0)
+    source = ctx.input_shape("X")
     distinct = ctx.fresh_dim()  # one count of distinct values for every output that has it
     axis = ctx.attr("axis")
     if axis is None:
@@ -88,6 +88,8 @@ def unique(ctx: InferenceContext) -> None:
             ctx.fail("cannot take unique slices of a scalar along an axis")
         axis = ctx.normalize_axis(int(axis), len(source))
         values, inverse = source[:axis] + (distinct,) + source[axis + 1:], (source[axis],)
-    shapes = (values, (distinct,), inverse, (distinct,))
-    for index in range(min(ctx.output_count, len(shapes))):
-        ctx.set_output_shape(index, shapes[index])
+    ctx.set_output_shape("Y", values)
+    ctx.set_output_shape("indices", (distinct,))
+    ctx.set_output_shape("inverse_indices", inverse)
+    ctx.set_output_shape("counts", (distinct,))
+

@@ -21,7 +21,7 @@ def reshape(ctx: InferenceContext) -> None:
     source = shape_of(ctx, 0)
     target = ctx.ints_arg("shape")
     if target.values is None:
-        ctx.set_output_shape(0, (None,) * target.length if target.length is not None else None)
+        ctx.set_output_shape("reshaped", (None,) * target.length if target.length is not None else None)
         return
     allowzero = ctx.flag_attr("allowzero")
     requested = target.values
@@ -65,7 +65,7 @@ def reshape(ctx: InferenceContext) -> None:
                 ctx.fail(f"cannot reshape {format_shape(source)} ({format_dim(total)} elements) into "
                          f"{text} ({format_dim(wanted)} elements)")
     shape = tuple(out)
-    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape("reshaped", shape)
     pass_data(ctx, shape)
 
 
@@ -75,7 +75,7 @@ def flatten(ctx: InferenceContext) -> None:
     source = shape_of(ctx, 0)
     axis = ctx.int_attr("axis", 1)
     if source is None:
-        ctx.set_output_shape(0, (1 if axis == 0 else None, None))
+        ctx.set_output_shape("output", (1 if axis == 0 else None, None))
         return
     rank = len(source)
     refuse_negative(ctx, axis, "axis")
@@ -84,7 +84,7 @@ def flatten(ctx: InferenceContext) -> None:
     if axis < 0:
         axis += rank
     shape = (num_elements(source[:axis]), num_elements(source[axis:]))
-    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape("output", shape)
     pass_data(ctx, shape)
 
 
@@ -95,23 +95,23 @@ def transpose(ctx: InferenceContext) -> None:
     perm = ctx.ints_attr("perm")
     if perm is None:
         if source is None:
-            ctx.set_output_shape(0, None)
+            ctx.set_output_shape("transposed", None)
             return
         perm = tuple(range(len(source) - 1, -1, -1))
     perm = tuple(perm)
     if sorted(perm) != list(range(len(perm))):
         ctx.fail(f"perm {list(perm)} is not a permutation of 0..{len(perm) - 1}")
     if source is None:
-        ctx.set_output_shape(0, (None,) * len(perm))
+        ctx.set_output_shape("transposed", (None,) * len(perm))
         return
     if len(perm) != len(source):
         ctx.fail(f"perm {list(perm)} has {len(perm)} entries but the input {format_shape(source)} "
                  f"has rank {len(source)}")
     shape = tuple(source[p] for p in perm)
-    ctx.set_output_shape(0, shape)
-    data = ctx.input_data(0)
+    ctx.set_output_shape("transposed", shape)
+    data = ctx.input_data("data")
     if data is not None and all(type(d) is int for d in source) and len(data.values) == num_elements(source):
-        ctx.set_output_data(0, Data(shape, _transpose_values(data.values, source, perm)))
+        ctx.set_output_data("transposed", Data(shape, _transpose_values(data.values, source, perm)))
 
 
 def _transpose_values(values: Sequence, shape: tuple, perm: tuple) -> tuple:
@@ -140,9 +140,11 @@ def expand(ctx: InferenceContext) -> None:
     elif target.length is not None:
         requested = (None,) * target.length
     else:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
-    ctx.set_output_shape(0, named_where_undecided(ctx, broadcast_shapes(source, requested), source, requested))
+    ctx.set_output_shape("output",
+                         named_where_undecided(ctx, broadcast_shapes(source, requested), source, requested))
+
 
 
 @rule("shape", "A 1-D int64 tensor holding (a slice of) the input's shape.", start=attribute(), end=attribute())
@@ -153,17 +155,17 @@ def shape(ctx: InferenceContext) -> None:
     end = ctx.attr("end")
     if source is None:
         empty = end is not None and (start >= 0) == (end >= 0) and end <= start
-        ctx.set_output_shape(0, (0 if empty else None,), elem=INT64)
+        ctx.set_output_shape("shape", (0 if empty else None,), elem=INT64)
         return
     dims = source[slice(start, end)]
-    ctx.set_output_shape(0, (len(dims),), elem=INT64)
-    ctx.set_output_data(0, Data((len(dims),), tuple(dims)))
+    ctx.set_output_shape("shape", (len(dims),), elem=INT64)
+    ctx.set_output_data("shape", Data((len(dims),), tuple(dims)))
 
 
 @rule("size", "A scalar int64 holding the input's element count.")
 def size(ctx: InferenceContext) -> None:
     """A scalar int64 holding the element count (symbolic when the dims are)."""
     source = shape_of(ctx, 0)
-    ctx.set_output_shape(0, (), elem=INT64)
+    ctx.set_output_shape("size", (), elem=INT64)
     if source is not None:
-        ctx.set_output_data(0, Data((), (num_elements(source),)))
+        ctx.set_output_data("size", Data((), (num_elements(source),)))

@@ -55,12 +55,12 @@ def _dft_axis(ctx: InferenceContext, rank: int):
       axis=input_or_attribute(doc="the axis input (or attribute, in early versions)"),
       dft_length=input(), onesided=attribute(), inverse=attribute())
 def dft(ctx: InferenceContext) -> None:
-    shape = ctx.input_shape(0)
+    shape = ctx.input_shape("input")
     onesided, inverse = ctx.flag_attr("onesided"), ctx.flag_attr("inverse")
     length_given = ctx.input_arg("dft_length") is not None
     length = _scalar_size(ctx, "dft_length")
     if shape is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     if len(shape) < 2:
         ctx.fail(f"input {format_shape(shape)} needs a signal axis and a last axis of parts")
@@ -92,13 +92,13 @@ def dft(ctx: InferenceContext) -> None:
         out = option if out is None else [relax_dim(a, b) for a, b in zip(out, option)]
     assert out is not None  # a rank of at least 2 offers a candidate axis
     out[-1] = 1 if onesided and inverse else 2
-    ctx.set_output_shape(0, within_limits(ctx, tuple(out)))
+    ctx.set_output_shape("output", within_limits(ctx, tuple(out)))
 
 
 @rule("stft", "(batch, frames, bins, 2): frames of frame_length every frame_step samples, bins per spectrum.",
       frame_step=input(required=True), window=input(), frame_length=input(), onesided=attribute())
 def stft(ctx: InferenceContext) -> None:
-    batch, samples, parts = ctx.input_with_rank(0, 3)
+    batch, samples, parts = ctx.input_with_rank("signal", 3)
     _check_parts(ctx, parts, (1, 2), "an STFT")
     step = _scalar_size(ctx, "frame_step")
     window_index = ctx.input_arg("window")
@@ -118,4 +118,4 @@ def stft(ctx: InferenceContext) -> None:
         except ShapeError:
             ctx.fail(f"a signal of {samples} samples is shorter than a frame of {length}")
     bins = _half_spectrum(length) if ctx.flag_attr("onesided") and length is not None else length
-    ctx.set_output_shape(0, (batch, frames, bins, 2))
+    ctx.set_output_shape("output", (batch, frames, bins, 2))

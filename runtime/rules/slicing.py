@@ -27,7 +27,7 @@ def slice_(ctx: InferenceContext) -> None:
     if len(lengths) > 1:
         ctx.fail(f"starts, ends, axes and steps must have one length, got {sorted(lengths)}")
     if source is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("output", None)
         return
     rank = len(source)
     count = next(iter(lengths)) if lengths else None
@@ -42,7 +42,7 @@ def slice_(ctx: InferenceContext) -> None:
     else:
         axis_list = None
     if axis_list is None:  # which axes are sliced is unknown
-        ctx.set_output_shape(0, (None,) * rank)
+        ctx.set_output_shape("output", (None,) * rank)
         return
     n = len(axis_list)
     step_values = steps.values if steps.present else (1,) * n
@@ -54,12 +54,12 @@ def slice_(ctx: InferenceContext) -> None:
         if step == 0:
             ctx.fail(f"step 0 on axis {axis}")
         out[axis] = _slice_length(source[axis], start, end, step)
-    ctx.set_output_shape(0, tuple(out))
-    data = ctx.input_data(0)
+    ctx.set_output_shape("output", tuple(out))
+    data = ctx.input_data("data")
     if data is not None and step_values is not None:
         result = _slice_data(data, source, axis_list, starts.values, ends.values, step_values)
         if result is not None:
-            ctx.set_output_data(0, result)
+            ctx.set_output_data("output", result)
 
 
 def _slice_data(data: Data, source: tuple, axis_list: Sequence[int], starts, ends, steps) -> Data | None:
@@ -146,28 +146,28 @@ def squeeze(ctx: InferenceContext) -> None:
     source = shape_of(ctx, 0)
     axes = ctx.ints_arg("axes")
     if source is None:
-        ctx.set_output_shape(0, None)
+        ctx.set_output_shape("squeezed", None)
         return
     rank = len(source)
     if not axes.present:
         if any(type(d) is not int for d in source):
-            ctx.set_output_shape(0, None)  # an unknown or symbolic dim may be 1 or not
+            ctx.set_output_shape("squeezed", None)  # an unknown or symbolic dim may be 1 or not
             return
         shape = tuple(d for d in source if d != 1)
     else:
         named = all_ints(axes.values)
         if named is None:
             if axes.length is not None and axes.length <= rank:
-                ctx.set_output_shape(0, (None,) * (rank - axes.length))
+                ctx.set_output_shape("squeezed", (None,) * (rank - axes.length))
             else:
-                ctx.set_output_shape(0, None)
+                ctx.set_output_shape("squeezed", None)
             return
         axis_list = axes_arg(ctx, named, rank)
         for axis in axis_list:
             if type(source[axis]) is int and source[axis] != 1:
                 ctx.fail(f"cannot squeeze axis {axis} of {format_shape(source)}: its size is {source[axis]}, not 1")
         shape = tuple(d for i, d in enumerate(source) if i not in axis_list)
-    ctx.set_output_shape(0, shape)
+    ctx.set_output_shape("squeezed", shape)
     pass_data(ctx, shape)
 
 

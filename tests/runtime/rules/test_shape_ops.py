@@ -805,8 +805,9 @@ def test_shape_ignores_start_before_version_15():
 
 
 def size(source):
-    """The size rule (no opdef uses it yet) over a one-input, one-output schema."""
-    ctx = InferenceContext(opspec.get_schema("Shape", 13), [source], {})
+    """The size rule over Size's schema."""
+    ctx = InferenceContext(opspec.get_schema("Size", 21), [source], {})
+
     rule = RULES.lookup("size")
     assert rule is not None
     rule(ctx)

@@ -19,9 +19,9 @@ def pixel_shuffle(ctx: InferenceContext) -> None:
     r = ctx.int_attr("blocksize", 0)
     if r < 1:
         ctx.fail(f"blocksize {r} must be positive")
-    n, c, h, w = ctx.input_with_rank(0, 4)  # unknown rank: four unknown dims; another rank: a node error
+    n, c, h, w = ctx.input_with_rank("X", 4)  # unknown rank: four unknown dims; another rank: a node error
     try:
         channels = div_dim(c, r * r)
     except ShapeError:
         ctx.fail(f"{c} channels do not divide into blocks of {r}x{r}")   # a node error, naming the node
-    ctx.set_output_shape(0, (n, channels, mul_dim(h, r), mul_dim(w, r)))
+    ctx.set_output_shape("Y", (n, channels, mul_dim(h, r), mul_dim(w, r)))
