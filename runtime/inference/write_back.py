@@ -12,13 +12,18 @@ from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
+from opspec.runtime.inference.value_info_entries import Entries, entry_field
 from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
+from opspec.runtime.ir.varint import encode_varint
+
+_TYPE_FIELD = 0x12  # ValueInfoProto.type: field 2, length-delimited
+_GRAPH_OUTPUT = 0x62  # GraphProto.output: field 12, length-delimited
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
                 encoder: TypeEncoder | None = None, *, merge: bool = True,
-                plain_outputs: Container[int] = (), output_names: list[str] | None = None) -> tuple[int, bytes]:
+                plain_outputs: Container[int] = (), outputs_read: Entries | None = None) -> tuple[int, bytes]:
     """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order (names of
     ``given``, its inputs and initializers, and of its value_info and outputs may be among them:
     they are not added); the two mappings hold what ``value_info`` and the outputs declared.
@@ -27,20 +32,31 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
     appending them to the graph's bytes when the model is written). ``plain_outputs`` are the
     positions of outputs whose declared type holds nothing a written type must keep;
-    ``output_names`` the outputs' names, when the caller has them."""
+    ``outputs_read`` the outputs as read before inference, when the caller has them."""
     encoder = encoder or TypeEncoder()
     get = types.get
     outputs = graph.output
-    if output_names is None:
-        output_names = [value_info.name for value_info in outputs]
+    output_names = [value_info.name for value_info in outputs] if outputs_read is None else outputs_read.names
+    bare = outputs_read.bare if outputs_read is not None else None
+    rebuilt: dict[int, Any] = {}  # bare entries that may be written whole: output position -> new type
+    in_place: list[tuple[int, Any]] = []
     for index, value, declared in zip(count(), map(get, output_names), map(output_types.get, output_names)):
         # (``is_informative``, inlined: graphs may have 10^5 outputs)
         if value is not None and value != declared and (
                 type(value) is not TensorType or value.elem or value.shape is not None):
-            if index in plain_outputs:  # no denotation to keep: no need to look for one
-                outputs[index].type.ParseFromString(encoder(value))
+            if bare is not None and bare[index] and index in plain_outputs:
+                rebuilt[index] = value
             else:
-                write_type(outputs[index].type, value, encoder)
+                in_place.append((index, value))
+    if outputs_read is not None and len(rebuilt) * 2 > len(output_names):
+        _rebuild_outputs(graph, outputs_read, {index: encoder(value) for index, value in rebuilt.items()})
+    else:
+        in_place += rebuilt.items()
+    for index, value in in_place:
+        if index in plain_outputs:  # no denotation to keep: no need to look for one
+            outputs[index].type.ParseFromString(encoder(value))
+        else:
+            write_type(outputs[index].type, value, encoder)
     skip = set(given)
     for value_info in graph.value_info:
         name = value_info.name
@@ -55,6 +71,26 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         graph.MergeFromString(written)
         written = b""
     return added, written
+
+
+def _rebuild_outputs(graph: Any, read: Entries, types: dict[int, bytes]) -> None:
+    """Replace ``graph``'s outputs with those ``read``, each bare one at a position of ``types``
+    holding that type instead of its own: one parse for them all, not one per output."""
+    out = bytearray()
+    type_fields: dict[bytes, bytes] = {}  # new type bytes -> their ``type`` field (outputs share types)
+    keys = read.keys
+    for index, raw in enumerate(read.raws):
+        encoded = types.get(index)
+        if encoded is not None:
+            field = type_fields.get(encoded)
+            if field is None:
+                field = type_fields[encoded] = entry_field(_TYPE_FIELD, encoded)
+            old = keys[index]
+            # A bare entry is its name field, then its type field: keep the first, put the new type after.
+            raw = raw[:len(raw) - len(old) - len(encode_varint(len(old))) - 1] + field
+        out += entry_field(_GRAPH_OUTPUT, raw)
+    del graph.output[:]
+    graph.MergeFromString(bytes(out))
 
 
 @dataclass(frozen=True, slots=True)

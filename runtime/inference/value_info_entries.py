@@ -1,0 +1,91 @@
+"""A graph's declared inputs or outputs read in one pass, each entry serialized once.
+
+Reading a ``ValueInfoProto``'s name and then its type's bytes takes two trips through protobuf
+per entry, and graphs may declare 10^5 of them. Serialized once, an entry as writers write it
+(a name, then a type, nothing else) splits into both by two length bytes; any other entry is
+read field by field. The whole bytes are kept too: an output is rewritten from them (see
+:func:`entry_field`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import methodcaller
+from typing import Any, Sequence
+
+from opspec.runtime.ir.varint import TruncatedVarint, encode_varint, read_varint
+
+_NAME_KEY = 0x0A  # ValueInfoProto.name: field 1, length-delimited
+_TYPE_KEY = 0x12  # ValueInfoProto.type: field 2, length-delimited
+_serialized = methodcaller("SerializeToString")
+
+
+@dataclass(frozen=True, slots=True)
+class Entries:
+    """Per entry of a ``ValueInfoProto`` list: its ``names``, its type's bytes (``keys``; empty
+    when it has none), its whole serialized bytes (``raws``), and whether it holds nothing but
+    a name and a type (``bare``: writing another type there has nothing else of it to keep)."""
+
+    names: list[Any]
+    keys: list[bytes]
+    raws: list[bytes]
+    bare: list[bool]
+
+
+def read_entries(value_infos: Sequence[Any]) -> Entries:
+    """The entries of ``value_infos`` (a repeated ``ValueInfoProto`` field)."""
+    raws = list(map(_serialized, value_infos))
+    names: list[Any] = []
+    keys: list[bytes] = []
+    bare: list[bool] = []
+    add_name, add_key, add_bare = names.append, keys.append, bare.append
+    for position, raw in enumerate(raws):
+        split = _split(raw)
+        if split is None:  # other fields, an empty name, no type, a name that is not UTF-8: read as a message
+            value_info = value_infos[position]
+            add_name(value_info.name)
+            add_key(value_info.type.SerializeToString())
+            add_bare(False)
+        else:
+            add_name(split[0])
+            add_key(split[1])
+            add_bare(True)
+    return Entries(names, keys, raws, bare)
+
+
+def _split(raw: bytes) -> tuple[str, bytes] | None:
+    """``(name, type bytes)`` of an entry that holds exactly a UTF-8 name and a type, in that order."""
+    end = len(raw)
+    if end < 4 or raw[0] != _NAME_KEY:
+        return None
+    size = raw[1]
+    start = 2
+    if size >= 0x80:
+        try:
+            size, start = read_varint(raw, 1)
+        except TruncatedVarint:
+            return None
+    name_end = start + size
+    if name_end + 2 > end or raw[name_end] != _TYPE_KEY:
+        return None
+    type_size = raw[name_end + 1]
+    type_start = name_end + 2
+    if type_size >= 0x80:
+        try:
+            type_size, type_start = read_varint(raw, name_end + 1)
+        except TruncatedVarint:
+            return None
+    if type_start + type_size != end:
+        return None
+    try:
+        name = raw[start:name_end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return name, raw[type_start:]
+
+
+def entry_field(tag: int, raw: bytes) -> bytes:
+    """An entry as the repeated field ``tag`` of its parent holds it (key, length, bytes)."""
+    return bytes((tag,)) + encode_varint(len(raw)) + raw
+
+
+__all__ = ["Entries", "entry_field", "read_entries"]
