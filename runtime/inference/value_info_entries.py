@@ -39,8 +39,18 @@ def read_entries(value_infos: Sequence[Any]) -> Entries:
     bare: list[bool] = []
     add_name, add_key, add_bare = names.append, keys.append, bare.append
     for position, raw in enumerate(raws):
+        # The common case inlined (both lengths below 128, an ASCII name), else :func:`_split`.
+        end = len(raw)
+        name_end = raw[1] + 2 if end > 3 else end
+        if name_end + 1 < end and raw[0] == _NAME_KEY and raw[name_end] == _TYPE_KEY \
+                and raw[name_end + 1] + name_end + 2 == end and name_end < 0x82 and raw[name_end + 1] < 0x80 \
+                and (name := raw[2:name_end]).isascii():
+            add_name(name.decode())
+            add_key(raw[name_end + 2:])
+            add_bare(True)
+            continue
         split = _split(raw)
-        if split is None:  # other fields, an empty name, no type, a name that is not UTF-8: read as a message
+        if split is None:  # other fields, no type, a name that is not UTF-8: read as a message
             value_info = value_infos[position]
             add_name(value_info.name)
             add_key(value_info.type.SerializeToString())

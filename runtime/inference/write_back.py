@@ -18,6 +18,7 @@ from opspec.runtime.ir.varint import encode_varint
 
 _TYPE_FIELD = 0x12  # ValueInfoProto.type: field 2, length-delimited
 _GRAPH_OUTPUT = 0x62  # GraphProto.output: field 12, length-delimited
+_OUTPUT_HEADS = [bytes((_GRAPH_OUTPUT, size)) for size in range(0x80)]  # key and length of a short output
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
@@ -76,21 +77,24 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
 def _rebuild_outputs(graph: Any, read: Entries, types: dict[int, bytes]) -> None:
     """Replace ``graph``'s outputs with those ``read``, each bare one at a position of ``types``
     holding that type instead of its own: one parse for them all, not one per output."""
-    out = bytearray()
+    pieces: list[bytes] = []
+    add = pieces.append
     type_fields: dict[bytes, bytes] = {}  # new type bytes -> their ``type`` field (outputs share types)
-    keys = read.keys
-    for index, raw in enumerate(read.raws):
-        encoded = types.get(index)
+    get_type = types.get
+    for index, raw, old in zip(count(), read.raws, read.keys):
+        encoded = get_type(index)
         if encoded is not None:
             field = type_fields.get(encoded)
             if field is None:
                 field = type_fields[encoded] = entry_field(_TYPE_FIELD, encoded)
-            old = keys[index]
             # A bare entry is its name field, then its type field: keep the first, put the new type after.
-            raw = raw[:len(raw) - len(old) - len(encode_varint(len(old))) - 1] + field
-        out += entry_field(_GRAPH_OUTPUT, raw)
+            size = len(old)
+            raw = raw[:len(raw) - size - (2 if size < 0x80 else len(encode_varint(size)) + 1)] + field
+        size = len(raw)
+        add(_OUTPUT_HEADS[size] if size < 0x80 else bytes((_GRAPH_OUTPUT,)) + encode_varint(size))
+        add(raw)
     del graph.output[:]
-    graph.MergeFromString(bytes(out))
+    graph.MergeFromString(b"".join(pieces))
 
 
 @dataclass(frozen=True, slots=True)
