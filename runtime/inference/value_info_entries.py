@@ -1,8 +1,10 @@
 """A graph's declared inputs or outputs read in one pass, each entry serialized once.
 
 Reading a ``ValueInfoProto``'s name and then its type's bytes takes two trips through protobuf
-per entry, and graphs may declare 10^5 of them. Serialized once, an entry as writers write it
-(a name, then a type, nothing else) splits into both by two length bytes; any other entry is
+per entry, and graphs may declare 10^5 of them. Serialized once, entries as writers write
+them (a name, then a type, nothing else) laid end to end read as one message whose repeated
+fields 1 and 2 list every name and every type, in one C call; when some entry holds more or
+less than that, each is split by its length bytes, and one that is not as writers write it is
 read field by field. The whole bytes are kept too: an output is rewritten from them (see
 :func:`entry_field`).
 """
@@ -12,11 +14,30 @@ from dataclasses import dataclass
 from operator import methodcaller
 from typing import Any, Sequence
 
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.unknown_fields import UnknownFieldSet
+
 from opspec.runtime.ir.varint import TruncatedVarint, encode_varint, read_varint
 
 _NAME_KEY = 0x0A  # ValueInfoProto.name: field 1, length-delimited
 _TYPE_KEY = 0x12  # ValueInfoProto.type: field 2, length-delimited
 _serialized = methodcaller("SerializeToString")
+
+
+def _lists_class() -> Any:
+    """A message class whose fields 1 and 2, a ``ValueInfoProto``'s name and type, are repeated
+    (text and bytes): entries laid end to end read as the list of their names and of their types."""
+    proto = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(name="opspec_value_info_lists.proto", package="opspec.value_info_lists")
+    lists = file.message_type.add(name="Lists")
+    lists.field.add(name="name", number=1, label=proto.LABEL_REPEATED, type=proto.TYPE_STRING)
+    lists.field.add(name="type", number=2, label=proto.LABEL_REPEATED, type=proto.TYPE_BYTES)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.value_info_lists.Lists"))
+
+
+_Lists = _lists_class()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +55,11 @@ class Entries:
 def read_entries(value_infos: Sequence[Any]) -> Entries:
     """The entries of ``value_infos`` (a repeated ``ValueInfoProto`` field)."""
     raws = list(map(_serialized, value_infos))
+    lists = _Lists.FromString(b"".join(raws))
+    if len(lists.name) == len(raws) == len(lists.type) and not len(UnknownFieldSet(lists)):
+        # One name and one type each, nothing else: each entry is exactly its name and its type
+        # (serializing writes fields in their order), the two lists aligned with the entries.
+        return Entries(lists.name[:], lists.type[:], raws, [True] * len(raws))
     names: list[Any] = []
     keys: list[bytes] = []
     bare: list[bool] = []

@@ -101,7 +101,7 @@ class Walker(RuleRunner):
 
         Per node, in steps: find how its op is inferred (:meth:`_entry`; a node that no schema's
         rule infers goes to :meth:`_other`); read its input types, and store a type it passes on
-        unchanged at once (:meth:`_pass_on`); read its input data and attributes, checking it
+        unchanged at once (see :func:`_passing_on`); read its input data and attributes, checking it
         against its schema (:meth:`_read_node`); reuse the result of the run of nodes alike it
         follows (:meth:`_repeat_recent`) or of an identical earlier node (:meth:`_remembered`,
         :meth:`_store_found`: models repeat the same block many times, and a result is kept
@@ -120,6 +120,7 @@ class Walker(RuleRunner):
         get_plain = plain.get
         get_inferred = inferred.get
         deferred = self.deferred if self.deferred is not None and self.deferred.types is types else None
+        pass_on = _passing_on(walk, deferred)
         # The list is walked in its order until a node reads a value nothing has given a type yet, or
         # holds graphs (which read values around them): then, once, the order is checked, and if it
         # is not the data's, the rest is walked in the data's order (see :mod:`.node_order`).
@@ -153,7 +154,7 @@ class Walker(RuleRunner):
                 value = get_type(in_names[0])
                 if passing and entry.passes_type and len(out_names) == 1 and value is not None \
                         and ((kind := type(value)) is TensorType or kind is UnreadType) and value.elem \
-                        and self._pass_on(walk, value, out_names[0], index, deferred):
+                        and pass_on(value, out_names[0], index):
                     continue
                 inputs = (value,)
             elif count == 2:
@@ -199,22 +200,6 @@ class Walker(RuleRunner):
         if entry is None:
             entry = walk.entries[op] = resolve(self.op_set, domain, op_type, walk.opsets, self.functions, self.implied)
         return entry
-
-    def _pass_on(self, walk: GraphWalk, value: Any, name: str, index: int, deferred: DeferredTypes | None) -> bool:
-        """Store ``value``, the input type of a node that passes it on unchanged, as its output ``name``
-        (its dims never looked at); whether it was (not when the graph declares another type there)."""
-        previous = walk.declared.get(name) if name else None
-        # A declared type without a shape and of no other element type merges into this one.
-        if previous is not None and not (type(previous) is TensorType and previous.shape is None
-                                         and (not previous.elem or previous.elem == value.elem)):
-            return False
-        if name:
-            walk.types[name] = value
-            if walk.producers is not None:
-                walk.producers[name] = index
-            if type(value) is UnreadType and deferred is not None:
-                deferred.names.append(name)
-        return True
 
     def _read_node(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
                    output_count: int, inputs: tuple[Any, ...]) -> tuple[Any, Any, Any, Any, bool]:
@@ -352,6 +337,29 @@ class Walker(RuleRunner):
         padding = len(out_names) - len(results)
         self._store(walk, out_names, list(results) + [None] * padding, list(result_data) + [None] * padding, True,
                     index, node)
+
+
+def _passing_on(walk: GraphWalk, deferred: DeferredTypes | None) -> Callable[[Any, str, int], bool]:
+    """How the walk stores the input type ``value`` of a node that passes it on unchanged as its output
+    ``name`` (its dims never looked at): ``pass_on(value, name, index)``, whether it was (not when
+    the graph declares another type there). Made once per walk: it runs for most nodes of some graphs."""
+    types, get_declared, producers = walk.types, walk.declared.get, walk.producers
+
+    def pass_on(value: Any, name: str, index: int) -> bool:
+        if name:
+            previous = get_declared(name)
+            # A declared type without a shape and of no other element type merges into this one.
+            if previous is not None and not (type(previous) is TensorType and previous.shape is None
+                                             and (not previous.elem or previous.elem == value.elem)):
+                return False
+            types[name] = value
+            if producers is not None:
+                producers[name] = index
+            if deferred is not None and type(value) is UnreadType:  # (none is left once they are decoded)
+                deferred.names.append(name)
+        return True
+
+    return pass_on
 
 
 def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], inputs: tuple[Any, ...], data: tuple[Any, ...] | None,

@@ -37,22 +37,15 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     encoder = encoder or TypeEncoder()
     get = types.get
     outputs = graph.output
-    output_names = [value_info.name for value_info in outputs] if outputs_read is None else outputs_read.names
-    bare = outputs_read.bare if outputs_read is not None else None
-    rebuilt: dict[int, Any] = {}  # bare entries that may be written whole: output position -> new type
-    in_place: list[tuple[int, Any]] = []
-    for index, value, declared in zip(count(), map(get, output_names), map(output_types.get, output_names)):
-        # (``is_informative``, inlined: graphs may have 10^5 outputs)
-        if value is not None and value != declared and (
-                type(value) is not TensorType or value.elem or value.shape is not None):
-            if bare is not None and bare[index] and index in plain_outputs:
-                rebuilt[index] = value
-            else:
-                in_place.append((index, value))
-    if outputs_read is not None and len(rebuilt) * 2 > len(output_names):
-        _rebuild_outputs(graph, outputs_read, {index: encoder(value) for index, value in rebuilt.items()})
+    in_place: list[tuple[int, Any]]
+    if outputs_read is None:
+        output_names = [value_info.name for value_info in outputs]
+        in_place = [(index, value) for index, value, declared in zip(
+            count(), map(get, output_names), map(output_types.get, output_names)) if _rewritten(value, declared)]
     else:
-        in_place += rebuilt.items()
+        output_names = outputs_read.names
+        in_place = _rewrite_outputs(graph, outputs_read, list(map(get, output_names)),
+                                    list(map(output_types.get, output_names)), plain_outputs, encoder)
     for index, value in in_place:
         if index in plain_outputs:  # no denotation to keep: no need to look for one
             outputs[index].type.ParseFromString(encoder(value))
@@ -74,27 +67,45 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     return added, written
 
 
-def _rebuild_outputs(graph: Any, read: Entries, types: dict[int, bytes]) -> None:
-    """Replace ``graph``'s outputs with those ``read``, each bare one at a position of ``types``
-    holding that type instead of its own: one parse for them all, not one per output."""
+def _rewritten(value: Any, declared: Any) -> bool:
+    """Whether an output declared as ``declared`` is written as ``value``: when it says something
+    (``is_informative``, inlined: graphs may have 10^5 outputs) and something else."""
+    return value is not None and value != declared and (
+        type(value) is not TensorType or value.elem or value.shape is not None)
+
+
+def _rewrite_outputs(graph: Any, read: Entries, values: list[Any], declared: list[Any], plain: Container[int],
+                     encoder: TypeEncoder) -> list[tuple[int, Any]]:
+    """Give ``graph``'s outputs, as ``read`` before inference, the types ``values`` where they say
+    more than ``declared``: the bare ones among those whose declared type is ``plain`` are
+    written whole, all in one parse; the others are returned as ``(position, type)`` to be
+    written into their messages."""
     pieces: list[bytes] = []
     add = pieces.append
-    type_fields: dict[bytes, bytes] = {}  # new type bytes -> their ``type`` field (outputs share types)
-    get_type = types.get
-    for index, raw, old in zip(count(), read.raws, read.keys):
-        encoded = get_type(index)
-        if encoded is not None:
-            field = type_fields.get(encoded)
-            if field is None:
-                field = type_fields[encoded] = entry_field(_TYPE_FIELD, encoded)
-            # A bare entry is its name field, then its type field: keep the first, put the new type after.
-            size = len(old)
-            raw = raw[:len(raw) - size - (2 if size < 0x80 else len(encode_varint(size)) + 1)] + field
+    fields: dict[int, bytes] = {}  # per type object (outputs share them): its ``type`` field
+    in_place: list[tuple[int, Any]] = []
+    bare = read.bare
+    rebuilt = False
+    for index, raw, old, value, given in zip(count(), read.raws, read.keys, values, declared):
+        if value is not None and value != given and (
+                type(value) is not TensorType or value.elem or value.shape is not None):  # (``_rewritten``)
+            if bare[index] and index in plain:
+                field = fields.get(id(value))  # (the value stays alive in ``values`` meanwhile)
+                if field is None:
+                    field = fields[id(value)] = entry_field(_TYPE_FIELD, encoder(value))
+                # A bare entry is its name field, then its type field: keep the first, put the new type after.
+                size = len(old)
+                raw = raw[:len(raw) - size - (2 if size < 0x80 else len(encode_varint(size)) + 1)] + field
+                rebuilt = True
+            else:
+                in_place.append((index, value))
         size = len(raw)
         add(_OUTPUT_HEADS[size] if size < 0x80 else bytes((_GRAPH_OUTPUT,)) + encode_varint(size))
         add(raw)
-    del graph.output[:]
-    graph.MergeFromString(b"".join(pieces))
+    if rebuilt:
+        del graph.output[:]
+        graph.MergeFromString(b"".join(pieces))
+    return in_place
 
 
 @dataclass(frozen=True, slots=True)
