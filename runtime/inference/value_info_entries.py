@@ -6,7 +6,7 @@ them (a name, then a type, nothing else) laid end to end read as one message who
 fields 1 and 2 list every name and every type, in one C call; when some entry holds more or
 less than that, each is split by its length bytes, and one that is not as writers write it is
 read field by field. The whole bytes are kept too: an output is rewritten from them (see
-:func:`entry_field`).
+:mod:`.write_back`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from opspec.runtime.ir.varint import TruncatedVarint, encode_varint, read_varint
+from opspec.runtime.ir.varint import TruncatedVarint, read_varint
 
 _NAME_KEY = 0x0A  # ValueInfoProto.name: field 1, length-delimited
 _TYPE_KEY = 0x12  # ValueInfoProto.type: field 2, length-delimited
@@ -119,9 +119,4 @@ def _split(raw: bytes) -> tuple[str, bytes] | None:
     return name, raw[type_start:]
 
 
-def entry_field(tag: int, raw: bytes) -> bytes:
-    """An entry as the repeated field ``tag`` of its parent holds it (key, length, bytes)."""
-    return bytes((tag,)) + encode_varint(len(raw)) + raw
-
-
-__all__ = ["Entries", "entry_field", "read_entries"]
+__all__ = ["Entries", "read_entries"]

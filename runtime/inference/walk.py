@@ -10,7 +10,9 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from opspec.runtime.contract.values import TensorType
@@ -125,8 +127,8 @@ class Walker(RuleRunner):
         # holds graphs (which read values around them): then, once, the order is checked, and if it
         # is not the data's, the rest is walked in the data's order (see :mod:`.node_order`).
         watching = True
-        rest: list[list[int]] = []
-        for index, node in _in_order(nodes, rest):
+        order = _Order(nodes)
+        for index, node in order:
             op_type = node.op_type
             domain = node.domain
             entry = get_inferred((domain, op_type)) if domain else get_plain(op_type)
@@ -135,7 +137,7 @@ class Walker(RuleRunner):
                 if entry.kind is not _SCHEMA:
                     if watching:
                         watching = False
-                        if _reorder(nodes, index, rest):
+                        if order.reorder(index):
                             continue
                     if deferred is not None:
                         self._decode_deferred()
@@ -168,7 +170,7 @@ class Walker(RuleRunner):
                 inputs = tuple(map(get_type, in_names))
             if watching and (None in inputs and _reads_unknown(in_names, inputs) or entry.has_graphs):
                 watching = False
-                if _reorder(nodes, index, rest):
+                if order.reorder(index):
                     continue
             data: tuple[Any, ...] | None
             attributes: Mapping[str, Any] | None
@@ -380,32 +382,39 @@ def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], input
     return key, found
 
 
-def _in_order(nodes: Sequence[Any], rest: list[list[int]]) -> Iterator[tuple[int, Any]]:
-    """``(position, node)`` in list order, until the walk puts the positions to walk instead in
-    ``rest`` (the node just given among them): from then on, those."""
-    for pair in enumerate(nodes):
-        yield pair
-        if rest:
-            break
-    else:
-        return
-    for position in rest[0]:
-        yield position, nodes[position]
+class _Order:
+    """The order a walk takes a graph's nodes in, as ``(position, node)``: the list's until
+    :meth:`reorder` switches to the data's (list order costs nothing per node on top of the list's own iteration)."""
+
+    __slots__ = ("_nodes", "_listed", "_later")
+
+    def __init__(self, nodes: Sequence[Any]) -> None:
+        self._nodes = nodes
+        self._listed = enumerate(nodes)
+        self._later: list[int] = []
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        return chain(self._listed, self._reordered())
+
+    def _reordered(self) -> Iterator[tuple[int, Any]]:
+        nodes = self._nodes
+        for position in self._later:
+            yield position, nodes[position]
+
+    def reorder(self, position: int) -> bool:
+        """Whether the walk, at ``position`` of the list (every node before it walked), goes on in the
+        data's order: then the nodes still to walk (this one among them) come next, in that order."""
+        order = walk_order(self._nodes)
+        if order is None:
+            return False
+        self._later = [later for later in order if later >= position]
+        deque(self._listed, maxlen=0)  # the rest of the list is not walked in its order
+        return True
 
 
 def _reads_unknown(names: list[str], types: tuple[Any, ...]) -> bool:
     """Whether a node reads a value (an input it supplies) whose type is not known yet."""
     return any(name and value is None for name, value in zip(names, types))
-
-
-def _reorder(nodes: Sequence[Any], position: int, rest: list[list[int]]) -> bool:
-    """Whether the walk, at ``position`` of the list (every node before it walked), goes on in the
-    data's order: then the positions still to walk, in that order, are put in ``rest``."""
-    order = walk_order(nodes)
-    if order is None:
-        return False
-    rest.append([later for later in order if later >= position])
-    return True
 
 
 __all__ = ["GraphWalk", "MEMO_LIMIT", "Walker"]

@@ -12,13 +12,15 @@ from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
-from opspec.runtime.inference.value_info_entries import Entries, entry_field
+from opspec.runtime.inference.value_info_entries import Entries
 from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
 from opspec.runtime.ir.varint import encode_varint
 
 _TYPE_FIELD = 0x12  # ValueInfoProto.type: field 2, length-delimited
 _GRAPH_OUTPUT = 0x62  # GraphProto.output: field 12, length-delimited
-_OUTPUT_HEADS = [bytes((_GRAPH_OUTPUT, size)) for size in range(0x80)]  # key and length of a short output
+#: Key and length of a short output, and of a short type field.
+_OUTPUT_HEADS = [bytes((_GRAPH_OUTPUT, size)) for size in range(0x80)]
+_TYPE_HEADS = [bytes((_TYPE_FIELD, size)) for size in range(0x80)]
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
@@ -84,15 +86,17 @@ def _rewrite_outputs(graph: Any, read: Entries, values: list[Any], declared: lis
     add = pieces.append
     fields: dict[int, bytes] = {}  # per type object (outputs share them): its ``type`` field
     in_place: list[tuple[int, Any]] = []
-    bare = read.bare
     rebuilt = False
-    for index, raw, old, value, given in zip(count(), read.raws, read.keys, values, declared):
+    for index, raw, old, value, given, bare in zip(count(), read.raws, read.keys, values, declared, read.bare):
         if value is not None and value != given and (
                 type(value) is not TensorType or value.elem or value.shape is not None):  # (``_rewritten``)
-            if bare[index] and index in plain:
+            if bare and index in plain:
                 field = fields.get(id(value))  # (the value stays alive in ``values`` meanwhile)
                 if field is None:
-                    field = fields[id(value)] = entry_field(_TYPE_FIELD, encoder(value))
+                    encoded = encoder(value)
+                    size = len(encoded)
+                    field = fields[id(value)] = (_TYPE_HEADS[size] if size < 0x80 else
+                                                 bytes((_TYPE_FIELD,)) + encode_varint(size)) + encoded
                 # A bare entry is its name field, then its type field: keep the first, put the new type after.
                 size = len(old)
                 raw = raw[:len(raw) - size - (2 if size < 0x80 else len(encode_varint(size)) + 1)] + field
