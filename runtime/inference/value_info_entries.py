@@ -10,9 +10,8 @@ read field by field. The whole bytes are kept too: an output is rewritten from t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import methodcaller
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -40,11 +39,17 @@ def _lists_class() -> Any:
 _Lists = _lists_class()
 
 
-@dataclass(frozen=True, slots=True)
-class Entries:
+#: From this many entries on, they are read as one message first and outputs are rewritten in one
+#: parse of them all (below, reading and writing each on its own is quicker).
+LISTS_FROM = 16
+
+
+class Entries(NamedTuple):
     """Per entry of a ``ValueInfoProto`` list: its ``names``, its type's bytes (``keys``; empty
     when it has none), its whole serialized bytes (``raws``), and whether it holds nothing but
-    a name and a type (``bare``: writing another type there has nothing else of it to keep)."""
+    a name and a type (``bare``: writing another type there has nothing else of it to keep).
+    ``raws`` and ``bare`` are left empty for fewer than ``LISTS_FROM`` entries (written one by
+    one). (A named tuple: one is made per graph read, and a model may hold many small graphs.)"""
 
     names: list[Any]
     keys: list[bytes]
@@ -54,12 +59,20 @@ class Entries:
 
 def read_entries(value_infos: Sequence[Any]) -> Entries:
     """The entries of ``value_infos`` (a repeated ``ValueInfoProto`` field)."""
+    if len(value_infos) < LISTS_FROM:  # a few: read as messages, kept as nothing else (not rebuilt)
+        return Entries([value_info.name for value_info in value_infos],
+                       [value_info.type.SerializeToString() for value_info in value_infos], [], [])
     raws = list(map(_serialized, value_infos))
     lists = _Lists.FromString(b"".join(raws))
     if len(lists.name) == len(raws) == len(lists.type) and not len(UnknownFieldSet(lists)):
         # One name and one type each, nothing else: each entry is exactly its name and its type
         # (serializing writes fields in their order), the two lists aligned with the entries.
         return Entries(lists.name[:], lists.type[:], raws, [True] * len(raws))
+    return _split_each(raws, value_infos)
+
+
+def _split_each(raws: list[bytes], value_infos: Sequence[Any]) -> Entries:
+    """The entries serialized as ``raws``, each split apart by its length bytes."""
     names: list[Any] = []
     keys: list[bytes] = []
     bare: list[bool] = []
@@ -119,4 +132,4 @@ def _split(raw: bytes) -> tuple[str, bytes] | None:
     return name, raw[type_start:]
 
 
-__all__ = ["Entries", "read_entries"]
+__all__ = ["Entries", "LISTS_FROM", "read_entries"]

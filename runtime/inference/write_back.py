@@ -12,7 +12,7 @@ from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
-from opspec.runtime.inference.value_info_entries import Entries
+from opspec.runtime.inference.value_info_entries import LISTS_FROM, Entries
 from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
 from opspec.runtime.ir.varint import encode_varint
 
@@ -40,12 +40,11 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     get = types.get
     outputs = graph.output
     in_place: list[tuple[int, Any]]
-    if outputs_read is None:
-        output_names = [value_info.name for value_info in outputs]
+    output_names = [value_info.name for value_info in outputs] if outputs_read is None else outputs_read.names
+    if outputs_read is None or len(output_names) < LISTS_FROM:  # each output's type parsed on its own
         in_place = [(index, value) for index, value, declared in zip(
             count(), map(get, output_names), map(output_types.get, output_names)) if _rewritten(value, declared)]
     else:
-        output_names = outputs_read.names
         in_place = _rewrite_outputs(graph, outputs_read, list(map(get, output_names)),
                                     list(map(output_types.get, output_names)), plain_outputs, encoder)
     for index, value in in_place:
