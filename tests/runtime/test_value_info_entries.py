@@ -40,6 +40,17 @@ def test_entries_read_in_one_pass_are_what_each_message_holds() -> None:
     assert [index for index, bare in enumerate(read.bare) if not bare] == [1, 2, 3]
 
 
+def test_entries_as_writers_write_them_are_read_as_one_message() -> None:
+    entries = [helper.make_tensor_value_info(f"x{i}", F if i % 2 else TensorProto.INT64, [f"n{i}", i, None])
+               for i in range(COUNT)]
+    entries[7].name = "n" * 300  # a length of two bytes
+    graph = helper.make_graph([], "g", entries, [])
+    read = read_entries(graph.input)
+    assert read.names == [entry.name for entry in graph.input]
+    assert read.keys == [entry.type.SerializeToString() for entry in graph.input]
+    assert all(read.bare) and len(read.raws) == COUNT
+
+
 def _written(graph: onnx.GraphProto, in_bulk: bool) -> bytes:
     """``graph`` with each output given its own new type (outputs read in one pass or not)."""
     graph = onnx.GraphProto.FromString(graph.SerializeToString())
