@@ -44,12 +44,17 @@ def _plain_dims() -> re.Pattern[bytes]:
 
 class UnreadType:
     """A tensor type not decoded yet: ``key``, its ``TypeProto`` bytes (what writing it gives),
-    ``elem`` its element type (never 0) and ``message`` the ``TypeProto`` it was read from."""
+    ``elem`` its element type (never 0), read from the ``type`` of ``holders[position]``."""
 
-    __slots__ = ("key", "elem", "message")
+    __slots__ = ("key", "elem", "_holders", "_position")
 
-    def __init__(self, key: bytes, elem: int, message: Any) -> None:
-        self.key, self.elem, self.message = key, elem, message
+    def __init__(self, key: bytes, elem: int, holders: Sequence[Any], position: int) -> None:
+        self.key, self.elem, self._holders, self._position = key, elem, holders, position
+
+    @property
+    def message(self) -> Any:
+        """The ``TypeProto`` it was read from."""
+        return self._holders[self._position].type
 
     def __repr__(self) -> str:
         return f"UnreadType(elem={self.elem}, {len(self.key)} bytes)"
@@ -86,18 +91,19 @@ def plain_tensor_elem(key: bytes) -> int:
     return elem
 
 
-def deferred_types(reader: Any, value_infos: Sequence[Any]) -> list[Any]:
-    """The types of ``value_infos`` as ``reader`` reads them, except that each plain tensor type
-    is an :class:`UnreadType` (one object per distinct type)."""
-    keys = [value_info.type.SerializeToString() for value_info in value_infos]
+def deferred_types(reader: Any, value_infos: Sequence[Any], keys: list[bytes]) -> list[Any]:
+    """The types of ``value_infos``, whose ``type`` fields serialize as ``keys``, as ``reader``
+    reads them, except that each plain tensor type is an :class:`UnreadType` (one object per
+    distinct type)."""
     unread: dict[bytes, UnreadType | None] = {}
-    for key, holder in dict(zip(keys, value_infos)).items():  # each distinct type once
+    for key, position in dict(zip(keys, range(len(keys)))).items():  # each distinct type once
         elem = plain_tensor_elem(key)
-        unread[key] = UnreadType(key, elem, holder.type) if elem else None
+        unread[key] = UnreadType(key, elem, value_infos, position) if elem else None
     values: list[Any] = list(map(unread.__getitem__, keys))
     if None in unread.values():
         rest = [position for position, value in enumerate(values) if value is None]
-        for position, value in zip(rest, reader.value_infos([value_infos[position] for position in rest])):
+        read = reader.value_infos([value_infos[position] for position in rest], [keys[position] for position in rest])
+        for position, value in zip(rest, read):
             values[position] = value
     return values
 

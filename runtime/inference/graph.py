@@ -20,6 +20,7 @@ from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.resolve import normalize_opsets
 from opspec.runtime.inference.subgraphs import SubgraphInference
 from opspec.runtime.inference.taken_names import taken_names
+from opspec.runtime.inference.value_info_entries import Entries, read_entries
 from opspec.runtime.inference.typeops import TypeConflict, dim_out_of_range, merge_types, without_bad_dims
 from opspec.runtime.inference.walk import GraphWalk, Walker
 from opspec.runtime.inference.write_back import write_graph
@@ -168,9 +169,10 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
     types, datas, declared = outcome._types, {}, {}
     origins = outcome.origins
 
-    input_names = [value_info.name for value_info in graph.input]
+    inputs_read = read_entries(graph.input)
+    input_names = inputs_read.names
     symbols = _LazySymbols(reader.names, lambda prefix: taken_names(model, prefix))
-    input_values = with_input_symbols(deferred_types(reader, graph.input), symbols)
+    input_values = with_input_symbols(deferred_types(reader, graph.input, inputs_read.keys), symbols)
     origins.update(dict.fromkeys(input_names, INPUT))
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])
     unread = [name for name, value in zip(input_names, input_values) if type(value) is UnreadType]
@@ -228,8 +230,9 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
             value_info_types[value_info.name] = value
             declared[value_info.name] = value
             types.setdefault(value_info.name, value)
-    output_names = [value_info.name for value_info in graph.output]
-    declared_outputs, plain_outputs = reader.value_infos_as_written(graph.output)
+    outputs_read = read_entries(graph.output)
+    output_names = outputs_read.names
+    declared_outputs, plain_outputs = reader.value_infos_as_written(graph.output, outputs_read.keys)
     output_types: dict[str, Any] = dict(zip(output_names, declared_outputs))
     for name, value in zip(output_names, declared_outputs):
         if value is not None and name not in origins:
@@ -277,7 +280,7 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
         if deferred.names and _rewrites_unread(graph, types, value_info_types, plain_outputs):
             deferred.resolve()
         _write_back(graph, outcome, seeded, value_info_types, output_types, plain_outputs,
-                    TypeEncoder(reader.encoded_dims, reader.encoded_types), options.merge_new, output_names)
+                    TypeEncoder(reader.encoded_dims, reader.encoded_types), options.merge_new, outputs_read)
         subgraphs.write_back()
     # The walker's helpers refer back to it: break the cycle, so that everything the walk and
     # the reader made is freed now, not at the cycle collector's next pass over all of it.
@@ -316,7 +319,7 @@ def _refuse_unwritable_dims(engine: Walker, nodes: Any, outcome: GraphOutcome, s
 
 def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types: dict[str, Any],
                 output_types: dict[str, Any], plain_outputs: frozenset[int], encoder: TypeEncoder,
-                merge_new: bool, output_names: list[str]) -> None:
+                merge_new: bool, outputs_read: Entries) -> None:
     """Outputs get their inferred types, existing value_info is refined in place, new values appended."""
     # ``types`` holds the graph's inputs, initializers and declared values first (``seeded`` of
     # them, none written: a node output of one of their names keeps its place among them), then
@@ -324,7 +327,7 @@ def _write_back(graph: Any, outcome: GraphOutcome, seeded: int, value_info_types
     types = outcome._types  # (unread types are written from their bytes)
     outcome.added_values, outcome.unmerged_value_infos = write_graph(
         graph, types, islice(types, seeded, None), outcome.origins, value_info_types,
-        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs, output_names=output_names)
+        output_types, encoder, merge=merge_new, plain_outputs=plain_outputs, outputs_read=outputs_read)
 
 
 __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "infer_model", "with_collector_paused"]

@@ -146,16 +146,21 @@ class DimReader:
             value = self._types[key] = self.type(type_proto)
         return value
 
-    def value_infos(self, value_infos: Sequence[Any]) -> list[Any]:
+    def value_infos(self, value_infos: Sequence[Any], keys: list[bytes] | None = None) -> list[Any]:
         """The types that many ``ValueInfoProto``s declare (None where one declares none), the
-        new dims of all their tensor types decoded together."""
-        return self._read_all([value_info.type.SerializeToString() for value_info in value_infos], value_infos)
+        new dims of all their tensor types decoded together; ``keys``, when given, are their
+        ``type`` fields serialized."""
+        if keys is None:
+            keys = [value_info.type.SerializeToString() for value_info in value_infos]
+        return self._read_all(keys, value_infos)
 
-    def value_infos_as_written(self, value_infos: Sequence[Any]) -> tuple[list[Any], frozenset[int]]:
+    def value_infos_as_written(self, value_infos: Sequence[Any],
+                               keys: list[bytes] | None = None) -> tuple[list[Any], frozenset[int]]:
         """What :meth:`value_infos` gives, and the positions of the entries whose type bytes
         are exactly what writing their type gives (no denotation, no unknown field): writing
         another type there has nothing of theirs to keep."""
-        keys = [value_info.type.SerializeToString() for value_info in value_infos]
+        if keys is None:
+            keys = [value_info.type.SerializeToString() for value_info in value_infos]
         values = self._read_all(keys, value_infos)
         written, types = self.encoded_types.get, self._types
         # Each distinct type once (graphs repeat a few), then the positions holding one of those.

@@ -10,7 +10,9 @@ graph declares and store them. Function calls and graph attributes are handed to
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from opspec.runtime.contract.values import TensorType
@@ -101,7 +103,7 @@ class Walker(RuleRunner):
 
         Per node, in steps: find how its op is inferred (:meth:`_entry`; a node that no schema's
         rule infers goes to :meth:`_other`); read its input types, and store a type it passes on
-        unchanged at once (:meth:`_pass_on`); read its input data and attributes, checking it
+        unchanged at once (see :func:`_passing_on`); read its input data and attributes, checking it
         against its schema (:meth:`_read_node`); reuse the result of the run of nodes alike it
         follows (:meth:`_repeat_recent`) or of an identical earlier node (:meth:`_remembered`,
         :meth:`_store_found`: models repeat the same block many times, and a result is kept
@@ -120,12 +122,13 @@ class Walker(RuleRunner):
         get_plain = plain.get
         get_inferred = inferred.get
         deferred = self.deferred if self.deferred is not None and self.deferred.types is types else None
+        pass_on = _passing_on(walk, deferred)
         # The list is walked in its order until a node reads a value nothing has given a type yet, or
         # holds graphs (which read values around them): then, once, the order is checked, and if it
         # is not the data's, the rest is walked in the data's order (see :mod:`.node_order`).
         watching = True
-        rest: list[list[int]] = []
-        for index, node in _in_order(nodes, rest):
+        order = _Order(nodes)
+        for index, node in order:
             op_type = node.op_type
             domain = node.domain
             entry = get_inferred((domain, op_type)) if domain else get_plain(op_type)
@@ -134,7 +137,7 @@ class Walker(RuleRunner):
                 if entry.kind is not _SCHEMA:
                     if watching:
                         watching = False
-                        if _reorder(nodes, index, rest):
+                        if order.reorder(index):
                             continue
                     if deferred is not None:
                         self._decode_deferred()
@@ -153,7 +156,7 @@ class Walker(RuleRunner):
                 value = get_type(in_names[0])
                 if passing and entry.passes_type and len(out_names) == 1 and value is not None \
                         and ((kind := type(value)) is TensorType or kind is UnreadType) and value.elem \
-                        and self._pass_on(walk, value, out_names[0], index, deferred):
+                        and pass_on(value, out_names[0], index):
                     continue
                 inputs = (value,)
             elif count == 2:
@@ -167,7 +170,7 @@ class Walker(RuleRunner):
                 inputs = tuple(map(get_type, in_names))
             if watching and (None in inputs and _reads_unknown(in_names, inputs) or entry.has_graphs):
                 watching = False
-                if _reorder(nodes, index, rest):
+                if order.reorder(index):
                     continue
             data: tuple[Any, ...] | None
             attributes: Mapping[str, Any] | None
@@ -199,22 +202,6 @@ class Walker(RuleRunner):
         if entry is None:
             entry = walk.entries[op] = resolve(self.op_set, domain, op_type, walk.opsets, self.functions, self.implied)
         return entry
-
-    def _pass_on(self, walk: GraphWalk, value: Any, name: str, index: int, deferred: DeferredTypes | None) -> bool:
-        """Store ``value``, the input type of a node that passes it on unchanged, as its output ``name``
-        (its dims never looked at); whether it was (not when the graph declares another type there)."""
-        previous = walk.declared.get(name) if name else None
-        # A declared type without a shape and of no other element type merges into this one.
-        if previous is not None and not (type(previous) is TensorType and previous.shape is None
-                                         and (not previous.elem or previous.elem == value.elem)):
-            return False
-        if name:
-            walk.types[name] = value
-            if walk.producers is not None:
-                walk.producers[name] = index
-            if type(value) is UnreadType and deferred is not None:
-                deferred.names.append(name)
-        return True
 
     def _read_node(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
                    output_count: int, inputs: tuple[Any, ...]) -> tuple[Any, Any, Any, Any, bool]:
@@ -354,6 +341,29 @@ class Walker(RuleRunner):
                     index, node)
 
 
+def _passing_on(walk: GraphWalk, deferred: DeferredTypes | None) -> Callable[[Any, str, int], bool]:
+    """How the walk stores the input type ``value`` of a node that passes it on unchanged as its output
+    ``name`` (its dims never looked at): ``pass_on(value, name, index)``, whether it was (not when
+    the graph declares another type there). Made once per walk: it runs for most nodes of some graphs."""
+    types, get_declared, producers = walk.types, walk.declared.get, walk.producers
+
+    def pass_on(value: Any, name: str, index: int) -> bool:
+        if name:
+            previous = get_declared(name)
+            # A declared type without a shape and of no other element type merges into this one.
+            if previous is not None and not (type(previous) is TensorType and previous.shape is None
+                                             and (not previous.elem or previous.elem == value.elem)):
+                return False
+            types[name] = value
+            if producers is not None:
+                producers[name] = index
+            if deferred is not None and type(value) is UnreadType:  # (none is left once they are decoded)
+                deferred.names.append(name)
+        return True
+
+    return pass_on
+
+
 def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], inputs: tuple[Any, ...], data: tuple[Any, ...] | None,
                 frozen: Any, output_count: int, plain_key: bool) -> tuple[Any, Any]:
     """``(key, found)``: the key of a node in its op's ``memo`` and the results of an identical earlier node (None when
@@ -372,32 +382,39 @@ def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], input
     return key, found
 
 
-def _in_order(nodes: Sequence[Any], rest: list[list[int]]) -> Iterator[tuple[int, Any]]:
-    """``(position, node)`` in list order, until the walk puts the positions to walk instead in
-    ``rest`` (the node just given among them): from then on, those."""
-    for pair in enumerate(nodes):
-        yield pair
-        if rest:
-            break
-    else:
-        return
-    for position in rest[0]:
-        yield position, nodes[position]
+class _Order:
+    """The order a walk takes a graph's nodes in, as ``(position, node)``: the list's until
+    :meth:`reorder` switches to the data's (list order costs nothing per node on top of the list's own iteration)."""
+
+    __slots__ = ("_nodes", "_listed", "_later")
+
+    def __init__(self, nodes: Sequence[Any]) -> None:
+        self._nodes = nodes
+        self._listed = enumerate(nodes)
+        self._later: list[int] = []
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        return chain(self._listed, self._reordered())
+
+    def _reordered(self) -> Iterator[tuple[int, Any]]:
+        nodes = self._nodes
+        for position in self._later:
+            yield position, nodes[position]
+
+    def reorder(self, position: int) -> bool:
+        """Whether the walk, at ``position`` of the list (every node before it walked), goes on in the
+        data's order: then the nodes still to walk (this one among them) come next, in that order."""
+        order = walk_order(self._nodes)
+        if order is None:
+            return False
+        self._later = [later for later in order if later >= position]
+        deque(self._listed, maxlen=0)  # the rest of the list is not walked in its order
+        return True
 
 
 def _reads_unknown(names: list[str], types: tuple[Any, ...]) -> bool:
     """Whether a node reads a value (an input it supplies) whose type is not known yet."""
     return any(name and value is None for name, value in zip(names, types))
-
-
-def _reorder(nodes: Sequence[Any], position: int, rest: list[list[int]]) -> bool:
-    """Whether the walk, at ``position`` of the list (every node before it walked), goes on in the
-    data's order: then the positions still to walk, in that order, are put in ``rest``."""
-    order = walk_order(nodes)
-    if order is None:
-        return False
-    rest.append([later for later in order if later >= position])
-    return True
 
 
 __all__ = ["GraphWalk", "MEMO_LIMIT", "Walker"]

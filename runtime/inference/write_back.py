@@ -12,13 +12,21 @@ from typing import Any, Container, Iterable, Mapping
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
+from opspec.runtime.inference.value_info_entries import LISTS_FROM, Entries
 from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
+from opspec.runtime.ir.varint import encode_varint
+
+_TYPE_FIELD = 0x12  # ValueInfoProto.type: field 2, length-delimited
+_GRAPH_OUTPUT = 0x62  # GraphProto.output: field 12, length-delimited
+#: Key and length of a short output, and of a short type field.
+_OUTPUT_HEADS = [bytes((_GRAPH_OUTPUT, size)) for size in range(0x80)]
+_TYPE_HEADS = [bytes((_TYPE_FIELD, size)) for size in range(0x80)]
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
                 value_info_types: Mapping[str, Any], output_types: Mapping[str, Any],
                 encoder: TypeEncoder | None = None, *, merge: bool = True,
-                plain_outputs: Container[int] = (), output_names: list[str] | None = None) -> tuple[int, bytes]:
+                plain_outputs: Container[int] = (), outputs_read: Entries | None = None) -> tuple[int, bytes]:
     """Write ``types`` into ``graph``: ``produced`` are its node outputs in node order (names of
     ``given``, its inputs and initializers, and of its value_info and outputs may be among them:
     they are not added); the two mappings hold what ``value_info`` and the outputs declared.
@@ -27,20 +35,23 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
     serialized and not yet in ``graph`` (``graph.MergeFromString`` of them adds them, as does
     appending them to the graph's bytes when the model is written). ``plain_outputs`` are the
     positions of outputs whose declared type holds nothing a written type must keep;
-    ``output_names`` the outputs' names, when the caller has them."""
+    ``outputs_read`` the outputs as read before inference, when the caller has them."""
     encoder = encoder or TypeEncoder()
     get = types.get
     outputs = graph.output
-    if output_names is None:
-        output_names = [value_info.name for value_info in outputs]
-    for index, value, declared in zip(count(), map(get, output_names), map(output_types.get, output_names)):
-        # (``is_informative``, inlined: graphs may have 10^5 outputs)
-        if value is not None and value != declared and (
-                type(value) is not TensorType or value.elem or value.shape is not None):
-            if index in plain_outputs:  # no denotation to keep: no need to look for one
-                outputs[index].type.ParseFromString(encoder(value))
-            else:
-                write_type(outputs[index].type, value, encoder)
+    in_place: list[tuple[int, Any]]
+    output_names = [value_info.name for value_info in outputs] if outputs_read is None else outputs_read.names
+    if outputs_read is None or len(output_names) < LISTS_FROM:  # each output's type parsed on its own
+        in_place = [(index, value) for index, value, declared in zip(
+            count(), map(get, output_names), map(output_types.get, output_names)) if _rewritten(value, declared)]
+    else:
+        in_place = _rewrite_outputs(graph, outputs_read, list(map(get, output_names)),
+                                    list(map(output_types.get, output_names)), plain_outputs, encoder)
+    for index, value in in_place:
+        if index in plain_outputs:  # no denotation to keep: no need to look for one
+            outputs[index].type.ParseFromString(encoder(value))
+        else:
+            write_type(outputs[index].type, value, encoder)
     skip = set(given)
     for value_info in graph.value_info:
         name = value_info.name
@@ -55,6 +66,49 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         graph.MergeFromString(written)
         written = b""
     return added, written
+
+
+def _rewritten(value: Any, declared: Any) -> bool:
+    """Whether an output declared as ``declared`` is written as ``value``: when it says something
+    (``is_informative``, inlined: graphs may have 10^5 outputs) and something else."""
+    return value is not None and value != declared and (
+        type(value) is not TensorType or value.elem or value.shape is not None)
+
+
+def _rewrite_outputs(graph: Any, read: Entries, values: list[Any], declared: list[Any], plain: Container[int],
+                     encoder: TypeEncoder) -> list[tuple[int, Any]]:
+    """Give ``graph``'s outputs, as ``read`` before inference, the types ``values`` where they say
+    more than ``declared``: the bare ones among those whose declared type is ``plain`` are
+    written whole, all in one parse; the others are returned as ``(position, type)`` to be
+    written into their messages."""
+    pieces: list[bytes] = []
+    add = pieces.append
+    fields: dict[int, bytes] = {}  # per type object (outputs share them): its ``type`` field
+    in_place: list[tuple[int, Any]] = []
+    rebuilt = False
+    for index, raw, old, value, given, bare in zip(count(), read.raws, read.keys, values, declared, read.bare):
+        if value is not None and value != given and (
+                type(value) is not TensorType or value.elem or value.shape is not None):  # (``_rewritten``)
+            if bare and index in plain:
+                field = fields.get(id(value))  # (the value stays alive in ``values`` meanwhile)
+                if field is None:
+                    encoded = encoder(value)
+                    size = len(encoded)
+                    field = fields[id(value)] = (_TYPE_HEADS[size] if size < 0x80 else
+                                                 bytes((_TYPE_FIELD,)) + encode_varint(size)) + encoded
+                # A bare entry is its name field, then its type field: keep the first, put the new type after.
+                size = len(old)
+                raw = raw[:len(raw) - size - (2 if size < 0x80 else len(encode_varint(size)) + 1)] + field
+                rebuilt = True
+            else:
+                in_place.append((index, value))
+        size = len(raw)
+        add(_OUTPUT_HEADS[size] if size < 0x80 else bytes((_GRAPH_OUTPUT,)) + encode_varint(size))
+        add(raw)
+    if rebuilt:
+        del graph.output[:]
+        graph.MergeFromString(b"".join(pieces))
+    return in_place
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ def _both_ways(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> tuple
     before = model.SerializeToString()
     deferred = _answers(model)
     with monkeypatch.context() as patch:
-        patch.setattr(graph, "deferred_types", lambda reader, value_infos: reader.value_infos(value_infos))
+        patch.setattr(graph, "deferred_types", lambda reader, value_infos, keys: reader.value_infos(value_infos, keys))
         entry_of = resolve.schema_entry
 
         def never_passing(schema: Any, rules: Any, opset: int = 0, cache: Any = None) -> resolve.OpEntry:
@@ -204,6 +204,6 @@ def test_only_a_rule_that_declares_it_passes_types_on() -> None:
 
 def test_an_unread_type_is_written_as_its_bytes() -> None:
     key = helper.make_tensor_type_proto(F, ["N", 3]).SerializeToString()
-    unread = UnreadType(key, F, None)
+    unread = UnreadType(key, F, (), 0)
     assert TypeEncoder()(unread) == key
     assert deferred_types.DeferredTypes(DimReader(), {}, []).names == []
