@@ -174,6 +174,16 @@ class AttributesByName(Mapping[str, Any]):
         value = values[name] = attribute_value(self._protos[name])
         return value
 
+    def get(self, name: str, default: Any = None) -> Any:  # rules ask for absent names often: no KeyError
+        values = self._values
+        if name in values:
+            return values[name]
+        proto = self._protos.get(name)
+        if proto is None:
+            return default
+        value = values[name] = attribute_value(proto)
+        return value
+
     def __contains__(self, name: object) -> bool:
         return name in self._protos
 
@@ -208,6 +218,9 @@ class AttributesOnDemand(Mapping[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         return self._loaded()[name]
+
+    def get(self, name: str, default: Any = None) -> Any:  # without a KeyError for an absent name
+        return self._loaded().get(name, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._loaded())
