@@ -136,7 +136,7 @@ class AttributeReader:
         if found is None:
             if sum(map(len, key)) > self.LARGEST_KEPT:
                 return AttributesByName(protos), None, None
-            values = attribute_values(attributes)
+            values = attribute_values(protos)
             frozen = freeze(values) if values else ()
             found = (values, frozen, key)
             if frozen is not None:  # never graphs: each is its own
