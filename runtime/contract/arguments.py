@@ -139,9 +139,7 @@ class ArgumentReaders:
     def input_arg(self, key: str) -> int | None:
         """The actual index of the input that argument ``key`` names, when the node supplies it."""
         name = self.args.get(key)
-        if not name or not any(p.name == name for p in self.schema.inputs):
-            return None
-        return self.input_index(name)
+        return self.input_index(name) if name else None
 
     def ints_arg(self, key: str) -> IntList:
         """An integer list from the input that argument ``key`` names, when the node supplies
@@ -149,10 +147,9 @@ class ArgumentReaders:
         name = self.args.get(key)
         if not name:
             return ABSENT
-        if any(p.name == name for p in self.schema.inputs):
-            index = self.input_index(name)
-            if index is not None:
-                return self._input_ints(name, index)
+        index = self.input_index(name)  # None as well when the op has no input of that name
+        if index is not None:
+            return self._input_ints(name, index)
         if name in self.schema.attributes:
             value = self.attribute(name)
             if value is not None:

@@ -230,8 +230,17 @@ class InferenceContext(ArgumentReaders):
 
     def input_index(self, name: str) -> int | None:
         """The index of formal input ``name`` when the node supplies it (known or not), else None."""
-        bound = self.input_range(name)
-        return bound.start if len(bound) and self.has_input(bound.start) else None
+        position = (self._table_built or self._table()).inputs.get(name)
+        if position is None:
+            return None
+        if position == BY_NODE:  # after a variadic: where it stands depends on the node
+            bound = self.input_range(name)
+            position = bound.start if len(bound) else len(self._inputs)
+        if position >= len(self._inputs):
+            return None
+        names = self._names
+        supplied = bool(names[position]) if names is not None else self._inputs[position] is not None
+        return position if supplied else None
 
     # -- attributes ---------------------------------------------------------------------
     def attribute(self, name: str, default: object = None) -> Any:

@@ -37,6 +37,13 @@ def walk_order(nodes: Sequence[Any]) -> list[int] | None:
     return _sorted(nodes)
 
 
+def graphs_read_untyped(node: Any, types: Any) -> bool:
+    """Whether the graphs ``node`` holds read a value from around them that ``types`` (the walk's
+    types so far, by name) has no type for: only then may the list's order matter to the node."""
+    inner = list(subgraphs(node))
+    return bool(inner) and any(types.get(name) is None for name in _read_from_around(inner))
+
+
 def _sorted(nodes: Sequence[Any]) -> list[int]:
     """A stable topological order of ``nodes`` (Kahn's algorithm, the lowest position first)."""
     producer: dict[str, int] = {}
@@ -91,4 +98,4 @@ def _read_from_around(graphs: list[Any]) -> set[str]:
     return read
 
 
-__all__ = ["walk_order"]
+__all__ = ["graphs_read_untyped", "walk_order"]

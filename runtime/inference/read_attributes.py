@@ -109,25 +109,52 @@ class AttributeReader:
     def __init__(self) -> None:
         self._seen: dict[tuple[bytes, ...], tuple[dict[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]] = {}
 
-    def read(self, attributes: Any) -> tuple[Mapping[str, Any], tuple[Any, ...] | None, tuple[bytes, ...]]:
+    #: Sets of at least this many attributes are serialized one attribute at a time, stopping
+    #: once past :attr:`LARGEST_KEPT` (a tree ensemble's dozen lists need not be serialized whole
+    #: to be found large); smaller ones at once, which is quicker when they are small.
+    SERIALIZED_IN_TURN = 6
+
+    def read(self, attributes: Any) -> tuple[Mapping[str, Any], tuple[Any, ...] | None, tuple[bytes, ...] | None]:
         """The values of ``attributes`` (a node's ``AttributeProto`` list) by name, their key by
         value (:func:`freeze`) and their exact key (each attribute's serialized form, which also
-        tells apart encodings of the same value).
+        tells apart encodings of the same value; None for a set too large to keep).
 
         The values are shared between nodes: callers must not change them."""
         protos = attributes[:]  # a slice of a repeated field iterates far quicker
+        count = len(protos)
         # Most nodes set one attribute: a tuple made directly is far quicker than from a map.
-        key = (protos[0].SerializeToString(),) if len(protos) == 1 else tuple(map(_SERIALIZED, protos))
+        if count == 1:
+            key: tuple[bytes, ...] = (protos[0].SerializeToString(),)
+        elif count < self.SERIALIZED_IN_TURN:
+            key = tuple(map(_SERIALIZED, protos))
+        else:
+            within = _serialized_within(protos, self.LARGEST_KEPT)
+            if within is None:
+                return AttributesByName(protos), None, None
+            key = within
         found = self._seen.get(key)
         if found is None:
             if sum(map(len, key)) > self.LARGEST_KEPT:
-                return AttributesByName(protos), None, key
-            values = attribute_values(attributes)
+                return AttributesByName(protos), None, None
+            values = attribute_values(protos)
             frozen = freeze(values) if values else ()
             found = (values, frozen, key)
             if frozen is not None:  # never graphs: each is its own
                 self._seen[key] = found
         return found
+
+
+def _serialized_within(protos: list[Any], limit: int) -> tuple[bytes, ...] | None:
+    """Each attribute's serialized form, or None as soon as together they pass ``limit`` bytes."""
+    parts = []
+    total = 0
+    for proto in protos:
+        part = proto.SerializeToString()
+        total += len(part)
+        if total > limit:
+            return None
+        parts.append(part)
+    return tuple(parts)
 
 
 class AttributesByName(Mapping[str, Any]):
@@ -145,6 +172,16 @@ class AttributesByName(Mapping[str, Any]):
         if name in values:
             return values[name]
         value = values[name] = attribute_value(self._protos[name])
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:  # rules ask for absent names often: no KeyError
+        values = self._values
+        if name in values:
+            return values[name]
+        proto = self._protos.get(name)
+        if proto is None:
+            return default
+        value = values[name] = attribute_value(proto)
         return value
 
     def __contains__(self, name: object) -> bool:
@@ -181,6 +218,9 @@ class AttributesOnDemand(Mapping[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         return self._loaded()[name]
+
+    def get(self, name: str, default: Any = None) -> Any:  # without a KeyError for an absent name
+        return self._loaded().get(name, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._loaded())

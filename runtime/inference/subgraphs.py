@@ -10,7 +10,7 @@ the values it would compute into notes (see :class:`~.node_errors.Severity`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, TensorType
 from opspec.runtime.inference.fresh_symbols import kept_names, renewed
@@ -121,38 +121,44 @@ class SubgraphInference:
         self._reported: dict[int, tuple[list[Any], set[tuple[int, str]]]] = {}
 
     def graphs(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
-               strict: bool) -> tuple[dict[str, Any] | None, Callable[..., Any] | None, Callable[[set[str]], None]]:
+               strict: bool) -> tuple[Mapping[str, Any] | None, Callable[..., Any] | None, Callable[[set[str]], None]]:
         """The walk's hook (``Walker.subgraphs``): ``node``'s graphs inferred with their declared
         input types, a function that infers one again with other input types, and one that
         reports the problems found in them once the rule has run (given the graphs it said may
         not run). One level of nesting costs four Python frames here (eight when a rule infers
-        a graph again)."""
+        a graph again).
+
+        The graphs are inferred with their declared types when the rule first asks for one of them
+        (every graph then, in the node's order), not before: a rule that infers a body with types of
+        its own (Loop, Scan) never needs them so. A graph that nothing inferred by the time the rule
+        has run is inferred then, so that its problems are found and its values written all the same."""
         graphs = {a.name: a for a in node.attribute if a.type in GRAPH_KINDS}
         if not graphs:
             return None, None, _settle_nothing
         problems = GraphProblems()
+        inferred: dict[str, Any] = {}  # the results with the declared types, once asked for
+        touched: set[str] = set()  # the graphs inferred in any way so far
 
         def infer(name: str, input_types: tuple[Any, ...] | None = None) -> Any:
             attribute = graphs.get(name)
             if attribute is None:
                 return None
+            touched.add(name)
             owner = (index, node, errors, strict, problems, name)
             if attribute.type == AttrType.GRAPH:
                 return self._infer(attribute.g, input_types, types, datas, opsets, owner)
             return tuple([self._infer(g, input_types, types, datas, opsets, owner) for g in attribute.graphs])
 
+        def as_declared(names: Iterable[str]) -> None:
+            for name in names:
+                inferred[name] = infer(name)
+
         def settle(unsure: set[str]) -> None:
+            as_declared([name for name in graphs if name not in touched])
             for message, severity, of_form in problems.settled(unsure):
                 self._report(errors, index, node, message, strict, severity, of_form)
 
-        inferred: dict[str, Any] = {}
-        for name, attribute in graphs.items():
-            owner = (index, node, errors, strict, problems, name)
-            if attribute.type == AttrType.GRAPH:
-                inferred[name] = self._infer(attribute.g, None, types, datas, opsets, owner)
-            else:
-                inferred[name] = tuple([self._infer(g, None, types, datas, opsets, owner) for g in attribute.graphs])
-        return inferred, infer, settle
+        return _GraphsOnDemand(graphs, inferred, as_declared), infer, settle
 
     def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
                opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
@@ -307,6 +313,30 @@ def _as_declared(given: Any, declared: Any) -> Any:
         return merge_types(given, declared)
     except TypeConflict:
         return given
+
+
+class _GraphsOnDemand(Mapping[str, Any]):
+    """A node's graphs by attribute name as inferred with their declared input types: every one of
+    them, in the node's order, when the first is asked for."""
+
+    __slots__ = ("_graphs", "_inferred", "_infer")
+
+    def __init__(self, graphs: dict[str, Any], inferred: dict[str, Any],
+                 infer: Callable[[Iterable[str]], None]) -> None:
+        self._graphs, self._inferred, self._infer = graphs, inferred, infer
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._graphs:
+            raise KeyError(name)
+        if name not in self._inferred:
+            self._infer([other for other in self._graphs if other not in self._inferred])
+        return self._inferred[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._graphs)
+
+    def __len__(self) -> int:
+        return len(self._graphs)
 
 
 def _settle_nothing(unsure: set[str]) -> None:

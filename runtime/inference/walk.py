@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
-from opspec.runtime.inference.node_order import walk_order
+from opspec.runtime.inference.node_order import graphs_read_untyped, walk_order
 from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
@@ -123,9 +123,9 @@ class Walker(RuleRunner):
         get_inferred = inferred.get
         deferred = self.deferred if self.deferred is not None and self.deferred.types is types else None
         pass_on = _passing_on(walk, deferred)
-        # The list is walked in its order until a node reads a value nothing has given a type yet, or
-        # holds graphs (which read values around them): then, once, the order is checked, and if it
-        # is not the data's, the rest is walked in the data's order (see :mod:`.node_order`).
+        # The list is walked in its order until a node reads a value nothing has given a type yet (its
+        # graphs too read values around them): then, once, the order is checked, and if it is not the
+        # data's, the rest is walked in the data's order (see :mod:`.node_order`).
         watching = True
         order = _Order(nodes)
         for index, node in order:
@@ -168,7 +168,8 @@ class Walker(RuleRunner):
                 self._decode_deferred()
                 deferred = None
                 inputs = tuple(map(get_type, in_names))
-            if watching and (None in inputs and _reads_unknown(in_names, inputs) or entry.has_graphs):
+            if watching and (None in inputs and _reads_unknown(in_names, inputs)
+                             or entry.has_graphs and graphs_read_untyped(node, types)):
                 watching = False
                 if order.reorder(index):
                     continue

@@ -6,6 +6,8 @@ counts come from attribute lengths where they say them.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from opspec.runtime.contract import (
     FLOAT,
     INT64,
@@ -33,9 +35,10 @@ def _batch(ctx: InferenceContext):
     return x[0] if len(x) == 2 else 1
 
 
-def _label_elem(ctx: InferenceContext) -> int:
-    """String labels when the string list is set, else integer ones."""
-    return STRING if ctx.attr("labels_strings") else INT64
+def _labels(ctx: InferenceContext) -> tuple[int, Any]:
+    """The labels' element type (strings when the string list is set, else integers) and the labels."""
+    strings = ctx.attr("labels_strings")
+    return (STRING, strings) if strings else (INT64, ctx.attr("labels_ints"))
 
 
 @rule("classifier", "Labels (N,) of the label attribute's type and scores (N, classes) in float.",
@@ -44,9 +47,9 @@ def _label_elem(ctx: InferenceContext) -> int:
                                                "(some classifiers score a binary problem in one column)"))
 def classifier(ctx: InferenceContext) -> None:
     batch = _batch(ctx)
-    ctx.set_output_shape("Y", (batch,), _label_elem(ctx))
+    elem, labels = _labels(ctx)
+    ctx.set_output_shape("Y", (batch,), elem)
     if ctx.has_output("Z"):
-        labels = ctx.attr("labels_strings") or ctx.attr("labels_ints")
         columns = len(labels) if labels and ctx.option("score_per_label") else None
         ctx.set_output_shape("Z", (batch, columns), FLOAT)
 
@@ -60,10 +63,10 @@ def svm_classifier(ctx: InferenceContext) -> None:
     or one with Platt coefficients scores each class; otherwise each pair of classes gets its
     decision value, and a two-class problem two columns."""
     batch = _batch(ctx)
-    ctx.set_output_shape("Y", (batch,), _label_elem(ctx))
+    elem, labels = _labels(ctx)
+    ctx.set_output_shape("Y", (batch,), elem)
     if not ctx.has_output("Z"):
         return
-    labels = ctx.attr("labels_strings") or ctx.attr("labels_ints")
     classes = len(labels) if isinstance(labels, (list, tuple)) and labels else None
     per_class = ctx.ints_attr("vectors_per_class") or ()
     pairwise = sum(per_class) > 0 and not ctx.attr("prob_a")

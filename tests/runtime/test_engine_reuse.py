@@ -179,3 +179,22 @@ def test_a_large_attribute_set_reads_as_its_values():
     assert frozen is None  # not keyed: the node's result is not remembered
     assert "axis" in values and "other" not in values and len(values) == 2
     assert dict(values) == attribute_values(protos)  # the last of a repeated name wins, as before
+
+
+def test_a_large_set_of_many_attributes_is_found_large_without_serializing_it_whole():
+    from opspec.runtime.inference.read_attributes import AttributeReader
+
+    serialized = []
+
+    class Attribute:  # an AttributeProto as the reader sees one: 1,000 bytes serialized
+        def __init__(self, name):
+            self.name = name
+
+        def SerializeToString(self):
+            serialized.append(self.name)
+            return b"x" * 1000
+
+    protos = [Attribute(f"a{i}") for i in range(12)]
+    values, frozen, exact = AttributeReader().read(protos)
+    assert frozen is None and exact is None and sorted(values) == sorted(p.name for p in protos)
+    assert serialized == ["a0", "a1", "a2", "a3", "a4"]  # past the limit at the fifth: the rest left alone

@@ -7,6 +7,7 @@ nothing produces stays a located problem."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import onnx
 import pytest
@@ -151,3 +152,27 @@ def test_a_branch_whose_own_nodes_are_out_of_order_is_walked_in_the_data_order()
                     helper.make_tensor_value_info("x", F, [2, 3])], ["y"])
     result = opspec.infer(model)
     assert result.errors == [] and result.values["y"][0] == TensorType(F, (2, 3))
+
+
+def test_a_branch_reading_only_typed_values_does_not_check_the_order(monkeypatch):
+    from opspec.runtime.inference import walk
+
+    calls: list[object] = []
+    real = walk.walk_order
+
+    def counted(nodes: Any) -> list[int] | None:
+        calls.append(nodes)
+        return real(nodes)
+
+    monkeypatch.setattr(walk, "walk_order", counted)
+    then = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [],
+                             [helper.make_tensor_value_info("t", F, None)])
+    other = helper.make_graph([helper.make_node("Abs", ["y"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, None)])
+    model = _model([helper.make_node("Relu", ["x"], ["y"]),
+                    helper.make_node("If", ["c"], ["z"], then_branch=then, else_branch=other)],
+                   [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                    helper.make_tensor_value_info("x", F, [2, 3])], ["z"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["z"][0] == TensorType(F, (2, 3))
+    assert calls == []  # both branches read values typed before the If: the list order serves

@@ -16,14 +16,17 @@ from opspec.runtime.inference.walk import Walker
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 
-def nested_loops(depth: int, declared: tuple | None = (2, 3), broken: bool = False) -> onnx.ModelProto:
+def nested_loops(depth: int, declared: tuple | None = (2, 3), broken: bool = False,
+                 growing: bool = False) -> onnx.ModelProto:
     """A Loop whose body holds a Loop ... ``depth`` levels deep, each carrying one tensor
     (declared in each body as ``declared``) and reading the outer trip count ``M``; the
-    innermost body multiplies (2, 3) by (2, 3) when ``broken``."""
+    innermost body multiplies (2, 3) by (2, 3) when ``broken``, and doubles its carried
+    value's first dim when ``growing`` (each Loop's rule then infers its body twice)."""
     inner = None
     for level in range(depth):
         if inner is None:
             step = helper.make_node("MatMul", ["x0", "x0"], ["y0"]) if broken else \
+                helper.make_node("Concat", ["x0", "x0"], ["y0"], axis=0) if growing else \
                 helper.make_node("Relu", [f"x{level}"], [f"y{level}"])
         else:
             step = helper.make_node("Loop", ["M", "", f"x{level}"], [f"y{level}"], body=inner)
@@ -69,9 +72,17 @@ def test_nested_loops_are_walked_a_number_of_times_linear_in_their_depth(monkeyp
     assert b"body0" in written
 
 
+def test_a_body_whose_carried_types_settle_at_once_is_walked_once(monkeypatch):
+    """A Loop's rule infers its body with the carried types; the body is not inferred before
+    with its declared ones too, which nested Loops would pay for at every level."""
+    walks, written = _walks(monkeypatch, nested_loops(7))
+    assert walks == 8, walks
+    assert b"body0" in written
+
+
 @pytest.mark.parametrize("declared", [(2, 3), ("N", 3), None])
 def test_reuse_gives_the_answer_inferring_every_time_gives(monkeypatch, declared):
-    model = nested_loops(7, declared)
+    model = nested_loops(7, declared, growing=True)
     reused, written = _walks(monkeypatch, model)
     monkeypatch.setattr(subgraph_reuse, "RESULTS_PER_GRAPH", 0)
     every_time, expected = _walks(monkeypatch, model)

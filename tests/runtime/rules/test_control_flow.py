@@ -186,6 +186,22 @@ def test_a_body_output_that_contradicts_its_declaration_is_reported_against_the_
     assert "choose" in str(result.errors[0]) and "subgraph 'then'" in str(result.errors[0])
 
 
+def test_a_body_the_rule_never_reaches_is_still_inferred_and_its_problems_reported():
+    """A Scan that fails before its rule infers the body: the body is inferred with its declared
+    types all the same, so the problem inside it is reported beside the node's own."""
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["s", "s"], ["s2"]), helper.make_node("Identity", ["x"], ["y"])], "body",
+        [helper.make_tensor_value_info("s", F, [2, 3]), helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("s2", F, None), helper.make_tensor_value_info("y", F, None)])
+    node = helper.make_node("Scan", ["s0", "xs"], ["sf", "ys"], body=body, num_scan_inputs=5)
+    result = opspec.infer(_model([node], [helper.make_tensor_value_info("s0", F, [2, 3]),
+                                          helper.make_tensor_value_info("xs", F, [7, 4])], ["sf", "ys"]))
+    messages = [str(error) for error in result.errors]
+    assert len(messages) == 2, messages
+    assert "num_scan_inputs 5" in messages[0]
+    assert "subgraph 'body'" in messages[1] and "cannot multiply (2, 3) by (2, 3)" in messages[1]
+
+
 def test_nested_graphs_with_outer_values_and_a_model_local_function():
     """An If whose branch runs a Loop whose body calls a model-local function on an outer value."""
     function = helper.make_function("local", "Scale2", ["x"], ["y"],
