@@ -27,6 +27,10 @@ from opspec.runtime.types import TypeStringError
 ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
 _EMPTY: dict[str, Any] = {}
 
+#: How many sets of inputs whose data a rule read are kept per memo key without data (a rule reads
+#: a few: the inputs it always reads, and those it reads only for some values of the others).
+MAX_READ_VARIANTS = 4
+
 #: Per output: the actual inputs that share its type parameter, and the type it has when they say nothing.
 BindingPlan = tuple[tuple[tuple[int, ...], Any], ...]
 
@@ -45,7 +49,7 @@ class OpEntry:
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
                  "memo", "has_graphs", "attributes_unread", "data_unread", "types_only",
-                 "recent", "passes_type", "positions")
+                 "recent", "passes_type", "positions", "data_reads")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -58,8 +62,12 @@ class OpEntry:
         self.constant_output = constant_output
         #: Whether the op has graph attributes (inferred before its rule runs).
         self.has_graphs = schema is not None and any(a.type in GRAPH_KINDS for a in schema.attributes.values())
-        #: Results by (input types, input data, attributes, output count); None when not memoized.
+        #: Results by (input types, attributes, output count, omitted inputs, the positions of the
+        #: inputs whose data the rule read, that data); None when not memoized.
         self.memo: dict[Any, Any] | None = {} if rule is not None and not self.has_graphs else None
+        #: Per key without data (the first four parts of a memo key): the positions of the inputs
+        #: whose data each remembered run read, so a node is looked up by that data alone.
+        self.data_reads: dict[Any, tuple[tuple[int, ...], ...]] = {}
         #: The schema declares no attribute and no rule run has looked at a node's: nodes are
         #: inferred without reading theirs (the walk clears this when a rule looks).
         self.attributes_unread = schema is not None and not schema.attributes
@@ -94,6 +102,15 @@ class OpEntry:
     def reads_data(self) -> None:
         """A rule run looked at a node's input data: gather it with every node from now on."""
         self.data_unread = self.types_only = False
+
+    def remember(self, base: Any, positions: tuple[int, ...], data: tuple[Any, ...], result: Any) -> None:
+        """Keep ``result``, of a rule run that read the data of the inputs at ``positions`` only
+        (``data``), under the memo key without data ``base`` (see :attr:`memo`)."""
+        assert self.memo is not None
+        self.memo[(*base, positions, data)] = result
+        known = self.data_reads.get(base, ())
+        if positions not in known and len(known) < MAX_READ_VARIANTS:
+            self.data_reads[base] = (*known, positions)
 
     def plan(self, input_count: int, output_count: int) -> BindingPlan:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""
