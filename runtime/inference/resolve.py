@@ -49,7 +49,7 @@ class OpEntry:
 
     __slots__ = ("kind", "schema", "rule", "args", "opset", "plans", "constant_output", "function", "reason",
                  "memo", "has_graphs", "attributes_unread", "data_unread", "types_only",
-                 "recent", "passes_type", "positions", "data_reads")
+                 "recent", "passes_type", "positions")
 
     def __init__(self, kind: EntryKind, schema: OpSchema | None = None, rule: Callable[..., Any] | None = None,
                  args: dict[str, Any] | None = None, opset: int = 0, function: Any = None, reason: str = "",
@@ -62,12 +62,11 @@ class OpEntry:
         self.constant_output = constant_output
         #: Whether the op has graph attributes (inferred before its rule runs).
         self.has_graphs = schema is not None and any(a.type in GRAPH_KINDS for a in schema.attributes.values())
-        #: Results by (input types, attributes, output count, omitted inputs, the positions of the
-        #: inputs whose data the rule read, that data); None when not memoized.
-        self.memo: dict[Any, Any] | None = {} if rule is not None and not self.has_graphs else None
-        #: Per key without data (the first four parts of a memo key): the positions of the inputs
-        #: whose data each remembered run read, so a node is looked up by that data alone.
-        self.data_reads: dict[Any, tuple[tuple[int, ...], ...]] = {}
+        #: Per key without data (input types, attributes, output count, omitted inputs): the sets of
+        #: input positions whose data the remembered runs read, and their results by those positions
+        #: and that data (see :meth:`remember`); None when not memoized.
+        self.memo: dict[Any, tuple[list[tuple[int, ...]], dict[Any, Any]]] | None = \
+            {} if rule is not None and not self.has_graphs else None
         #: The schema declares no attribute and no rule run has looked at a node's: nodes are
         #: inferred without reading theirs (the walk clears this when a rule looks).
         self.attributes_unread = schema is not None and not schema.attributes
@@ -103,14 +102,21 @@ class OpEntry:
         """A rule run looked at a node's input data: gather it with every node from now on."""
         self.data_unread = self.types_only = False
 
-    def remember(self, base: Any, positions: tuple[int, ...], data: tuple[Any, ...], result: Any) -> None:
+    def remember(self, key: Any, positions: tuple[int, ...], data: tuple[Any, ...], result: Any, limit: int) -> None:
         """Keep ``result``, of a rule run that read the data of the inputs at ``positions`` only
-        (``data``), under the memo key without data ``base`` (see :attr:`memo`)."""
+        (``data``), under the memo key without data ``key`` (at most ``limit`` keys, and as many
+        results per key): a node alike in the key and in that data has the same result."""
         assert self.memo is not None
-        self.memo[(*base, positions, data)] = result
-        known = self.data_reads.get(base, ())
-        if positions not in known and len(known) < MAX_READ_VARIANTS:
-            self.data_reads[base] = (*known, positions)
+        slot = self.memo.get(key)
+        if slot is None:
+            if len(self.memo) >= limit:
+                return
+            slot = self.memo[key] = ([], {})
+        reads, results = slot
+        if len(results) < limit:
+            results[(positions, data)] = result
+        if positions not in reads and len(reads) < MAX_READ_VARIANTS:
+            reads.append(positions)
 
     def plan(self, input_count: int, output_count: int) -> BindingPlan:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""

@@ -152,12 +152,10 @@ class RuleRunner:
                 for problem in check_outputs(schema, outputs):
                     failed = True
                     self.fail(errors, index, node, problem, strict, of_form=True)
-            memo = entry.memo
-            if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
-                    and len(memo) < MEMO_LIMIT:
+            if key is not None and entry.memo is not None and not failed and symbols.issued == fresh_before:
                 try:
                     entry.remember(key, read, tuple([datas.get(in_names[position]) for position in read]),
-                                   (tuple(outputs), tuple(output_data)))
+                                   (tuple(outputs), tuple(output_data)), MEMO_LIMIT)
                 except TypeError:  # data that cannot be a key: the result is not kept
                     pass
         if settle is not None:  # the problems of the node's graphs, weighed as the rule said

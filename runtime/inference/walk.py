@@ -29,6 +29,8 @@ _NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
 #: A node whose attributes are left unread (its op declares none): no values yet, keyed as none.
 _UNREAD: tuple[None, tuple[Any, ...], tuple[bytes, ...]] = (None, (), ())
 _SCHEMA = EntryKind.SCHEMA
+#: The place, among the results kept under one memo key, of a result whose rule read no input's data.
+_NO_DATA: tuple[tuple[int, ...], tuple[Any, ...]] = ((), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,16 +366,19 @@ def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], input
     omitted = tuple([not name for name in in_names]) if None in inputs else None
     key = (inputs, frozen, output_count, omitted)
     try:
-        if entry.data_unread:  # no run has read data: every result is keyed on none
-            found = memo.get((inputs, frozen, output_count, omitted, (), ()))
-        else:
-            found = None
-            for positions in entry.data_reads.get(key, ()):
-                read = tuple([data[position] for position in positions]) if data is not None \
-                    else (None,) * len(positions)
-                found = memo.get((inputs, frozen, output_count, omitted, positions, read))
-                if found is not None:
-                    break
+        slot = memo.get(key)
+        found = None
+        if slot is not None:
+            reads, results = slot
+            if entry.data_unread:  # no run has read data: every result is keyed on none
+                found = results.get(_NO_DATA)
+            else:
+                for positions in reads:
+                    read = tuple([data[position] for position in positions]) if data is not None \
+                        else (None,) * len(positions)
+                    found = results.get((positions, read))
+                    if found is not None:
+                        break
     except TypeError:  # something unhashable (a float NaN is fine; a message is not)
         return None, None
     if found is not None and plain_key and omitted is None and output_count == 1 \
