@@ -382,3 +382,25 @@ def test_compute_choices_declared_match_the_element_functions():
 
     assert set(UNARY_COMPUTE) == set(UNARY) | {"identity", "cast"}
     assert set(BINARY_COMPUTE) == set(BINARY) | {"div", "mod", "where"}
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_data_agrees_with_onnxruntime(fmod):
+    """A shape computed by Mod from constants (shifted by 10 so every remainder gives a size) is
+    what onnxruntime's run gives, with either sign rule."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    dividends, divisors = [7, -7, 7, -7, 9, 0], [3, 3, -3, -3, 4, 5]
+    nodes = [helper.make_node("Constant", [], ["A"], value=helper.make_tensor("a", TensorProto.INT64, [6], dividends)),
+             helper.make_node("Constant", [], ["B"], value=helper.make_tensor("b", TensorProto.INT64, [6], divisors)),
+             helper.make_node("Constant", [], ["K"], value=helper.make_tensor("k", TensorProto.INT64, [], [10])),
+             helper.make_node("Mod", ["A", "B"], ["R"], fmod=fmod),
+             helper.make_node("Add", ["R", "K"], ["S"]),
+             helper.make_node("ConstantOfShape", ["S"], ["Y"])]
+    graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    real = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {})[0]
+    inferred = opspec.infer(model, data_prop=True).values["Y"][0]
+    assert inferred == TensorType(FLOAT, tuple(real.shape))
