@@ -166,31 +166,23 @@ def _dense_data(sparse: Any, shape: tuple[int, ...]) -> Data | None:
 
 class InputDataOnDemand(Sequence[Any]):
     """A node's input data (:class:`Data` or None per input), looked up in ``datas`` by name
-    only when first asked for; ``positions`` records the inputs whose data was asked for."""
+    only when first asked for; ``read`` says whether it was."""
 
-    __slots__ = ("_names", "_datas", "positions")
+    __slots__ = ("_names", "_datas", "read")
 
     def __init__(self, names: Sequence[str], datas: Mapping[str, Any]) -> None:
         self._names = names
         self._datas = datas
-        self.positions: set[int] = set()
-
-    @property
-    def read(self) -> bool:
-        """Whether the data of any input was asked for."""
-        return bool(self.positions)
+        self.read = False
 
     def __len__(self) -> int:
         return len(self._names)
 
     def __getitem__(self, index: Any) -> Any:
-        names = self._names
+        self.read = True
         if isinstance(index, slice):
-            self.positions.update(range(len(names))[index])
-            return [self._datas.get(name) for name in names[index]]
-        name = names[index]
-        self.positions.add(index if index >= 0 else index + len(names))
-        return self._datas.get(name)
+            return [self._datas.get(name) for name in self._names[index]]
+        return self._datas.get(self._names[index])
 
 
 __all__ = ["DATA_LIMIT", "INITIALIZER_DATA_LIMITS", "INT_ELEMS", "InputDataOnDemand", "counted_tensor_data",

@@ -108,8 +108,8 @@ class RuleRunner:
             given = on_demand = AttributesOnDemand(node)
         else:
             given = attributes
-        # A memoized result is keyed on the data of the inputs the rule reads: which it reads is recorded.
-        data_on_demand = InputDataOnDemand(in_names, datas) if entry.memo is not None else None
+        # No rule run of the op has looked at input data yet: it is looked up only if this one does.
+        data_on_demand = InputDataOnDemand(in_names, datas) if entry.data_unread else None
         assert schema is not None  # a schema entry has one
         subgraphs = infer_subgraphs = settle = None
         if entry.has_graphs and self.subgraphs is not None:
@@ -143,9 +143,9 @@ class RuleRunner:
                 frozen = self.attributes.read(node.attribute)[1]
                 key = None if key is None or frozen is None else (key[0], frozen, *key[2:])
             read: tuple[int, ...] = ()
-            if data_on_demand is not None and data_on_demand.positions:
+            if ctx.data_read:
                 entry.reads_data()  # from now on gathered with every node, and keyed on where read
-                read = tuple(sorted(data_on_demand.positions))
+                read = tuple(sorted(ctx.data_read))
             if not self.unwritable:
                 self.unwritable = any(value is not None and dim_out_of_range(value) is not None for value in outputs)
             if self.check_type and conforms and not failed:  # a result memoized below has passed this
