@@ -92,7 +92,7 @@ class InferenceContext(ArgumentReaders):
 
     __slots__ = ("schema", "node_name", "op_type", "domain", "opset", "args", "_inputs", "_names", "_data",
                  "_attributes", "_outputs", "_output_data", "_symbols", "_input_ranges", "_output_ranges",
-                 "_subgraphs", "_infer_subgraph", "unsure_graphs", "_positions", "_table_built", "data_read")
+                 "_subgraphs", "_infer_subgraph", "unsure_graphs", "_positions", "_table_built")
 
     def __init__(self, schema: OpSchema, inputs: list, attributes: Mapping[str, Any], *,
                  args: Mapping[str, Any] | None = None, data: Sequence | None = None, names: list | None = None,
@@ -129,8 +129,6 @@ class InferenceContext(ArgumentReaders):
         self._infer_subgraph = infer_subgraph
         #: The graph attributes the rule said may not run (see :meth:`may_not_run`).
         self.unsure_graphs: set[str] = set()
-        #: The positions of the inputs whose data the rule asked for (the engine keeps a result by that data).
-        self.data_read: set[int] = set()
         #: Gives the schema's names with their positions, built once per schema by the engine
         #: (None: the context builds its own on first use).
         self._positions = positions
@@ -208,19 +206,13 @@ class InferenceContext(ArgumentReaders):
         """Known contents of input ``index`` (constants, initializers, propagated shapes)."""
         if isinstance(index, str):
             index = self._input_at(index)
-        if index < len(self._data):
-            self.data_read.add(index)
-            return self._data[index]
-        return None
+        return self._data[index] if index < len(self._data) else None
 
     def input_values(self, index: Operand) -> tuple | None:
         """Known contents of a scalar or 1-D input as a tuple of elements, or None."""
         if isinstance(index, str):
             index = self._input_at(index)
-        if index >= len(self._data):
-            return None
-        self.data_read.add(index)
-        data = self._data[index]
+        data = self._data[index] if index < len(self._data) else None
         return data.values if data is not None else None
 
     def input_range(self, name: str) -> range:

@@ -27,10 +27,6 @@ from opspec.runtime.types import TypeStringError
 ELEM_ONLY = {elem: TensorType(elem, None) for elem in range(64)}
 _EMPTY: dict[str, Any] = {}
 
-#: How many sets of inputs whose data a rule read are kept per memo key without data (a rule reads
-#: a few: the inputs it always reads, and those it reads only for some values of the others).
-MAX_READ_VARIANTS = 4
-
 #: Per output: the actual inputs that share its type parameter, and the type it has when they say nothing.
 BindingPlan = tuple[tuple[tuple[int, ...], Any], ...]
 
@@ -62,11 +58,8 @@ class OpEntry:
         self.constant_output = constant_output
         #: Whether the op has graph attributes (inferred before its rule runs).
         self.has_graphs = schema is not None and any(a.type in GRAPH_KINDS for a in schema.attributes.values())
-        #: Per key without data (input types, attributes, output count, omitted inputs): the sets of
-        #: input positions whose data the remembered runs read, and their results by those positions
-        #: and that data (see :meth:`remember`); None when not memoized.
-        self.memo: dict[Any, tuple[list[tuple[int, ...]], dict[Any, Any]]] | None = \
-            {} if rule is not None and not self.has_graphs else None
+        #: Results by (input types, input data, attributes, output count); None when not memoized.
+        self.memo: dict[Any, Any] | None = {} if rule is not None and not self.has_graphs else None
         #: The schema declares no attribute and no rule run has looked at a node's: nodes are
         #: inferred without reading theirs (the walk clears this when a rule looks).
         self.attributes_unread = schema is not None and not schema.attributes
@@ -101,22 +94,6 @@ class OpEntry:
     def reads_data(self) -> None:
         """A rule run looked at a node's input data: gather it with every node from now on."""
         self.data_unread = self.types_only = False
-
-    def remember(self, key: Any, positions: tuple[int, ...], data: tuple[Any, ...], result: Any, limit: int) -> None:
-        """Keep ``result``, of a rule run that read the data of the inputs at ``positions`` only
-        (``data``), under the memo key without data ``key`` (at most ``limit`` keys, and as many
-        results per key): a node alike in the key and in that data has the same result."""
-        assert self.memo is not None
-        slot = self.memo.get(key)
-        if slot is None:
-            if len(self.memo) >= limit:
-                return
-            slot = self.memo[key] = ([], {})
-        reads, results = slot
-        if len(results) < limit:
-            results[(positions, data)] = result
-        if positions not in reads and len(reads) < MAX_READ_VARIANTS:
-            reads.append(positions)
 
     def plan(self, input_count: int, output_count: int) -> BindingPlan:
         """Per actual output: (actual inputs sharing its type parameter, fallback type)."""

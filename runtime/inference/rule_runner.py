@@ -93,13 +93,11 @@ class RuleRunner:
                     attributes: Mapping[str, Any] | None, conforms: bool,
                     key: Any) -> tuple[Sequence[Any], Sequence[Any]]:
         """Run the node's rule (its graph attributes inferred first) over pre-bound output types;
-        the outputs and their data. A clean result is remembered for reuse under ``key`` (the
-        memo key without data: see :meth:`OpEntry.remember`) and the data of the inputs the rule read.
+        the outputs and their data. A clean result is remembered under ``key`` for reuse.
 
-        ``attributes`` None: the op declares none and they are read only if the rule asks; if it
-        asks, they are read with every later node of the op, and the result is keyed on them too.
-        Input data is looked up only where the rule asks; once a rule of the op has asked, the walk
-        gathers it with every node to find results by."""
+        ``attributes`` None: the op declares none and they are read only if the rule asks; input
+        data is looked up only if the rule asks while the op's ``data_unread`` holds. If it asks,
+        they are read with every later node of the op, and the result is keyed on them too."""
         schema = entry.schema
         datas, errors, strict = walk.datas, walk.errors, walk.strict
         given: Mapping[str, Any]
@@ -141,23 +139,21 @@ class RuleRunner:
             if on_demand is not None and on_demand.read:
                 entry.reads_attributes()  # from now on read with every node, and keyed on
                 frozen = self.attributes.read(node.attribute)[1]
-                key = None if key is None or frozen is None else (key[0], frozen, *key[2:])
-            read: tuple[int, ...] = ()
-            if ctx.data_read:
-                entry.reads_data()  # from now on gathered with every node, and keyed on where read
-                read = tuple(sorted(ctx.data_read))
+                key = None if key is None or frozen is None else (key[0], key[1], frozen, *key[3:])
+            if data_on_demand is not None and data_on_demand.read:
+                entry.reads_data()  # from now on gathered with every node, and keyed on
+                if key is not None:
+                    key = (key[0], _input_data(in_names, datas), *key[2:])
             if not self.unwritable:
                 self.unwritable = any(value is not None and dim_out_of_range(value) is not None for value in outputs)
             if self.check_type and conforms and not failed:  # a result memoized below has passed this
                 for problem in check_outputs(schema, outputs):
                     failed = True
                     self.fail(errors, index, node, problem, strict, of_form=True)
-            if key is not None and entry.memo is not None and not failed and symbols.issued == fresh_before:
-                try:
-                    entry.remember(key, read, tuple([datas.get(in_names[position]) for position in read]),
-                                   (tuple(outputs), tuple(output_data)), MEMO_LIMIT)
-                except TypeError:  # data that cannot be a key: the result is not kept
-                    pass
+            memo = entry.memo
+            if key is not None and memo is not None and not failed and symbols.issued == fresh_before \
+                    and len(memo) < MEMO_LIMIT:
+                memo[key] = (tuple(outputs), tuple(output_data))
         if settle is not None:  # the problems of the node's graphs, weighed as the rule said
             settle(ctx.unsure_graphs)
         return outputs, output_data
@@ -187,6 +183,13 @@ class RuleRunner:
                 self.fail(errors, index, node, f"inference gave output {position} a value that is not a type "
                           f"({type(value).__name__})", strict)
         return failed
+
+
+def _input_data(in_names: list[str], datas: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A node's input data as the walk keys it (None when no input has any), as :meth:`Walker.run` gathers it."""
+    if not datas or type(datas) is dict and datas.keys().isdisjoint(in_names):
+        return None
+    return tuple(map(datas.get, in_names))
 
 
 __all__ = ["MEMO_LIMIT", "RuleRunner"]

@@ -29,8 +29,6 @@ _NONE: tuple[dict[str, Any], tuple[Any, ...], tuple[bytes, ...]] = ({}, (), ())
 #: A node whose attributes are left unread (its op declares none): no values yet, keyed as none.
 _UNREAD: tuple[None, tuple[Any, ...], tuple[bytes, ...]] = (None, (), ())
 _SCHEMA = EntryKind.SCHEMA
-#: The place, among the results kept under one memo key, of a result whose rule read no input's data.
-_NO_DATA: tuple[tuple[int, ...], tuple[Any, ...]] = ((), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,27 +356,14 @@ class Walker(RuleRunner):
 
 def _remembered(memo: dict[Any, Any], entry: OpEntry, in_names: list[str], inputs: tuple[Any, ...], data: tuple[Any, ...] | None,
                 frozen: Any, output_count: int, plain_key: bool) -> tuple[Any, Any]:
-    """``(key, found)``: the key of a node in its op's ``memo`` without data (see :meth:`OpEntry.remember`) and the
-    results of an earlier node alike in it and in the data of the inputs its rule read (None when there is
-    none; both None when the node cannot be keyed). A single-output result found on input types alone
-    becomes the op's ``recent`` one, which a run of nodes alike compares instead of hashing."""
+    """``(key, found)``: the key of a node in its op's ``memo`` and the results of an identical earlier node (None when
+    there is none; both None when the node cannot be keyed). A single-output result found on input
+    types alone becomes the op's ``recent`` one, which a run of nodes alike compares instead of hashing."""
     # An omitted input and a supplied but unknown one both read None: tell them apart.
     omitted = tuple([not name for name in in_names]) if None in inputs else None
-    key = (inputs, frozen, output_count, omitted)
+    key = (inputs, data, frozen, output_count, omitted)
     try:
-        slot = memo.get(key)
-        found = None
-        if slot is not None:
-            reads, results = slot
-            if entry.data_unread:  # no run has read data: every result is keyed on none
-                found = results.get(_NO_DATA)
-            else:
-                for positions in reads:
-                    read = tuple([data[position] for position in positions]) if data is not None \
-                        else (None,) * len(positions)
-                    found = results.get((positions, read))
-                    if found is not None:
-                        break
+        found = memo.get(key)
     except TypeError:  # something unhashable (a float NaN is fine; a message is not)
         return None, None
     if found is not None and plain_key and omitted is None and output_count == 1 \
