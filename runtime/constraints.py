@@ -59,18 +59,32 @@ def _fits(kind: AttrType, value: Any) -> bool:
     return False
 
 
+def _position(params: Sequence[Any], formal: str) -> int | None:
+    """The position of formal parameter ``formal`` among ``params`` (only a schema's last formal
+    may be variadic, so a formal's position is its input's position); found once per schema."""
+    key = (id(params), formal)
+    found = _POSITIONS.get(key)
+    if found is None or found[0] is not params:
+        position = next((index for index, param in enumerate(params) if param.name == formal), None)
+        found = _POSITIONS[key] = (params, position)  # holding params keeps its id from being reused
+    return found[1]
+
+
+#: :func:`_position` by (the formal parameters' identity, name): schemas are few, nodes many.
+_POSITIONS: dict[tuple[int, str], tuple[Any, int | None]] = {}
+
+
 def _rank(schema: Any, inputs: Sequence[Any], formal: str) -> int | None:
     """The rank of the input bound to formal parameter ``formal`` (of its elements, for a
-    sequence), when it is known (only a schema's last formal may be variadic, so a formal's
-    position is its input's position)."""
-    for position, param in enumerate(schema.inputs):
-        if param.name == formal:
-            value = inputs[position] if position < len(inputs) else None
-            if type(value) is SequenceType:
-                value = value.elem
-            if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
-                return len(value.shape)
-            return None
+    sequence), when it is known."""
+    position = _position(schema.inputs, formal)
+    if position is None:
+        return None
+    value = inputs[position] if position < len(inputs) else None
+    if type(value) is SequenceType:
+        value = value.elem
+    if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
+        return len(value.shape)
     return None
 
 

@@ -102,6 +102,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         summary='Elementwise remainder of dividing A by B.',
         inference=RuleRef(
             name='broadcast',
+            args=MappingProxyType({
+                'compute': 'mod',
+                'fmod': 'fmod',
+            }),
         ),
         file='opdefs/ai.onnx/math/Mod.yaml',
         line=8,
@@ -134,6 +138,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         summary='Elementwise remainder of dividing A by B.',
         inference=RuleRef(
             name='broadcast',
+            args=MappingProxyType({
+                'compute': 'mod',
+                'fmod': 'fmod',
+            }),
         ),
         change_class='compatible',
         file='opdefs/ai.onnx/math/Mod.yaml',
@@ -167,6 +175,10 @@ SCHEMAS: tuple[OpSchema, ...] = (
         summary='Elementwise remainder of dividing A by B.',
         inference=RuleRef(
             name='broadcast',
+            args=MappingProxyType({
+                'compute': 'mod',
+                'fmod': 'fmod',
+            }),
         ),
         change_class='semantic',
         file='opdefs/ai.onnx/math/Mod.yaml',

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from opspec.runtime.contract import elements
 from opspec.runtime.contract.arguments import ABSENT, IntList, element
-from opspec.runtime.contract.context import InferenceContext, InferenceError, Subgraph, bind_formals
+from opspec.runtime.contract.context import InferenceContext, InferenceError, Subgraph
+from opspec.runtime.contract.positions import bind_formals
 from opspec.runtime.contract.declare import (
     RuleParam,
     RuleSpec,

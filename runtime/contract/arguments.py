@@ -66,6 +66,7 @@ class ArgumentReaders:
     args: Mapping[str, Any]  # what the YAML binds each parameter to: a name or a plain value
 
     if TYPE_CHECKING:  # what the readers use of the context they are part of
+        def _formal_inputs(self) -> Mapping[str, int]: ...
         def attribute(self, name: str, default: object = None) -> Any: ...
         def fail(self, message: str) -> NoReturn: ...
         def input_index(self, name: str) -> int | None: ...
@@ -85,7 +86,7 @@ class ArgumentReaders:
     def declares(self, key: str) -> bool:
         """True when this op version has the input or attribute that argument ``key`` names."""
         name = self.args.get(key)
-        return bool(name) and (name in self.schema.attributes or any(p.name == name for p in self.schema.inputs))
+        return bool(name) and (name in self.schema.attributes or name in self._formal_inputs())
 
     def attr(self, key: str, default: object = None) -> Any:
         """The attribute that argument ``key`` names, when this version has it (text decoded)."""

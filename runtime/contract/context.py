@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from opspec.runtime.schema import OpSchema
 
 _NO_ARGS: Mapping[str, Any] = {}
+_NO_RANGE = range(0)
 
 
 #: Attribute kinds whose plain values a rule may read as numbers or text: the Python types each
@@ -130,8 +131,8 @@ class InferenceContext(ArgumentReaders):
         self._outputs: list = [None] * count
         self._output_data: list = [None] * count
         self._symbols = symbols
-        self._input_ranges: dict | None = None
-        self._output_ranges: dict | None = None
+        self._input_ranges: Mapping[str, range] | None = None
+        self._output_ranges: Mapping[str, range] | None = None
         self._subgraphs = subgraphs
         self._infer_subgraph = infer_subgraph
         #: The graph attributes the rule said may not run (see :meth:`may_not_run`).
@@ -224,9 +225,10 @@ class InferenceContext(ArgumentReaders):
 
     def input_range(self, name: str) -> range:
         """Indices of the actual inputs bound to formal input ``name`` (variadics span many)."""
-        if self._input_ranges is None:
-            self._input_ranges = _ranges(self.schema.inputs, len(self._inputs))
-        return self._input_ranges.get(name, range(0))
+        ranges = self._input_ranges
+        if ranges is None:
+            ranges = self._input_ranges = (self._table_built or self._table()).ranges(False, len(self._inputs))
+        return ranges.get(name, _NO_RANGE)
 
     def input_index(self, name: str) -> int | None:
         """The index of formal input ``name`` when the node supplies it (known or not), else None."""
@@ -290,9 +292,10 @@ class InferenceContext(ArgumentReaders):
         return len(self._outputs)
 
     def output_range(self, name: str) -> range:
-        if self._output_ranges is None:
-            self._output_ranges = _ranges(self.schema.outputs, len(self._outputs))
-        return self._output_ranges.get(name, range(0))
+        ranges = self._output_ranges
+        if ranges is None:
+            ranges = self._output_ranges = (self._table_built or self._table()).ranges(True, len(self._outputs))
+        return ranges.get(name, _NO_RANGE)
 
     def has_output(self, index: Operand) -> bool:
         """True when the node has output ``index`` (the rule's result there is kept)."""
@@ -350,6 +353,10 @@ class InferenceContext(ArgumentReaders):
         return self._output_data[index] if index < len(self._output_data) else None
 
     # -- names ----------------------------------------------------------------------------
+    def _formal_inputs(self) -> Mapping[str, int]:
+        """The schema's input names, each with its position (:data:`BY_NODE` where the node decides)."""
+        return (self._table_built or self._table()).inputs
+
     def _table(self) -> FormalPositions:
         table = self._table_built
         if table is None:
@@ -398,24 +405,3 @@ class InferenceContext(ArgumentReaders):
         if not -rank <= axis < rank:
             self.fail(f"{what} {axis} is out of range for rank {rank}")
         return axis + rank if axis < 0 else axis
-
-
-def bind_formals(params, count: int) -> list[range]:
-    """The actual positions each formal parameter binds (TensorFlow's NameRangeMap).
-
-    One range per formal, in order: a single or optional formal takes one position while
-    any are left, a variadic takes everything the formals after it leave.
-    """
-    ranges, position = [], 0
-    for index, param in enumerate(params):
-        if param.option == _VARIADIC:
-            end = max(position, count - (len(params) - index - 1))
-        else:
-            end = min(position + 1, count)
-        ranges.append(range(position, max(position, end)))
-        position = max(position, end) if param.option == _VARIADIC else position + 1
-    return ranges
-
-
-def _ranges(params, count: int) -> dict[str, range]:
-    return {param.name: bound for param, bound in zip(params, bind_formals(params, count))}

@@ -31,16 +31,46 @@ def _fixed(params: Sequence[Any]) -> dict[str, int]:
     return positions
 
 
-class FormalPositions:
-    """A schema's input and output names with their positions (see the module docstring)."""
+def bind_formals(params: Sequence[Any], count: int) -> list[range]:
+    """The actual positions each formal parameter binds (TensorFlow's NameRangeMap).
 
-    __slots__ = ("inputs", "outputs", "op")
+    One range per formal, in order: a single or optional formal takes one position while
+    any are left, a variadic takes everything the formals after it leave.
+    """
+    ranges, position = [], 0
+    for index, param in enumerate(params):
+        if param.option == 2:  # Variadic
+            end = max(position, count - (len(params) - index - 1))
+        else:
+            end = min(position + 1, count)
+        ranges.append(range(position, max(position, end)))
+        position = max(position, end) if param.option == 2 else position + 1
+    return ranges
+
+
+class FormalPositions:
+    """A schema's input and output names with their positions (see the module docstring), and
+    the ranges each name binds for a given count of actual values (worked out once per count)."""
+
+    __slots__ = ("inputs", "outputs", "op", "_params", "_ranges")
 
     def __init__(self, schema: Any) -> None:
         self.inputs: Mapping[str, int] = _fixed(schema.inputs)
         self.outputs: Mapping[str, int] = _fixed(schema.outputs)
         #: The op and version, as errors name them.
         self.op = f"{schema.name} {schema.since_version}"
+        self._params = (schema.inputs, schema.outputs)
+        self._ranges: dict[tuple[bool, int], Mapping[str, range]] = {}
+
+    def ranges(self, output: bool, count: int) -> Mapping[str, range]:
+        """The actual positions each formal input (or output) binds when the node has ``count``
+        of them, by name (shared: callers must not change it)."""
+        key = (output, count)
+        found = self._ranges.get(key)
+        if found is None:
+            params = self._params[output]
+            found = self._ranges[key] = {param.name: bound for param, bound in zip(params, bind_formals(params, count))}
+        return found
 
 
 class UnknownOperand(LookupError):
@@ -48,4 +78,4 @@ class UnknownOperand(LookupError):
     names built-in and tree rules use as literals, so this is a rule's own error)."""
 
 
-__all__ = ["BY_NODE", "FormalPositions", "Operand", "UnknownOperand"]
+__all__ = ["BY_NODE", "FormalPositions", "Operand", "UnknownOperand", "bind_formals"]

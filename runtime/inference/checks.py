@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from opspec.runtime.constraints import Violation, attribute_violations
-from opspec.runtime.contract.context import bind_formals
+from opspec.runtime.contract.positions import bind_formals
 from opspec.runtime.inference.read_attributes import attribute_kind
 from opspec.runtime.contract.values import type_string
 from opspec.runtime.schema import UNBOUNDED, AttrType, FormalParameterOption, OpSchema

@@ -79,6 +79,35 @@ def _make_div(int_mode: bool) -> Callable:
     return divide
 
 
+def _make_mod(fmod: bool) -> Callable:
+    """Mod's remainder: with the divisor's sign (``fmod`` 0, as Python's ``%``) or with the
+    dividend's (``fmod`` 1, as C's ``fmod``); None for a zero divisor or an unknown result."""
+    def remainder(a, b):
+        if a is None or b is None or type(a) is bool or type(b) is bool:
+            return None
+        if type(a) is int and type(b) is int:
+            if b == 0:
+                return None
+            if not fmod:
+                return a % b
+            magnitude = abs(a) % abs(b)
+            return -magnitude if a < 0 else magnitude
+        if type(a) is Sym and type(b) is int and b > 0:
+            r = a.remainder(b)  # floor-based: the same for every value of the symbols, or None
+            if r is None:
+                return None
+            return r if not fmod or r == 0 or a.never_negative else None
+        if type(a) is float or type(b) is float:
+            if not fmod or type(a) is Sym or type(b) is Sym:
+                return None
+            try:
+                return math.fmod(a, b)
+            except ValueError:  # a zero divisor or an infinite dividend
+                return math.nan
+        return None
+    return remainder
+
+
 def _pow(a, b):
     if a is None or b is None:
         return None
@@ -184,8 +213,8 @@ def _where(c, x, y):
     return x if c else y
 
 
-#: Names of the binary element functions (``compute`` of the ``broadcast`` rule, with ``div``
-#: and ``where``).
+#: Names of the binary element functions (``compute`` of the ``broadcast`` rule, with ``div``,
+#: ``mod`` and ``where``).
 BINARY: dict[str, Callable] = {
     "add": _add, "sub": _sub, "mul": _mul, "pow": _pow, "max": _max, "min": _min,
     "equal": _equal, "less": _less, "greater": _greater, "and": _and, "or": _or,
@@ -224,8 +253,9 @@ def _data_size_ok(data: Data) -> bool:
     return data.values is not None and len(data.values) == count
 
 
-def binary_data(datas: list, compute: str, elem: int) -> Data | None:
-    """Combine known data elementwise, broadcasting; None when it cannot be done."""
+def binary_data(datas: list, compute: str, elem: int, fmod: bool = False) -> Data | None:
+    """Combine known data elementwise, broadcasting; None when it cannot be done (``fmod``: the
+    remainder of ``mod`` takes the dividend's sign)."""
     if not all(_data_size_ok(d) for d in datas):
         return None
     try:
@@ -244,6 +274,8 @@ def binary_data(datas: list, compute: str, elem: int) -> Data | None:
         int_mode = elem in INT_WIDTHS or (elem not in FLOAT_ELEMS and all(
             integral(v) for column in columns for v in column if v is not None))
         function = _make_div(int_mode)
+    elif compute == "mod":
+        function = _make_mod(fmod)
     else:
         function = BINARY.get(compute)
         if function is None:

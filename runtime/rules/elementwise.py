@@ -15,8 +15,8 @@ from opspec.runtime.shape import Shape, ShapeError, broadcast_shapes, format_sha
 #: ``compute`` choices of ``elementwise``: identity, cast, and the unary element functions.
 UNARY_COMPUTE = ("identity", "cast", "neg", "abs", "floor", "ceil", "sqrt", "reciprocal", "not")
 #: ``compute`` choices of ``broadcast``.
-BINARY_COMPUTE = ("add", "sub", "mul", "div", "pow", "max", "min", "equal", "less", "greater", "and", "or",
-                  "where")
+BINARY_COMPUTE = ("add", "sub", "mul", "div", "mod", "pow", "max", "min", "equal", "less", "greater", "and",
+                  "or", "where")
 
 
 @rule("elementwise", "Every output takes the shape of the first input.",
@@ -47,7 +47,8 @@ def elementwise(ctx: InferenceContext) -> None:
 
 @rule("broadcast", "Outputs take the numpy-style broadcast of all inputs' shapes.",
       compute=option("string", choices=BINARY_COMPUTE,
-                     doc="how known input data combines into output data, for data propagation"))
+                     doc="how known input data combines into output data, for data propagation"),
+      fmod=attribute(None, doc="attribute choosing the remainder with the dividend's sign (Mod's 'fmod')"))
 def broadcast(ctx: InferenceContext) -> None:
     """Outputs take the multidirectional broadcast of every input's shape."""
     count = ctx.input_count
@@ -66,7 +67,8 @@ def broadcast(ctx: InferenceContext) -> None:
     if compute is not None and count and ctx.input_data(0) is not None:
         datas = [ctx.input_data(i) for i in range(count)]
         if None not in datas:
-            result = binary_data(datas, compute, ctx.output_elem(0))
+            fmod = compute == "mod" and ctx.flag_attr("fmod")
+            result = binary_data(datas, compute, ctx.output_elem(0), fmod)
             if result is not None:
                 ctx.set_output_data(0, result)
 

@@ -54,8 +54,11 @@ _VALUE_ATTRIBUTES = ("value", "sparse_value", "value_float", "value_floats", "va
 @rule("constant", "The type and shape of whichever value attribute is set.", constant_output=True)
 def constant(ctx: InferenceContext) -> None:
     """Type, shape and (small numeric) data of whichever value attribute the node sets."""
-    offered = [name for name in _VALUE_ATTRIBUTES if name in ctx.schema.attributes]
-    given = [name for name in offered if ctx.attribute(name) is not None]
+    declared, set_here = ctx.schema.attributes, ctx.node_attributes
+    offered = [name for name in _VALUE_ATTRIBUTES if name in declared]
+    # Only an attribute the node sets, or one with a default, can hold a value.
+    given = [name for name in offered if (name in set_here or declared[name].default is not None)
+             and ctx.attribute(name) is not None]
     if len(given) != 1:
         choices = f"attribute {offered[0]!r}" if len(offered) == 1 else f"exactly one of {', '.join(offered)}"
         ctx.fail(f"{choices} must be set, got " + (", ".join(given) if given else "none"))

@@ -165,8 +165,11 @@ def gather(ctx: InferenceContext) -> None:
         return
     shape = source[:axis] + tuple(indices) + source[axis + 1:]
     ctx.set_output_shape(0, shape)
-    data, picks = ctx.input_data(0), ctx.input_data(1)
-    if data is None or picks is None or len(source) != 1 or len(data.values) != source[0]:
+    data = ctx.input_data(0)
+    if data is None or len(source) != 1 or len(data.values) != source[0]:
+        return
+    picks = ctx.input_data(1)  # read only where it matters: results are kept by the data a rule reads
+    if picks is None:
         return
     size = len(data.values)
     values: list[object] = []

@@ -21,17 +21,26 @@ from opspec.runtime.shape import (
 )
 
 
-def _spatial_count(ctx: InferenceContext, candidates: Sequence[tuple[str, int | None]]) -> int | None:
-    """The spatial rank that every known source agrees on (None when none knows it)."""
+def _spatial_count(ctx: InferenceContext, candidates: Sequence[tuple[str, object, int | None]]) -> int | None:
+    """The spatial rank that every known source agrees on (None when none knows it). Each
+    candidate is ``(name, value, count)``, its text made only for an error."""
     count, first = None, None
-    for what, value in candidates:
+    for position, (_, _, value) in enumerate(candidates):
         if value is None:
             continue
         if count is None:
-            count, first = value, what
+            count, first = value, position
         elif value != count:
-            ctx.fail(f"{what} implies {value} spatial axes but {first} implies {count}")
+            assert first is not None
+            ctx.fail(f"{_shown(candidates[position])} implies {value} spatial axes but "
+                     f"{_shown(candidates[first])} implies {count}")
     return count
+
+
+def _shown(candidate: tuple[str, object, int | None]) -> str:
+    """A :func:`_spatial_count` candidate as its error names it (``X (N, 3, 8)``, ``strides (1, 1)``)."""
+    name, value, _ = candidate
+    return f"{name} {format_shape(value) if isinstance(value, tuple) else value}"
 
 
 # ---------------------------------------------------------------------------------- conv
@@ -48,12 +57,12 @@ def conv(ctx: InferenceContext) -> None:
     kernel_attr = ctx.ints_attr("kernel_shape")
     strides, dilations, pads = (ctx.ints_attr(k) for k in ("strides", "dilations", "pads"))
     count = _spatial_count(ctx, [
-        (f"X {format_shape(x)}", len(x) - 2 if x is not None else None),
-        (f"W {format_shape(w)}", len(w) - 2 if w is not None else None),
-        (f"kernel_shape {kernel_attr}", len(kernel_attr) if kernel_attr is not None else None),
-        (f"strides {strides}", len(strides) if strides is not None else None),
-        (f"dilations {dilations}", len(dilations) if dilations is not None else None),
-        (f"pads {pads}", len(pads) // 2 if pads is not None else None),
+        ("X", x, len(x) - 2 if x is not None else None),
+        ("W", w, len(w) - 2 if w is not None else None),
+        ("kernel_shape", kernel_attr, len(kernel_attr) if kernel_attr is not None else None),
+        ("strides", strides, len(strides) if strides is not None else None),
+        ("dilations", dilations, len(dilations) if dilations is not None else None),
+        ("pads", pads, len(pads) // 2 if pads is not None else None),
     ])
     if count is None:
         ctx.set_output_shape(0, None)
@@ -170,8 +179,8 @@ def conv_transpose_operands(ctx: InferenceContext) -> tuple[tuple, tuple, Dim] |
     output's channel count ``W.shape[1] * group``; None when neither rank is known. Fails where X's
     channels are not W's first dim or ``group`` is not positive."""
     x, w = ctx.input_shape(0), ctx.input_shape(1)
-    count = _spatial_count(ctx, [(f"X {format_shape(x)}", len(x) - 2 if x is not None else None),
-                                 (f"W {format_shape(w)}", len(w) - 2 if w is not None else None)])
+    count = _spatial_count(ctx, [("X", x, len(x) - 2 if x is not None else None),
+                                 ("W", w, len(w) - 2 if w is not None else None)])
     if count is None:
         return None
     if count < 1:

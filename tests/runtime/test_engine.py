@@ -627,13 +627,16 @@ def test_tensor_data_reads_raw_and_typed_fields_within_the_limit():
 @pytest.mark.parametrize("count", range(6))
 def test_formal_positions_agree_with_the_context(options, count):
     from opspec.runtime.inference.checks import formal_positions
-    from opspec.runtime.contract.context import _ranges
+    from types import SimpleNamespace
+
+    from opspec.runtime.contract.positions import FormalPositions
     from opspec.runtime.schema import FormalParameter, FormalParameterOption
 
     params = [FormalParameter(f"p{i}", "T", frozenset(), FormalParameterOption(o)) for i, o in enumerate(options)]
+    table = FormalPositions(SimpleNamespace(inputs=params, outputs=(), name="Op", since_version=1))
     expected: list[int | None] = [None] * count
     for index, param in enumerate(params):
-        for actual in _ranges(params, count)[param.name]:
+        for actual in table.ranges(False, count)[param.name]:
             expected[actual] = index
     assert list(formal_positions(params, count)) == expected
 

@@ -220,9 +220,9 @@ def test_broadcast_agrees_with_numpy():
 
 # ------------------------------------------------------------------------------ broadcast data
 
-def binary(op, version, a, b, elem=INT64):
+def binary(op, version, a, b, elem=INT64, attributes=None):
     inputs = [TensorType(elem, a.shape), TensorType(elem, b.shape)]
-    return infer(op, version, inputs, data=[a, b]).output_data(0)
+    return infer(op, version, inputs, attributes, data=[a, b]).output_data(0)
 
 
 def test_add_sub_mul_data():
@@ -239,6 +239,23 @@ def test_div_data():
     assert binary("Div", 14, vec(7.0, 1.0, 0.0), vec(2.0, 0.0, 0.0), FLOAT).values[:2] == (3.5, math.inf)
     assert math.isnan(binary("Div", 14, vec(0.0), vec(0.0), FLOAT).values[0])
     assert binary("Div", 14, vec(N * M), vec(M)) == vec(N)
+
+
+def test_mod_data():
+    """Integer remainders take the divisor's sign, or with fmod the dividend's; a symbolic
+    dividend gives one only where every value of its symbols leaves the same remainder."""
+    assert binary("Mod", 13, vec(7, -7, 7, -7, 7), vec(3, 3, -3, -3, 0)) == vec(1, 2, -2, -1, None)
+    assert binary("Mod", 13, vec(7, -7, 7, -7), vec(3, 3, -3, -3), attributes={"fmod": 1}) == vec(1, -1, 1, -1)
+    assert binary("Mod", 13, vec(4 * N, 4 * N + 6, N, 2 * N - 3), vec(4, 4, 4, 2)) == vec(0, 2, None, 1)
+    assert binary("Mod", 13, vec(4 * N + 6, 4 * N + 8, 4 * N), vec(4, 4, -4), attributes={"fmod": 1}) == \
+        vec(2, 0, None)
+    assert binary("Mod", 13, vec(N - 3), vec(2), attributes={"fmod": 1}) == vec(None)  # N - 3 may be negative
+    assert binary("Mod", 13, vec(7.5, -7.5), vec(2.0, 2.0), FLOAT, {"fmod": 1}) == vec(1.5, -1.5)
+    assert math.isnan(binary("Mod", 13, vec(1.0), vec(0.0), FLOAT, {"fmod": 1}).values[0])
+    for a in range(-9, 10):  # against numpy, both ways
+        for b in (-4, -3, 3, 4):
+            assert binary("Mod", 13, vec(a), vec(b)) == vec(int(np.mod(a, b)))
+            assert binary("Mod", 13, vec(a), vec(b), attributes={"fmod": 1}) == vec(int(np.fmod(a, b)))
 
 
 def test_pow_max_min_data():
@@ -364,4 +381,26 @@ def test_compute_choices_declared_match_the_element_functions():
     from opspec.runtime.rules.elementwise import BINARY_COMPUTE, UNARY_COMPUTE
 
     assert set(UNARY_COMPUTE) == set(UNARY) | {"identity", "cast"}
-    assert set(BINARY_COMPUTE) == set(BINARY) | {"div", "where"}
+    assert set(BINARY_COMPUTE) == set(BINARY) | {"div", "mod", "where"}
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_data_agrees_with_onnxruntime(fmod):
+    """A shape computed by Mod from constants (shifted by 10 so every remainder gives a size) is
+    what onnxruntime's run gives, with either sign rule."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    dividends, divisors = [7, -7, 7, -7, 9, 0], [3, 3, -3, -3, 4, 5]
+    nodes = [helper.make_node("Constant", [], ["A"], value=helper.make_tensor("a", TensorProto.INT64, [6], dividends)),
+             helper.make_node("Constant", [], ["B"], value=helper.make_tensor("b", TensorProto.INT64, [6], divisors)),
+             helper.make_node("Constant", [], ["K"], value=helper.make_tensor("k", TensorProto.INT64, [], [10])),
+             helper.make_node("Mod", ["A", "B"], ["R"], fmod=fmod),
+             helper.make_node("Add", ["R", "K"], ["S"]),
+             helper.make_node("ConstantOfShape", ["S"], ["Y"])]
+    graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    real = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {})[0]
+    inferred = opspec.infer(model, data_prop=True).values["Y"][0]
+    assert inferred == TensorType(FLOAT, tuple(real.shape))
