@@ -250,6 +250,9 @@ def test_mod_data():
     assert binary("Mod", 13, vec(4 * N + 6, 4 * N + 8, 4 * N), vec(4, 4, -4), attributes={"fmod": 1}) == \
         vec(2, 0, None)
     assert binary("Mod", 13, vec(N - 3), vec(2), attributes={"fmod": 1}) == vec(None)  # N - 3 may be negative
+    # a divisor known only as a symbol gives no remainder, whatever the dividend (even one it divides)
+    assert binary("Mod", 13, vec(7, 4 * N), vec(N, N)) == vec(None, None)
+    assert binary("Mod", 13, vec(7), vec(-N), attributes={"fmod": 1}) == vec(None)
     assert binary("Mod", 13, vec(7.5, -7.5), vec(2.0, 2.0), FLOAT, {"fmod": 1}) == vec(1.5, -1.5)
     assert math.isnan(binary("Mod", 13, vec(1.0), vec(0.0), FLOAT, {"fmod": 1}).values[0])
     for a in range(-9, 10):  # against numpy, both ways
