@@ -171,7 +171,7 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
 
     inputs_read = read_entries(graph.input)
     input_names = inputs_read.names
-    symbols = _LazySymbols(reader.names, lambda prefix: taken_names(model, prefix))
+    symbols = _LazySymbols(reader.names, lambda prefix: taken_names(model, prefix, inputs_read.keys))
     input_values = with_input_symbols(deferred_types(reader, graph.input, inputs_read.keys), symbols)
     origins.update(dict.fromkeys(input_names, INPUT))
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])

@@ -292,6 +292,22 @@ def test_fresh_symbols_avoid_names_in_function_bodies_and_type_attributes(fake_r
     assert fresh == ["unk__3", "unk__4", "unk__5"]
 
 
+def test_fresh_symbols_avoid_names_in_attributes_whose_kind_is_not_set(fake_rules):
+    fake_rules["elementwise"] = lambda ctx: ctx.set_output_shape(0, (ctx.fresh_dim(), ctx.fresh_dim()))
+    typed = onnx.AttributeProto(name="hint")  # no kind: it follows from the field set
+    typed.tp.CopyFrom(helper.make_tensor_type_proto(F, ["unk__0"]))
+    graphed = onnx.AttributeProto(name="body")
+    graphed.g.CopyFrom(helper.make_graph([], "inner", [tensor("i", F, ["unk__1"])], []))
+    custom = helper.make_node("Custom", ["X"], ["Z"], domain="local.custom",
+                              weights=helper.make_tensor("w", F, [2], [1.0, 2.0]))
+    custom.attribute.extend([typed, graphed])
+    nodes = [helper.make_node("Relu", ["X"], ["Y"]), custom]
+    source = model(nodes, [tensor("X", F, [3])], [tensor("Y")],
+                   opsets=[helper.make_opsetid("", 17), helper.make_opsetid("local.custom", 1)])
+    fresh = [str(d) for d in infer(source).values["Y"][0].shape]
+    assert len(set(fresh)) == 2 and not set(fresh) & {"unk__0", "unk__1"}
+
+
 def test_symbolic_dims_round_trip(fake_rules):
     source = model([helper.make_node("Relu", ["X"], ["Y"])],
                    [tensor("X", F, ["batch size", "2*N", None, 5])], [tensor("Y")])
