@@ -233,18 +233,12 @@ class SubgraphInference:
         messages: list[Problem] = [(f"{where}: {error}", error.severity, error.of_form) for error in inner]
         if self.depth == 0:
             messages = [(short_chain(message), severity, of_form) for message, severity, of_form in messages]
-        own = dict(types)
-        if copied:  # the graph's own values only, as a Scope holds them
-            defined = {v.name for v in graph.input}.union(producers)  # an initializer gives way to a value around
-            for name in copied:
-                if name not in defined:
-                    del own[name]
-        record = self.records[id(graph)] = SubgraphRecord(
-            graph, own, producers, value_info_types,
-            {v.name: t for v, t in zip(graph.output, outputs_declared)})
-        self._log.append((id(graph), record))
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, messages)
                         for v, given in zip(graph.output, outputs_declared))
+        record = self.records[id(graph)] = SubgraphRecord(
+            graph, _own_values(types, copied, graph, producers), producers, value_info_types,
+            {v.name: t for v, t in zip(graph.output, outputs_declared)})
+        self._log.append((id(graph), record))
         for problem in messages:
             problems.add(attribute, problem)
         result = Subgraph(graph.name, tuple(inputs), outputs)
@@ -303,6 +297,20 @@ class SubgraphInference:
                              f"conflicts with the declared {describe(declared)} ({conflict})", Severity.ERROR,
                              types_conflict(declared, inferred)))
             return inferred
+
+
+def _own_values(types: dict[str, Any], copied: list[str], graph: Any, producers: dict[str, int]) -> dict[str, Any]:
+    """The values of a graph inferred in the scope ``types`` that are its own, no longer read from
+    around: a :class:`Scope`'s own dict; a plain scope itself, once the values ``copied`` in from
+    around are taken out of it (not copied: a large graph's scope holds many values)."""
+    if type(types) is not dict:
+        return dict(types)
+    if copied:
+        inputs = {value_info.name for value_info in graph.input}
+        for name in copied:
+            if name not in producers and name not in inputs:  # an initializer gives way to a value around
+                del types[name]
+    return types
 
 
 def _as_declared(given: Any, declared: Any) -> Any:
