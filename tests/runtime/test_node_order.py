@@ -272,3 +272,15 @@ def test_a_function_body_called_in_a_branch_reads_only_its_own_names(monkeypatch
     result = opspec.infer(model)
     assert result.errors == [] and result.values["late"][0] == TensorType(F, (2, 3))
     assert outer_checks == []  # the main list, in order, is never checked
+
+
+def test_a_branch_reading_a_name_it_gives_itself_on_a_cycle_is_walked_once_more_in_list_order():
+    # "late" is given on a cycle inside the branch and by a later node around it: the branch's read
+    # of it looks ahead of the main list, yet the main list is in order (the branch defines the name)
+    then = _branch("then", [helper.make_node("Neg", ["late"], ["t"]), helper.make_node("Relu", ["t"], ["late"])], "t")
+    model = _model([_if("c", "y", then, _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e")),
+                    helper.make_node("Relu", ["x"], ["late"])], _INPUTS, ["y", "late"])
+    assert walk_order(model.graph.node) is None
+    result = opspec.infer(model)
+    assert result.errors == []
+    assert result.values["y"][0] == TensorType(F, None) and result.values["late"][0] == TensorType(F, (2, 3))
