@@ -14,7 +14,9 @@ are walked expecting that the list is in order there, and a read inside them tha
 asks the :class:`ListAhead` of each enclosing list whether a node at or after the one being
 inferred gives that value. If one does, :class:`ReadAhead` unwinds to that list's walk, which
 keeps nothing of the node and goes on in the data's order. A graph costs nothing more to walk
-when every value it reads from around it has a type.
+when every value it reads from around it has a type. Once a node has been given up so, the graphs
+of the nodes after it are scanned first (:func:`graphs_read_untyped`): a walk nested in walks that
+each give up their node once would otherwise be walked again a number of times exponential in the depth.
 """
 from __future__ import annotations
 
@@ -42,6 +44,13 @@ def walk_order(nodes: Sequence[Any]) -> list[int] | None:
     if unresolved.isdisjoint(produced):
         return None
     return _sorted(nodes)
+
+
+def graphs_read_untyped(node: Any, types: Any) -> bool:
+    """Whether the graphs ``node`` holds read a value from around them that ``types`` (the walk's
+    types so far, by name) has no type for: only then may the list's order matter to the node."""
+    inner = list(subgraphs(node))
+    return bool(inner) and any(types.get(name) is None for name in _read_from_around(inner))
 
 
 class ListAhead:
@@ -152,4 +161,4 @@ def _read_from_around(graphs: list[Any]) -> set[str]:
     return read
 
 
-__all__ = ["ListAhead", "ReadAhead", "walk_order"]
+__all__ = ["ListAhead", "ReadAhead", "graphs_read_untyped", "walk_order"]

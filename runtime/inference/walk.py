@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
-from opspec.runtime.inference.node_order import ListAhead, ReadAhead, walk_order
+from opspec.runtime.inference.node_order import ListAhead, ReadAhead, graphs_read_untyped, walk_order
 from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
@@ -93,6 +93,10 @@ class Walker(RuleRunner):
         #: The main graph's input types not decoded yet: decoded before anything but a node that
         #: passes its input's type on looks at a value (set by the whole-model driver).
         self.deferred: DeferredTypes | None = None
+        #: Whether a graph has read a value ahead of a list (see :meth:`_ahead`): from then on the graphs
+        #: of a node are scanned for what they read before it is inferred, so that a node is given up
+        #: only by walks already under way (at most one per level of nesting), never again and again.
+        self.read_ahead = False
         self.attributes = AttributeReader()
         self._merged: dict[tuple[Any, Any], Any] = {}
         #: Nodes found to conform to their schema (``check_type``), by op entry, output count,
@@ -183,16 +187,21 @@ class Walker(RuleRunner):
                         continue
                 if around is not None:
                     around.check([name for name, value in zip(in_names, inputs) if value is None], types)
-            if watching and entry.has_graphs:  # its graphs may read values later nodes give: see ``_ahead``
-                if ahead is None:
-                    ahead = ListAhead(nodes, around)
-                    ahead_walk = replace(walk, around=ahead)
-                ahead.position = index
-                if not self._ahead(ahead_walk, entry, index, node, in_names, out_names, inputs):
+            if watching and entry.has_graphs:  # its graphs may read values later nodes give
+                if not self.read_ahead:  # walked expecting they do not: see ``_ahead``
+                    if ahead is None:
+                        ahead = ListAhead(nodes, around)
+                        ahead_walk = replace(walk, around=ahead)
+                    ahead.position = index
+                    if not self._ahead(ahead_walk, entry, index, node, in_names, out_names, inputs):
+                        watching = False
+                        if not order.reorder(index):
+                            order.again(index)
+                    continue
+                if graphs_read_untyped(node, types):
                     watching = False
-                    if not order.reorder(index):
-                        order.again(index)
-                continue
+                    if order.reorder(index):
+                        continue
             data: tuple[Any, ...] | None
             attributes: Mapping[str, Any] | None
             if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
@@ -233,6 +242,7 @@ class Walker(RuleRunner):
             if read.level is not walk.around:
                 raise
             del errors[reported:]
+            self.read_ahead = True
             return False
         self._store(walk, out_names, outputs, output_data, self.data_prop or entry.constant_output, index, node)
         return True

@@ -284,3 +284,36 @@ def test_a_branch_reading_a_name_it_gives_itself_on_a_cycle_is_walked_once_more_
     result = opspec.infer(model)
     assert result.errors == []
     assert result.values["y"][0] == TensorType(F, None) and result.values["late"][0] == TensorType(F, (2, 3))
+
+
+def _nested_reading_ahead(depth: int) -> onnx.ModelProto:
+    """Ifs nested ``depth`` deep, each level's If followed by a node giving ``X<level>``; the
+    innermost graph reads every ``X`` (the deepest level's first), each ahead of its level's list."""
+    def level(index: int) -> tuple[list, str]:
+        if index == depth:
+            return [helper.make_node("Sum", [f"X{k}" for k in reversed(range(depth))], ["deepest"])], "deepest"
+        inner, output = level(index + 1)
+        other = _branch(f"else{index}", [helper.make_node("Abs", ["x"], [f"e{index}"])], f"e{index}")
+        return [_if("c", f"y{index}", _branch(f"then{index}", inner, output), other),
+                helper.make_node("Relu", ["x"], [f"X{index}"])], f"y{index}"
+
+    nodes, output = level(0)
+    return _model(nodes, _INPUTS, [output])
+
+
+def test_graphs_nested_in_lists_that_each_read_ahead_are_walked_a_bounded_number_of_times(monkeypatch):
+    from opspec.runtime.inference import walk
+
+    deepest_walks: list[object] = []
+    real = walk.Walker.run
+
+    def counted(self: Any, graph_walk: Any) -> None:
+        if graph_walk.nodes and graph_walk.nodes[0].op_type == "Sum":
+            deepest_walks.append(graph_walk)
+        real(self, graph_walk)
+
+    monkeypatch.setattr(walk.Walker, "run", counted)
+    depth = 12  # given up and walked again at every level each time, the innermost graph would be walked 2**12 times
+    result = opspec.infer(_nested_reading_ahead(depth))
+    assert result.errors == [] and result.values["y0"][0] == TensorType(F, (2, 3))
+    assert len(deepest_walks) <= 4 * depth
