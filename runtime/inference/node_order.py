@@ -8,11 +8,20 @@ walked in a stable topological order, each as early as its inputs allow and, amo
 in list order. A node reads, besides its inputs, what the graphs it holds read from around them.
 Nodes on a cycle are walked last, in list order (their inputs from the cycle are then unknown):
 never a hang. The list itself is never changed; ``check`` reports the order separately.
+
+The graphs a node holds are not scanned for what they read before the node is inferred: they
+are walked expecting that the list is in order there, and a read inside them that finds no type
+asks the :class:`ListAhead` of each enclosing list whether a node at or after the one being
+inferred gives that value. If one does, :class:`ReadAhead` unwinds to that list's walk, which
+keeps nothing of the node and goes on in the data's order. A graph costs nothing more to walk
+when every value it reads from around it has a type. Once a node has been given up so, the graphs
+of the nodes after it are scanned first (:func:`graphs_read_untyped`): a walk nested in walks that
+each give up their node once would otherwise be walked again a number of times exponential in the depth.
 """
 from __future__ import annotations
 
 from heapq import heapify, heappop, heappush
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from opspec.runtime.inference.graph_checks import subgraphs
 
@@ -42,6 +51,57 @@ def graphs_read_untyped(node: Any, types: Any) -> bool:
     types so far, by name) has no type for: only then may the list's order matter to the node."""
     inner = list(subgraphs(node))
     return bool(inner) and any(types.get(name) is None for name in _read_from_around(inner))
+
+
+class ListAhead:
+    """The values a walk's node list gives at or after ``position``, the node whose graphs are being
+    inferred, for those graphs to ask about (``around``: the same for the enclosing lists, if any of
+    them is being watched too). Each list's first producers are found on the first question."""
+
+    __slots__ = ("nodes", "position", "around", "_first")
+
+    def __init__(self, nodes: Sequence[Any], around: ListAhead | None) -> None:
+        self.nodes = nodes
+        self.position = 0
+        self.around = around
+        self._first: dict[str, int] | None = None
+
+    def check(self, names: Iterable[str], types: Any) -> None:
+        """Raise :class:`ReadAhead` for the innermost list that gives one of ``names`` (values a
+        graph reads, nothing of which has a type in its scope ``types``) at or after its node
+        being inferred. A list that gives a name before that node defines it for the lists
+        around it (an unknown value, not one read ahead)."""
+        for name in names:
+            if not name or name in types:  # omitted, or defined in the graph's scope without a type
+                continue
+            level: ListAhead | None = self
+            while level is not None:
+                first = level._first_producers().get(name)
+                if first is not None:
+                    if first >= level.position:
+                        raise ReadAhead(level)
+                    break
+                level = level.around
+
+    def _first_producers(self) -> dict[str, int]:
+        first = self._first
+        if first is None:
+            first = self._first = {}
+            for position, node in enumerate(self.nodes):
+                for name in node.output[:]:
+                    first.setdefault(name, position)
+        return first
+
+
+class ReadAhead(BaseException):
+    """A graph read a value that its ``level``'s list gives only at or after the node holding it.
+
+    A ``BaseException``: the handlers that turn a failing rule into the node's error must let it
+    pass on its way to that list's walk."""
+
+    def __init__(self, level: ListAhead) -> None:
+        super().__init__()
+        self.level = level
 
 
 def _sorted(nodes: Sequence[Any]) -> list[int]:
@@ -101,4 +161,4 @@ def _read_from_around(graphs: list[Any]) -> set[str]:
     return read
 
 
-__all__ = ["graphs_read_untyped", "walk_order"]
+__all__ = ["ListAhead", "ReadAhead", "graphs_read_untyped", "walk_order"]

@@ -112,7 +112,7 @@ class RuleRunner:
         subgraphs = infer_subgraphs = settle = None
         if entry.has_graphs and self.subgraphs is not None:
             subgraphs, infer_subgraphs, settle = self.subgraphs(index, node, walk.types, datas, walk.opsets, errors,
-                                                                strict)
+                                                                strict, walk.around)
         symbols = self.symbols
         ctx = InferenceContext(schema, list(inputs), given, args=entry.args,
                                data=data_on_demand if data_on_demand is not None else

@@ -39,10 +39,13 @@ def _read_anywhere(graphs: Iterable[Any]) -> set[str]:
         graph = pending.pop()
         own = _own_inputs(graph)
         produced: set[str] = set()
-        for node in graph.node:
-            read.update(name for name in node.input if name not in own)
-            produced.update(node.output)
-            pending.extend(subgraphs(node))
+        inputs: set[str] = set()
+        for node in graph.node[:]:  # (slices: far quicker than iterating the repeated fields)
+            inputs.update(node.input[:])
+            produced.update(node.output[:])
+            if node.attribute:
+                pending.extend(subgraphs(node))
+        read |= inputs - own
         read.update(name for value_info in graph.output
                     if (name := value_info.name) not in own and name not in produced)
     return read
@@ -57,15 +60,17 @@ def outer_names(graph: Any) -> tuple[str, ...]:
     makes reuse rarer, never wrong."""
     defined = _own_inputs(graph)
     outer: dict[str, None] = {}
-    for node in graph.node:
-        for name in node.input:
-            if name not in defined:
-                outer[name] = None
+    for node in graph.node[:]:  # (slices: far quicker than iterating the repeated fields)
+        inputs = node.input[:]
+        if not defined.issuperset(inputs):
+            for name in inputs:
+                if name not in defined:
+                    outer[name] = None
         if node.attribute:
             for name in sorted(_read_anywhere(subgraphs(node))):
                 if name not in defined:
                     outer[name] = None
-        defined.update(node.output)
+        defined.update(node.output[:])
     for value_info in graph.output:
         if value_info.name not in defined:
             outer[value_info.name] = None

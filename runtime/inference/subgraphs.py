@@ -16,6 +16,7 @@ from opspec.runtime.contract import OptionalType, SequenceType, Subgraph, Tensor
 from opspec.runtime.inference.fresh_symbols import kept_names, renewed
 from opspec.runtime.inference.node_errors import Severity
 from opspec.runtime.inference.nesting import MAX_SUBGRAPH_DEPTH, TOO_DEEP_FOR_STACK, out_of_stack, short_chain
+from opspec.runtime.inference.node_order import ListAhead
 from opspec.runtime.inference.read_tensors import initializer_data
 from opspec.runtime.inference.read_types import DimReader
 from opspec.runtime.inference.subgraph_reuse import GraphResults, Reusable
@@ -121,7 +122,8 @@ class SubgraphInference:
         self._reported: dict[int, tuple[list[Any], set[tuple[int, str]]]] = {}
 
     def graphs(self, index: int, node: Any, types: Any, datas: Any, opsets: dict[str, int], errors: list[Any],
-               strict: bool) -> tuple[Mapping[str, Any] | None, Callable[..., Any] | None, Callable[[set[str]], None]]:
+               strict: bool, around: ListAhead | None = None
+               ) -> tuple[Mapping[str, Any] | None, Callable[..., Any] | None, Callable[[set[str]], None]]:
         """The walk's hook (``Walker.subgraphs``): ``node``'s graphs inferred with their declared
         input types, a function that infers one again with other input types, and one that
         reports the problems found in them once the rule has run (given the graphs it said may
@@ -131,7 +133,9 @@ class SubgraphInference:
         The graphs are inferred with their declared types when the rule first asks for one of them
         (every graph then, in the node's order), not before: a rule that infers a body with types of
         its own (Loop, Scan) never needs them so. A graph that nothing inferred by the time the rule
-        has run is inferred then, so that its problems are found and its values written all the same."""
+        has run is inferred then, so that its problems are found and its values written all the same.
+        ``around`` is asked about what they read from around them and find no type for (see
+        :class:`~.node_order.ListAhead`)."""
         graphs = {a.name: a for a in node.attribute if a.type in GRAPH_KINDS}
         if not graphs:
             return None, None, _settle_nothing
@@ -144,7 +148,7 @@ class SubgraphInference:
             if attribute is None:
                 return None
             touched.add(name)
-            owner = (index, node, errors, strict, problems, name)
+            owner = (index, node, errors, strict, problems, name, around)
             if attribute.type == AttrType.GRAPH:
                 return self._infer(attribute.g, input_types, types, datas, opsets, owner)
             return tuple([self._infer(g, input_types, types, datas, opsets, owner) for g in attribute.graphs])
@@ -162,7 +166,7 @@ class SubgraphInference:
 
     def _infer(self, graph: Any, input_types: tuple[Any, ...] | None, outer_types: Any, outer_datas: Any,
                opsets: dict[str, int], owner: tuple[Any, ...]) -> Subgraph:
-        index, node, errors, strict, problems, attribute = owner
+        index, node, errors, strict, problems, attribute, around = owner
         if self.depth >= MAX_SUBGRAPH_DEPTH or out_of_stack():
             bound = f"deeper than {MAX_SUBGRAPH_DEPTH}" if self.depth >= MAX_SUBGRAPH_DEPTH else TOO_DEEP_FOR_STACK
             self.engine.fail(errors, index, node, f"subgraphs nested {bound}", strict)
@@ -218,7 +222,10 @@ class SubgraphInference:
         self.depth += 1
         self._walking[id(inner)] = id(graph) in self.in_model
         try:
-            self.engine.run(GraphWalk(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False))
+            self.engine.run(GraphWalk(graph.node, types, datas, declared, opsets, self.entries, producers, inner, False,
+                                      around))
+            if around is not None:  # an output read from around it, with no type
+                around.check([name for v in graph.output if types.get(name := v.name) is None], types)
         finally:
             self.depth -= 1
             del self._walking[id(inner)]
@@ -226,18 +233,12 @@ class SubgraphInference:
         messages: list[Problem] = [(f"{where}: {error}", error.severity, error.of_form) for error in inner]
         if self.depth == 0:
             messages = [(short_chain(message), severity, of_form) for message, severity, of_form in messages]
-        own = dict(types)
-        if copied:  # the graph's own values only, as a Scope holds them
-            defined = {v.name for v in graph.input}.union(producers)  # an initializer gives way to a value around
-            for name in copied:
-                if name not in defined:
-                    del own[name]
-        record = self.records[id(graph)] = SubgraphRecord(
-            graph, own, producers, value_info_types,
-            {v.name: t for v, t in zip(graph.output, outputs_declared)})
-        self._log.append((id(graph), record))
         outputs = tuple(self._output(types.get(v.name), given, v.name, where, messages)
                         for v, given in zip(graph.output, outputs_declared))
+        record = self.records[id(graph)] = SubgraphRecord(
+            graph, _own_values(types, copied, graph, producers), producers, value_info_types,
+            {v.name: t for v, t in zip(graph.output, outputs_declared)})
+        self._log.append((id(graph), record))
         for problem in messages:
             problems.add(attribute, problem)
         result = Subgraph(graph.name, tuple(inputs), outputs)
@@ -296,6 +297,20 @@ class SubgraphInference:
                              f"conflicts with the declared {describe(declared)} ({conflict})", Severity.ERROR,
                              types_conflict(declared, inferred)))
             return inferred
+
+
+def _own_values(types: dict[str, Any], copied: list[str], graph: Any, producers: dict[str, int]) -> dict[str, Any]:
+    """The values of a graph inferred in the scope ``types`` that are its own, no longer read from
+    around: a :class:`Scope`'s own dict; a plain scope itself, once the values ``copied`` in from
+    around are taken out of it (not copied: a large graph's scope holds many values)."""
+    if type(types) is not dict:
+        return dict(types)
+    if copied:
+        inputs = {value_info.name for value_info in graph.input}
+        for name in copied:
+            if name not in producers and name not in inputs:  # an initializer gives way to a value around
+                del types[name]
+    return types
 
 
 def _as_declared(given: Any, declared: Any) -> Any:

@@ -11,14 +11,14 @@ graph declares and store them. Function calls and graph attributes are handed to
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from opspec.runtime.contract.values import TensorType
 from opspec.runtime.inference.deferred_types import DeferredTypes, UnreadType
 from opspec.runtime.inference.node_errors import NodeError, rule_failure
-from opspec.runtime.inference.node_order import graphs_read_untyped, walk_order
+from opspec.runtime.inference.node_order import ListAhead, ReadAhead, graphs_read_untyped, walk_order
 from opspec.runtime.inference.read_attributes import AttributeReader, attribute_values
 from opspec.runtime.inference.resolve import EntryKind, OpEntry, resolve
 from opspec.runtime.inference.rule_runner import MEMO_LIMIT, RuleRunner
@@ -41,7 +41,9 @@ class GraphWalk:
     outputs; ``declared`` the types the graph declares for values; ``opsets`` the opset imports in
     force; ``entries`` how each ``(domain, op_type)`` is inferred (shared by walks under the same
     imports); ``producers`` records each output's node index (None: not recorded); ``errors``
-    collects the node problems, and ``strict`` raises at the first.
+    collects the node problems, and ``strict`` raises at the first. ``around`` is asked about the
+    values of the enclosing graphs that a read finds no type for (see :class:`.node_order.ListAhead`;
+    None: the graph reads nothing from around it that a list being watched gives later).
     """
 
     nodes: Sequence[Any]
@@ -53,6 +55,7 @@ class GraphWalk:
     producers: dict[str, int] | None
     errors: list[NodeError]
     strict: bool
+    around: ListAhead | None = None
 
 
 class Walker(RuleRunner):
@@ -90,6 +93,10 @@ class Walker(RuleRunner):
         #: The main graph's input types not decoded yet: decoded before anything but a node that
         #: passes its input's type on looks at a value (set by the whole-model driver).
         self.deferred: DeferredTypes | None = None
+        #: Whether a graph has read a value ahead of a list (see :meth:`_ahead`): from then on the graphs
+        #: of a node are scanned for what they read before it is inferred, so that a node is given up
+        #: only by walks already under way (at most one per level of nesting), never again and again.
+        self.read_ahead = False
         self.attributes = AttributeReader()
         self._merged: dict[tuple[Any, Any], Any] = {}
         #: Nodes found to conform to their schema (``check_type``), by op entry, output count,
@@ -123,11 +130,14 @@ class Walker(RuleRunner):
         get_inferred = inferred.get
         deferred = self.deferred if self.deferred is not None and self.deferred.types is types else None
         pass_on = _passing_on(walk, deferred)
-        # The list is walked in its order until a node reads a value nothing has given a type yet (its
-        # graphs too read values around them): then, once, the order is checked, and if it is not the
-        # data's, the rest is walked in the data's order (see :mod:`.node_order`).
+        # The list is walked in its order until a node reads a value nothing has given a type yet (or its
+        # graphs read such a value given later in the list): then, once, the order is checked, and if it is
+        # not the data's, the rest is walked in the data's order (see :mod:`.node_order`).
         watching = True
         order = _Order(nodes)
+        around = walk.around  # the enclosing lists being watched, asked about what this graph reads untyped
+        ahead: ListAhead | None = None  # this list's, once a node holding graphs is walked while watching
+        ahead_walk = walk
         for index, node in order:
             op_type = node.op_type
             domain = node.domain
@@ -139,6 +149,8 @@ class Walker(RuleRunner):
                         watching = False
                         if order.reorder(index):
                             continue
+                    if around is not None:
+                        around.check(node.input[:], types)
                     if deferred is not None:
                         self._decode_deferred()
                         deferred = None
@@ -168,11 +180,28 @@ class Walker(RuleRunner):
                 self._decode_deferred()
                 deferred = None
                 inputs = tuple(map(get_type, in_names))
-            if watching and (None in inputs and _reads_unknown(in_names, inputs)
-                             or entry.has_graphs and graphs_read_untyped(node, types)):
-                watching = False
-                if order.reorder(index):
+            if (watching or around is not None) and None in inputs and _reads_unknown(in_names, inputs):
+                if watching:
+                    watching = False
+                    if order.reorder(index):
+                        continue
+                if around is not None:
+                    around.check([name for name, value in zip(in_names, inputs) if value is None], types)
+            if watching and entry.has_graphs:  # its graphs may read values later nodes give
+                if not self.read_ahead:  # walked expecting they do not: see ``_ahead``
+                    if ahead is None:
+                        ahead = ListAhead(nodes, around)
+                        ahead_walk = replace(walk, around=ahead)
+                    ahead.position = index
+                    if not self._ahead(ahead_walk, entry, index, node, in_names, out_names, inputs):
+                        watching = False
+                        if not order.reorder(index):
+                            order.again(index)
                     continue
+                if graphs_read_untyped(node, types):
+                    watching = False
+                    if order.reorder(index):
+                        continue
             data: tuple[Any, ...] | None
             attributes: Mapping[str, Any] | None
             if quick and entry.types_only:  # nothing else to read: the result follows from input types alone
@@ -195,6 +224,28 @@ class Walker(RuleRunner):
                 self._store(walk, out_names, outputs, output_data, keep_data, index, node)
             else:
                 self._store_found(walk, out_names, found, keep_data, index, node)
+
+    def _ahead(self, walk: GraphWalk, entry: OpEntry, index: int, node: Any, in_names: list[str],
+               out_names: list[str], inputs: tuple[Any, ...]) -> bool:
+        """Infer a node holding graphs while the list's order is not known to be the data's, as if
+        it were (``walk.around`` is the list's :class:`ListAhead`, at this node); whether it was.
+        When one of its graphs reads a value a node at or after it gives (and has no type for it
+        yet), nothing of the node is kept, not even the problems found in it: False."""
+        errors = walk.errors
+        reported = len(errors)
+        try:
+            data, attributes, _, _, conforms = self._read_node(walk, entry, index, node, in_names, len(out_names),
+                                                               inputs)
+            outputs, output_data = self._infer_node(walk, entry, index, node, in_names, len(out_names), inputs,
+                                                    data, attributes, conforms, None)
+        except ReadAhead as read:
+            if read.level is not walk.around:
+                raise
+            del errors[reported:]
+            self.read_ahead = True
+            return False
+        self._store(walk, out_names, outputs, output_data, self.data_prop or entry.constant_output, index, node)
+        return True
 
     def _entry(self, walk: GraphWalk, domain: str, op_type: str) -> OpEntry:
         """How nodes of ``(domain, op_type)`` are inferred under the walk's imports (resolved on first sight)."""
@@ -411,6 +462,11 @@ class _Order:
         self._later = [later for later in order if later >= position]
         deque(self._listed, maxlen=0)  # the rest of the list is not walked in its order
         return True
+
+    def again(self, position: int) -> None:
+        """Walk the list on from ``position`` again (every node before it walked)."""
+        self._later = list(range(position, len(self._nodes)))
+        deque(self._listed, maxlen=0)
 
 
 def _reads_unknown(names: list[str], types: tuple[Any, ...]) -> bool:

@@ -125,12 +125,17 @@ class SubgraphRecord:
 
     def write(self, encoder: TypeEncoder) -> None:
         """Write into the graph; an output keeps what it declares, refined where inference agrees."""
-        types = dict(self.types)
+        types = self.types
+        refined: dict[str, Any] = {}
         for name, declared in self.output_types.items():
             if declared is not None and name in types:
                 try:
-                    types[name] = merge_types(declared, types[name])
+                    value = merge_types(declared, types[name])
                 except TypeConflict:
-                    types[name] = declared  # reported during inference; the declaration stays
-        given = [name for name in types if name not in self.producers]
-        write_graph(self.graph, types, self.producers, given, self.value_info_types, self.output_types, encoder)
+                    value = declared  # reported during inference; the declaration stays
+                if value != types[name]:
+                    refined[name] = value
+        if refined:  # (a copy only then: a large graph holds many values)
+            types = {**types, **refined}
+        # ``given`` would only leave names out of those the nodes produced: the inputs and initializers are none of them.
+        write_graph(self.graph, types, self.producers, (), self.value_info_types, self.output_types, encoder)

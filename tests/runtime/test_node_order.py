@@ -176,3 +176,144 @@ def test_a_branch_reading_only_typed_values_does_not_check_the_order(monkeypatch
     result = opspec.infer(model)
     assert result.errors == [] and result.values["z"][0] == TensorType(F, (2, 3))
     assert calls == []  # both branches read values typed before the If: the list order serves
+
+
+def _if(cond: str, output: str, then: onnx.GraphProto, other: onnx.GraphProto) -> onnx.NodeProto:
+    return helper.make_node("If", [cond], [output], then_branch=then, else_branch=other)
+
+
+def _branch(name: str, nodes: list, output: str) -> onnx.GraphProto:
+    return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(output, F, None)])
+
+
+_INPUTS = [helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("x", F, [2, 3])]
+
+
+def test_a_graph_nested_in_a_branch_reading_a_later_value_waits_for_it():
+    inner = _if("c", "t", _branch("inner_then", [helper.make_node("Neg", ["late"], ["u"])], "u"),
+                _branch("inner_else", [helper.make_node("Abs", ["x"], ["v"])], "v"))
+    outer = _if("c", "y", _branch("then", [inner], "t"), _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e"))
+    model = _model([outer, helper.make_node("Relu", ["x"], ["late"])], _INPUTS, ["y"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["y"][0] == TensorType(F, (2, 3))
+
+
+def test_a_branch_whose_output_is_a_later_value_waits_for_it():
+    then = _branch("then", [], "late")  # no node: the output is read from around the branch
+    model = _model([_if("c", "y", then, _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e")),
+                    helper.make_node("Relu", ["x"], ["late"])], _INPUTS, ["y"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["y"][0] == TensorType(F, (2, 3))
+
+
+def test_a_loop_body_reading_a_later_value_waits_for_it():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["late", "late"], ["scan"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), helper.make_tensor_value_info("scan", F, None)])
+    trips = helper.make_tensor_value_info("n", TensorProto.INT64, [])
+    model = _model([helper.make_node("Loop", ["n", "c"], ["y"], body=body), helper.make_node("Relu", ["x"], ["late"])],
+                   [trips, *_INPUTS], ["y"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["y"][0].shape[1:] == (2, 3)
+
+
+def test_the_problems_found_before_a_branch_reads_ahead_are_reported_once():
+    then = _branch("then", [helper.make_node("Neg", ["late"], ["t"])], "t")
+    # the If's condition is not a bool: a problem of the node's form, found before its branches are walked
+    model = _model([_if("x", "y", then, _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e")),
+                    helper.make_node("Relu", ["x"], ["late"])], _INPUTS, ["y"])
+    errors = opspec.infer(model, check_type=True).errors
+    assert len(errors) == 1 and errors[0].op_type == "If"
+
+
+def test_a_branch_reading_only_typed_values_is_not_scanned(monkeypatch):
+    from opspec.runtime.inference import node_order
+
+    calls: list[object] = []
+    real = node_order._read_from_around
+
+    def counted(graphs: Any) -> set[str]:
+        calls.append(graphs)
+        return real(graphs)
+
+    monkeypatch.setattr(node_order, "_read_from_around", counted)
+    then = _branch("then", [helper.make_node("Neg", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["t"])], "t")
+    model = _model([_if("c", "y", then, _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e")),
+                    helper.make_node("Relu", ["y"], ["z"])], _INPUTS, ["z"])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["z"][0] == TensorType(F, (2, 3))
+    assert calls == []
+
+
+def test_a_function_body_called_in_a_branch_reads_only_its_own_names(monkeypatch):
+    from opspec.runtime.inference import walk
+
+    outer_checks: list[object] = []
+    real = walk.walk_order
+
+    def counted(nodes: Any) -> list[int] | None:
+        if len(nodes) == 2 and nodes[0].op_type == "If":
+            outer_checks.append(nodes)
+        return real(nodes)
+
+    monkeypatch.setattr(walk, "walk_order", counted)
+    # the body's "late" is its own: an op of no known domain gives it, with no type
+    body = [helper.make_node("Mystery", ["a"], ["late"], domain="custom"), helper.make_node("Neg", ["late"], ["b"])]
+    function = helper.make_function("local", "F", ["a"], ["b"], body,
+                                    [helper.make_opsetid("", 21), helper.make_opsetid("custom", 1)])
+    then = _branch("then", [helper.make_node("F", ["x"], ["t"], domain="local")], "t")
+    graph = helper.make_graph([_if("c", "y", then, _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e")),
+                               helper.make_node("Relu", ["x"], ["late"])], "g", _INPUTS,
+                              [helper.make_tensor_value_info("y", F, None)])
+    model = helper.make_model(graph, functions=[function], opset_imports=[
+        helper.make_opsetid("", 21), helper.make_opsetid("local", 1), helper.make_opsetid("custom", 1)])
+    result = opspec.infer(model)
+    assert result.errors == [] and result.values["late"][0] == TensorType(F, (2, 3))
+    assert outer_checks == []  # the main list, in order, is never checked
+
+
+def test_a_branch_reading_a_name_it_gives_itself_on_a_cycle_is_walked_once_more_in_list_order():
+    # "late" is given on a cycle inside the branch and by a later node around it: the branch's read
+    # of it looks ahead of the main list, yet the main list is in order (the branch defines the name)
+    then = _branch("then", [helper.make_node("Neg", ["late"], ["t"]), helper.make_node("Relu", ["t"], ["late"])], "t")
+    model = _model([_if("c", "y", then, _branch("else", [helper.make_node("Abs", ["x"], ["e"])], "e")),
+                    helper.make_node("Relu", ["x"], ["late"])], _INPUTS, ["y", "late"])
+    assert walk_order(model.graph.node) is None
+    result = opspec.infer(model)
+    assert result.errors == []
+    assert result.values["y"][0] == TensorType(F, None) and result.values["late"][0] == TensorType(F, (2, 3))
+
+
+def _nested_reading_ahead(depth: int) -> onnx.ModelProto:
+    """Ifs nested ``depth`` deep, each level's If followed by a node giving ``X<level>``; the
+    innermost graph reads every ``X`` (the deepest level's first), each ahead of its level's list."""
+    def level(index: int) -> tuple[list, str]:
+        if index == depth:
+            return [helper.make_node("Sum", [f"X{k}" for k in reversed(range(depth))], ["deepest"])], "deepest"
+        inner, output = level(index + 1)
+        other = _branch(f"else{index}", [helper.make_node("Abs", ["x"], [f"e{index}"])], f"e{index}")
+        return [_if("c", f"y{index}", _branch(f"then{index}", inner, output), other),
+                helper.make_node("Relu", ["x"], [f"X{index}"])], f"y{index}"
+
+    nodes, output = level(0)
+    return _model(nodes, _INPUTS, [output])
+
+
+def test_graphs_nested_in_lists_that_each_read_ahead_are_walked_a_bounded_number_of_times(monkeypatch):
+    from opspec.runtime.inference import walk
+
+    deepest_walks: list[object] = []
+    real = walk.Walker.run
+
+    def counted(self: Any, graph_walk: Any) -> None:
+        if graph_walk.nodes and graph_walk.nodes[0].op_type == "Sum":
+            deepest_walks.append(graph_walk)
+        real(self, graph_walk)
+
+    monkeypatch.setattr(walk.Walker, "run", counted)
+    depth = 12  # given up and walked again at every level each time, the innermost graph would be walked 2**12 times
+    result = opspec.infer(_nested_reading_ahead(depth))
+    assert result.errors == [] and result.values["y0"][0] == TensorType(F, (2, 3))
+    assert len(deepest_walks) <= 4 * depth

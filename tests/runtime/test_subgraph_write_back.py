@@ -80,3 +80,31 @@ def test_a_declared_body_output_is_kept_and_refined():
     body.output[1].CopyFrom(helper.make_tensor_value_info("s_out", F, ["N", None]))
     out = _body(opspec.infer_shapes(model)).output[1]
     assert _dims(out) == (F, ["N", 3])
+
+
+def _branch_reading_around(outer_values: int):
+    """An If whose then-branch holds an initializer named like an outer value (the outer value
+    comes first), declares another outer value in its value_info, reads both and gives one value
+    of its own; ``outer_values`` more
+    values around it decide whether its scope copies them in or reads through to them."""
+    then = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["own"]), helper.make_node("Neg", ["own"], ["t"])], "then", [],
+        [helper.make_tensor_value_info("t", F, None)],
+        [numpy_helper.from_array(np.zeros((5,), np.float32), "w")],  # gives way to the outer "w"
+        value_info=[helper.make_tensor_value_info("x", F, None)])  # an outer value: not the branch's to write
+    other = helper.make_graph([helper.make_node("Abs", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, None)])
+    inputs = [helper.make_tensor_value_info(name, F, [2, 3]) for name in ("x", "w")]
+    inputs += [helper.make_tensor_value_info(f"pad{i}", F, [1]) for i in range(outer_values)]
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)], "g",
+        [helper.make_tensor_value_info("c", B, []), *inputs], [helper.make_tensor_value_info("y", F, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_branch_writes_only_its_own_values_whether_its_scope_copies_the_values_around_it_or_not():
+    for outer_values in (0, 100):  # a few values around: copied into the branch's scope; many: read through
+        inferred = opspec.infer_shapes(_branch_reading_around(outer_values))
+        then = {a.name: a.g for a in inferred.graph.node[0].attribute}["then_branch"]
+        assert {v.name: _dims(v) for v in then.value_info} == {"x": (F, None), "own": (F, [2, 3])}
+        assert [_dims(v) for v in then.output] == [(F, [2, 3])]
