@@ -126,7 +126,10 @@ class ArgumentReaders:
             return None
         if not isinstance(value, (list, tuple)):
             self.fail(f"attribute '{self.named(key)}' must be a list of ints, got {value!r}")
-        return tuple(v if type(v) is int else self._integer(key, v) for v in value)
+        for item in value:
+            if type(item) is not int:
+                return tuple(v if type(v) is int else self._integer(key, v) for v in value)
+        return tuple(value)
 
     def _integer(self, key: str, value: object) -> int:
         """``value`` of attribute argument ``key`` as an int, or a node error naming it."""
