@@ -215,6 +215,10 @@ def _rank_at(inputs: Sequence[Any], position: int) -> int | None:
     return None
 
 
+# Members read once here: reading an enum class's member costs several times a module global.
+_INT, _INTS, _FLOAT, _STRING = AttrType.INT, AttrType.INTS, AttrType.FLOAT, AttrType.STRING
+
+
 @dataclass(frozen=True, slots=True)
 class _QuickCheck:
     """One attribute's constraint, made ready to pass a value that plainly fits it: every limit
@@ -242,7 +246,7 @@ class _QuickCheck:
         """Whether ``value`` surely breaks no limit, given the node's input types ``inputs``."""
         kind = self.kind
         items: Sequence[Any]
-        if kind is AttrType.INTS:
+        if kind is _INTS:
             if type(value) is not list and type(value) is not tuple:
                 return False
             for item in value:
@@ -257,15 +261,15 @@ class _QuickCheck:
                 if rank is not None and count != self.length_scale * rank + self.length_offset:
                     return False
             items = value
-        elif kind is AttrType.INT:
+        elif kind is _INT:
             if type(value) is not int:
                 return False
             items = (value,)
-        elif kind is AttrType.FLOAT:
+        elif kind is _FLOAT:
             if type(value) is not float and type(value) is not int:
                 return False
             items = (value,)
-        elif kind is AttrType.STRING:
+        elif kind is _STRING:
             if type(value) is not str:
                 return False
             items = (value,)
