@@ -348,7 +348,8 @@ _QUICK: dict[int, tuple[Any, Mapping[str, _QuickCheck | None]]] = {}
 def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[Violation]:
     """Every way the node's ``attributes`` (plain values by name) break their constraints,
     given the node's input types ``inputs`` (None where unknown)."""
-    checks = _quick_checks(schema)
+    found = _QUICK.get(id(schema))  # as _quick_checks, without a call where it is made already
+    checks = found[1] if found is not None and found[0] is schema else _quick_checks(schema)
     for name in attributes:
         if name in checks:
             check = checks[name]
