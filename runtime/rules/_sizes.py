@@ -71,17 +71,18 @@ def same_size(a: Sequence | None, b: Sequence) -> bool:
 
 def size_quotient(whole: Sequence | None, part: Sequence):
     """The dim that ``part``'s dims make up ``whole``'s element count with (Reshape's -1), where it
-    plainly follows: every symbolic dim of ``part`` is one of ``whole``'s and each a single term
-    (``N``, ``2*N``; the quotient is then the one symbolic division gives), and the product of
-    ``part``'s known dims divides that of ``whole``'s. None when it takes symbolic arithmetic."""
+    plainly follows: every symbolic dim of ``part`` is one of ``whole``'s, the product of ``part``'s
+    known dims divides that of ``whole``'s, and either what ``part`` takes or what it leaves is a
+    single term (``N``, ``2*N*M``: then the quotient is the one symbolic division finds). None when it
+    takes symbolic arithmetic."""
     if whole is None:
         return None
     first, second = _factors(whole), _factors(part)
     if first is None or second is None or first[0] % second[0]:
         return None
-    if not all(dim.single_term for dim in second[1]):
-        return None
     left = _leftover(first[1], second[1])
     if left is None:
+        return None
+    if not all(dim.single_term for dim in second[1]) and not all(dim.single_term for dim in left):
         return None
     return num_elements((first[0] // second[0], *left))

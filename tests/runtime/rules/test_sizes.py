@@ -17,13 +17,18 @@ def test_a_symbolic_factor_that_pairs_up_needs_no_product():
     assert size_quotient((N, S, 96), (N, S, 3)) == 32
     assert size_quotient((N, 56, 56, 96), (N, 56)) == 5376
     assert size_quotient((N, S, 12), (S, 4)) == 3 * N
+    seq = S // 10 - 1  # a sum, as strided convolutions leave sequence lengths
+    assert size_quotient((N, seq, 128), (N, seq, 32)) == 4
+    assert size_quotient((N, seq, 128), (N, 4)) == 32 * seq
 
 
 def test_what_needs_symbolic_arithmetic_is_left_to_it():
     assert not same_size((N, M), (parse_dim("N*M"),))  # equal, but only a product shows it
     assert size_quotient((parse_dim("N*M"), 4), (N,)) is None
     assert size_quotient((N, 6), (4,)) is None  # 6*N/4 is not an exact product of these dims
-    assert size_quotient((parse_dim("N+1"), 2), (parse_dim("N+1"),)) is None  # a sum divides only in full
+    # a sum over a sum: symbolic division finds only single-term quotients
+    assert size_quotient((parse_dim("N+1"), parse_dim("M+1"), 2), (parse_dim("N+1"),)) is None
+    assert size_quotient((parse_dim("N+1"), 2), (parse_dim("N+1"),)) == 2
     assert size_quotient((N, 0), (N,)) is None and not same_size((N, None), (N, None))
 
 
