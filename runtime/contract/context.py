@@ -69,7 +69,11 @@ def _fits(kind: int, value: object) -> bool:
         return type(value) in scalar
     element = _LIST_KINDS.get(kind)
     if element is not None:
-        return type(value) is list and all(type(v) in element for v in value)
+        if type(value) is not list:
+            return False
+        for item in value:  # a loop: most lists are short, and a generator costs more than it walks
+            if type(item) not in element:
+                return False
     return True
 
 
