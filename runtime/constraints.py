@@ -205,9 +205,161 @@ def _same_length_violations(other: str, value: Any, attributes: Mapping[str, Any
     return [f"has {len(value)} values, but '{other}' has {len(given)}"]
 
 
+def _rank_at(inputs: Sequence[Any], position: int) -> int | None:
+    """The rank of actual input ``position`` (of its elements, for a sequence), when known (as :func:`_rank`)."""
+    value = inputs[position] if position < len(inputs) else None
+    if type(value) is SequenceType:
+        value = value.elem
+    if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
+        return len(value.shape)
+    return None
+
+
+# Members read once here: reading an enum class's member costs several times a module global.
+_INT, _INTS, _FLOAT, _STRING = AttrType.INT, AttrType.INTS, AttrType.FLOAT, AttrType.STRING
+
+
+@dataclass(frozen=True, slots=True)
+class _QuickCheck:
+    """One attribute's constraint, made ready to pass a value that plainly fits it: every limit
+    of a number, a string or a list of ints, and the axis range and list length an input's rank
+    sets. It only ever says "fits"; anything else (a relation to dims, a value of another kind,
+    a limit broken) goes to the full check, which words the problem."""
+
+    kind: AttrType
+    low: float | None
+    low_open: bool
+    high: float | None
+    high_open: bool
+    allowed: frozenset[object] | None
+    min_length: int | None
+    max_length: int | None
+    #: The actual input whose rank bounds an axis (``axis_of``), and what the range adds to that rank.
+    axis_at: int | None
+    axis_extra: int
+    #: The actual input whose rank sets the list's length (``length_of``), and the length's scale and offset.
+    length_at: int | None
+    length_scale: int
+    length_offset: int
+
+    def fits(self, value: Any, inputs: Sequence[Any]) -> bool:
+        """Whether ``value`` surely breaks no limit, given the node's input types ``inputs``."""
+        kind = self.kind
+        items: Sequence[Any]
+        if kind is _INTS:
+            if type(value) is not list and type(value) is not tuple:
+                return False
+            for item in value:
+                if type(item) is not int:
+                    return False
+            count = len(value)
+            if self.min_length is not None and count < self.min_length \
+                    or self.max_length is not None and count > self.max_length:
+                return False
+            if self.length_at is not None:
+                rank = _rank_at(inputs, self.length_at)
+                if rank is not None and count != self.length_scale * rank + self.length_offset:
+                    return False
+            items = value
+        elif kind is _INT:
+            if type(value) is not int:
+                return False
+            items = (value,)
+        elif kind is _FLOAT:
+            if type(value) is not float and type(value) is not int:
+                return False
+            items = (value,)
+        elif kind is _STRING:
+            if type(value) is not str:
+                return False
+            items = (value,)
+        else:  # a tensor, held to its element count alone
+            shape = getattr(value, "shape", None)
+            if type(shape) is not tuple:
+                return False
+            count = 1
+            for dim in shape:
+                if type(dim) is not int:
+                    return False
+                count *= dim
+            return (self.min_length is None or count >= self.min_length) \
+                and (self.max_length is None or count <= self.max_length)
+        allowed, low, high = self.allowed, self.low, self.high
+        for item in items:
+            if allowed is not None and item not in allowed:
+                return False
+            if low is not None and (item <= low if self.low_open else item < low):
+                return False
+            if high is not None and (item >= high if self.high_open else item > high):
+                return False
+        if self.axis_at is not None:
+            rank = _rank_at(inputs, self.axis_at)
+            if rank is not None:
+                bound = rank + self.axis_extra
+                if bound == 0:
+                    return False
+                for item in items:
+                    if not -bound <= item < bound:
+                        return False
+        return True
+
+
+def _quick_check(schema: Any, kind: AttrType, constraint: Any) -> _QuickCheck | None:
+    """``constraint`` of an attribute of ``kind`` made a :class:`_QuickCheck` (None when it has a
+    part only the full check weighs: a relation to dims, another list's length, letters of
+    either case, or an input's rank bounding a kind it does not apply to)."""
+    listed, numbers = kind is AttrType.INTS, kind in (AttrType.INT, AttrType.INTS, AttrType.FLOAT)
+    bounded = constraint.minimum is not None or constraint.maximum is not None
+    if kind is AttrType.TENSOR:
+        if bounded or constraint.allowed is not None or constraint.axis_of is not None \
+                or constraint.length_of is not None or constraint.length_as is not None or constraint.relations:
+            return None
+    elif kind not in (AttrType.INT, AttrType.INTS, AttrType.FLOAT, AttrType.STRING) or constraint.relations \
+            or constraint.length_as is not None or constraint.ignore_case or (bounded and not numbers) \
+            or (constraint.length_of is not None and not listed) \
+            or (constraint.axis_of is not None and kind not in (AttrType.INT, AttrType.INTS)) \
+            or (not listed and (constraint.min_length is not None or constraint.max_length is not None)):
+        return None
+    try:
+        allowed = frozenset(constraint.allowed) if constraint.allowed is not None else None
+    except TypeError:  # an unhashable choice: compared one by one by the full check
+        return None
+    axis_at = _position(schema.inputs, constraint.axis_of) if constraint.axis_of is not None else None
+    length_at = _position(schema.inputs, constraint.length_of) if constraint.length_of is not None else None
+    return _QuickCheck(kind, constraint.minimum, constraint.exclusive_minimum, constraint.maximum,
+                       constraint.exclusive_maximum, allowed, constraint.min_length, constraint.max_length,
+                       axis_at, constraint.axis_extra, length_at, constraint.length_scale, constraint.length_offset)
+
+
+def _quick_checks(schema: Any) -> Mapping[str, _QuickCheck | None]:
+    """Each constrained attribute of ``schema`` with its :class:`_QuickCheck` (made once per schema)."""
+    found = _QUICK.get(id(schema))
+    if found is None or found[0] is not schema:
+        checks = {name: _quick_check(schema, AttrType(spec.type), spec.constraint)
+                  for name, spec in schema.attributes.items() if spec.constraint is not None}
+        found = _QUICK[id(schema)] = (schema, checks)  # holding the schema keeps its id from being reused
+    return found[1]
+
+
+#: :func:`_quick_checks` by the schema's identity: schemas are few, nodes many.
+_QUICK: dict[int, tuple[Any, Mapping[str, _QuickCheck | None]]] = {}
+
+
 def attribute_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[Violation]:
     """Every way the node's ``attributes`` (plain values by name) break their constraints,
     given the node's input types ``inputs`` (None where unknown)."""
+    found = _QUICK.get(id(schema))  # as _quick_checks, without a call where it is made already
+    checks = found[1] if found is not None and found[0] is schema else _quick_checks(schema)
+    for name in attributes:
+        if name in checks:
+            check = checks[name]
+            if check is None or not check.fits(attributes[name], inputs):
+                return _all_violations(schema, attributes, inputs)
+    return []
+
+
+def _all_violations(schema: Any, attributes: Mapping[str, Any], inputs: Sequence[Any]) -> list[Violation]:
+    """:func:`attribute_violations` weighing every constraint in full."""
     violations: list[Violation] = []
     declared = schema.attributes
     for name in attributes:

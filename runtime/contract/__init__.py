@@ -7,7 +7,7 @@ the size limits, the typed argument readers and the ``rule`` declaration.
 from __future__ import annotations
 
 from opspec.runtime.contract import elements
-from opspec.runtime.contract.arguments import ABSENT, IntList, element
+from opspec.runtime.contract.arguments import ABSENT, IntList, dims_of, element
 from opspec.runtime.contract.context import InferenceContext, InferenceError, Subgraph
 from opspec.runtime.contract.positions import bind_formals
 from opspec.runtime.contract.declare import (
@@ -38,5 +38,5 @@ __all__ = [
     "ABSENT", "BOOL", "DATA_LIMIT", "Data", "FLOAT", "INT64", "InferenceContext", "InferenceError", "IntList",
     "MAX_DIM", "MAX_RANK", "MapType", "Operand", "OptionalType", "RuleParam", "RuleSpec", "STRING", "SequenceType",
     "SparseTensorType", "Subgraph", "TensorType", "TensorValue", "UNDEFINED", "attribute", "bind_formals",
-    "element", "elements", "input", "input_or_attribute", "option", "rule", "rule_spec", "type_string",
+    "dims_of", "element", "elements", "input", "input_or_attribute", "option", "rule", "rule_spec", "type_string",
 ]

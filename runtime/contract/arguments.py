@@ -8,7 +8,7 @@ through these methods, so each conversion is written once.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, NoReturn, cast
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, NoReturn, Sequence, cast
 
 from opspec.runtime.contract.elements import element_code
 from opspec.runtime.contract.limits import MAX_RANK
@@ -56,6 +56,16 @@ def element(value: object) -> Dim:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
+
+
+def dims_of(values: Sequence[object]) -> tuple[Dim, ...]:
+    """Data elements as dim-like values (see :func:`element`): the values themselves, as a
+    tuple, when each is one already (propagated shapes and sizes are)."""
+    for value in values:
+        kind = type(value)
+        if kind is not int and kind is not Sym and value is not None:
+            return tuple(map(element, values))
+    return cast("tuple[Dim, ...]", values if type(values) is tuple else tuple(values))
 
 
 class ArgumentReaders:
@@ -116,7 +126,10 @@ class ArgumentReaders:
             return None
         if not isinstance(value, (list, tuple)):
             self.fail(f"attribute '{self.named(key)}' must be a list of ints, got {value!r}")
-        return tuple(v if type(v) is int else self._integer(key, v) for v in value)
+        for item in value:
+            if type(item) is not int:
+                return tuple(v if type(v) is int else self._integer(key, v) for v in value)
+        return tuple(value)
 
     def _integer(self, key: str, value: object) -> int:
         """``value`` of attribute argument ``key`` as an int, or a node error naming it."""
@@ -154,7 +167,7 @@ class ArgumentReaders:
         if name in self.schema.attributes:
             value = self.attribute(name)
             if value is not None:
-                values = tuple(element(v) for v in (value if isinstance(value, (list, tuple)) else [value]))
+                values = dims_of(value if isinstance(value, (list, tuple)) else (value,))
                 return IntList(True, values, len(values))
         return ABSENT
 
@@ -163,7 +176,7 @@ class ArgumentReaders:
         if data is not None:
             if len(data.shape) > 1:
                 self.fail(f"input '{name}' must be 1-D, got shape {format_shape(data.shape)}")
-            values = tuple(element(v) for v in data.values)
+            values = dims_of(data.values)
             return IntList(True, values, len(values))
         shape = self.input_shape(index)
         if shape is not None and len(shape) > 1:

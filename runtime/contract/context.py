@@ -51,6 +51,7 @@ _KIND_NAMES = {AttrType.FLOAT: "a float", AttrType.INT: "an int", AttrType.STRIN
                AttrType.STRINGS: "a list of strings"}
 # Members read once here: reading an enum class's member costs several times a module global.
 _VARIADIC, _TENSOR = FormalParameterOption.Variadic, AttrType.TENSOR
+_tuple_new = tuple.__new__
 #: What a name the schema does not have resolves to (a position is never negative; BY_NODE is -1).
 _UNKNOWN = BY_NODE - 1
 
@@ -68,7 +69,11 @@ def _fits(kind: int, value: object) -> bool:
         return type(value) in scalar
     element = _LIST_KINDS.get(kind)
     if element is not None:
-        return type(value) is list and all(type(v) in element for v in value)
+        if type(value) is not list:
+            return False
+        for item in value:  # a loop: most lists are short, and a generator costs more than it walks
+            if type(item) not in element:
+                return False
     return True
 
 
@@ -331,7 +336,7 @@ class InferenceContext(ArgumentReaders):
             if elem is None:
                 value = outputs[index]
                 elem = value.elem if type(value) is TensorType else UNDEFINED
-            outputs[index] = TensorType(elem, shape)
+            outputs[index] = _tuple_new(TensorType, (elem, shape))  # TensorType(elem, shape), without its __new__
 
 
     def set_output_data(self, index: Operand, data: Data) -> None:

@@ -17,12 +17,17 @@ _AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 class Window:
     """Validated window attributes for ``count`` spatial axes."""
 
-    def __init__(self, ctx: InferenceContext, count: int, kernel: Sequence) -> None:
+    def __init__(self, ctx: InferenceContext, count: int, kernel: Sequence,
+                 given: tuple[Sequence[int] | None, Sequence[int] | None, Sequence[int] | None] | None = None) -> None:
+        """``given``: the node's ``(strides, dilations, pads)`` as ``ctx.ints_attr`` reads them (None
+        where unset), when the rule has read them already; else they are read here."""
         self.count = count
         self.kernel = tuple(kernel)
-        self.strides = ctx.ints_attr("strides") or (1,) * count
-        self.dilations = ctx.ints_attr("dilations") or (1,) * count
-        self.pads = ctx.ints_attr("pads") or (0,) * (2 * count)
+        strides, dilations, pads = given if given is not None else (
+            ctx.ints_attr("strides"), ctx.ints_attr("dilations"), ctx.ints_attr("pads"))
+        self.strides = strides or (1,) * count
+        self.dilations = dilations or (1,) * count
+        self.pads = pads or (0,) * (2 * count)
         self.auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
         self.ceil_mode = ctx.flag_attr("ceil_mode")
         for name, values, length in (("strides", self.strides, count), ("dilations", self.dilations, count),

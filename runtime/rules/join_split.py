@@ -4,7 +4,8 @@ Known 1-D data flows through them (shapes assembled with ``Concat``, picked with
 """
 from __future__ import annotations
 
-from opspec.runtime.contract import DATA_LIMIT, Data, InferenceContext, attribute, element, input_or_attribute, rule
+from opspec.runtime.contract import (DATA_LIMIT, Data, InferenceContext, attribute, dims_of, element,
+                                     input_or_attribute, rule)
 from opspec.runtime.rules._axes import NEGATIVE_AXES, all_ints, axis_arg, shape_of
 from opspec.runtime.shape import (
     Dim,
@@ -71,7 +72,7 @@ def _concat_data(ctx: InferenceContext, indices: range, shapes: list) -> None:
     for i, s in zip(indices, shapes):
         data = ctx.input_data(i)
         if data is not None:
-            values.extend(element(v) for v in data.values)
+            values.extend(dims_of(data.values))
             any_known = True
         elif s is not None and type(s[0]) is int and s[0] <= DATA_LIMIT:
             values.extend([None] * s[0])

@@ -94,7 +94,7 @@ def conv(ctx: InferenceContext) -> None:
             if type(dim) is int and dim != k:
                 ctx.fail(f"kernel_shape {list(kernel_attr)} disagrees with W {format_shape(w)}")
         kernel = kernel_attr
-    window = Window(ctx, count, kernel)
+    window = Window(ctx, count, kernel, (strides, dilations, pads))
     ctx.set_output_shape(0, (x[0], filters) + window.output_dims(ctx, x[2:]))
 
 

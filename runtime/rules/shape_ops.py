@@ -11,6 +11,7 @@ from typing import Sequence
 from opspec.runtime.contract import INT64, Data, InferenceContext, attribute, input, input_or_attribute, rule
 from opspec.runtime.rules._axes import NEGATIVE_AXES, pass_data, refuse_negative, shape_of
 from opspec.runtime.rules._dims import named_where_undecided
+from opspec.runtime.rules._sizes import same_size, size_quotient
 from opspec.runtime.shape import broadcast_shapes, div_dim, format_dim, format_shape, num_elements, ShapeError
 
 
@@ -25,45 +26,52 @@ def reshape(ctx: InferenceContext) -> None:
         return
     allowzero = ctx.flag_attr("allowzero")
     requested = target.values
-    text = "(" + ", ".join(format_dim(v) for v in requested) + ")"
+
+    def text() -> str:  # the requested shape as errors show it, made only for one
+        return "(" + ", ".join(format_dim(v) for v in requested) + ")"
+
     if requested.count(-1) > 1:
-        ctx.fail(f"shape {text} has more than one -1")
+        ctx.fail(f"shape {text()} has more than one -1")
     if allowzero and -1 in requested and 0 in requested:
-        ctx.fail(f"shape {text} has both 0 and -1, which allowzero=1 forbids")
+        ctx.fail(f"shape {text()} has both 0 and -1, which allowzero=1 forbids")
     out: list = []
     inferred = None
     for i, value in enumerate(requested):
         if type(value) is int and value < -1:
-            ctx.fail(f"shape {text} has the invalid entry {value}")
+            ctx.fail(f"shape {text()} has the invalid entry {value}")
         if value == -1:
             inferred = i
             out.append(None)
         elif value == 0 and not allowzero:
             if source is not None and i >= len(source):
-                ctx.fail(f"shape {text} copies dim {i} (0) but the input {format_shape(source)} "
+                ctx.fail(f"shape {text()} copies dim {i} (0) but the input {format_shape(source)} "
                          f"has rank {len(source)}")
             out.append(source[i] if source is not None else None)
         else:
             out.append(value)
-    total = num_elements(source)
     if inferred is not None:
-        rest = num_elements(tuple(out[:inferred] + out[inferred + 1:]))
-        if rest == 0:
-            if type(total) is int and total != 0:
-                ctx.fail(f"cannot reshape {format_shape(source)} ({total} elements) into {text}")
-        elif total is not None and rest is not None:
-            try:
-                out[inferred] = div_dim(total, rest)
-            except ShapeError:
-                ctx.fail(f"cannot reshape {format_shape(source)} ({format_dim(total)} elements) into "
-                         f"{text}: {format_dim(total)} is not a multiple of {format_dim(rest)}")
-    else:
-        wanted = num_elements(tuple(out))
+        others = out[:inferred] + out[inferred + 1:]
+        quotient = size_quotient(source, others)
+        if quotient is not None:
+            out[inferred] = quotient
+        else:
+            total, rest = num_elements(source), num_elements(tuple(others))
+            if rest == 0:
+                if type(total) is int and total != 0:
+                    ctx.fail(f"cannot reshape {format_shape(source)} ({total} elements) into {text()}")
+            elif total is not None and rest is not None:
+                try:
+                    out[inferred] = div_dim(total, rest)
+                except ShapeError:
+                    ctx.fail(f"cannot reshape {format_shape(source)} ({format_dim(total)} elements) into "
+                             f"{text()}: {format_dim(total)} is not a multiple of {format_dim(rest)}")
+    elif not same_size(source, out):
+        total, wanted = num_elements(source), num_elements(tuple(out))
         if total is not None and wanted is not None:
             difference = total - wanted
             if type(difference) is int and difference != 0:
                 ctx.fail(f"cannot reshape {format_shape(source)} ({format_dim(total)} elements) into "
-                         f"{text} ({format_dim(wanted)} elements)")
+                         f"{text()} ({format_dim(wanted)} elements)")
     shape = tuple(out)
     ctx.set_output_shape("reshaped", shape)
     pass_data(ctx, shape)

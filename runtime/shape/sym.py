@@ -492,6 +492,12 @@ class Sym:
         """True for a plain (possibly opaque) named symbol, False for a compound expression."""
         return self.name is not None
 
+    @property
+    def single_term(self) -> bool:
+        """True for one term: a symbol, or symbols (floors, mins, maxes) multiplied together and by a
+        constant (``N``, ``2*N*M``); False for a sum (``N+1``)."""
+        return self.name is not None or len(self._terms) == 1
+
     def names(self) -> FrozenSet[str]:
         """All symbol names the expression mentions."""
         out: set = set()
