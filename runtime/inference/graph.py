@@ -99,24 +99,6 @@ class GraphOutcome:
                 yield name, types.get(name), labels[index]
 
 
-class _LazySymbols(SymbolTable):
-    """A symbol table that, before its first fresh name, reserves the names of that form the
-    rest of the model uses (read by ``pending`` from the table's prefix)."""
-
-    __slots__ = ("_pending",)
-
-    def __init__(self, names: Iterable[str], pending: Callable[[str], Iterable[str]]) -> None:
-        super().__init__(names)
-        self._pending: Callable[[str], Iterable[str]] | None = pending
-
-    def fresh_name(self) -> str:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            for name in pending(self._prefix):
-                self.add(name)
-        return super().fresh_name()
-
-
 #: IR versions before this one list every initializer as a graph input as well.
 _IR_INITIALIZERS_APART = 4
 
@@ -171,7 +153,7 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
 
     inputs_read = read_entries(graph.input)
     input_names = inputs_read.names
-    symbols = _LazySymbols(reader.names, lambda prefix: taken_names(model, prefix, inputs_read.keys))
+    symbols = SymbolTable(reader.names, taken=lambda prefix: taken_names(model, prefix, inputs_read.keys))
     input_values = with_input_symbols(deferred_types(reader, graph.input, inputs_read.keys), symbols)
     origins.update(dict.fromkeys(input_names, INPUT))
     types.update([(name, value) for name, value in zip(input_names, input_values) if value is not None])

@@ -42,3 +42,25 @@ def test_fresh_names_never_repeat():
 def test_custom_prefix():
     table = SymbolTable(["s0"], prefix="s")
     assert table.fresh_name() == "s1"
+
+
+def test_fresh_names_made_together_are_those_made_one_by_one():
+    taken = [f"unk__{i}" for i in (1, 2, 5, 9, 10, 11)]
+    one_by_one, together = SymbolTable(taken), SymbolTable(taken)
+    expected = [one_by_one.fresh_name() for _ in range(7)] + [one_by_one.fresh_name()]
+    assert together.fresh_names(7) + together.fresh_names(0) + [together.fresh_name()] == expected
+    assert together.names_issued == one_by_one.names_issued and together.issued == one_by_one.issued == 8
+    assert together.fresh_names(3) == [one_by_one.fresh_name() for _ in range(3)]
+
+
+def test_taken_names_are_reserved_before_the_first_fresh_name_only():
+    asked = []
+
+    def taken(prefix):
+        asked.append(prefix)
+        return [f"{prefix}0", f"{prefix}2"]
+
+    table = SymbolTable(["N"], taken=taken)
+    assert "N" in table and "unk__0" not in table and asked == []  # looking a name up does not search the model
+    assert table.fresh_names(2) == ["unk__1", "unk__3"] and asked == ["unk__"]
+    assert table.fresh_name() == "unk__4" and asked == ["unk__"]
