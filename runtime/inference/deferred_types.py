@@ -6,8 +6,9 @@ its bytes and element type. A node whose output type is its input's, unchanged (
 ``passes_input_type``), hands the object on, and the write-back writes it from its bytes: such
 dims never become symbolic objects. Whatever else looks at one (another rule, a subgraph, a
 function body, a declared type to merge with, the report) first has :class:`DeferredTypes`
-decode them all at once, as they would have been read at the start. A type with a dim of
-neither value nor name is read at once: each such dim gets a symbol of its own input.
+decode them all at once, as they would have been read at the start. A dim of neither value
+nor name is plain too (a writer writes an unknown dim so); a graph input's such dims are
+named in its bytes (see :mod:`.input_symbols`).
 """
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ LONGEST_PLAIN_NAME = 32
 
 @cache
 def _plain_dims() -> re.Pattern[bytes]:
-    """``TensorShapeProto.dim`` fields as a writer writes plain dims: a number of one to three
-    varint bytes or a name of ASCII identifier characters, each name length spelled
+    """``TensorShapeProto.dim`` fields as a writer writes plain dims: none of either, a number
+    of one to three varint bytes or a name of ASCII identifier characters, each name length spelled
     out with its own length bytes, so that a match is a reading field by field (compiled on
     first use: it takes a few milliseconds)."""
-    forms = [rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]"]
+    forms = [rb"\x00", rb"\x02\x08[\x00-\x7f]", rb"\x03\x08[\x80-\xff][\x01-\x7f]", rb"\x04\x08[\x80-\xff][\x80-\xff][\x01-\x7f]"]
     forms += [re.escape(bytes((size + 2, 0x12, size))) + rb"[A-Za-z_][A-Za-z0-9_]{%d}" % (size - 1)
               for size in range(1, LONGEST_PLAIN_NAME + 1)]
     # No two forms start alike, so nothing is ever given back: a possessive repeat (Python 3.11
@@ -44,17 +45,25 @@ def _plain_dims() -> re.Pattern[bytes]:
 
 class UnreadType:
     """A tensor type not decoded yet: ``key``, its ``TypeProto`` bytes (what writing it gives),
-    ``elem`` its element type (never 0), read from the ``type`` of ``holders[position]``."""
+    ``elem`` its element type (never 0), read from the ``type`` of ``holders[position]``, or,
+    with ``from_key``, that type with more said in ``key`` (a graph input's unnamed dims named)."""
 
-    __slots__ = ("key", "elem", "_holders", "_position")
+    __slots__ = ("key", "elem", "_holders", "_position", "_from_key")
 
-    def __init__(self, key: bytes, elem: int, holders: Sequence[Any], position: int) -> None:
+    def __init__(self, key: bytes, elem: int, holders: Sequence[Any], position: int, from_key: bool = False) -> None:
         self.key, self.elem, self._holders, self._position = key, elem, holders, position
+        self._from_key = from_key
 
     @property
     def message(self) -> Any:
-        """The ``TypeProto`` it was read from."""
-        return self._holders[self._position].type
+        """The ``TypeProto`` that ``key`` serializes."""
+        held = self._holders[self._position].type
+        return type(held).FromString(self.key) if self._from_key else held
+
+    def with_key(self, key: bytes) -> UnreadType:
+        """This type as ``key`` says it, more precisely (the same element type; bytes a writer
+        writes, which :func:`plain_dim_fields` may not accept)."""
+        return UnreadType(key, self.elem, self._holders, self._position, from_key=True)
 
     def __repr__(self) -> str:
         return f"UnreadType(elem={self.elem}, {len(self.key)} bytes)"
@@ -63,32 +72,39 @@ class UnreadType:
 def plain_tensor_elem(key: bytes) -> int:
     """The element type of a serialized ``TypeProto`` that is exactly a writer's encoding of a
     tensor type of known element type whose dims are all plain; 0 for any other bytes."""
+    return plain_tensor(key)[0]
+
+
+def plain_tensor(key: bytes, check_dims: bool = True) -> tuple[int, int]:
+    """:func:`plain_tensor_elem` of ``key``, and where in ``key`` its shape's ``dim`` fields
+    start, which run to its end (its length when it has no shape); 0 and 0 when not plain.
+    ``check_dims`` False takes the dims as plain (the key of an :class:`UnreadType`)."""
     end = len(key)
     if end < 4 or key[0] != _TENSOR_KEY:
-        return 0
+        return 0, 0
     size, start = key[1], 2
     if size >= 0x80:  # (a short type's length is one byte)
         try:
             size, start = read_varint(key, 1)
         except TruncatedVarint:
-            return 0
+            return 0, 0
     if start + size != end or key[start] != _ELEM_KEY or not 0 < key[start + 1] < 0x80:
-        return 0
+        return 0, 0
     elem = key[start + 1]
     position = start + 2
     if position == end:
-        return elem  # no shape
+        return elem, end  # no shape
     if key[position] != _SHAPE_KEY:
-        return 0
+        return 0, 0
     size, start = key[position + 1], position + 2
     if size >= 0x80:
         try:
             size, start = read_varint(key, position + 1)
         except TruncatedVarint:
-            return 0
-    if start + size != end or _plain_dims().fullmatch(key, start) is None:
-        return 0
-    return elem
+            return 0, 0
+    if start + size != end or check_dims and _plain_dims().fullmatch(key, start) is None:
+        return 0, 0
+    return elem, start
 
 
 def deferred_types(reader: Any, value_infos: Sequence[Any], keys: list[bytes]) -> list[Any]:
@@ -135,4 +151,4 @@ class DeferredTypes:
         self.names = []
 
 
-__all__ = ["DeferredTypes", "UnreadType", "deferred_types", "plain_tensor_elem"]
+__all__ = ["DeferredTypes", "UnreadType", "deferred_types", "plain_tensor", "plain_tensor_elem"]

@@ -53,6 +53,21 @@ def _dim_bytes(dim: Any) -> bytes:
     return _field(_DIM, _field(_DIM_PARAM, text))
 
 
+#: A ``dim`` field's bytes before a ``dim_param`` text, by the text's length (below 126 bytes).
+_NAME_HEADS = [bytes((_DIM, size + 2, _DIM_PARAM, size)) for size in range(126)]
+
+
+def name_fields(names: list[str]) -> tuple[list[bytes], list[bytes]]:
+    """The ``Dimension`` fields of names (a ``dim_param`` each), as :func:`shape_bytes` writes
+    them, each in two parts (to join with others as they are): the bytes before the name's
+    text, and the text. Made in C-level loops when every name is short ASCII text."""
+    if names and all(map(str.isascii, names)) and max(map(len, names)) < 126:
+        texts = "\n".join(names).encode("ascii").split(b"\n")
+        if len(texts) == len(names):  # (no name held a line break)
+            return list(map(_NAME_HEADS.__getitem__, map(len, texts))), texts
+    return list(map(_dim_bytes, names)), [b""] * len(names)
+
+
 class DimEncoder(dict[Any, bytes]):
     """Dim -> its encoded ``Dimension`` field, each distinct dim encoded once."""
 
@@ -82,6 +97,12 @@ def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) ->
         encoded = shape.encoded if type(shape) is LongShape else None  # a long shape written as it was read
         body += _field(_SHAPE, shape_bytes(shape, dims) if encoded is None else encoded)
     return body
+
+
+def tensor_type_bytes(elem: int, dim_fields: bytes) -> bytes:
+    """A tensor ``TypeProto`` of element type ``elem`` and a shape of ``dim_fields`` (its
+    ``Dimension`` fields, as written)."""
+    return _field(_TENSOR, (_ELEM_TYPE + encode_varint(elem) if elem else b"") + _field(_SHAPE, dim_fields))
 
 
 class TypeEncoder:
@@ -193,4 +214,4 @@ def write_type(type_proto: Any, value: Any, encoder: TypeEncoder) -> None:
                 dim.denotation = text
 
 
-__all__ = ["TypeEncoder", "graph_value_infos", "shape_bytes", "write_type"]
+__all__ = ["TypeEncoder", "graph_value_infos", "name_fields", "shape_bytes", "tensor_type_bytes", "write_type"]
