@@ -7,21 +7,34 @@ its bytes and element type. A node whose output type is its input's, unchanged (
 dims never become symbolic objects. Whatever else looks at one (another rule, a subgraph, a
 function body, a declared type to merge with, the report) first has :class:`DeferredTypes`
 decode them all at once, as they would have been read at the start. A dim of neither value
-nor name is plain too (a writer writes an unknown dim so); a graph input's such dims are
-named in its bytes (see :mod:`.input_symbols`).
+nor name is plain too (a writer writes an unknown dim so), but each such dim of a graph input
+gets a symbol of its own (see :mod:`.input_symbols`): a long shape holding one stays bytes,
+its dims named in them, while a short one is read at once (naming it in bytes and reading
+those when a node looks costs more than reading it).
 """
 from __future__ import annotations
 
 import re
 import sys
 from functools import cache
+from operator import attrgetter
 from typing import Any, Sequence
 
+from opspec.runtime.contract.values import LONG_RANK
 from opspec.runtime.ir.varint import TruncatedVarint, read_varint
 
 _TENSOR_KEY = 0x0A  # TypeProto.tensor_type: field 1, length-delimited
 _ELEM_KEY = 0x08  # TypeProto.Tensor.elem_type: field 1, varint
 _SHAPE_KEY = 0x12  # TypeProto.Tensor.shape: field 2, length-delimited
+
+#: A ``TensorShapeProto.dim`` field holding an empty ``Dimension``: neither value nor name. In
+#: plain dim fields (and in any a writer writes of numbers, plain names and unknown dims) these
+#: two bytes are only ever such a field: a zero byte is otherwise only a number's varint 0, after
+#: the ``dim_value`` key 0x08 (a canonical varint's other bytes, a length, a name's letters are
+#: not zero).
+EMPTY_DIM = b"\x0a\x00"
+#: Dim fields of fewer bytes than this cannot hold a long shape (every field has two at least).
+_LONG_FIELDS = 2 * LONG_RANK
 
 #: The longest name a dim kept as read may have (a type with a longer one is read at once):
 #: the pattern below spells out every length, and its compile time grows with them.
@@ -110,10 +123,12 @@ def plain_tensor(key: bytes, check_dims: bool = True) -> tuple[int, int]:
 def deferred_types(reader: Any, value_infos: Sequence[Any], keys: list[bytes]) -> list[Any]:
     """The types of ``value_infos``, whose ``type`` fields serialize as ``keys``, as ``reader``
     reads them, except that each plain tensor type is an :class:`UnreadType` (one object per
-    distinct type)."""
+    distinct type), unless it has an unknown dim and too few dim fields to be long."""
     unread: dict[bytes, UnreadType | None] = {}
     for key, position in dict(zip(keys, range(len(keys)))).items():  # each distinct type once
-        elem = plain_tensor_elem(key)
+        elem, start = plain_tensor(key)
+        if elem and len(key) - start < _LONG_FIELDS and key.find(EMPTY_DIM, start) >= 0:
+            elem = 0
         unread[key] = UnreadType(key, elem, value_infos, position) if elem else None
     values: list[Any] = list(map(unread.__getitem__, keys))
     if None in unread.values():
@@ -122,6 +137,9 @@ def deferred_types(reader: Any, value_infos: Sequence[Any], keys: list[bytes]) -
         for position, value in zip(rest, read):
             values[position] = value
     return values
+
+
+_message = attrgetter("message")
 
 
 class DeferredTypes:
@@ -142,8 +160,8 @@ class DeferredTypes:
         pending = {id(value): value for name in self.names if type(value := types.get(name)) is UnreadType}
         if pending:
             held = list(pending.values())
-            decoded = dict(zip(pending, self.reader.types_of([value.key for value in held],
-                                                             [value.message for value in held])))
+            messages = map(_message, held)  # (a message is made only if it is read)
+            decoded = dict(zip(pending, self.reader.types_of([value.key for value in held], messages)))
             for name in self.names:
                 value = types.get(name)
                 if type(value) is UnreadType:
@@ -151,4 +169,4 @@ class DeferredTypes:
         self.names = []
 
 
-__all__ = ["DeferredTypes", "UnreadType", "deferred_types", "plain_tensor", "plain_tensor_elem"]
+__all__ = ["DeferredTypes", "EMPTY_DIM", "UnreadType", "deferred_types", "plain_tensor", "plain_tensor_elem"]

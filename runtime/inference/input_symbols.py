@@ -16,64 +16,76 @@ its name's, so a shape of 10^5 dims is named, and written back, without a step p
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from opspec.runtime.contract.values import LONG_RANK, LongShape, TensorType
-from opspec.runtime.inference.deferred_types import UnreadType, plain_tensor
+from opspec.runtime.inference.deferred_types import EMPTY_DIM, UnreadType, plain_tensor
 from opspec.runtime.inference.write_types import name_fields, tensor_type_bytes
-from opspec.runtime.shape import SymbolTable
+from opspec.runtime.shape import Sym, SymbolTable
 from opspec.runtime.shape.sym import plain_symbols
-
-#: A ``TensorShapeProto.dim`` field holding an empty ``Dimension``: neither value nor name.
-#: In dim fields a writer writes, each a number, a plain name or neither, these two bytes are
-#: only ever such a field: a zero byte is otherwise only a number's varint 0, after the
-#: ``dim_value`` key 0x08 (a varint's other bytes, a length and a name's letters are not zero).
-EMPTY_DIM = b"\x0a\x00"
 
 
 def with_input_symbols(values: list[Any], symbols: SymbolTable) -> list[Any]:
     """``values`` (graph input types, in order) with each dim of a tensor type that is neither a
     number nor a symbol replaced by a fresh symbol of ``symbols``."""
     found = list(values)
+    #: Per input to name, in order: its position, how many dims it names, and its type's dim
+    #: fields split at each empty one (a type held as bytes) or else the axes to name.
+    unnamed: list[tuple[int, int, list[bytes] | list[int]]] = []
+    split: dict[int, list[bytes]] = {}  # per unread type object (inputs may share one)
     for position, value in enumerate(found):
         kind = type(value)
         if kind is UnreadType:
             if EMPTY_DIM in value.key:  # (a quick look first: it may be found in the header only)
-                found[position] = _named_unread(value, symbols)
+                pieces = split.get(id(value))
+                if pieces is None:
+                    key = value.key
+                    pieces = split[id(value)] = key[plain_tensor(key, check_dims=False)[1]:].split(EMPTY_DIM)
+                if len(pieces) > 1:
+                    unnamed.append((position, len(pieces) - 1, pieces))
         elif kind is TensorType and value.shape is not None and None in value.shape:
-            found[position] = TensorType(value.elem, _named_shape(value.shape, symbols))
+            axes = [axis for axis, dim in enumerate(value.shape) if dim is None]
+            unnamed.append((position, len(axes), axes))
+    if not unnamed:
+        return found
+    # Every name at once, in input and axis order (what naming them one by one gives).
+    names = symbols.fresh_names(sum([count for _, count, _ in unnamed]))
+    start = 0
+    for position, count, parts in unnamed:
+        value, end = found[position], start + count
+        if type(value) is UnreadType:
+            found[position] = value.with_key(tensor_type_bytes(
+                value.elem, _joined(cast(list[bytes], parts), *name_fields(names[start:end]))))
+        else:
+            found[position] = TensorType(value.elem, _named_shape(value.shape, cast(list[int], parts), names[start:end]))
+        start = end
     return found
 
 
 def named_dim_fields(dim_fields: bytes, names: list[str]) -> bytes:
-    """Dim fields a writer writes (see :data:`EMPTY_DIM`) with their empty ones, in order, holding
+    """Dim fields a writer writes (see :data:`.EMPTY_DIM`) with their empty ones, in order, holding
     ``names`` instead (one per empty field)."""
     pieces = dim_fields.split(EMPTY_DIM)
     if len(pieces) != len(names) + 1:
         raise ValueError(f"{len(pieces) - 1} unnamed dims for {len(names)} names")
-    joined: list[bytes] = [b""] * (len(pieces) + 2 * len(names))
+    return _joined(pieces, *name_fields(names))
+
+
+def _joined(pieces: list[bytes], heads: list[bytes], texts: list[bytes]) -> bytes:
+    """``pieces`` joined with a name's field (its head and text) between each two."""
+    if len(pieces) == 2:  # the common case: one dim to name
+        return pieces[0] + heads[0] + texts[0] + pieces[1]
+    joined: list[bytes] = [b""] * (len(pieces) + 2 * len(heads))
     joined[0::3] = pieces
-    joined[1::3], joined[2::3] = name_fields(names)
+    joined[1::3] = heads
+    joined[2::3] = texts
     return b"".join(joined)
 
 
-def _named_unread(value: UnreadType, symbols: SymbolTable) -> UnreadType:
-    """``value`` with each unnamed dim named in its bytes."""
-    key = value.key
-    _, start = plain_tensor(key, check_dims=False)
-    dim_fields = key[start:]
-    count = dim_fields.count(EMPTY_DIM)
-    if not count:
-        return value
-    return value.with_key(tensor_type_bytes(value.elem, named_dim_fields(dim_fields, symbols.fresh_names(count))))
-
-
-def _named_shape(shape: tuple[Any, ...], symbols: SymbolTable) -> tuple[Any, ...]:
-    """``shape`` with each None a fresh symbol."""
+def _named_shape(shape: tuple[Any, ...], axes: list[int], names: list[str]) -> tuple[Any, ...]:
+    """``shape`` with the dim at each of ``axes`` (each None) the symbol of the name at its place."""
     dims = list(shape)
-    unnamed = [axis for axis, dim in enumerate(dims) if dim is None]
-    names = symbols.fresh_names(len(unnamed))
-    for axis, symbol in zip(unnamed, plain_symbols(names)):
+    for axis, symbol in zip(axes, plain_symbols(names) if len(dims) >= LONG_RANK else map(Sym, names)):
         dims[axis] = symbol
     if len(dims) < LONG_RANK:
         return tuple(dims)
@@ -84,4 +96,4 @@ def _named_shape(shape: tuple[Any, ...], symbols: SymbolTable) -> tuple[Any, ...
     return named
 
 
-__all__ = ["EMPTY_DIM", "named_dim_fields", "with_input_symbols"]
+__all__ = ["named_dim_fields", "with_input_symbols"]

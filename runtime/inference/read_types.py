@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from itertools import compress, count
 from operator import attrgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from opspec.runtime.contract.elements import ELEMENT_TYPES
 from opspec.runtime.contract.limits import MAX_DIM
@@ -168,12 +168,13 @@ class DimReader:
         plain = frozenset(compress(count(), map(plain_keys.__contains__, keys)))
         return values, plain
 
-    def types_of(self, keys: list[bytes], type_protos: Sequence[Any]) -> list[Any]:
+    def types_of(self, keys: list[bytes], type_protos: Iterable[Any]) -> list[Any]:
         """The types of ``TypeProto`` messages serialized as ``keys``, read as :meth:`value_infos`
-        reads them (together)."""
+        reads them (together); ``type_protos`` is gone through only if some key is not read
+        from its bytes alone."""
         return self._read_all(keys, type_protos, _itself)
 
-    def _read_all(self, keys: list[bytes], messages: Sequence[Any],
+    def _read_all(self, keys: list[bytes], messages: Iterable[Any],
                   type_proto: Callable[[Any], Any] = attrgetter("type")) -> list[Any]:
         """The types serialized as ``keys``; ``type_proto`` of each of ``messages`` is the
         ``TypeProto`` of that key (read as a message if its bytes are not read together)."""

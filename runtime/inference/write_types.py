@@ -102,6 +102,9 @@ def _tensor_bytes(elem: int, shape: tuple[Any, ...] | None, dims: DimEncoder) ->
 def tensor_type_bytes(elem: int, dim_fields: bytes) -> bytes:
     """A tensor ``TypeProto`` of element type ``elem`` and a shape of ``dim_fields`` (its
     ``Dimension`` fields, as written)."""
+    size = len(dim_fields)
+    if size < 0x7C and 0 < elem < 0x80:  # every length one byte: the common case
+        return bytes((_TENSOR, size + 4, _ELEM_TYPE[0], elem, _SHAPE, size)) + dim_fields
     return _field(_TENSOR, (_ELEM_TYPE + encode_varint(elem) if elem else b"") + _field(_SHAPE, dim_fields))
 
 

@@ -85,8 +85,8 @@ class SymbolTable:
     def fresh_names(self, count: int) -> list[str]:
         """``count`` new names, the ones ``count`` calls of :meth:`fresh_name` give, made
         together (a shape may have 10^5 dims to name)."""
-        if count <= 0:
-            return []
+        if count <= 1:
+            return [self.fresh_name()] if count == 1 else []
         used, prefix, i = self._avoided(), self._prefix, self._next
         names: list[str] = []
         while len(names) < count:

@@ -192,6 +192,29 @@ def test_an_input_of_high_rank_is_written_from_its_bytes(monkeypatch: pytest.Mon
     assert onnx.ModelProto.FromString(deferred[0]).graph.output[0].type == model.graph.input[0].type
 
 
+def test_a_long_input_with_unknown_dims_is_named_in_its_bytes_and_decoded_by_nothing_that_passes_it_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    decoded: list[int] = []
+    decode = raw_dims.RawDims.decode
+
+    def counted(self: raw_dims.RawDims, raws: set[bytes], keep_fields: bool = True) -> None:
+        decoded.append(len(raws))
+        decode(self, raws, keep_fields)
+
+    monkeypatch.setattr(raw_dims.RawDims, "decode", counted)
+    dims: list[Any] = [[None, f"d{i}", 7][i % 3] for i in range(3000)]
+    model = _model([helper.make_tensor_value_info("x", F, dims), helper.make_tensor_value_info("s", F, [None, 2])],
+                   [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["s"], ["t"])],
+                   [helper.make_tensor_value_info(name, F, None) for name in "yt"])
+    written = opspec.infer_shapes(model).graph.output
+    assert sum(decoded) == 2  # only the short input, read at once: ``None`` and ``2``
+    assert written[0].type.tensor_type.shape.dim[0].dim_param == "unk__0"
+    assert written[1].type.tensor_type.shape.dim[0].dim_param == "unk__1000"  # named after every dim of ``x``
+    monkeypatch.undo()
+    deferred, read_first = _both_ways(model, monkeypatch)
+    assert deferred == read_first
+
+
 def test_only_a_rule_that_declares_it_passes_types_on() -> None:
     assert make_spec("r", "A rule.", {"passes_input_type": True}).passes_input_type
     entries = {op: resolve.resolve(installed_op_set(), "", op, {"": 17}, {}, {}) for op in ("Relu", "Neg", "Cast", "IsNaN", "LeakyRelu")}

@@ -100,3 +100,16 @@ def test_an_output_of_a_long_input_shape_is_the_shape_onnx_writes():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     ours = opspec.infer_shapes(model).graph.output[0].type.tensor_type.shape
     assert _dims(ours)[:-1] == _dims(proto)[:-1] and not ours.dim[-1].HasField("dim_value")
+
+
+def test_unnamed_dims_are_named_in_their_bytes_as_writing_the_names_gives():
+    from opspec.runtime.inference.input_symbols import named_dim_fields
+
+    # numbers whose varints hold 0x0A or 0x00 bytes, and names whose lengths take two bytes
+    dims = [None, 0, 10, 10 * 128 + 5, 5 * 128 + 10, 2**40, "x" * 130, None, "N", "a" * 10, None, None]
+    names = ["unk__0", "u" * 200, "unk__2", "unk__3"]
+    unnamed = [parse_dim(dim) if isinstance(dim, str) else dim for dim in dims]
+    named = list(unnamed)
+    for axis, name in zip([axis for axis, dim in enumerate(dims) if dim is None], names):
+        named[axis] = parse_dim(name)
+    assert named_dim_fields(shape_bytes(tuple(unnamed)), names) == shape_bytes(tuple(named))

@@ -3,13 +3,19 @@ fresh symbol of its own while inferring: every value along it shares that symbol
 equals it, and the input's own declaration is left as written."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import opspec
 from opspec.runtime.contract import TensorType
+from opspec.runtime.contract.values import LONG_RANK
+from opspec.runtime.inference import graph
+from opspec.runtime.inference.write_types import TypeEncoder
 from opspec.runtime.shape import Sym
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -75,3 +81,46 @@ def test_a_name_the_graph_declares_along_an_unnamed_input_dim_is_kept():
     model.graph.value_info.append(helper.make_tensor_value_info("raw", F, ["batch", 3]))
     types = {name: value for name, (value, _) in opspec.infer(model).values.items()}
     assert types["raw"] == TensorType(F, (Sym("batch"), 3))
+
+
+def _long_inputs_model(kinds: list[Any]) -> onnx.ModelProto:
+    """Two inputs of one long type whose dims cycle through ``kinds``, each through a Relu (which
+    hands the type on), and the first added to itself (which looks at its dims)."""
+    dims = [kinds[axis % len(kinds)] for axis in range(LONG_RANK + 500)]
+    inputs = [helper.make_tensor_value_info(name, F, dims) for name in ("x", "x2")]
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x2"], ["y2"]),
+             helper.make_node("Add", ["x", "x"], ["s"])]
+    outputs = [helper.make_tensor_value_info(name, F, None) for name in ("y", "y2", "s")]
+    return helper.make_model(helper.make_graph(nodes, "long", inputs, outputs), opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("kinds", [
+    [None, "unk__1", 5, "N", None, 300, "d"],  # every dim plain: the input stays unread, written from its bytes
+    [None, "unk__1", 5, "y" * 40, None, 2**40],  # a long name and a big number: the input is read first
+], ids=["kept-as-bytes", "read"])
+def test_a_long_input_with_unnamed_dims_names_each_distinctly_and_writes_them_as_a_writer_does(
+        kinds: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _long_inputs_model(kinds)
+    written = model.SerializeToString()
+    inferred = opspec.infer_shapes(model)
+    assert model.SerializeToString() == written
+    assert inferred.graph.input[0].type == model.graph.input[0].type  # the declaration is left as written
+    outputs = {value.name: value.type for value in inferred.graph.output}
+    declared = [dim.dim_value or dim.dim_param or None for dim in model.graph.input[0].type.tensor_type.shape.dim]
+    unnamed = [axis for axis, dim in enumerate(declared) if dim is None]
+    # fresh names in input and axis order, skipping the one the model uses
+    fresh = [f"unk__{number}" for number in range(2 * len(unnamed) + 1) if number != 1]
+    for name, names in (("y", fresh[:len(unnamed)]), ("y2", fresh[len(unnamed):])):
+        expected = list(declared)
+        for axis, fresh_name in zip(unnamed, names):
+            expected[axis] = fresh_name
+        # what writing the dims one by one gives, byte for byte
+        assert outputs[name].SerializeToString() == helper.make_tensor_type_proto(F, expected).SerializeToString(), name
+    assert outputs["s"] == outputs["y"]  # the dims a node looked at are the same symbols
+    report = opspec.infer(model).values
+    shape = report["y"][0].shape
+    assert len({shape[axis] for axis in unnamed} | {shape[axis] for axis in (1, 2, 3)}) == len(unnamed) + 3
+    assert TypeEncoder()(TensorType(F, tuple(shape))) == outputs["y"].SerializeToString()
+    # reading the inputs at once (no bytes kept) gives the same model
+    monkeypatch.setattr(graph, "deferred_types", lambda reader, value_infos, keys: reader.value_infos(value_infos, keys))
+    assert opspec.infer_shapes(model).SerializeToString() == inferred.SerializeToString()
