@@ -62,13 +62,11 @@ def with_input_symbols(values: list[Any], symbols: SymbolTable) -> list[Any]:
     return found
 
 
-def named_dim_fields(dim_fields: bytes, names: list[str]) -> bytes:
+def named_dim_fields(dim_fields: bytes, names: list[str]) -> bytes | None:
     """Dim fields a writer writes (see :data:`.EMPTY_DIM`) with their empty ones, in order, holding
-    ``names`` instead (one per empty field)."""
+    ``names`` instead; None unless there is one name per empty field."""
     pieces = dim_fields.split(EMPTY_DIM)
-    if len(pieces) != len(names) + 1:
-        raise ValueError(f"{len(pieces) - 1} unnamed dims for {len(names)} names")
-    return _joined(pieces, *name_fields(names))
+    return _joined(pieces, *name_fields(names)) if len(pieces) == len(names) + 1 else None
 
 
 def _joined(pieces: list[bytes], heads: list[bytes], texts: list[bytes]) -> bytes:
@@ -91,7 +89,7 @@ def _named_shape(shape: tuple[Any, ...], axes: list[int], names: list[str]) -> t
         return tuple(dims)
     named = LongShape(dims)
     encoded = shape.encoded if type(shape) is LongShape else None
-    if encoded is not None:
+    if encoded is not None:  # (each unknown dim of such bytes is an empty field)
         named.encoded = named_dim_fields(encoded, names)
     return named
 

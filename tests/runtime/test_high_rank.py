@@ -113,3 +113,4 @@ def test_unnamed_dims_are_named_in_their_bytes_as_writing_the_names_gives():
     for axis, name in zip([axis for axis, dim in enumerate(dims) if dim is None], names):
         named[axis] = parse_dim(name)
     assert named_dim_fields(shape_bytes(tuple(unnamed)), names) == shape_bytes(tuple(named))
+    assert named_dim_fields(shape_bytes(tuple(unnamed)), names[1:]) is None  # a name short: not guessed
