@@ -161,10 +161,10 @@ class DimReader:
         another type there has nothing of theirs to keep."""
         if keys is None:
             keys = [value_info.type.SerializeToString() for value_info in value_infos]
-        distinct = set(keys)
-        values = self._read_all(keys, value_infos, distinct)
+        values = self._read_all(keys, value_infos)
         written, types = self.encoded_types.get, self._types
         # Each distinct type once (graphs repeat a few), then the positions holding one of those.
+        distinct = set(keys)
         plain_keys = {key for key in distinct if (value := types[key]) is not None and written(value) == key}
         if len(plain_keys) == len(distinct):
             return values, frozenset(range(len(keys)))
@@ -173,15 +173,14 @@ class DimReader:
     def types_of(self, keys: list[bytes], type_protos: Sequence[Any]) -> list[Any]:
         """The types of ``TypeProto`` messages serialized as ``keys``, read as :meth:`value_infos`
         reads them (together)."""
-        return self._read_all(keys, type_protos, None, _itself)
+        return self._read_all(keys, type_protos, _itself)
 
-    def _read_all(self, keys: list[bytes], messages: Sequence[Any], distinct: set[bytes] | None = None,
+    def _read_all(self, keys: list[bytes], messages: Sequence[Any],
                   type_proto: Callable[[Any], Any] = attrgetter("type")) -> list[Any]:
-        """The types serialized as ``keys`` (``distinct``: those keys once, when known); ``type_proto``
-        of each of ``messages`` is the ``TypeProto`` of that key (read as a message if its bytes
-        are not read together)."""
+        """The types serialized as ``keys``; ``type_proto`` of each of ``messages`` is the
+        ``TypeProto`` of that key (read as a message if its bytes are not read together)."""
         types = self._types
-        unseen = (set(keys) if distinct is None else distinct).difference(types)
+        unseen = set(keys).difference(types)
         if unseen:
             types.update(self._raw.tensor_types(unseen))
             if not types.keys() >= unseen:  # other kinds of types, long or unusual shapes
