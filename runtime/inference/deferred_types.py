@@ -95,10 +95,6 @@ def deferred_types(reader: Any, value_infos: Sequence[Any], keys: list[bytes]) -
     """The types of ``value_infos``, whose ``type`` fields serialize as ``keys``, as ``reader``
     reads them, except that each plain tensor type is an :class:`UnreadType` (one object per
     distinct type)."""
-    if keys and keys.count(keys[0]) == len(keys):  # one type for all: one object
-        elem = plain_tensor_elem(keys[0])
-        if elem:
-            return [UnreadType(keys[0], elem, value_infos, 0)] * len(keys)
     unread: dict[bytes, UnreadType | None] = {}
     for key, position in dict(zip(keys, range(len(keys)))).items():  # each distinct type once
         elem = plain_tensor_elem(key)
