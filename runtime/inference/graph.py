@@ -216,13 +216,17 @@ def infer_model(model: Any, options: InferenceOptions = InferenceOptions(), *, e
     output_names = outputs_read.names
     declared_outputs, plain_outputs = reader.value_infos_as_written(graph.output, outputs_read.keys)
     output_types: dict[str, Any] = dict(zip(output_names, declared_outputs))
-    for name, value in zip(output_names, declared_outputs):
-        if value is not None and name not in origins:
-            previous = declared.get(name)
-            try:
-                declared[name] = value if previous is None else merge_types(previous, value)
-            except TypeConflict:
-                declared[name] = value
+    if not declared and len(output_types) == len(output_names) and None not in output_types.values() \
+            and origins.keys().isdisjoint(output_types):  # nothing to merge with: the declarations as they are
+        declared.update(output_types)
+    else:
+        for name, value in zip(output_names, declared_outputs):
+            if value is not None and name not in origins:
+                previous = declared.get(name)
+                try:
+                    declared[name] = value if previous is None else merge_types(previous, value)
+                except TypeConflict:
+                    declared[name] = value
 
     op_set = op_set_or_installed(op_set)
     opsets = normalize_opsets(model.opset_import, op_set.registry)
@@ -318,7 +322,8 @@ __all__ = ["GraphOutcome", "INITIALIZER", "INPUT", "infer_model", "with_collecto
 def _symbol_names(values: Iterable[Any]) -> set[str]:
     """The names of the single-symbol dims of tensor types."""
     dims: set[Any] = set()  # each distinct dim once (shapes repeat them)
-    for value in {id(value): value for value in values}.values():  # values share their type objects
+    listed = list(values)
+    for value in dict(zip(map(id, listed), listed)).values():  # values share their type objects
         if type(value) is TensorType and value.shape is not None:
             dims.update(value.shape)
     return {dim.name for dim in dims if type(dim) is Sym and dim.name is not None}

@@ -164,9 +164,11 @@ class DimReader:
         values = self._read_all(keys, value_infos)
         written, types = self.encoded_types.get, self._types
         # Each distinct type once (graphs repeat a few), then the positions holding one of those.
-        plain_keys = {key for key in types.keys() & keys if (value := types[key]) is not None and written(value) == key}
-        plain = frozenset(compress(count(), map(plain_keys.__contains__, keys)))
-        return values, plain
+        distinct = set(keys)
+        plain_keys = {key for key in distinct if (value := types[key]) is not None and written(value) == key}
+        if len(plain_keys) == len(distinct):
+            return values, frozenset(range(len(keys)))
+        return values, frozenset(compress(count(), map(plain_keys.__contains__, keys)))
 
     def types_of(self, keys: list[bytes], type_protos: Iterable[Any]) -> list[Any]:
         """The types of ``TypeProto`` messages serialized as ``keys``, read as :meth:`value_infos`

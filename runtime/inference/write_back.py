@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import count
+from operator import add
 from typing import Any, Container, Iterable, Mapping
 
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
 from opspec.runtime.contract.values import TensorType
+from opspec.runtime.inference.deferred_types import UnreadType
 from opspec.runtime.inference.typeops import TypeConflict, is_informative, merge_types
 from opspec.runtime.inference.value_info_entries import LISTS_FROM, Entries
 from opspec.runtime.inference.write_types import TypeEncoder, graph_value_infos, write_type
@@ -21,6 +25,22 @@ _GRAPH_OUTPUT = 0x62  # GraphProto.output: field 12, length-delimited
 #: Key and length of a short output, and of a short type field.
 _OUTPUT_HEADS = [bytes((_GRAPH_OUTPUT, size)) for size in range(0x80)]
 _TYPE_HEADS = [bytes((_TYPE_FIELD, size)) for size in range(0x80)]
+
+
+def _output_list_class() -> Any:
+    """A message class whose field 12, a ``GraphProto``'s outputs, is a list of bytes: entries
+    serialized one by one, written through it, come out framed as a graph's outputs."""
+    proto = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(name="opspec_output_list.proto", package="opspec.output_list")
+    outputs = file.message_type.add(name="Outputs")
+    outputs.field.add(name="output", number=12, label=proto.LABEL_REPEATED, type=proto.TYPE_BYTES)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("opspec.output_list.Outputs"))
+
+
+_OutputList = _output_list_class()
+_ELEM_ONLY_PREFIX = b"\x0a\x02\x08"  # TypeProto.tensor_type holding only elem_type (one varint byte)
 
 
 def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], given: Iterable[str],
@@ -45,8 +65,16 @@ def write_graph(graph: Any, types: Mapping[str, Any], produced: Iterable[str], g
         in_place = [(index, value) for index, value, declared in zip(
             count(), map(get, output_names), map(output_types.get, output_names)) if _rewritten(value, declared)]
     else:
-        in_place = _rewrite_outputs(graph, outputs_read, list(map(get, output_names)),
-                                    list(map(output_types.get, output_names)), plain_outputs, encoder)
+        values = list(map(get, output_names))
+        merged = _merged_type_fields(outputs_read, values, encoder) if len(output_types) == len(output_names) else None
+        if merged is not None:  # (names all distinct: each output's declared type is its own)
+            in_place = []
+            if any(merged):
+                del graph.output[:]
+                graph.MergeFromString(_OutputList(output=list(map(add, outputs_read.raws, merged))).SerializeToString())
+        else:
+            in_place = _rewrite_outputs(graph, outputs_read, values, list(map(output_types.get, output_names)),
+                                        plain_outputs, encoder)
     for index, value in in_place:
         if index in plain_outputs:  # no denotation to keep: no need to look for one
             outputs[index].type.ParseFromString(encoder(value))
@@ -73,6 +101,50 @@ def _rewritten(value: Any, declared: Any) -> bool:
     (``is_informative``, inlined: graphs may have 10^5 outputs) and something else."""
     return value is not None and value != declared and (
         type(value) is not TensorType or value.elem or value.shape is not None)
+
+
+def _merged_type_fields(read: Entries, values: list[Any], encoder: TypeEncoder) -> list[bytes] | None:
+    """Per output, as ``read``, a ``type`` field that, appended to the entry, gives it the type
+    of ``values`` there (empty where that type says nothing, and the entry stays as declared);
+    None unless every output can be written so.
+
+    Parsing a message merges a field met twice into the first: appended to an entry whose type
+    holds at most an element type, a tensor type with an element type replaces it whole. So
+    each entry must hold just a name and such a type, and each type to write must be either such
+    a tensor type or one that says nothing. Each distinct type (outputs share them) is looked
+    at once."""
+    if not read.all_bare or not all(map(_holds_elem_only, set(read.keys))):
+        return None
+    if values.count(values[0]) == len(values):  # one type for all (equal types encode alike)
+        field = _merged_type_field(values[0], encoder)
+        return None if field is None else [field] * len(values)
+    ids = list(map(id, values))
+    fields: dict[int, bytes] = {}
+    for value_id, value in dict(zip(ids, values)).items():  # (each stays alive in ``values``)
+        field = _merged_type_field(value, encoder)
+        if field is None:
+            return None
+        fields[value_id] = field
+    return list(map(fields.__getitem__, ids))
+
+
+def _merged_type_field(value: Any, encoder: TypeEncoder) -> bytes | None:
+    """The ``type`` field that gives an entry ``value`` when appended to it (see
+    :func:`_merged_type_fields`): empty for a type that says nothing, None when there is none."""
+    kind = type(value)
+    if (kind is TensorType or kind is UnreadType) and value.elem:
+        encoded = encoder(value)
+        size = len(encoded)
+        return (_TYPE_HEADS[size] if size < 0x80 else bytes((_TYPE_FIELD,)) + encode_varint(size)) + encoded
+    if value is None or kind is TensorType and value.shape is None:
+        return b""
+    return None
+
+
+def _holds_elem_only(key: bytes) -> bool:
+    """Whether a serialized ``TypeProto`` holds nothing, an empty tensor type or a tensor type
+    with only its element type (a number below 128)."""
+    return not key or key == b"\x0a\x00" or len(key) == 4 and key.startswith(_ELEM_ONLY_PREFIX) and 0 < key[3] < 0x80
 
 
 def _rewrite_outputs(graph: Any, read: Entries, values: list[Any], declared: list[Any], plain: Container[int],

@@ -230,3 +230,19 @@ def test_an_unread_type_is_written_as_its_bytes() -> None:
     unread = UnreadType(key, F, (), 0)
     assert TypeEncoder()(unread) == key
     assert deferred_types.DeferredTypes(DimReader(), {}, []).names == []
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_inputs_all_of_one_type_infer_as_when_everything_is_read_first(plain: bool,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    count = 20
+    dims: list[Any] = ["N", 3] if plain else ["N+1", 3]  # (an expression is read at once)
+    inputs = [helper.make_tensor_value_info(f"x{i}", F, dims) for i in range(count)]
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"]) for i in range(count)]
+    nodes.append(helper.make_node("Shape", ["x3"], ["s"]))  # looks at the dims: all are decoded
+    outputs = [helper.make_tensor_value_info(f"y{i}", F, None) for i in range(count)]
+    outputs.append(helper.make_tensor_value_info("s", TensorProto.INT64, None))
+    deferred, read_first = _both_ways(_model(inputs, nodes, outputs), monkeypatch)
+    assert deferred == read_first
+    values = deferred_types.deferred_types(DimReader(), inputs, [i.type.SerializeToString() for i in inputs])
+    assert len({id(value) for value in values}) == 1 and (type(values[0]) is UnreadType) == plain

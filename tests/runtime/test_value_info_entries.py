@@ -3,6 +3,7 @@ types and written model as reading and writing them entry by entry."""
 from __future__ import annotations
 
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 import opspec
@@ -86,3 +87,55 @@ def test_a_wide_model_infers_as_onnx_does() -> None:
     ours, theirs = opspec.infer_shapes(model), onnx.shape_inference.infer_shapes(model)
     assert model.SerializeToString() == before
     assert list(ours.graph.output) == list(theirs.graph.output)
+
+
+def _retyped(graph: onnx.GraphProto, values: list[object], in_bulk: bool) -> bytes:
+    """``graph`` with its outputs given ``values`` (by position), read in one pass or not."""
+    graph = onnx.GraphProto.FromString(graph.SerializeToString())
+    read = read_entries(graph.output)
+    reader = DimReader()
+    declared, plain = reader.value_infos_as_written(graph.output, read.keys)
+    types = dict(zip(read.names, values))
+    write_graph(graph, types, [], [], {}, dict(zip(read.names, declared)), TypeEncoder(), plain_outputs=plain,
+                outputs_read=read if in_bulk else None)
+    return graph.SerializeToString()
+
+
+def _elem_only_outputs(count: int) -> list[onnx.ValueInfoProto]:
+    """Outputs declaring at most an element type, in each form: float, int64, a tensor type
+    without one, an empty type."""
+    entries = [helper.make_tensor_value_info(f"y{i}", (F, TensorProto.INT64)[i % 2], None) for i in range(count)]
+    entries[2].type.tensor_type.ClearField("elem_type")
+    entries[3].type.Clear()
+    entries[3].type.MergeFromString(b"")  # present and empty
+    return entries
+
+
+def _value(elem: int, dims: list[str | int | None] | None) -> object:
+    return DimReader().value_info(helper.make_tensor_value_info("v", elem, dims))
+
+
+@pytest.mark.parametrize("count", [15, 16, 17, 40])
+@pytest.mark.parametrize("kind", ["one type", "own types", "some unknown", "elem unknown", "a sequence", "same names",
+                                  "a declared shape"])
+def test_outputs_declaring_at_most_an_element_type_are_retyped_as_one_by_one(count: int, kind: str) -> None:
+    entries = _elem_only_outputs(count)
+    values: list[object] = [_value(F, ["N", 3])] * count
+    if kind == "own types":
+        values = [_value((F, TensorProto.INT64)[i % 3 % 2], [i, "N"]) for i in range(count)]
+    elif kind == "some unknown":  # no type, or one that says nothing: the declared one stays
+        values[5], values[6] = None, _value(0, None)
+    elif kind == "elem unknown":  # a shape without an element type: written entry by entry
+        values[7] = _value(0, ["N"])
+    elif kind == "a sequence":
+        values[8] = DimReader().type(helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, None)))
+    elif kind == "same names":  # the second y0 declares int64 where the first declares float
+        entries[2].name = "y0"
+    elif kind == "a declared shape":  # its dims would be added to those written: written entry by entry
+        entries[9].type.CopyFrom(helper.make_tensor_type_proto(TensorProto.INT64, ["N", None]))
+    graph = helper.make_graph([], "g", [], entries)
+    written = _retyped(graph, values, in_bulk=True)
+    assert written == _retyped(graph, values, in_bulk=False)
+    outputs = onnx.GraphProto.FromString(written).output
+    if kind == "one type":
+        assert all(output.type == helper.make_tensor_type_proto(F, ["N", 3]) for output in outputs)
