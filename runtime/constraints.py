@@ -78,14 +78,7 @@ def _rank(schema: Any, inputs: Sequence[Any], formal: str) -> int | None:
     """The rank of the input bound to formal parameter ``formal`` (of its elements, for a
     sequence), when it is known."""
     position = _position(schema.inputs, formal)
-    if position is None:
-        return None
-    value = inputs[position] if position < len(inputs) else None
-    if type(value) is SequenceType:
-        value = value.elem
-    if (type(value) is TensorType or type(value) is SparseTensorType) and value.shape is not None:
-        return len(value.shape)
-    return None
+    return None if position is None else _rank_at(inputs, position)
 
 
 def _shape(schema: Any, inputs: Sequence[Any], formal: str) -> tuple | None:
@@ -206,7 +199,7 @@ def _same_length_violations(other: str, value: Any, attributes: Mapping[str, Any
 
 
 def _rank_at(inputs: Sequence[Any], position: int) -> int | None:
-    """The rank of actual input ``position`` (of its elements, for a sequence), when known (as :func:`_rank`)."""
+    """The rank of actual input ``position`` (of its elements, for a sequence), when known."""
     value = inputs[position] if position < len(inputs) else None
     if type(value) is SequenceType:
         value = value.elem

@@ -130,7 +130,8 @@ def test_random_relu_models_infer_as_when_everything_is_read_first(monkeypatch: 
         assert deferred == read_first, case
 
 
-def test_a_passing_node_decodes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def _counted_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many raw dims each decoding reads, recorded from now on."""
     decoded: list[int] = []
     decode = raw_dims.RawDims.decode
 
@@ -139,6 +140,11 @@ def test_a_passing_node_decodes_nothing(monkeypatch: pytest.MonkeyPatch) -> None
         decode(self, raws, keep_fields)
 
     monkeypatch.setattr(raw_dims.RawDims, "decode", counted)
+    return decoded
+
+
+def test_a_passing_node_decodes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    decoded = _counted_decodes(monkeypatch)
     count = 50
     inputs = [helper.make_tensor_value_info(f"x{i}", F, [f"n{i}", 3, f"m{i}"]) for i in range(count)]
     nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"]) for i in range(count)]
@@ -194,14 +200,7 @@ def test_an_input_of_high_rank_is_written_from_its_bytes(monkeypatch: pytest.Mon
 
 def test_a_long_input_with_unknown_dims_is_named_in_its_bytes_and_decoded_by_nothing_that_passes_it_on(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    decoded: list[int] = []
-    decode = raw_dims.RawDims.decode
-
-    def counted(self: raw_dims.RawDims, raws: set[bytes], keep_fields: bool = True) -> None:
-        decoded.append(len(raws))
-        decode(self, raws, keep_fields)
-
-    monkeypatch.setattr(raw_dims.RawDims, "decode", counted)
+    decoded = _counted_decodes(monkeypatch)
     dims: list[Any] = [[None, f"d{i}", 7][i % 3] for i in range(3000)]
     model = _model([helper.make_tensor_value_info("x", F, dims), helper.make_tensor_value_info("s", F, [None, 2])],
                    [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["s"], ["t"])],
