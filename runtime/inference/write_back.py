@@ -133,12 +133,16 @@ def _merged_type_field(value: Any, encoder: TypeEncoder) -> bytes | None:
     :func:`_merged_type_fields`): empty for a type that says nothing, None when there is none."""
     kind = type(value)
     if (kind is TensorType or kind is UnreadType) and value.elem:
-        encoded = encoder(value)
-        size = len(encoded)
-        return (_TYPE_HEADS[size] if size < 0x80 else bytes((_TYPE_FIELD,)) + encode_varint(size)) + encoded
+        return _type_field(encoder(value))
     if value is None or kind is TensorType and value.shape is None:
         return b""
     return None
+
+
+def _type_field(encoded: bytes) -> bytes:
+    """A ``ValueInfoProto.type`` field holding the serialized ``TypeProto`` ``encoded``."""
+    size = len(encoded)
+    return (_TYPE_HEADS[size] if size < 0x80 else bytes((_TYPE_FIELD,)) + encode_varint(size)) + encoded
 
 
 def _holds_elem_only(key: bytes) -> bool:
@@ -164,10 +168,7 @@ def _rewrite_outputs(graph: Any, read: Entries, values: list[Any], declared: lis
             if bare and index in plain:
                 field = fields.get(id(value))  # (the value stays alive in ``values`` meanwhile)
                 if field is None:
-                    encoded = encoder(value)
-                    size = len(encoded)
-                    field = fields[id(value)] = (_TYPE_HEADS[size] if size < 0x80 else
-                                                 bytes((_TYPE_FIELD,)) + encode_varint(size)) + encoded
+                    field = fields[id(value)] = _type_field(encoder(value))
                 # A bare entry is its name field, then its type field: keep the first, put the new type after.
                 size = len(old)
                 raw = raw[:len(raw) - size - (2 if size < 0x80 else len(encode_varint(size)) + 1)] + field
